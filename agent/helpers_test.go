@@ -1,0 +1,105 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+const testModel = "test-model"
+
+// newModel starts a fake endpoint and a real go-openai client for it.
+func newModel(t *testing.T) (*openaitest.Server, agent.Model) {
+	t.Helper()
+	srv := openaitest.NewServer(t)
+	return srv, agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: srv.URL(), Model: testModel})
+}
+
+// fakeClock advances one second per reading, so every latency is 1s.
+func fakeClock() func() time.Time {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second)
+		return now
+	}
+}
+
+func testOptions() agent.Options {
+	return agent.Options{Now: fakeClock(), Logger: slog.New(slog.DiscardHandler)}
+}
+
+// callLog records tool calls across tools, in order.
+type callLog struct {
+	mu    sync.Mutex
+	calls []string // "name args"
+}
+
+func (l *callLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, s)
+}
+
+func (l *callLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.calls...)
+}
+
+// fakeTool is a skills.Tool with a fixed answer.
+type fakeTool struct {
+	name, params string
+	out          string
+	err          error
+	log          *callLog
+}
+
+func (f *fakeTool) Spec() skills.Spec {
+	p := f.params
+	if p == "" {
+		p = `{"type":"object","properties":{}}`
+	}
+	return skills.Spec{Name: f.name, Description: "test tool " + f.name, Parameters: json.RawMessage(p)}
+}
+
+func (f *fakeTool) Call(_ context.Context, args json.RawMessage) (string, error) {
+	if f.log != nil {
+		f.log.add(f.name + " " + string(args))
+	}
+	return f.out, f.err
+}
+
+// hrTools are the sample skills' shapes with canned answers.
+func hrTools(log *callLog) []skills.Tool {
+	return []skills.Tool{
+		&fakeTool{name: "hr_leave_balance", out: `{"remaining_days":5}`, log: log},
+		&fakeTool{name: "hr_policy_search", out: "年假可结转至次年 3 月 31 日。", log: log,
+			params: `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`},
+		&fakeTool{name: "it_ticket_create", out: `{"ticket_id":"INC-1004"}`, log: log,
+			params: `{"type":"object","properties":{"title":{"type":"string"},"description":{"type":"string"}},"required":["title","description"]}`},
+		&fakeTool{name: "it_ticket_status", out: `{"status":"处理中"}`, log: log,
+			params: `{"type":"object","properties":{"ticket_id":{"type":"string"}},"required":["ticket_id"]}`},
+	}
+}
+
+func testTurn(text string, tools []skills.Tool) agent.Turn {
+	return agent.Turn{SessionID: "s1", RunID: "r1", SystemPrompt: "你是公司的 HR/IT 助手。", UserText: text, Tools: tools}
+}
+
+func stepKinds(steps []agent.Step) []string {
+	var kinds []string
+	for _, s := range steps {
+		kinds = append(kinds, s.Kind+":"+s.Tool)
+	}
+	return kinds
+}

@@ -1,0 +1,85 @@
+// Package console is the terminal channel behind `hermes chat` and
+// `hermes demo`: the same pipeline as a chat platform, with a person at a
+// terminal as the sender. The sender's identity is whatever the operator
+// started the process with, so this channel is for trying skills locally,
+// never for serving other people.
+package console
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// ChannelName is Inbound.Channel for terminal messages.
+const ChannelName = "console"
+
+// maxTextBytes is generous: a terminal has no platform limit, and one part
+// per reply keeps the REPL simple.
+const maxTextBytes = 64 << 10
+
+// Channel prints replies to a writer and reports each delivery.
+type Channel struct {
+	mu        sync.Mutex
+	w         io.Writer
+	prefix    string
+	delivered chan channels.Outbound
+	session   string
+	seq       atomic.Int64
+}
+
+// New returns a console channel printing to w, each reply prefixed.
+func New(w io.Writer, prefix string) *Channel {
+	return &Channel{
+		w:         w,
+		prefix:    prefix,
+		delivered: make(chan channels.Outbound, 64),
+		session:   fmt.Sprintf("%x", time.Now().UnixNano()),
+	}
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return ChannelName }
+
+// MaxTextBytes implements channels.Channel.
+func (c *Channel) MaxTextBytes() int { return maxTextBytes }
+
+// Send prints one reply and reports it on Delivered.
+func (c *Channel) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
+	c.mu.Lock()
+	_, err := fmt.Fprintf(c.w, "%s%s\n", c.prefix, out.Text)
+	c.mu.Unlock()
+	if err != nil {
+		return channels.SendResult{}, fmt.Errorf("console: %w", err)
+	}
+	select {
+	case c.delivered <- out:
+	default: // nobody is waiting; the text is on screen anyway
+	}
+	return channels.SendResult{}, nil
+}
+
+// Delivered reports each reply after it has been printed.
+func (c *Channel) Delivered() <-chan channels.Outbound { return c.delivered }
+
+// Message builds the Inbound for one line typed by user. Each call gets a
+// new message id unique to this process run.
+func (c *Channel) Message(user channels.Identity, account, text string) channels.Inbound {
+	chat := "console-" + user.UserID
+	return channels.Inbound{
+		Channel:  ChannelName,
+		Account:  account,
+		MsgID:    fmt.Sprintf("%s-%d", c.session, c.seq.Add(1)),
+		MsgType:  channels.TypeText,
+		ChatID:   chat,
+		ChatType: channels.ChatSingle,
+		Sender:   user,
+		Text:     text,
+		ReplyTo:  channels.ReplyHandle{ToUser: user.UserID, ChatID: chat},
+	}
+}

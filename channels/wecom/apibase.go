@@ -1,0 +1,147 @@
+package wecom
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/silenceper/wechat/v2/util"
+)
+
+// This file is the one place Hermes touches silenceper/wechat's process-wide
+// state. silenceper builds every WeCom URL from the constant
+// https://qyapi.weixin.qq.com and sends it with util.DefaultHTTPClient; the
+// only hooks it offers are the global util.SetURIModifier and that global
+// client. Private-cloud WeCom and the tests need a different base URL per app,
+// so one modifier, installed once, looks the app up from the URL itself:
+//   - gettoken URLs carry corpid=, so corp id → base URL;
+//   - every other call carries access_token=, so token → base URL, learnt
+//     when an app's token cache wrapper sees its token being Set or Got.
+// URLs it cannot attribute are left alone. Nothing else in Hermes may call
+// util.SetURIModifier: there is only one slot, and a second caller would
+// silently replace this one.
+
+// httpTimeout bounds one WeCom API call. silenceper's message API takes no
+// context, so this is what stops a hung connection.
+const httpTimeout = 10 * time.Second
+
+// defaultAPIHost is the host silenceper writes into every WeCom URL.
+const defaultAPIHost = "qyapi.weixin.qq.com"
+
+// recentTokensPerApp is how many tokens per app stay mapped. A request may
+// still carry the previous token while another goroutine or replica fetches
+// a new one; older tokens are dead and dropped so the map stays small.
+const recentTokensPerApp = 4
+
+var (
+	installOnce sync.Once
+	apiBases    = newAPIBaseRegistry()
+)
+
+// installAPIBase installs the URI modifier and the HTTP client, once per
+// process.
+func installAPIBase() {
+	installOnce.Do(func() {
+		util.DefaultHTTPClient = &http.Client{Timeout: httpTimeout}
+		util.SetURIModifier(apiBases.rewrite)
+	})
+}
+
+// apiBaseRegistry maps what a silenceper URL carries to the base URL of the
+// app that made it.
+type apiBaseRegistry struct {
+	mu     sync.RWMutex
+	corps  map[string]string   // corp id → base URL
+	tokens map[string]string   // access token → base URL
+	recent map[string][]string // app key → its recent tokens, oldest first
+}
+
+func newAPIBaseRegistry() *apiBaseRegistry {
+	return &apiBaseRegistry{
+		corps:  map[string]string{},
+		tokens: map[string]string{},
+		recent: map[string][]string{},
+	}
+}
+
+// registerCorp routes gettoken calls for corpID to base. Apps of one corp
+// share a base URL; a later registration replaces an earlier one.
+func (r *apiBaseRegistry) registerCorp(corpID, base string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.corps[corpID] = base
+}
+
+// noteToken routes calls carrying token to base. appKey identifies the app
+// so that only its last few tokens are kept.
+func (r *apiBaseRegistry) noteToken(appKey, token, base string) {
+	if token == "" {
+		return
+	}
+	r.mu.RLock()
+	known := r.tokens[token] == base
+	r.mu.RUnlock()
+	if known {
+		return // the common case: every send Gets the same cached token
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tokens[token] = base
+	list := r.recent[appKey]
+	for i, t := range list {
+		if t == token {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	list = append(list, token)
+	for len(list) > recentTokensPerApp {
+		delete(r.tokens, list[0])
+		list = list[1:]
+	}
+	r.recent[appKey] = list
+}
+
+// rewrite is the URI modifier: it swaps scheme, host and path prefix of a
+// WeCom API URL for the owning app's base URL.
+func (r *apiBaseRegistry) rewrite(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Host != defaultAPIHost {
+		return uri
+	}
+	q := u.Query()
+	r.mu.RLock()
+	var base string
+	var ok bool
+	if token := q.Get("access_token"); token != "" {
+		base, ok = r.tokens[token]
+	}
+	if !ok {
+		base, ok = r.corps[q.Get("corpid")]
+	}
+	r.mu.RUnlock()
+	if !ok {
+		return uri
+	}
+	out := base + u.EscapedPath()
+	if u.RawQuery != "" {
+		out += "?" + u.RawQuery
+	}
+	return out
+}
+
+// normalizeBaseURL checks an AppConfig.APIBaseURL and strips a trailing
+// slash so that base + "/cgi-bin/..." is well formed.
+func normalizeBaseURL(raw string) (string, bool) {
+	if raw == "" {
+		return DefaultAPIBaseURL, true
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", false
+	}
+	return strings.TrimRight(raw, "/"), true
+}

@@ -1,0 +1,310 @@
+package wecom_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/silenceper/wechat/v2/cache"
+)
+
+const testAccount = "app-test"
+
+// newVectorApp is an app with the official test token and key, whose clock
+// stands still at now.
+func newVectorApp(t *testing.T, now time.Time) *wecom.App {
+	t.Helper()
+	app, err := wecom.NewApp(wecom.AppConfig{
+		Name:           testAccount,
+		CorpID:         vecCorpID,
+		AgentID:        "1",
+		Secret:         "unused-secret",
+		Token:          vecToken,
+		EncodingAESKey: vecKey,
+	}, cache.NewMemory(), func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+var callbackNow = time.Unix(1700000000, 0)
+
+// callback encrypts plainXML as WeCom would, timestamped at callbackNow.
+func callback(t *testing.T, plainXML string) (q url.Values, body []byte) {
+	t.Helper()
+	c := mustCrypto(t, vecToken, vecKey, vecCorpID)
+	return wecomtest.EncryptedCallback(c, plainXML, strconv.FormatInt(callbackNow.Unix(), 10), "nonce123")
+}
+
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func rawFields(t *testing.T, raw json.RawMessage) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("Raw is not a JSON object: %v: %s", err, raw)
+	}
+	return m
+}
+
+func TestApp_ParseCallback(t *testing.T) {
+	app := newVectorApp(t, callbackNow)
+
+	tests := []struct {
+		file string
+		want channels.Inbound
+		raw  map[string]any // a few Raw fields to check
+	}{
+		{
+			file: "text.xml",
+			want: channels.Inbound{
+				Channel: "wecom", Account: testAccount, MsgID: "1234567890123456", MsgType: "text",
+				ChatID: "fromUser", ChatType: channels.ChatSingle,
+				Sender:  channels.Identity{UserID: "fromUser", CorpID: vecCorpID},
+				Text:    "this is a test",
+				ReplyTo: channels.ReplyHandle{ToUser: "fromUser"},
+			},
+			raw: map[string]any{"Content": "this is a test", "CreateTime": "1348831860", "AgentID": "1"},
+		},
+		{
+			file: "image.xml",
+			want: channels.Inbound{
+				Channel: "wecom", Account: testAccount, MsgID: "1234567890123456", MsgType: "image",
+				ChatID: "fromUser", ChatType: channels.ChatSingle,
+				Sender:  channels.Identity{UserID: "fromUser", CorpID: vecCorpID},
+				ReplyTo: channels.ReplyHandle{ToUser: "fromUser"},
+			},
+			raw: map[string]any{"PicUrl": "this is a url", "MediaId": "media_id"},
+		},
+		{
+			file: "event_enter_agent.xml",
+			want: channels.Inbound{
+				Channel: "wecom", Account: testAccount, MsgID: "event:FromUser:1408091189", MsgType: "event",
+				ChatID: "FromUser", ChatType: channels.ChatSingle,
+				Sender:  channels.Identity{UserID: "FromUser", CorpID: vecCorpID},
+				ReplyTo: channels.ReplyHandle{ToUser: "FromUser"},
+			},
+			raw: map[string]any{"Event": "enter_agent", "EventKey": ""},
+		},
+		{
+			file: "event_pic_sysphoto.xml",
+			want: channels.Inbound{
+				Channel: "wecom", Account: testAccount, MsgID: "event:FromUser:1408090816", MsgType: "event",
+				ChatID: "FromUser", ChatType: channels.ChatSingle,
+				Sender:  channels.Identity{UserID: "FromUser", CorpID: vecCorpID},
+				ReplyTo: channels.ReplyHandle{ToUser: "FromUser"},
+			},
+			raw: map[string]any{"SendPicsInfo": map[string]any{
+				"Count":   "1",
+				"PicList": map[string]any{"item": map[string]any{"PicMd5Sum": "1b5f7c23b5bf75682a53e7b6d163e185"}},
+			}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			q, body := callback(t, readTestdata(t, tt.file))
+			got, err := app.ParseCallback(q, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := got.Raw
+			got.Raw = nil
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Inbound =\n%+v\nwant\n%+v", got, tt.want)
+			}
+			fields := rawFields(t, raw)
+			for k, v := range tt.raw {
+				if !reflect.DeepEqual(fields[k], v) {
+					t.Errorf("Raw[%q] = %#v, want %#v", k, fields[k], v)
+				}
+			}
+		})
+	}
+}
+
+// Content is user text: white space and XML-special characters survive.
+func TestApp_ParseCallback_ContentVerbatim(t *testing.T) {
+	app := newVectorApp(t, callbackNow)
+	content := "  line one\n<b>two</b> & ]]> 三  "
+	q, body := callback(t, wecomtest.TextMessageXML(vecCorpID, "zhangsan", content, "42", "1", callbackNow.Unix()))
+	got, err := app.ParseCallback(q, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != content || got.MsgID != "42" || got.Sender.UserID != "zhangsan" {
+		t.Fatalf("got Text %q MsgID %q sender %q", got.Text, got.MsgID, got.Sender.UserID)
+	}
+}
+
+func TestApp_ParseCallback_Errors(t *testing.T) {
+	app := newVectorApp(t, callbackNow)
+	text := wecomtest.TextMessageXML(vecCorpID, "zhangsan", "hi", "42", "1", callbackNow.Unix())
+	ts := strconv.FormatInt(callbackNow.Unix(), 10)
+
+	t.Run("ErrSignature", func(t *testing.T) {
+		q, body := callback(t, text)
+		q["msg_signature"] = []string{mustCrypto(t, "forged", vecKey, vecCorpID).Signature(ts, "nonce123", "x")}
+		assertErr(t, app, q, body, wecom.ErrSignature)
+	})
+	t.Run("ErrSignature/Missing", func(t *testing.T) {
+		q, body := callback(t, text)
+		delete(q, "msg_signature")
+		assertErr(t, app, q, body, wecom.ErrSignature)
+	})
+	t.Run("ErrSignature/TamperedEncrypt", func(t *testing.T) {
+		q, _ := callback(t, text)
+		_, other := callback(t, text) // a different ciphertext, not signed by q
+		assertErr(t, app, q, other, wecom.ErrSignature)
+	})
+	t.Run("ErrStale", func(t *testing.T) {
+		q, body := callback(t, text)
+		late := newVectorApp(t, callbackNow.Add(6*time.Minute))
+		assertErr(t, late, q, body, wecom.ErrStale)
+	})
+	t.Run("ErrStale/Window", func(t *testing.T) {
+		q, body := callback(t, text)
+		app, err := wecom.NewApp(wecom.AppConfig{
+			Name: testAccount, CorpID: vecCorpID, AgentID: "1", Secret: "s",
+			Token: vecToken, EncodingAESKey: vecKey, TimestampWindow: 30 * time.Second,
+		}, cache.NewMemory(), func() time.Time { return callbackNow.Add(31 * time.Second) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertErr(t, app, q, body, wecom.ErrStale)
+	})
+	t.Run("ErrStale/Unparsable", func(t *testing.T) {
+		c := mustCrypto(t, vecToken, vecKey, vecCorpID)
+		q, body := wecomtest.EncryptedCallback(c, text, "yesterday", "n")
+		assertErr(t, app, q, body, wecom.ErrStale)
+	})
+	t.Run("ErrDecrypt/WrongReceiveID", func(t *testing.T) {
+		other := mustCrypto(t, vecToken, vecKey, "wwAnotherCorp")
+		q, body := wecomtest.EncryptedCallback(other, text, ts, "n")
+		assertErr(t, app, q, body, wecom.ErrDecrypt)
+	})
+	t.Run("ErrMalformed/Body", func(t *testing.T) {
+		q, _ := callback(t, text)
+		assertErr(t, app, q, []byte("{not xml"), wecom.ErrMalformed)
+	})
+	t.Run("ErrMalformed/NoEncrypt", func(t *testing.T) {
+		q, _ := callback(t, text)
+		assertErr(t, app, q, []byte("<xml><ToUserName>x</ToUserName></xml>"), wecom.ErrMalformed)
+	})
+	for name, plain := range map[string]string{
+		"ErrMalformed/NotXML":       "plain text",
+		"ErrMalformed/Truncated":    "<xml><FromUserName>zhangsan</FromUserName>",
+		"ErrMalformed/NoFrom":       "<xml><MsgType>text</MsgType><MsgId>1</MsgId></xml>",
+		"ErrMalformed/NoMsgId":      "<xml><FromUserName>u</FromUserName><MsgType>text</MsgType><Content>x</Content></xml>",
+		"ErrMalformed/EventNoTime":  "<xml><FromUserName>u</FromUserName><MsgType>event</MsgType></xml>",
+		"ErrMalformed/ImageNoMsgId": "<xml><FromUserName>u</FromUserName><MsgType>image</MsgType></xml>",
+	} {
+		t.Run(name, func(t *testing.T) {
+			q, body := callback(t, plain)
+			assertErr(t, app, q, body, wecom.ErrMalformed)
+		})
+	}
+}
+
+func assertErr(t *testing.T, app *wecom.App, q url.Values, body []byte, want error) {
+	t.Helper()
+	in, err := app.ParseCallback(q, body)
+	if !errors.Is(err, want) {
+		t.Fatalf("err = %v, want %v", err, want)
+	}
+	if in.MsgID != "" || in.Sender.UserID != "" {
+		t.Fatalf("a refused callback returned %+v", in)
+	}
+}
+
+func TestApp_VerifyURL_RoundTrip(t *testing.T) {
+	app := newVectorApp(t, callbackNow)
+	c := mustCrypto(t, vecToken, vecKey, vecCorpID)
+	q := wecomtest.VerifyURLQuery(c, "echo-42", strconv.FormatInt(callbackNow.Unix(), 10), "n")
+	got, err := app.VerifyURL(q)
+	if err != nil || string(got) != "echo-42" {
+		t.Fatalf("VerifyURL = %q, %v", got, err)
+	}
+	bot := mustCrypto(t, vecToken, vecKey, "")
+	q = wecomtest.VerifyURLQuery(bot, "echo-42", strconv.FormatInt(callbackNow.Unix(), 10), "n")
+	if _, err := app.VerifyURL(q); !errors.Is(err, wecom.ErrDecrypt) {
+		t.Fatalf("echostr for another receiveid: err = %v, want ErrDecrypt", err)
+	}
+}
+
+func TestNewApp_Errors(t *testing.T) {
+	good := wecom.AppConfig{
+		Name: "ok", CorpID: "ww1", AgentID: "1000002", Secret: "s",
+		Token: vecToken, EncodingAESKey: vecKey,
+	}
+	for name, mutate := range map[string]func(*wecom.AppConfig){
+		"Name":      func(c *wecom.AppConfig) { c.Name = "a/b" },
+		"CorpID":    func(c *wecom.AppConfig) { c.CorpID = "" },
+		"AgentID":   func(c *wecom.AppConfig) { c.AgentID = "abc" },
+		"Secret":    func(c *wecom.AppConfig) { c.Secret = "" },
+		"Token":     func(c *wecom.AppConfig) { c.Token = "" },
+		"AESKey":    func(c *wecom.AppConfig) { c.EncodingAESKey = "short" },
+		"BaseURL":   func(c *wecom.AppConfig) { c.APIBaseURL = "ftp://x" },
+		"NegWindow": func(c *wecom.AppConfig) { c.TimestampWindow = -time.Second },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := good
+			mutate(&cfg)
+			if _, err := wecom.NewApp(cfg, cache.NewMemory(), nil); err == nil {
+				t.Fatal("NewApp accepted a bad config")
+			}
+		})
+	}
+	if _, err := wecom.NewApp(good, nil, nil); err == nil {
+		t.Fatal("NewApp accepted a nil cache")
+	}
+	app, err := wecom.NewApp(good, cache.NewMemory(), nil)
+	if err != nil || app.Name() != "ok" {
+		t.Fatalf("good config: %v", err)
+	}
+}
+
+// Whatever a (validly encrypted) message contains, ParseCallback returns an
+// Inbound or an error wrapping ErrMalformed, and never panics.
+func FuzzParseCallback(f *testing.F) {
+	for _, name := range []string{"text.xml", "image.xml", "event_enter_agent.xml", "event_pic_sysphoto.xml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("<xml><a><b><c><d><e><f><g><h><i><j><k><l><m><n><o><p><q><r>x</r></q></p></o></n></m></l></k></j></i></h></g></f></e></d></c></b></a></xml>")
+	c := mustCrypto(f, vecToken, vecKey, vecCorpID)
+	ts := strconv.FormatInt(callbackNow.Unix(), 10)
+	f.Fuzz(func(t *testing.T, plain string) {
+		app := newVectorApp(t, callbackNow)
+		q, body := wecomtest.EncryptedCallback(c, plain, ts, "n")
+		in, err := app.ParseCallback(q, body)
+		if err != nil {
+			if !errors.Is(err, wecom.ErrMalformed) {
+				t.Fatalf("err = %v, want ErrMalformed", err)
+			}
+			return
+		}
+		if in.MsgID == "" || in.Sender.UserID == "" || in.MsgType == "" || !json.Valid(in.Raw) {
+			t.Fatalf("accepted an unidentifiable message: %+v", in)
+		}
+	})
+}

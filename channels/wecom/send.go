@@ -1,0 +1,173 @@
+package wecom
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/silenceper/wechat/v2/work/message"
+)
+
+// duplicateCheckSlack is added to the time since the first attempt, so the
+// window still covers that attempt however long this one takes to arrive.
+const duplicateCheckSlack = 60 * time.Second
+
+// Channel sends replies through WeCom self-built apps, one per account.
+type Channel struct {
+	apps map[string]*App
+}
+
+var _ channels.Channel = (*Channel)(nil)
+
+// NewChannel returns the channel for apps, keyed by App.Name. Names should be
+// unique; a later app with the same name replaces an earlier one (and says so
+// in the log), since the configuration layer is where duplicates are refused.
+func NewChannel(apps ...*App) *Channel {
+	c := &Channel{apps: make(map[string]*App, len(apps))}
+	for _, a := range apps {
+		if _, dup := c.apps[a.name]; dup {
+			slog.Warn("wecom: two apps share a name; the later one wins", "account", a.name)
+		}
+		c.apps[a.name] = a
+	}
+	return c
+}
+
+// Name returns ChannelName.
+func (c *Channel) Name() string { return ChannelName }
+
+// MaxTextBytes returns the WeCom text limit, 2048 bytes.
+func (c *Channel) MaxTextBytes() int { return MaxTextBytes }
+
+// textRequest is the message/send body for a text message. silenceper's
+// SendTextRequest is not used because it sends agentid as a JSON string
+// (WeCom documents an integer) and always sends the duplicate-check fields,
+// whereas a first attempt should not ask for duplicate suppression.
+type textRequest struct {
+	ToUser                 string    `json:"touser"`
+	MsgType                string    `json:"msgtype"`
+	AgentID                int64     `json:"agentid"`
+	Text                   textField `json:"text"`
+	EnableDuplicateCheck   int       `json:"enable_duplicate_check,omitempty"`
+	DuplicateCheckInterval int       `json:"duplicate_check_interval,omitempty"`
+}
+
+type textField struct {
+	Content string `json:"content"`
+}
+
+// Send delivers one text part to out.ReplyTo.ToUser through the app named
+// out.Account.
+//
+// Errors wrap channels.ErrPermanent when retrying cannot help: unknown
+// account, no recipient, empty text or text over MaxTextBytes (WeCom would
+// cut it), and the permanent errcodes in errcodes.go. When WeCom answered,
+// the error also wraps an *APIError. An expired or invalidated token is
+// refreshed and the send retried once before Send returns. Other errors are
+// transient. Send returns ctx's error when ctx ends first; the request may
+// still reach WeCom (silenceper's API takes no context), which is why a retry
+// asks for duplicate suppression.
+func (c *Channel) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
+	a, ok := c.apps[out.Account]
+	if !ok {
+		return channels.SendResult{}, fmt.Errorf("wecom: unknown account %q: %w", out.Account, channels.ErrPermanent)
+	}
+	to := out.ReplyTo.ToUser
+	switch {
+	case to == "":
+		return channels.SendResult{}, fmt.Errorf("wecom: app %q: reply without a recipient: %w", a.name, channels.ErrPermanent)
+	case strings.TrimSpace(out.Text) == "":
+		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: empty text: %w", a.name, to, channels.ErrPermanent)
+	case len(out.Text) > MaxTextBytes:
+		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: text of %d bytes exceeds WeCom's %d: %w",
+			a.name, to, len(out.Text), MaxTextBytes, channels.ErrPermanent)
+	}
+	if err := ctx.Err(); err != nil {
+		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: %w", a.name, to, err)
+	}
+
+	req := textRequest{ToUser: to, MsgType: "text", AgentID: a.agent, Text: textField{Content: out.Text}}
+	if out.Attempt > 0 {
+		// An earlier attempt may have reached WeCom before we lost its answer;
+		// ask WeCom to drop an identical message sent since then.
+		req.EnableDuplicateCheck = 1
+		req.DuplicateCheckInterval = a.duplicateCheckInterval(out.FirstAttemptUnix)
+	}
+
+	type outcome struct {
+		resp *message.SendResponse
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		resp, err := a.sendWithRefresh(req)
+		done <- outcome{resp, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		// The goroutine finishes on its own within the HTTP client timeout.
+		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: %w", a.name, to, ctx.Err())
+	}
+	if o.err != nil {
+		return channels.SendResult{}, a.sendError(o.err, to)
+	}
+	if rejected(o.resp, to) {
+		// errcode 0 but the single recipient listed as invalid or unlicensed:
+		// nothing was delivered and nothing will be.
+		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: recipient invalid or unlicensed (invaliduser=%q unlicenseduser=%q): %w",
+			a.name, to, o.resp.InvalidUser, o.resp.UnlicensedUser, channels.ErrPermanent)
+	}
+	return channels.SendResult{MessageID: o.resp.MsgID}, nil
+}
+
+// sendWithRefresh sends once and, when WeCom says the token is invalid or
+// expired (it may revoke one before expires_in), drops the cached token and
+// sends once more with a fresh one. WeCom rejected the first request, so the
+// second cannot duplicate it.
+func (a *App) sendWithRefresh(req textRequest) (*message.SendResponse, error) {
+	resp, err := a.message.Send("MessageSendText", req)
+	if err == nil || !refreshesToken(err) {
+		return resp, err
+	}
+	if derr := a.tokens.invalidate(); derr != nil {
+		return nil, derr
+	}
+	return a.message.Send("MessageSendText", req)
+}
+
+// duplicateCheckInterval covers the time since the first attempt plus some
+// slack, within WeCom's 4-hour maximum. An unknown first attempt (0) gets
+// the maximum.
+func (a *App) duplicateCheckInterval(firstAttemptUnix int64) int {
+	maxSec := int64(MaxDuplicateCheckInterval / time.Second)
+	if firstAttemptUnix <= 0 {
+		return int(maxSec)
+	}
+	sec := a.now().Unix() - firstAttemptUnix + int64(duplicateCheckSlack/time.Second)
+	sec = max(sec, int64(duplicateCheckSlack/time.Second))
+	return int(min(sec, maxSec))
+}
+
+// rejected reports whether WeCom accepted the call but not the recipient.
+func rejected(resp *message.SendResponse, to string) bool {
+	if resp == nil {
+		return false
+	}
+	return listed(resp.InvalidUser, to) || listed(resp.UnlicensedUser, to)
+}
+
+// listed reports whether user is in a '|'-separated WeCom user list; WeCom
+// lowercases the ids it returns there.
+func listed(list, user string) bool {
+	for _, u := range strings.Split(list, "|") {
+		if u != "" && strings.EqualFold(u, user) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,84 @@
+// Command hermes is the Hermes gateway: an AI agent inside WeCom, with the
+// company's own systems as skills.
+//
+//	hermes serve   --config hermes.yaml   run the gateway (callbacks, workers, delivery)
+//	hermes migrate --config hermes.yaml   apply database migrations and exit
+//	hermes chat    --config hermes.yaml   talk to the agent in the terminal
+//	hermes demo                           everything on embedded defaults, with a scripted conversation
+//	hermes version                        print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{
+	"serve":   {"run the gateway: platform callbacks, agent workers and delivery", runServe},
+	"migrate": {"apply database migrations and exit", runMigrate},
+	"chat":    {"talk to the agent in the terminal (console channel)", runChat},
+	"demo":    {"run Hermes on embedded defaults and play a short conversation", runDemo},
+	"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
+		_, err := fmt.Fprintln(stdout, "hermes", version)
+		return err
+	}},
+}
+
+// errUsage makes main print usage and exit 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "hermes: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := cmd.run(ctx, args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, errUsage) {
+			return 2
+		}
+		fmt.Fprintf(stderr, "hermes %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: hermes <command> [flags]")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+}

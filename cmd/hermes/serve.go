@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// shutdownGrace is how long running jobs get to finish on SIGTERM before
+// they are cancelled (and later resumed by another replica or the next start).
+const shutdownGrace = 30 * time.Second
+
+// newFlags returns a subcommand's flag set with the --config flag.
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("hermes "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "hermes.yaml", "configuration file (YAML, ${ENV} expanded)")
+	return fs, path
+}
+
+// parseAndLoad parses args and loads the configuration file.
+func parseAndLoad(fs *flag.FlagSet, path *string, args []string) (*gateway.Config, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, errUsage
+	}
+	return gateway.LoadConfig(*path)
+}
+
+// openDB connects and migrates.
+func openDB(ctx context.Context, cfg *gateway.Config) (*pgxpool.Pool, error) {
+	pool, err := store.Open(ctx, cfg.Database.URL, cfg.Database.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, path := newFlags("migrate", stderr)
+	cfg, err := parseAndLoad(fs, path, args)
+	if err != nil {
+		return err
+	}
+	pool, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	pool.Close()
+	fmt.Fprintln(stdout, "migrations applied")
+	return nil
+}
+
+func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs, path := newFlags("serve", stderr)
+	cfg, err := parseAndLoad(fs, path, args)
+	if err != nil {
+		return err
+	}
+	pool, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool})
+	if err != nil {
+		return err
+	}
+	if err := gw.Start(ctx); err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: cfg.Server.Listen, Handler: gw.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	slog.Info("hermes serving", "listen", cfg.Server.Listen, "wecom_apps", len(cfg.WeCom.Apps))
+
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	if stopErr := gw.Stop(shutdownCtx); stopErr != nil {
+		slog.Warn("workers stopped with error", "err", stopErr)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}

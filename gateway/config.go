@@ -1,0 +1,315 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole hermes configuration. Every key is documented, with
+// its default, in hermes.example.yaml at the repository root.
+type Config struct {
+	Server   ServerConfig   `yaml:"server"`
+	Database DatabaseConfig `yaml:"database"`
+	Model    ModelConfig    `yaml:"model"`
+	Agent    AgentConfig    `yaml:"agent"`
+	Skills   SkillsConfig   `yaml:"skills"`
+	Worker   WorkerConfig   `yaml:"worker"`
+	WeCom    WeComConfig    `yaml:"wecom"`
+	Messages Messages       `yaml:"messages"`
+}
+
+// ServerConfig is the HTTP listener for platform callbacks.
+type ServerConfig struct {
+	Listen string `yaml:"listen"` // address, default ":8080"
+}
+
+// DatabaseConfig is the Postgres connection.
+type DatabaseConfig struct {
+	URL      string `yaml:"url"`       // required, e.g. postgres://hermes@127.0.0.1:5432/hermes
+	MaxConns int32  `yaml:"max_conns"` // pool size, default 30; at least 6 + agent_concurrency + delivery_concurrency
+}
+
+// ModelConfig selects the OpenAI-compatible model endpoint.
+type ModelConfig struct {
+	Provider string        `yaml:"provider"` // "openai" (any compatible endpoint, default) or "offline" (built-in demo model)
+	BaseURL  string        `yaml:"base_url"` // e.g. https://api.deepseek.com/v1; required for "openai"
+	APIKey   string        `yaml:"api_key"`  // use ${ENV}; may be empty for local vLLM/Ollama
+	Name     string        `yaml:"name"`     // model name, required for "openai"
+	Timeout  time.Duration `yaml:"timeout"`  // per model call, default 60s
+}
+
+// AgentConfig are the agent's budgets.
+type AgentConfig struct {
+	SystemPrompt string        `yaml:"system_prompt"` // default: a short Chinese assistant prompt
+	MaxSteps     int           `yaml:"max_steps"`     // model calls per run, default 6
+	RunTimeout   time.Duration `yaml:"run_timeout"`   // wall clock per run, default 90s
+	HistoryTurns int           `yaml:"history_turns"` // earlier turns (user+assistant pairs) loaded, default 10
+}
+
+// SkillsConfig says where skill definitions live and where their relative
+// endpoints point.
+type SkillsConfig struct {
+	Dir     string `yaml:"dir"`      // folder of <skill>/SKILL.md; empty: no skills
+	BaseURL string `yaml:"base_url"` // base for endpoints given as paths
+}
+
+// WorkerConfig sizes the job queue.
+type WorkerConfig struct {
+	AgentConcurrency    int `yaml:"agent_concurrency"`    // agent runs at once per replica, default 8
+	DeliveryConcurrency int `yaml:"delivery_concurrency"` // sends at once per replica, default 8
+	MaxAttempts         int `yaml:"max_attempts"`         // tries of a delivery before giving up, default 8
+	// RescueAfter is how long a job may stay running before it is presumed
+	// crashed (its process died) and run again by any replica. Default
+	// agent.run_timeout + 75s; must exceed agent.run_timeout + 15s.
+	RescueAfter time.Duration `yaml:"rescue_after"`
+}
+
+// WeComConfig lists the WeCom self-built apps.
+type WeComConfig struct {
+	TimestampWindow time.Duration `yaml:"timestamp_window"` // callbacks older/newer than this are refused, default 5m
+	Apps            []WeComApp    `yaml:"apps"`
+}
+
+// WeComApp is one self-built app (自建应用). Its callback URL is
+// /wecom/<name>/callback.
+type WeComApp struct {
+	Name           string `yaml:"name"`             // required, [a-z0-9-]+
+	CorpID         string `yaml:"corp_id"`          // required, 企业ID
+	AgentID        string `yaml:"agent_id"`         // required, AgentId
+	Secret         string `yaml:"secret"`           // required, use ${ENV}
+	Token          string `yaml:"token"`            // required, callback Token
+	EncodingAESKey string `yaml:"encoding_aes_key"` // required, 43 characters
+	APIBaseURL     string `yaml:"api_base_url"`     // default https://qyapi.weixin.qq.com
+}
+
+// Messages are the bot's fixed sentences, Chinese by default.
+type Messages struct {
+	Unsupported string `yaml:"unsupported"` // answer to non-text messages
+	Failed      string `yaml:"failed"`      // answer when a run fails for good
+	Empty       string `yaml:"empty"`       // answer when the model returned nothing
+}
+
+// Default values, applied by applyDefaults.
+const (
+	defaultListen          = ":8080"
+	defaultMaxConns        = 30
+	defaultModelTimeout    = 60 * time.Second
+	defaultMaxSteps        = 6
+	defaultRunTimeout      = 90 * time.Second
+	defaultHistoryTurns    = 10
+	defaultConcurrency     = 8
+	defaultMaxAttempts     = 8
+	defaultTimestampWindow = 5 * time.Minute
+	defaultSystemPrompt    = "你是公司内部的智能助手 Hermes。用简洁的中文回答员工的问题；需要查询公司系统时调用提供的工具，不要编造数据；不知道就直说。"
+)
+
+// DefaultMessages are the Chinese defaults of Messages.
+var DefaultMessages = Messages{
+	Unsupported: "暂时只支持文字消息，这类消息我还看不懂，请用文字描述你的问题。",
+	Failed:      "抱歉，处理你的消息时出错了，请稍后再试。",
+	Empty:       "抱歉，我暂时没有答案。",
+}
+
+// LoadConfig reads a YAML file, expands ${ENV} references in values, applies
+// defaults and validates. Errors name the offending key.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return ParseConfig(data, os.LookupEnv)
+}
+
+// ParseConfig is LoadConfig over bytes with an injectable environment.
+func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := expandEnv(&root, lookupEnv); err != nil {
+		return nil, err
+	}
+	expanded, err := yaml.Marshal(&root)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var cfg Config
+	dec := yaml.NewDecoder(bytes.NewReader(expanded))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config: %s", cleanYAMLError(err))
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandEnv replaces ${NAME} and ${NAME:-default} in scalar values (not
+// keys), after parsing, so a secret's characters cannot change the YAML's
+// structure.
+func expandEnv(n *yaml.Node, lookupEnv func(string) (string, bool)) error {
+	if n.Kind == yaml.ScalarNode {
+		n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
+			m := envRef.FindStringSubmatch(ref)
+			if v, ok := lookupEnv(m[1]); ok && v != "" {
+				return v
+			}
+			return m[3]
+		})
+		if n.Tag == "!!null" && n.Value != "" && n.Value != "~" && n.Value != "null" {
+			n.Tag = "!!str"
+		}
+		return nil
+	}
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 0 {
+			continue // a key
+		}
+		if err := expandEnv(c, lookupEnv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanYAMLError turns yaml.v3's "field x not found in type gateway.Y" into
+// a message an operator can act on.
+func cleanYAMLError(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+	msg = regexp.MustCompile(`field (\S+) not found in type gateway\.(\S+)`).ReplaceAllString(msg, "unknown key $1 (in $2)")
+	return strings.TrimSpace(msg)
+}
+
+// ApplyDefaults fills every unset key with its default.
+func (c *Config) ApplyDefaults() {
+	setDefault(&c.Server.Listen, defaultListen)
+	if c.Database.MaxConns <= 0 {
+		c.Database.MaxConns = defaultMaxConns
+	}
+	setDefault(&c.Model.Provider, "openai")
+	if c.Model.Timeout <= 0 {
+		c.Model.Timeout = defaultModelTimeout
+	}
+	setDefault(&c.Agent.SystemPrompt, defaultSystemPrompt)
+	if c.Agent.MaxSteps <= 0 {
+		c.Agent.MaxSteps = defaultMaxSteps
+	}
+	if c.Agent.RunTimeout <= 0 {
+		c.Agent.RunTimeout = defaultRunTimeout
+	}
+	if c.Agent.HistoryTurns <= 0 {
+		c.Agent.HistoryTurns = defaultHistoryTurns
+	}
+	if c.Worker.AgentConcurrency <= 0 {
+		c.Worker.AgentConcurrency = defaultConcurrency
+	}
+	if c.Worker.DeliveryConcurrency <= 0 {
+		c.Worker.DeliveryConcurrency = defaultConcurrency
+	}
+	if c.Worker.MaxAttempts <= 0 {
+		c.Worker.MaxAttempts = defaultMaxAttempts
+	}
+	if c.Worker.RescueAfter <= 0 {
+		c.Worker.RescueAfter = c.Agent.RunTimeout + JobSlack + time.Minute
+	}
+	if c.WeCom.TimestampWindow <= 0 {
+		c.WeCom.TimestampWindow = defaultTimestampWindow
+	}
+	for i := range c.WeCom.Apps {
+		setDefault(&c.WeCom.Apps[i].APIBaseURL, "https://qyapi.weixin.qq.com")
+	}
+	setDefault(&c.Messages.Unsupported, DefaultMessages.Unsupported)
+	setDefault(&c.Messages.Failed, DefaultMessages.Failed)
+	setDefault(&c.Messages.Empty, DefaultMessages.Empty)
+}
+
+func setDefault(p *string, v string) {
+	if strings.TrimSpace(*p) == "" {
+		*p = v
+	}
+}
+
+var appName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// Validate checks every key and reports all problems at once, each naming
+// its key, e.g. "wecom.apps[0].corp_id: required".
+func (c *Config) Validate() error {
+	var errs []string
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, key+": "+fmt.Sprintf(format, args...))
+	}
+	if c.Database.URL == "" {
+		bad("database.url", "required (set it or DATABASE_URL)")
+	}
+	switch c.Model.Provider {
+	case "openai":
+		if c.Model.BaseURL == "" {
+			bad("model.base_url", "required for provider openai (or set model.provider: offline)")
+		} else if !isHTTPURL(c.Model.BaseURL) {
+			bad("model.base_url", "must be an http(s) URL, got %q", c.Model.BaseURL)
+		}
+		if c.Model.Name == "" {
+			bad("model.name", "required for provider openai")
+		}
+	case "offline":
+	default:
+		bad("model.provider", "must be openai or offline, got %q", c.Model.Provider)
+	}
+	if c.Skills.BaseURL != "" && !isHTTPURL(c.Skills.BaseURL) {
+		bad("skills.base_url", "must be an http(s) URL, got %q", c.Skills.BaseURL)
+	}
+	if c.Skills.Dir != "" {
+		if st, err := os.Stat(c.Skills.Dir); err != nil || !st.IsDir() {
+			bad("skills.dir", "%q is not a readable folder", c.Skills.Dir)
+		}
+	}
+	if c.Worker.RescueAfter <= c.Agent.RunTimeout+JobSlack {
+		bad("worker.rescue_after", "must exceed agent.run_timeout + %s (%s), got %s", JobSlack, c.Agent.RunTimeout+JobSlack, c.Worker.RescueAfter)
+	}
+	seen := map[string]bool{}
+	for i, a := range c.WeCom.Apps {
+		key := fmt.Sprintf("wecom.apps[%d]", i)
+		if !appName.MatchString(a.Name) {
+			bad(key+".name", "required, lower-case letters, digits and '-', got %q", a.Name)
+		} else if seen[a.Name] {
+			bad(key+".name", "duplicate app name %q", a.Name)
+		}
+		seen[a.Name] = true
+		for _, f := range []struct{ k, v string }{
+			{"corp_id", a.CorpID}, {"agent_id", a.AgentID}, {"secret", a.Secret}, {"token", a.Token},
+		} {
+			if strings.TrimSpace(f.v) == "" {
+				bad(key+"."+f.k, "required")
+			}
+		}
+		if len(a.EncodingAESKey) != 43 {
+			bad(key+".encoding_aes_key", "must be 43 characters (WeCom EncodingAESKey), got %d", len(a.EncodingAESKey))
+		}
+		if !isHTTPURL(a.APIBaseURL) {
+			bad(key+".api_base_url", "must be an http(s) URL, got %q", a.APIBaseURL)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

@@ -1,0 +1,276 @@
+// Package gateway wires Hermes together: the HTTP server that acknowledges
+// platform callbacks, the inbox that stores them with a job in one
+// transaction, the workers that run the agent one session at a time, and the
+// outbox that delivers each reply exactly once.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+// Queue names. Console jobs go to a queue of the process that owns the
+// terminal, so a `hermes serve` replica never takes them.
+const (
+	QueueAgent    = "agent"
+	QueueDelivery = "delivery"
+)
+
+// JobSlack is the time a job gets beyond the agent's run budget for loading
+// and storing; River cancels a job's context after RunTimeout + JobSlack.
+const JobSlack = 15 * time.Second
+
+// Deps are what a Gateway needs besides its Config.
+type Deps struct {
+	Pool *pgxpool.Pool
+	// Model overrides the model built from Config.Model (tests, demo).
+	Model agent.Model
+	// Skills overrides the registry loaded from Config.Skills (the demo's
+	// embedded samples).
+	Skills *skills.Registry
+	// Channels are extra channels (the console); WeCom apps come from Config.
+	Channels []channels.Channel
+	// Queues this process works, with their concurrency. Nil: the agent and
+	// delivery queues sized from Config.Worker. Empty non-nil map: insert only.
+	Queues map[string]int
+	// QueueFor routes a channel's jobs to a queue; nil routes all to the
+	// agent and delivery queues.
+	QueueFor func(channel string) (agentQueue, deliveryQueue string)
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+// Gateway is one Hermes process: HTTP callbacks in, replies out.
+type Gateway struct {
+	cfg      *Config
+	pool     *pgxpool.Pool
+	store    *store.Store
+	river    *river.Client[pgx.Tx]
+	model    agent.Model
+	skills   *skills.Registry
+	channels map[string]channels.Channel
+	wecom    map[string]*wecom.App
+	queueFor func(string) (string, string)
+	works    bool // this process works at least one queue
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// New builds a gateway. It does not start workers; call Start.
+func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
+	if deps.Pool == nil {
+		return nil, errors.New("gateway: no database pool")
+	}
+	g := &Gateway{
+		cfg:      cfg,
+		pool:     deps.Pool,
+		store:    store.New(deps.Pool),
+		channels: map[string]channels.Channel{},
+		wecom:    map[string]*wecom.App{},
+		queueFor: deps.QueueFor,
+		now:      deps.Now,
+		log:      deps.Logger,
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	g.store.Now = g.now
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	if g.queueFor == nil {
+		g.queueFor = func(string) (string, string) { return QueueAgent, QueueDelivery }
+	}
+
+	g.model = deps.Model
+	if g.model == nil {
+		m, err := NewModel(cfg.Model)
+		if err != nil {
+			return nil, err
+		}
+		g.model = m
+	}
+
+	g.skills = deps.Skills
+	if g.skills == nil {
+		reg, err := LoadSkills(cfg.Skills)
+		if err != nil {
+			return nil, err
+		}
+		g.skills = reg
+	}
+
+	if err := g.buildWeCom(); err != nil {
+		return nil, err
+	}
+	for _, ch := range deps.Channels {
+		g.channels[ch.Name()] = ch
+	}
+
+	if need := g.connsNeeded(deps); deps.Pool.Config().MaxConns < need {
+		return nil, fmt.Errorf("config: database.max_conns: %d connections cannot serve %d concurrent jobs; need at least %d",
+			deps.Pool.Config().MaxConns, need-riverConns, need)
+	}
+	client, err := g.newRiver(deps)
+	if err != nil {
+		return nil, err
+	}
+	g.river = client
+	return g, nil
+}
+
+// NewModel builds the model a config names.
+func NewModel(cfg ModelConfig) (agent.Model, error) {
+	switch cfg.Provider {
+	case "offline":
+		return agent.OfflineModel{}, nil
+	case "openai", "":
+		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Timeout: cfg.Timeout}), nil
+	default:
+		return nil, fmt.Errorf("config: model.provider: unknown provider %q", cfg.Provider)
+	}
+}
+
+// LoadSkills loads the configured skill folder into a registry.
+func LoadSkills(cfg SkillsConfig) (*skills.Registry, error) {
+	var defs []*skills.Skill
+	if cfg.Dir != "" {
+		loaded, err := skills.LoadDir(os.DirFS(cfg.Dir))
+		if err != nil {
+			return nil, fmt.Errorf("skills: %w", err)
+		}
+		defs = loaded
+	}
+	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: cfg.BaseURL})
+	if err != nil {
+		return nil, fmt.Errorf("skills: %w", err)
+	}
+	return reg, nil
+}
+
+func (g *Gateway) buildWeCom() error {
+	if len(g.cfg.WeCom.Apps) == 0 {
+		return nil
+	}
+	apps := make([]*wecom.App, 0, len(g.cfg.WeCom.Apps))
+	for i, a := range g.cfg.WeCom.Apps {
+		cache, err := store.NewTokenCache(g.pool, a.Secret, g.now)
+		if err != nil {
+			return fmt.Errorf("config: wecom.apps[%d]: %w", i, err)
+		}
+		app, err := wecom.NewApp(wecom.AppConfig{
+			Name:            a.Name,
+			CorpID:          a.CorpID,
+			AgentID:         a.AgentID,
+			Secret:          a.Secret,
+			Token:           a.Token,
+			EncodingAESKey:  a.EncodingAESKey,
+			APIBaseURL:      a.APIBaseURL,
+			TimestampWindow: g.cfg.WeCom.TimestampWindow,
+		}, cache, g.now)
+		if err != nil {
+			return fmt.Errorf("config: wecom.apps[%d]: %w", i, err)
+		}
+		g.wecom[a.Name] = app
+		apps = append(apps, app)
+	}
+	g.channels[wecom.ChannelName] = wecom.NewChannel(apps...)
+	return nil
+}
+
+// riverConns is what River itself uses beside running jobs (fetching,
+// completing, leader election, LISTEN) plus room for callbacks.
+const riverConns = 6
+
+// connsNeeded is the pool size this process needs: one connection per
+// concurrent job (a run holds its session lock on one) plus River's own.
+func (g *Gateway) connsNeeded(deps Deps) int32 {
+	n := int32(riverConns)
+	if deps.Queues == nil {
+		return n + int32(g.cfg.Worker.AgentConcurrency+g.cfg.Worker.DeliveryConcurrency)
+	}
+	for _, c := range deps.Queues {
+		n += int32(c)
+	}
+	return n
+}
+
+func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &processWorker{g: g})
+	river.AddWorker(workers, &deliverWorker{g: g})
+
+	queueSizes := deps.Queues
+	if queueSizes == nil {
+		queueSizes = map[string]int{
+			QueueAgent:    g.cfg.Worker.AgentConcurrency,
+			QueueDelivery: g.cfg.Worker.DeliveryConcurrency,
+		}
+	}
+	var queues map[string]river.QueueConfig
+	if len(queueSizes) > 0 {
+		g.works = true
+		queues = map[string]river.QueueConfig{}
+		for name, n := range queueSizes {
+			queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
+	}
+	client, err := river.NewClient(riverpgxv5.New(g.pool), &river.Config{
+		Queues:               queues,
+		Workers:              workers,
+		Logger:               g.log,
+		JobTimeout:           g.cfg.Agent.RunTimeout + JobSlack,
+		RescueStuckJobsAfter: g.cfg.Worker.RescueAfter,
+		MaxAttempts:          g.cfg.Worker.MaxAttempts,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: job queue: %w", err)
+	}
+	return client, nil
+}
+
+// Start starts the workers (if this process works any queue).
+func (g *Gateway) Start(ctx context.Context) error {
+	if !g.works {
+		return nil
+	}
+	if err := g.river.Start(ctx); err != nil {
+		return fmt.Errorf("gateway: start workers: %w", err)
+	}
+	return nil
+}
+
+// Stop lets running jobs finish until ctx ends, then cancels them; an
+// unfinished job is taken up again by another replica or the next start.
+func (g *Gateway) Stop(ctx context.Context) error {
+	if !g.works {
+		return nil
+	}
+	err := g.river.Stop(ctx)
+	if err != nil && ctx.Err() != nil {
+		return g.river.StopAndCancel(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// River exposes the job client (tests subscribe to its events).
+func (g *Gateway) River() *river.Client[pgx.Tx] { return g.river }
+
+// Handler is the HTTP handler with every callback route.
+func (g *Gateway) Handler() http.Handler { return g.routes() }

@@ -1,0 +1,208 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/gateway/store/storetest"
+	"github.com/hermes-gw/hermes/skills/demobackend"
+)
+
+// The official WeCom sample app (protocols.md), reused as the test app.
+const (
+	testCorpID  = "wx5823bf96d3bd56c7"
+	testToken   = "QDG6eK"
+	testAESKey  = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C"
+	testSecret  = "test-app-secret-0123456789"
+	testAgentID = "1000002"
+	testApp     = "app-hr"
+	testHMACKey = "test-identity-key"
+)
+
+// harness is one Hermes with real Postgres, a fake WeCom API, a fake
+// OpenAI-compatible model and the demo HR/IT backend.
+type harness struct {
+	t        testing.TB
+	dbURL    string
+	pool     *pgxpool.Pool
+	wecomAPI *wecomtest.Server
+	model    *openaitest.Server
+	backend  *demobackend.Backend
+	crypto   *wecom.Crypto
+	gw       *gateway.Gateway
+	srv      *httptest.Server
+	nonce    atomic.Int64
+}
+
+func newHarness(t testing.TB) *harness {
+	t.Helper()
+	h := &harness{t: t}
+	h.dbURL = storetest.URL(t)
+	pool, err := store.Open(context.Background(), h.dbURL, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	h.pool = pool
+	h.wecomAPI = wecomtest.NewServer(t, testCorpID, testSecret)
+	h.model = openaitest.NewServer(t)
+	h.backend = demobackend.New([]byte(testHMACKey), nil)
+	backendSrv := httptest.NewServer(h.backend)
+	t.Cleanup(backendSrv.Close)
+	os.Setenv("HERMES_DEMO_HMAC_KEY", testHMACKey)
+	os.Setenv("HERMES_TEST_SKILLS_BASE_URL", backendSrv.URL)
+	h.crypto, err = wecom.NewCrypto(testToken, testAESKey, testCorpID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// configYAML is the configuration a test gateway runs with, pointing at the
+// fakes; extra is appended (top-level keys not used above).
+func (h *harness) configYAML(extra string) string {
+	return fmt.Sprintf(`
+database:
+  url: %s
+model:
+  base_url: %s
+  name: test-model
+skills:
+  dir: ../skills/samples
+  base_url: ${HERMES_TEST_SKILLS_BASE_URL}
+wecom:
+  apps:
+    - name: %s
+      corp_id: %s
+      agent_id: "%s"
+      secret: %s
+      token: %s
+      encoding_aes_key: %s
+      api_base_url: %s
+%s
+`, h.dbURL, h.model.URL(), testApp, testCorpID, testAgentID, testSecret, testToken, testAESKey, h.wecomAPI.URL(), extra)
+}
+
+// config parses configYAML.
+func (h *harness) config() *gateway.Config { return h.config2("") }
+
+// config2 parses configYAML(extra).
+func (h *harness) config2(extra string) *gateway.Config {
+	cfg, err := gateway.ParseConfig([]byte(h.configYAML(extra)), os.LookupEnv)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return cfg
+}
+
+// start runs a gateway (workers and HTTP) until the test ends.
+func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
+	h.t.Helper()
+	ctx := context.Background()
+	if deps.Pool == nil {
+		deps.Pool = h.pool
+	}
+	if deps.Logger == nil {
+		deps.Logger = testLogger(h.t)
+	}
+	gw, err := gateway.New(ctx, h.config(), deps)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := gw.Start(ctx); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = gw.Stop(stopCtx)
+	})
+	h.gw = gw
+	h.srv = httptest.NewServer(gw.Handler())
+	h.t.Cleanup(h.srv.Close)
+	return gw
+}
+
+// textXML is a WeCom text message from user.
+func textXML(from, content, msgID string) string {
+	return wecomtest.TextMessageXML(testCorpID, from, content, msgID, testAgentID, time.Now().Unix())
+}
+
+// callbackRequest builds the encrypted POST WeCom would send, signed at ts.
+func (h *harness) callbackRequest(plainXML string, ts time.Time) (string, []byte) {
+	nonce := strconv.FormatInt(h.nonce.Add(1), 10)
+	q, body := wecomtest.EncryptedCallback(h.crypto, plainXML, strconv.FormatInt(ts.Unix(), 10), nonce)
+	return h.srv.URL + "/wecom/" + testApp + "/callback?" + q.Encode(), body
+}
+
+// post sends a callback and returns status and body.
+func post(t testing.TB, u string, body []byte) (int, string) {
+	t.Helper()
+	resp, err := http.Post(u, "text/xml", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitIdle waits until no job is left to run: everything acknowledged has
+// been processed and delivered (or given up).
+func (h *harness) waitIdle(ctx context.Context) {
+	h.t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var open int
+		err := h.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled')`).Scan(&open)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if open == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			h.t.Fatalf("jobs still open after waiting: %d", open)
+		case <-tick.C:
+		}
+	}
+}
+
+func (h *harness) count(query string, args ...any) int {
+	h.t.Helper()
+	var n int
+	if err := h.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// testLogger writes to the test's output, shown only for failed or -v runs.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func withTimeout(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,226 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+// agentAttempts is how often an inbound message is tried before the user is
+// told it failed: a model outage should not leave a colleague waiting for
+// hours of River's default backoff.
+const agentAttempts = 3
+
+// sessionBusySnooze is how long a message waits when its session is busy
+// with an earlier message.
+const sessionBusySnooze = time.Second
+
+type processWorker struct {
+	river.WorkerDefaults[ProcessInboundArgs]
+	g *Gateway
+}
+
+// Work answers one inbound message: one run per session at a time, in the
+// order the user wrote, and the reply, history and trace committed together
+// with the delivery job. A crash before that commit re-runs the message; a
+// crash after it finds the message done.
+func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundArgs]) error {
+	g := w.g
+	row, err := store.GetInbound(ctx, g.pool, job.Args.InboundID)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return river.JobCancel(err)
+		}
+		return err
+	}
+	if row.Status != store.InboundPending {
+		return nil
+	}
+	key := sessionKey(row.In)
+	lock, ok, err := store.TryLockSession(ctx, g.pool, key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return river.JobSnooze(sessionBusySnooze)
+	}
+	defer lock.Unlock(ctx)
+	conn := lock.Conn()
+	if older, err := store.OlderPendingInSession(ctx, conn, row); err != nil {
+		return err
+	} else if older {
+		return river.JobSnooze(sessionBusySnooze)
+	}
+	// Re-read under the lock: another worker may have finished it meanwhile.
+	if row, err = store.GetInbound(ctx, conn, row.ID); err != nil {
+		return err
+	}
+	if row.Status != store.InboundPending {
+		return nil
+	}
+
+	lastAttempt := job.Attempt >= job.MaxAttempts
+	return g.answer(ctx, conn, row, key, lastAttempt)
+}
+
+// dbConn is the one connection a run uses: a Querier that can begin a tx.
+type dbConn interface {
+	store.Querier
+	store.Beginner
+}
+
+func sessionKey(in channels.Inbound) store.SessionKey {
+	return store.SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}
+}
+
+// answer runs the agent for row (or picks a fixed answer) and commits the
+// outcome. On a failed run it returns the error so the job is retried,
+// unless this is the last attempt: then the user is told it failed.
+func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow, key store.SessionKey, lastAttempt bool) error {
+	started := g.now()
+	sessionID, err := store.UpsertSession(ctx, conn, key, started)
+	if err != nil {
+		return err
+	}
+	runID := newRunID()
+	log := g.log.With("inbound_id", row.ID, "session_id", sessionID, "run_id", runID)
+
+	var reply string
+	var run *store.RunRecord
+	var steps []store.StepRecord
+	status := store.InboundDone
+	if row.In.MsgType != channels.TypeText {
+		reply = g.cfg.Messages.Unsupported
+	} else {
+		res, runErr := g.runAgent(ctx, conn, row, sessionID, runID)
+		run = &store.RunRecord{
+			ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.modelName(),
+			StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
+		}
+		steps = traceSteps(res.Steps, run)
+		reply = res.Reply
+		if runErr != nil {
+			run.Error = runErr.Error()
+			if !lastAttempt {
+				log.Warn("agent run failed; will retry", "err", runErr)
+				return fmt.Errorf("gateway: run inbound %d: %w", row.ID, runErr)
+			}
+			log.Error("agent run failed on the last attempt; telling the user", "err", runErr)
+			reply = g.cfg.Messages.Failed
+			status = store.InboundFailed
+		}
+		if reply == "" {
+			reply = g.cfg.Messages.Empty
+		}
+	}
+	return g.commitAnswer(ctx, conn, row, sessionID, run, steps, reply, status)
+}
+
+func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64, runID string) (agent.Result, error) {
+	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns)
+	if err != nil {
+		return agent.Result{StopReason: agent.StopError}, err
+	}
+	msgs := make([]openai.ChatCompletionMessage, 0, len(history))
+	for _, h := range history {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: h.Role, Content: h.Content})
+	}
+	caller := skills.Caller{
+		UserID:  row.In.Sender.UserID,
+		Name:    row.In.Sender.Name,
+		Channel: row.In.Channel,
+		Account: row.In.Account,
+		CorpID:  row.In.Sender.CorpID,
+		ChatID:  row.In.ChatID,
+		Depts:   row.In.Sender.Dept,
+		TraceID: runID,
+	}
+	turn := agent.Turn{
+		SessionID:    fmt.Sprint(sessionID),
+		RunID:        runID,
+		SystemPrompt: g.cfg.Agent.SystemPrompt,
+		History:      msgs,
+		UserText:     row.In.Text,
+		Tools:        g.skills.ToolsFor(caller),
+	}
+	return agent.Run(ctx, g.model, turn, agent.Options{
+		Model:    g.cfg.Model.Name,
+		MaxSteps: g.cfg.Agent.MaxSteps,
+		Timeout:  g.cfg.Agent.RunTimeout,
+		Now:      g.now,
+		Logger:   g.log,
+	})
+}
+
+func (g *Gateway) modelName() string {
+	if g.cfg.Model.Provider == "offline" {
+		return "offline-demo"
+	}
+	return g.cfg.Model.Name
+}
+
+func traceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
+	out := make([]store.StepRecord, 0, len(steps))
+	for _, s := range steps {
+		run.PromptTokens += s.PromptTokens
+		run.CompletionTokens += s.CompletionTokens
+		out = append(out, store.StepRecord{
+			Step: s.N, Kind: s.Kind, Tool: s.Tool, Args: s.Args, Observation: s.Observation,
+			Content: s.Content, Error: s.Error, PromptTokens: s.PromptTokens,
+			CompletionTokens: s.CompletionTokens, Latency: s.Latency,
+		})
+	}
+	return out
+}
+
+// commitAnswer stores the trace, the turn and the reply parts, marks the
+// message answered and enqueues delivery, all in one transaction.
+func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64, run *store.RunRecord,
+	steps []store.StepRecord, reply, status string) error {
+	ch, ok := g.channels[row.In.Channel]
+	if !ok {
+		return river.JobCancel(fmt.Errorf("gateway: no channel %q configured for inbound %d", row.In.Channel, row.ID))
+	}
+	parts := channels.SplitText(reply, ch.MaxTextBytes())
+	replyKey := fmt.Sprintf("inbound:%d", row.ID)
+	_, deliveryQueue := g.queueFor(row.In.Channel)
+	now := g.now()
+	return store.InTx(ctx, conn, func(tx pgx.Tx) error {
+		runID := ""
+		if run != nil {
+			if err := store.InsertRun(ctx, tx, *run, steps); err != nil {
+				return err
+			}
+			runID = run.ID
+		}
+		if row.In.MsgType == channels.TypeText {
+			if err := store.InsertTurn(ctx, tx, sessionID, row.ID, runID, row.In.Text, reply, now); err != nil {
+				return err
+			}
+		}
+		if _, err := store.InsertOutbox(ctx, tx, replyKey, row.In.Channel, row.In.Account, row.In.ReplyTo, parts); err != nil {
+			return err
+		}
+		if err := store.SetInboundStatus(ctx, tx, row.ID, status, now); err != nil {
+			return err
+		}
+		_, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey}, &river.InsertOpts{Queue: deliveryQueue})
+		if err != nil {
+			return fmt.Errorf("gateway: enqueue delivery: %w", err)
+		}
+		g.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),
+			slog.String("run_id", runID), slog.Int("parts", len(parts)))
+		return nil
+	})
+}

@@ -1,0 +1,81 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// maxCallbackBytes bounds a callback body; WeCom's encrypted XML is a few KiB.
+const maxCallbackBytes = 1 << 20
+
+func (g *Gateway) routes() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery())
+	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	// WeCom self-built apps: one callback URL per configured app.
+	r.GET("/wecom/:app/callback", g.wecomVerifyURL)
+	r.POST("/wecom/:app/callback", g.wecomCallback)
+	return r
+}
+
+// wecomVerifyURL answers WeCom's URL verification with the bare plaintext.
+func (g *Gateway) wecomVerifyURL(c *gin.Context) {
+	app, ok := g.wecom[c.Param("app")]
+	if !ok {
+		g.fail(c, ErrUnknownAccount)
+		return
+	}
+	echo, err := app.VerifyURL(c.Request.URL.Query())
+	if err != nil {
+		g.fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "text/plain; charset=utf-8", echo)
+}
+
+// wecomCallback verifies, decodes and stores a message, then acknowledges
+// with an empty 200 ("no passive reply"). It never calls the model or a
+// skill: WeCom gives up after 5 s and retries.
+func (g *Gateway) wecomCallback(c *gin.Context) {
+	app, ok := g.wecom[c.Param("app")]
+	if !ok {
+		g.fail(c, ErrUnknownAccount)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request.Body, maxCallbackBytes))
+	if err != nil {
+		g.fail(c, errors.Join(ErrUnavailable, err))
+		return
+	}
+	in, err := app.ParseCallback(c.Request.URL.Query(), body)
+	if err != nil {
+		g.fail(c, err)
+		return
+	}
+	if _, err := g.Accept(c.Request.Context(), in); err != nil {
+		g.fail(c, err)
+		return
+	}
+	c.Status(http.StatusOK)
+}
+
+// fail logs a refused callback once and answers with its mapped status.
+func (g *Gateway) fail(c *gin.Context, err error) {
+	status := httpStatus(err)
+	g.log.Warn("callback refused", "path", c.Request.URL.Path, "status", status, "err", err)
+	c.String(status, http.StatusText(status))
+}
+
+// newRunID returns a random 128-bit id in hex: the run's trace id, also sent
+// to skill backends as X-Request-ID.
+func newRunID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

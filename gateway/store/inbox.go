@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// Querier is what pgx.Tx, *pgxpool.Pool and *pgxpool.Conn have in common.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Inbound statuses.
+const (
+	InboundPending = "pending"
+	InboundDone    = "done"
+	InboundIgnored = "ignored"
+	InboundFailed  = "failed"
+)
+
+// InboundRow is a stored inbound message.
+type InboundRow struct {
+	ID         int64
+	In         channels.Inbound
+	Status     string
+	ReceivedAt time.Time
+}
+
+// InsertInbound records a verified inbound message. inserted is false when
+// the platform had delivered the same message before (same channel, account
+// and platform message id): the caller must then enqueue nothing.
+func InsertInbound(ctx context.Context, tx Querier, in channels.Inbound, status string) (id int64, inserted bool, err error) {
+	replyTo, err := json.Marshal(in.ReplyTo)
+	if err != nil {
+		return 0, false, fmt.Errorf("store: insert inbound: %w", err)
+	}
+	var raw any
+	if len(in.Raw) > 0 {
+		raw = string(in.Raw)
+	}
+	err = tx.QueryRow(ctx, `
+INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type,
+    sender_id, sender_name, sender_corp, text, mentioned, reply_to, raw, status)
+VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13::jsonb,$14)
+ON CONFLICT (channel, account, platform_msg_id) DO NOTHING
+RETURNING id`,
+		in.Channel, in.Account, in.MsgID, in.MsgType, in.ChatID, in.ChatType,
+		in.Sender.UserID, in.Sender.Name, in.Sender.CorpID, in.Text, in.Mentioned, replyTo, raw, status,
+	).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("store: insert inbound: %w", err)
+	}
+	return id, true, nil
+}
+
+// GetInbound loads one inbound message. It returns ErrNotFound if id is unknown.
+func GetInbound(ctx context.Context, q Querier, id int64) (InboundRow, error) {
+	var r InboundRow
+	var replyTo []byte
+	var raw *string
+	err := q.QueryRow(ctx, `
+SELECT id, channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, sender_name,
+       sender_corp, text, mentioned, reply_to, raw::text, status, received_at
+FROM inbound_messages WHERE id = $1`, id).Scan(
+		&r.ID, &r.In.Channel, &r.In.Account, &r.In.MsgID, &r.In.MsgType, &r.In.ChatID, &r.In.ChatType,
+		&r.In.Sender.UserID, &r.In.Sender.Name, &r.In.Sender.CorpID, &r.In.Text, &r.In.Mentioned,
+		&replyTo, &raw, &r.Status, &r.ReceivedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("inbound %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("store: get inbound %d: %w", id, err)
+	}
+	if err := json.Unmarshal(replyTo, &r.In.ReplyTo); err != nil {
+		return r, fmt.Errorf("store: get inbound %d: reply_to: %w", id, err)
+	}
+	if raw != nil {
+		r.In.Raw = json.RawMessage(*raw)
+	}
+	return r, nil
+}
+
+// OlderPendingInSession reports whether an earlier message of the same
+// session still waits for an answer, so that answers keep the users' order.
+func OlderPendingInSession(ctx context.Context, q Querier, r InboundRow) (bool, error) {
+	var exists bool
+	err := q.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM inbound_messages
+ WHERE channel = $1 AND account = $2 AND chat_id = $3 AND sender_id = $4
+   AND status = 'pending' AND id < $5)`,
+		r.In.Channel, r.In.Account, r.In.ChatID, r.In.Sender.UserID, r.ID).Scan(&exists)
+	if err != nil {
+		return false, fmt.Errorf("store: older pending: %w", err)
+	}
+	return exists, nil
+}
+
+// SetInboundStatus marks an inbound message processed.
+func SetInboundStatus(ctx context.Context, q Querier, id int64, status string, at time.Time) error {
+	if _, err := q.Exec(ctx, `UPDATE inbound_messages SET status = $2, processed_at = $3 WHERE id = $1`, id, status, at); err != nil {
+		return fmt.Errorf("store: set inbound status: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// SessionKey names a session: one user in one chat of one app.
+type SessionKey struct {
+	Channel, Account, ChatID, UserID string
+}
+
+func (k SessionKey) String() string {
+	return k.Channel + "/" + k.Account + "/" + k.ChatID + "/" + k.UserID
+}
+
+// HistoryEntry is one earlier turn of a session.
+type HistoryEntry struct {
+	Role    string // "user" | "assistant"
+	Content string
+}
+
+// UpsertSession returns the id of the session for key, creating it if needed,
+// and marks it active at now.
+func UpsertSession(ctx context.Context, q Querier, key SessionKey, now time.Time) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, `
+INSERT INTO sessions (channel, account, chat_id, user_id, created_at, last_active_at)
+VALUES ($1, $2, $3, $4, $5, $5)
+ON CONFLICT (channel, account, chat_id, user_id) DO UPDATE SET last_active_at = EXCLUDED.last_active_at
+RETURNING id`, key.Channel, key.Account, key.ChatID, key.UserID, now).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("store: upsert session: %w", err)
+	}
+	return id, nil
+}
+
+// RecentHistory returns up to limit most recent history entries of a
+// session, oldest first.
+func RecentHistory(ctx context.Context, q Querier, sessionID int64, limit int) ([]HistoryEntry, error) {
+	rows, err := q.Query(ctx, `
+SELECT role, content FROM (
+  SELECT id, role, content FROM messages WHERE session_id = $1 ORDER BY id DESC LIMIT $2
+) recent ORDER BY id`, sessionID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: history: %w", err)
+	}
+	defer rows.Close()
+	var out []HistoryEntry
+	for rows.Next() {
+		var e HistoryEntry
+		if err := rows.Scan(&e.Role, &e.Content); err != nil {
+			return nil, fmt.Errorf("store: history: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: history: %w", err)
+	}
+	return out, nil
+}
+
+// InsertTurn appends the user's message and the reply to a session's history.
+func InsertTurn(ctx context.Context, q Querier, sessionID, inboundID int64, runID, userText, reply string, at time.Time) error {
+	_, err := q.Exec(ctx, `
+INSERT INTO messages (session_id, inbound_id, run_id, role, content, created_at)
+VALUES ($1, $2, $3, 'user', $4, $6), ($1, $2, $3, 'assistant', $5, $6)`,
+		sessionID, inboundID, runID, userText, reply, at)
+	if err != nil {
+		return fmt.Errorf("store: insert turn: %w", err)
+	}
+	return nil
+}
+
+// SessionLock is an exclusive hold on one session across all replicas.
+type SessionLock struct {
+	conn *pgxpool.Conn
+	id   int64
+}
+
+// TryLockSession takes the session's advisory lock on a dedicated
+// connection. ok is false when another run holds it. The lock dies with the
+// connection, so a crashed worker never leaves a session locked.
+func TryLockSession(ctx context.Context, pool *pgxpool.Pool, key SessionKey) (lock *SessionLock, ok bool, err error) {
+	h := fnv.New64a()
+	h.Write([]byte(key.String()))
+	id := int64(h.Sum64())
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: lock session: %w", err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, id).Scan(&ok); err != nil {
+		conn.Release()
+		return nil, false, fmt.Errorf("store: lock session: %w", err)
+	}
+	if !ok {
+		conn.Release()
+		return nil, false, nil
+	}
+	return &SessionLock{conn: conn, id: id}, true, nil
+}
+
+// Conn is the connection holding the lock. A run does all its queries on
+// it, so one job needs one pool connection however long the model thinks.
+func (l *SessionLock) Conn() *pgxpool.Conn { return l.conn }
+
+// Unlock releases the session.
+func (l *SessionLock) Unlock(ctx context.Context) {
+	if _, err := l.conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, l.id); err != nil {
+		// The lock is tied to the session; make sure it dies with it.
+		l.conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck
+	}
+	l.conn.Release()
+}

@@ -1,0 +1,78 @@
+// Package store is Hermes' Postgres layer: the pgx pool, migrations, and the
+// tables of the message pipeline (inbox, sessions, history, runs, outbox,
+// token cache). Methods that change several rows take a pgx.Tx so the caller
+// can put them in one transaction with a job insert; the rest open their own.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// Store wraps the pool. It is safe for concurrent use.
+type Store struct {
+	Pool *pgxpool.Pool
+	Now  func() time.Time
+}
+
+// Open connects to Postgres and checks the connection.
+// maxConns ≤ 0 keeps pgx's default.
+func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	return pool, nil
+}
+
+// New returns a Store over pool with the wall clock.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{Pool: pool, Now: time.Now}
+}
+
+// Beginner is what *pgxpool.Pool and *pgxpool.Conn have for transactions.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// InTx runs fn in one transaction on the pool, committing when fn returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return InTx(ctx, s.Pool, fn)
+}
+
+// InTx runs fn in one transaction on db, committing when fn returns nil.
+func InTx(ctx context.Context, db Beginner, fn func(tx pgx.Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/gateway/store/storetest"
+)
+
+func TestMigrateConcurrentReplicas(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	// Already migrated by the harness; five replicas starting at once must
+	// all succeed and change nothing.
+	var wg sync.WaitGroup
+	errs := make(chan error, 5)
+	for range 5 {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- store.Migrate(ctx, pool) }()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent migrate: %v", err)
+		}
+	}
+}
+
+func TestInsertInboundDedupes(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	in := channels.Inbound{Channel: "wecom", Account: "app", MsgID: "42", MsgType: "text", ChatID: "u", ChatType: "single",
+		Sender: channels.Identity{UserID: "u"}, Text: "hi"}
+	id, inserted, err := store.InsertInbound(ctx, pool, in, store.InboundPending)
+	if err != nil || !inserted || id == 0 {
+		t.Fatalf("first insert: id=%d inserted=%v err=%v", id, inserted, err)
+	}
+	_, inserted, err = store.InsertInbound(ctx, pool, in, store.InboundPending)
+	if err != nil || inserted {
+		t.Fatalf("second insert: inserted=%v err=%v, want a no-op", inserted, err)
+	}
+	in.Account = "other-app"
+	if _, inserted, _ := store.InsertInbound(ctx, pool, in, store.InboundPending); !inserted {
+		t.Fatal("same msg id in another account must be a new message")
+	}
+}
+
+func TestTokenCacheSealsAndExpires(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	c, err := store.NewTokenCache(pool, "app-secret", func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("k", "token-value", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Get("k"); got != "token-value" {
+		t.Fatalf("Get = %v, want token-value", got)
+	}
+	var stored []byte
+	if err := pool.QueryRow(ctx, `SELECT value FROM token_cache WHERE key = 'k'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if string(stored) == "token-value" || containsBytes(stored, []byte("token-value")) {
+		t.Fatal("token stored in the clear")
+	}
+	other, _ := store.NewTokenCache(pool, "another-secret", func() time.Time { return now })
+	if got := other.Get("k"); got != nil {
+		t.Fatalf("a cache with another secret read %v", got)
+	}
+	now = now.Add(2 * time.Hour)
+	if got := c.Get("k"); got != nil {
+		t.Fatalf("expired value returned: %v", got)
+	}
+	if err := c.Delete("k"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func containsBytes(haystack, needle []byte) bool {
+	for i := 0; i+len(needle) <= len(haystack); i++ {
+		if string(haystack[i:i+len(needle)]) == string(needle) {
+			return true
+		}
+	}
+	return false
+}

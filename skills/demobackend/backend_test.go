@@ -1,0 +1,148 @@
+package demobackend_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/skills"
+	"github.com/hermes-gw/hermes/skills/demobackend"
+)
+
+var (
+	key = []byte("demo-key")
+	now = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+)
+
+// post sends a request signed as user (unsigned when user is "").
+func post(b *demobackend.Backend, path, user, body string, sign func(id skills.SignedIdentity) string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	if user != "" {
+		id := skills.SignedIdentity{UserID: user, Channel: "console", Timestamp: now.Unix()}
+		r.Header.Set(skills.HeaderUserID, user)
+		r.Header.Set(skills.HeaderChannel, "console")
+		r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(id.Timestamp, 10))
+		r.Header.Set(skills.HeaderSignature, sign(id))
+	}
+	w := httptest.NewRecorder()
+	b.ServeHTTP(w, r)
+	return w
+}
+
+func good(id skills.SignedIdentity) string { return skills.SignIdentity(key, id) }
+
+func newBackend() *demobackend.Backend { return demobackend.New(key, func() time.Time { return now }) }
+
+func TestBackend_AnswersForTheSignedUser(t *testing.T) {
+	for _, tc := range []struct{ user, want string }{
+		{"zhangsan", "张三 2026 年年假共 10 天，已用 5 天，剩余 5 天"},
+		{"lisi", "李四 2026 年年假共 15 天，已用 3 天，剩余 12 天"},
+		{"wangwu", "剩余 0 天"},
+	} {
+		t.Run(tc.user, func(t *testing.T) {
+			b := newBackend()
+			// The body names someone else: it must not matter.
+			w := post(b, "/hr/leave-balance", tc.user, `{"user_id":"lisi","employee_id":"lisi"}`, good)
+			if w.Code != 200 || !strings.Contains(w.Body.String(), tc.want) {
+				t.Fatalf("got %d %s, want %q", w.Code, w.Body, tc.want)
+			}
+			var got struct {
+				UserID string `json:"user_id"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || got.UserID != tc.user {
+				t.Errorf("user_id = %q, want %q", got.UserID, tc.user)
+			}
+			calls := b.Calls()
+			if len(calls) != 1 || calls[0].Identity.UserID != tc.user || !strings.Contains(calls[0].Body, "lisi") {
+				t.Errorf("calls = %+v", calls)
+			}
+		})
+	}
+}
+
+func TestBackend_RefusesBadIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user string
+		sign func(skills.SignedIdentity) string
+		want string
+	}{
+		{"Unsigned", "", nil, "缺少身份签名"},
+		{"WrongKey", "zhangsan", func(id skills.SignedIdentity) string { return skills.SignIdentity([]byte("guess"), id) }, "签名无效"},
+		{"SignedForSomeoneElse", "zhangsan", func(id skills.SignedIdentity) string {
+			id.UserID = "lisi"
+			return skills.SignIdentity(key, id)
+		}, "签名无效"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBackend()
+			w := post(b, "/hr/leave-balance", tc.user, `{}`, tc.sign)
+			if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), tc.want) {
+				t.Errorf("got %d %s, want 401 %q", w.Code, w.Body, tc.want)
+			}
+			if n := len(b.Calls()); n != 0 {
+				t.Errorf("recorded %d calls for a refused request", n)
+			}
+		})
+	}
+}
+
+func TestBackend_ExpiredSignature(t *testing.T) {
+	b := demobackend.New(key, func() time.Time { return now.Add(10 * time.Minute) })
+	w := post(b, "/hr/leave-balance", "zhangsan", `{}`, good)
+	if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "签名已过期") {
+		t.Errorf("got %d %s, want 401 expired", w.Code, w.Body)
+	}
+}
+
+func TestBackend_Tickets(t *testing.T) {
+	b := newBackend()
+	if w := post(b, "/it/tickets/status", "zhangsan", `{"ticket_id":"inc-1001"}`, good); w.Code != 200 || !strings.Contains(w.Body.String(), "处理中") {
+		t.Errorf("own ticket: %d %s", w.Code, w.Body)
+	}
+	if w := post(b, "/it/tickets/status", "zhangsan", `{"ticket_id":"INC-1002"}`, good); w.Code != http.StatusForbidden {
+		t.Errorf("lisi's ticket: %d %s, want 403", w.Code, w.Body)
+	}
+	if w := post(b, "/it/tickets/status", "zhangsan", `{"ticket_id":"INC-9999"}`, good); w.Code != http.StatusNotFound {
+		t.Errorf("unknown ticket: %d %s, want 404", w.Code, w.Body)
+	}
+	w := post(b, "/it/tickets", "lisi", `{"title":"邮箱满了","description":"收不到邮件","user_id":"zhangsan"}`, good)
+	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), `"owner":"lisi"`) || !strings.Contains(w.Body.String(), "INC-1004") {
+		t.Fatalf("create: %d %s, want INC-1004 owned by the signed user", w.Code, w.Body)
+	}
+	if w := post(b, "/it/tickets/status", "zhangsan", `{"ticket_id":"INC-1004"}`, good); w.Code != http.StatusForbidden {
+		t.Errorf("zhangsan reading lisi's new ticket: %d, want 403", w.Code)
+	}
+	if w := post(b, "/it/tickets", "lisi", `{"description":"no title"}`, good); w.Code != http.StatusBadRequest {
+		t.Errorf("create without title: %d, want 400", w.Code)
+	}
+}
+
+func TestBackend_Policies(t *testing.T) {
+	b := newBackend()
+	w := post(b, "/hr/policies/search", "wangwu", `{"query":"报销要什么材料"}`, good)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "差旅与费用报销制度") || strings.Contains(w.Body.String(), "年假管理办法") {
+		t.Errorf("search: %d %s", w.Code, w.Body)
+	}
+	w = post(b, "/hr/policies/search", "wangwu", `{"query":"食堂菜单"}`, good)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "没有找到") {
+		t.Errorf("no hits: %d %s", w.Code, w.Body)
+	}
+}
+
+func TestBackend_Routing(t *testing.T) {
+	b := newBackend()
+	if w := post(b, "/hr/salary", "zhangsan", `{}`, good); w.Code != http.StatusNotFound {
+		t.Errorf("unknown path: %d", w.Code)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/hr/leave-balance", nil)
+	w := httptest.NewRecorder()
+	b.ServeHTTP(w, r)
+	if w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET: %d, want 405", w.Code)
+	}
+}
