@@ -159,7 +159,7 @@ func LoadSkills(cfg SkillsConfig) (*skills.Registry, error) {
 	}
 	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: cfg.BaseURL})
 	if err != nil {
-		return nil, fmt.Errorf("skills: %w", err)
+		return nil, err // already says "skills: ..."
 	}
 	return reg, nil
 }

@@ -22,8 +22,9 @@ import (
 // consoleAccount is Inbound.Account for terminal sessions.
 const consoleAccount = "terminal"
 
-func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, path := newFlags("chat", stderr)
+func runChat(ctx context.Context, args []string, std stdio) error {
+	fs, path := newFlags("chat", std.err)
+	stdout := std.out
 	user := fs.String("user", "zhangsan", "the user id you chat as; the console trusts whoever runs it")
 	cfg, err := parseAndLoad(fs, path, args)
 	if err != nil {
@@ -43,7 +44,7 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer sess.stop(ctx)
 	fmt.Fprintf(stdout, "Hermes chat as %q. Type a message; an empty line or Ctrl-D ends.\n", *user)
-	return sess.repl(ctx, os.Stdin, stdout)
+	return sess.repl(ctx, std.in, stdout)
 }
 
 // consoleSetup is what a terminal session needs.

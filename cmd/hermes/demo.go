@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -32,12 +32,17 @@ var demoScript = []string{
 // signing key from (see skills/samples/*/SKILL.md).
 const demoHMACKeyEnv = "HERMES_DEMO_HMAC_KEY"
 
-func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runDemo(ctx context.Context, args []string, std stdio) error {
+	stdout := std.out
 	fs := flag.NewFlagSet("hermes demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(std.err)
 	interactive := fs.Bool("i", false, "after the scripted conversation, keep chatting in the terminal")
+	verbose := fs.Bool("v", false, "show the gateway's logs")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
+	}
+	if !*verbose {
+		slog.SetDefault(slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(stdout, "· "+format+"\n", a...) }
 
@@ -112,7 +117,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintln(stdout, "The backend never read a user id from the model's arguments: Hermes signed the sender's identity into the request headers.")
 	if *interactive {
-		return sess.repl(ctx, os.Stdin, stdout)
+		return sess.repl(ctx, std.in, stdout)
 	}
 	return nil
 }

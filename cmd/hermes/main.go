@@ -26,7 +26,7 @@ var version = "dev"
 // command is one subcommand.
 type command struct {
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	run     func(ctx context.Context, args []string, stdio stdio) error
 }
 
 var commands = map[string]command{
@@ -34,10 +34,16 @@ var commands = map[string]command{
 	"migrate": {"apply database migrations and exit", runMigrate},
 	"chat":    {"talk to the agent in the terminal (console channel)", runChat},
 	"demo":    {"run Hermes on embedded defaults and play a short conversation", runDemo},
-	"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
-		_, err := fmt.Fprintln(stdout, "hermes", version)
+	"version": {"print the version", func(_ context.Context, _ []string, io stdio) error {
+		_, err := fmt.Fprintln(io.out, "hermes", version)
 		return err
 	}},
+}
+
+// stdio are a command's standard streams (tests pass their own).
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
 }
 
 // errUsage makes main print usage and exit 2.
@@ -47,10 +53,11 @@ func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, std stdio) int {
+	stderr := std.err
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
@@ -61,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	if err := cmd.run(ctx, args[1:], stdout, stderr); err != nil {
+	if err := cmd.run(ctx, args[1:], std); err != nil {
 		if errors.Is(err, errUsage) {
 			return 2
 		}

@@ -49,8 +49,8 @@ func openDB(ctx context.Context, cfg *gateway.Config) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, path := newFlags("migrate", stderr)
+func runMigrate(ctx context.Context, args []string, std stdio) error {
+	fs, path := newFlags("migrate", std.err)
 	cfg, err := parseAndLoad(fs, path, args)
 	if err != nil {
 		return err
@@ -60,12 +60,12 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	pool.Close()
-	fmt.Fprintln(stdout, "migrations applied")
+	fmt.Fprintln(std.out, "migrations applied")
 	return nil
 }
 
-func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
-	fs, path := newFlags("serve", stderr)
+func runServe(ctx context.Context, args []string, std stdio) error {
+	fs, path := newFlags("serve", std.err)
 	cfg, err := parseAndLoad(fs, path, args)
 	if err != nil {
 		return err

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hermes-gw/hermes/gateway/store/storetest"
+)
+
+func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, stdio{in: strings.NewReader(stdin), out: &out, err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func writeConfig(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "hermes.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestUsageAndVersion(t *testing.T) {
+	if code, _, errOut := runCmd(t, ""); code != 2 || !strings.Contains(errOut, "usage") {
+		t.Fatalf("no args: code %d, stderr %q", code, errOut)
+	}
+	if code, _, _ := runCmd(t, "", "frobnicate"); code != 2 {
+		t.Fatalf("unknown command: code %d, want 2", code)
+	}
+	if code, out, _ := runCmd(t, "", "version"); code != 0 || !strings.HasPrefix(out, "hermes ") {
+		t.Fatalf("version: code %d out %q", code, out)
+	}
+}
+
+func TestBadConfigExitsNonZeroNamingTheKey(t *testing.T) {
+	cfg := writeConfig(t, "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  base_url: https://api.example.com/v1\n")
+	for _, cmd := range []string{"serve", "migrate", "chat"} {
+		code, _, errOut := runCmd(t, "", cmd, "--config", cfg)
+		if code != 1 || !strings.Contains(errOut, "model.name") {
+			t.Fatalf("%s: code %d, stderr %q; want 1 and the key model.name", cmd, code, errOut)
+		}
+	}
+	if code, _, errOut := runCmd(t, "", "serve", "--config", "/no/such/file.yaml"); code != 1 || !strings.Contains(errOut, "no such file") {
+		t.Fatalf("missing file: code %d stderr %q", code, errOut)
+	}
+}
+
+func TestMigrateAndChatOnTheConsoleChannel(t *testing.T) {
+	url := storetest.URL(t)
+	skillsDir, _ := filepath.Abs("../../skills/samples")
+	cfg := writeConfig(t, "database:\n  url: "+url+"\nmodel:\n  provider: offline\nskills:\n  dir: "+skillsDir+"\n  base_url: http://127.0.0.1:9\n")
+	if code, out, errOut := runCmd(t, "", "migrate", "--config", cfg); code != 0 || !strings.Contains(out, "migrations applied") {
+		t.Fatalf("migrate: code %d out %q err %q", code, out, errOut)
+	}
+	// No skill backend here: the skill call fails and the offline model says so.
+	code, out, errOut := runCmd(t, "你好\n\n", "chat", "--config", cfg, "--user", "lisi")
+	if code != 0 {
+		t.Fatalf("chat: code %d, stderr %s", code, errOut)
+	}
+	if !strings.Contains(out, "Hermes> ") || !strings.Contains(out, "离线演示模型") {
+		t.Fatalf("chat output lacks the agent's reply:\n%s", out)
+	}
+}
+
+func TestDemoPlaysTheConversationWithIdentityInjection(t *testing.T) {
+	t.Setenv("DATABASE_URL", storetest.URL(t))
+	t.Setenv("HERMES_MODEL_BASE_URL", "")
+	code, out, errOut := runCmd(t, "", "demo")
+	if code != 0 {
+		t.Fatalf("demo: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"offline demo model", "我还有几天年假？", "[backend] POST /hr/leave-balance → HTTP 200", "user=zhangsan", "剩余"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}

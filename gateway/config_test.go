@@ -1,0 +1,79 @@
+package gateway_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/gateway"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// The example config documents every key; it must load with its env set.
+func TestExampleConfigLoads(t *testing.T) {
+	t.Chdir("..") // paths in the example are relative to the repository root
+	data, err := os.ReadFile("hermes.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gateway.ParseConfig(data, env(map[string]string{
+		"DATABASE_URL": "postgres://hermes@127.0.0.1/hermes", "HERMES_MODEL_BASE_URL": "https://api.deepseek.com/v1",
+		"HERMES_MODEL_NAME": "deepseek-chat", "WECOM_CORP_ID": "ww1", "WECOM_HR_AGENT_ID": "1000002",
+		"WECOM_HR_SECRET": "s", "WECOM_HR_TOKEN": "t", "WECOM_HR_AES_KEY": strings.Repeat("a", 43),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Agent.RunTimeout != 90*time.Second || cfg.Worker.RescueAfter != 165*time.Second {
+		t.Errorf("defaults: run_timeout %s rescue_after %s", cfg.Agent.RunTimeout, cfg.Worker.RescueAfter)
+	}
+	if cfg.Skills.BaseURL != "http://127.0.0.1:8090" {
+		t.Errorf("${VAR:-default} expanded to %q", cfg.Skills.BaseURL)
+	}
+	if cfg.WeCom.Apps[0].Secret != "s" || cfg.Messages.Unsupported == "" {
+		t.Errorf("apps: %+v", cfg.WeCom.Apps[0])
+	}
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
+	cases := []struct{ name, yaml, want string }{
+		{"MissingDatabase", "model:\n  provider: offline\n", "database.url: required"},
+		{"MissingModelName", "database:\n  url: postgres://x@h/x\nmodel:\n  base_url: http://m/v1\n", "model.name: required"},
+		{"UnknownKey", base + "wecom:\n  aps: []\n", "unknown key aps"},
+		{"BadDuration", base + "agent:\n  run_timeout: soon\n", "soon"},
+		{"AppFields", base + "wecom:\n  apps:\n    - name: hr\n      corp_id: c\n", "wecom.apps[0].secret: required"},
+		{"AESKey", base + "wecom:\n  apps:\n    - name: hr\n      encoding_aes_key: short\n", "wecom.apps[0].encoding_aes_key: must be 43"},
+		{"EnvUnset", "database:\n  url: ${NOT_SET_ANYWHERE}\nmodel:\n  provider: offline\n", "database.url: required"},
+		{"RescueTooShort", base + "worker:\n  rescue_after: 10s\n", "worker.rescue_after"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := gateway.ParseConfig([]byte(c.yaml), env(nil))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	t.Run("OK", func(t *testing.T) {
+		if _, err := gateway.ParseConfig([]byte(base), env(nil)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A secret with YAML-significant characters stays one value.
+func TestEnvExpansionCannotChangeStructure(t *testing.T) {
+	yaml := "database:\n  url: ${DB}\nmodel:\n  provider: offline\n"
+	cfg, err := gateway.ParseConfig([]byte(yaml), env(map[string]string{"DB": "postgres://u:p#x: y@h/db\nmodel: {}"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Database.URL != "postgres://u:p#x: y@h/db\nmodel: {}" || cfg.Model.Provider != "offline" {
+		t.Fatalf("got url %q provider %q", cfg.Database.URL, cfg.Model.Provider)
+	}
+}
