@@ -260,3 +260,24 @@ func TestTokenInvalidatedMidSendIsRefreshedAndSentOnce(t *testing.T) {
 		t.Fatalf("token cache rows = %d, want 1 shared token", n)
 	}
 }
+
+func TestStatusPageShowsNamesNotSecrets(t *testing.T) {
+	h := newHarness(t)
+	h.start(gateway.Deps{})
+	resp, err := http.Get(h.srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{"/wecom/app-hr/callback", "hr_leave_balance"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("status page lacks %q", want)
+		}
+	}
+	for _, secret := range []string{testSecret, testToken, testAESKey} {
+		if strings.Contains(string(page), secret) {
+			t.Fatalf("status page shows a secret")
+		}
+	}
+}

@@ -6,9 +6,15 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sort"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/hermes-gw/hermes/web"
 )
+
+// Version is the running build, set by cmd/hermes.
+var Version = "dev"
 
 // maxCallbackBytes bounds a callback body; WeCom's encrypted XML is a few KiB.
 const maxCallbackBytes = 1 << 20
@@ -18,10 +24,24 @@ func (g *Gateway) routes() http.Handler {
 	r := gin.New()
 	r.Use(gin.Recovery())
 	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	r.GET("/", gin.WrapH(web.StatusHandler(g.status)))
 	// WeCom self-built apps: one callback URL per configured app.
 	r.GET("/wecom/:app/callback", g.wecomVerifyURL)
 	r.POST("/wecom/:app/callback", g.wecomCallback)
 	return r
+}
+
+// status is what the status page shows: no secrets, only names and paths.
+func (g *Gateway) status() web.Status {
+	st := web.Status{Version: Version}
+	for name := range g.wecom {
+		st.Callbacks = append(st.Callbacks, "/wecom/"+name+"/callback")
+	}
+	sort.Strings(st.Callbacks)
+	for _, s := range g.skills.Skills() {
+		st.Skills = append(st.Skills, s.Name)
+	}
+	return st
 }
 
 // wecomVerifyURL answers WeCom's URL verification with the bare plaintext.

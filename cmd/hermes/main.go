@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/hermes-gw/hermes/gateway"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -50,6 +52,7 @@ type stdio struct {
 var errUsage = errors.New("usage")
 
 func main() {
+	gateway.Version = version
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

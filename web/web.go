@@ -1,0 +1,32 @@
+// Package web holds the browser-facing pages of Hermes, embedded in the
+// binary. Today that is a status page; the admin console (conversations,
+// run traces, skills, schedules) grows here.
+package web
+
+import (
+	"embed"
+	"html/template"
+	"net/http"
+)
+
+//go:embed static/index.html
+var files embed.FS
+
+var index = template.Must(template.ParseFS(files, "static/index.html"))
+
+// Status is what the status page shows.
+type Status struct {
+	Version   string
+	Callbacks []string // callback paths, e.g. /wecom/app-hr/callback
+	Skills    []string
+}
+
+// StatusHandler serves the status page. status is called per request.
+func StatusHandler(status func() Status) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if err := index.Execute(w, status()); err != nil {
+			http.Error(w, "status page: "+err.Error(), http.StatusInternalServerError)
+		}
+	})
+}
