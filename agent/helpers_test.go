@@ -72,11 +72,14 @@ func (f *fakeTool) Spec() skills.Spec {
 	return skills.Spec{Name: f.name, Description: "test tool " + f.name, Parameters: json.RawMessage(p)}
 }
 
-func (f *fakeTool) Call(_ context.Context, args json.RawMessage) (string, error) {
+func (f *fakeTool) Call(_ context.Context, args json.RawMessage) (skills.Result, error) {
 	if f.log != nil {
 		f.log.add(f.name + " " + string(args))
 	}
-	return f.out, f.err
+	if f.err != nil {
+		return skills.Result{}, f.err
+	}
+	return skills.Result{Status: 200, Body: []byte(f.out)}, nil
 }
 
 // hrTools are the sample skills' shapes with canned answers.

@@ -250,7 +250,8 @@ func (r *run) invoke(ctx context.Context, name, args string) (out string, err er
 			r.log.Error("agent: tool panicked", "tool", name, "panic", p)
 		}
 	}()
-	return tool.Call(ctx, json.RawMessage(args))
+	res, err := tool.Call(ctx, json.RawMessage(args))
+	return string(res.Body), err
 }
 
 func (r *run) toolNames() string {

@@ -24,10 +24,10 @@ func isPath(endpoint string) bool { return strings.HasPrefix(endpoint, "/") }
 // callHTTP sends the model's arguments to the skill's endpoint, with the
 // caller's identity in headers the model cannot influence. The arguments go
 // as-is: a "user_id" in them is just data, the backend decides from headers.
-func (r *Registry) callHTTP(ctx context.Context, s *Skill, c Caller, args json.RawMessage) (string, error) {
+func (r *Registry) callHTTP(ctx context.Context, s *Skill, c Caller, args json.RawMessage) (Result, error) {
 	token, key, err := r.secrets(s)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	endpoint := s.Endpoint
 	if isPath(endpoint) {
@@ -38,42 +38,43 @@ func (r *Registry) callHTTP(ctx context.Context, s *Skill, c Caller, args json.R
 	defer cancel()
 	req, err := newHTTPRequest(callCtx, s.Method, endpoint, args)
 	if err != nil {
-		return "", fmt.Errorf("skill %s %w: build request: %w", s.Name, ErrMisconfigured, err)
+		return Result{}, fmt.Errorf("skill %s %w: build request: %w", s.Name, ErrMisconfigured, err)
 	}
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "application/json")
 	if err := setIdentityHeaders(req.Header, c, r.opts.Now(), key); err != nil {
-		return "", fmt.Errorf("skill %s: %w", s.Name, err)
+		return Result{}, fmt.Errorf("skill %s: %w", s.Name, err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 
+	began := r.opts.Now()
 	resp, err := r.opts.HTTPClient.Do(req)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil: // the run ended (timeout or shutdown), not the skill
-			return "", fmt.Errorf("skill %s: %w", s.Name, context.Cause(ctx))
+			return Result{}, fmt.Errorf("skill %s: %w", s.Name, context.Cause(ctx))
 		case errors.Is(err, context.DeadlineExceeded):
-			return "", fmt.Errorf("skill %s %w: no answer within %s: %w", s.Name, ErrUnavailable, s.Timeout, context.DeadlineExceeded)
+			return Result{}, fmt.Errorf("skill %s %w: no answer within %s: %w", s.Name, ErrUnavailable, s.Timeout, context.DeadlineExceeded)
 		default:
-			return "", fmt.Errorf("skill %s %w: %s", s.Name, ErrUnavailable, redact(err.Error(), token, string(key)))
+			return Result{}, fmt.Errorf("skill %s %w: %s", s.Name, ErrUnavailable, redact(err.Error(), token, string(key)))
 		}
 	}
 	defer resp.Body.Close()
 	body, err := readCapped(resp.Body, r.opts.MaxResponseBytes)
 	if err != nil {
-		return "", fmt.Errorf("skill %s %w: read response (HTTP %d): %s", s.Name, ErrUnavailable, resp.StatusCode, redact(err.Error(), token, string(key)))
+		return Result{}, fmt.Errorf("skill %s %w: read response (HTTP %d): %s", s.Name, ErrUnavailable, resp.StatusCode, redact(err.Error(), token, string(key)))
 	}
 	// A backend that echoes the request must not leak our token to the model.
 	text := redact(body, token, string(key))
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
-		return text, nil
+		return Result{Status: code, ContentType: resp.Header.Get("Content-Type"), Body: []byte(text), Duration: r.opts.Now().Sub(began)}, nil
 	case code >= 400 && code < 500:
-		return "", fmt.Errorf("skill %s %w (HTTP %d): %s", s.Name, ErrRefused, code, shortBody(text, code))
+		return Result{}, fmt.Errorf("skill %s %w (HTTP %d): %s", s.Name, ErrRefused, code, shortBody(text, code))
 	default:
-		return "", fmt.Errorf("skill %s %w (HTTP %d): %s", s.Name, ErrUnavailable, code, shortBody(text, code))
+		return Result{}, fmt.Errorf("skill %s %w (HTTP %d): %s", s.Name, ErrUnavailable, code, shortBody(text, code))
 	}
 }
 

@@ -91,7 +91,8 @@ func TestHTTP_IdentityInjected(t *testing.T) {
 	// The model tries to act for lisi through the arguments.
 	args := `{"user_id":"lisi","days":2}`
 
-	out, err := tool.Call(context.Background(), json.RawMessage(args))
+	res, err := tool.Call(context.Background(), json.RawMessage(args))
+	out := string(res.Body)
 	if err != nil {
 		t.Fatalf("Call: %v", err)
 	}
@@ -213,7 +214,8 @@ func TestHTTP_RedactsEchoedSecrets(t *testing.T) {
 		io.WriteString(w, "you sent "+r.Header.Get("Authorization")+" and key "+string(testKey))
 	})
 	tool := bind(t, echo, hrSkill(), zhang, secrets)
-	out, err := tool.Call(context.Background(), json.RawMessage(`{"days":1}`))
+	res, err := tool.Call(context.Background(), json.RawMessage(`{"days":1}`))
+	out := string(res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +280,8 @@ func TestHTTP_TruncatesResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := reg.ToolsFor(zhang)[0].Call(context.Background(), json.RawMessage(`{"days":1}`))
+	res, err := reg.ToolsFor(zhang)[0].Call(context.Background(), json.RawMessage(`{"days":1}`))
+	out := string(res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}

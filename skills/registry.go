@@ -153,7 +153,7 @@ func (r *Registry) hmacKeyEnv(s *Skill) (field, env string) {
 }
 
 // executors run a skill by its Executor; MCP and command executors join here.
-var executors = map[string]func(r *Registry, ctx context.Context, s *Skill, c Caller, args json.RawMessage) (string, error){
+var executors = map[string]func(r *Registry, ctx context.Context, s *Skill, c Caller, args json.RawMessage) (Result, error){
 	ExecutorHTTP: (*Registry).callHTTP,
 }
 
@@ -170,14 +170,14 @@ func (t *boundTool) Spec() Spec { return t.skill.Spec() }
 // the bound caller. Errors wrap ErrInvalidArguments, ErrNoCaller,
 // ErrMisconfigured, ErrRefused or ErrUnavailable, or the context's error
 // when ctx ends first; none carries a secret.
-func (t *boundTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+func (t *boundTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
 	args, err := t.skill.validateArgs(args)
 	if err != nil {
-		return "", err
+		return Result{}, err
 	}
 	if t.caller.UserID == "" {
 		// Fail closed: a backend must never guess whose data to return.
-		return "", fmt.Errorf("skill %s %w", t.skill.Name, ErrNoCaller)
+		return Result{}, fmt.Errorf("skill %s %w", t.skill.Name, ErrNoCaller)
 	}
 	return executors[t.skill.Executor](t.reg, ctx, t.skill, t.caller, args)
 }

@@ -108,7 +108,8 @@ func TestSamples_AgainstDemoBackend(t *testing.T) {
 	}
 	for _, tool := range reg.ToolsFor(zhang) {
 		name := tool.Spec().Name
-		out, err := tool.Call(context.Background(), json.RawMessage(args[name]))
+		res, err := tool.Call(context.Background(), json.RawMessage(args[name]))
+		out := string(res.Body)
 		if err != nil || !strings.Contains(out, want[name]) {
 			t.Errorf("%s = %q, %v; want %q", name, out, err, want[name])
 		}

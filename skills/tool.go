@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Caller is who a skill acts for. The gateway fills it from the verified
@@ -18,16 +19,64 @@ type Caller struct {
 	TraceID string   // run id; sent to backends as X-Request-ID / traceparent
 }
 
-// Spec is what the model is shown about a tool.
+// Spec is what the agent knows about a tool: what the model is shown, and
+// the hints the agent uses to offer, run and present it.
 type Spec struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage // JSON Schema of the arguments object
+	Examples    []string        // example requests that should use this tool
+
+	// Triggers decide whether the tool is relevant to a turn (seed 003's
+	// intent_contains / intent_regex); Always offers it on every turn.
+	Triggers Triggers
+	// ParallelSafe lets the agent run this call alongside others of the
+	// same step; by default calls of one step run in order.
+	ParallelSafe bool
+	// ResponseTemplate, when set, is a Go text/template over the decoded
+	// JSON observation that renders the final answer instead of the model.
+	ResponseTemplate string
+	// SafeFields are observation fields the skill marks as safe to show
+	// unmasked (e.g. a phone number the user asked for).
+	SafeFields []string
+}
+
+// Triggers say when a tool is relevant to the user's text.
+type Triggers struct {
+	Always         bool
+	IntentContains []string // any substring matches (case-insensitive)
+	IntentRegex    []string // any RE2 expression matches
+}
+
+// Result is what one call produced. Exactly one of a backend answer
+// (Status/Body), Confirm or Async describes the outcome.
+type Result struct {
+	Status      int           // HTTP status, or 200 for MCP/command success
+	ContentType string        // media type of Body, e.g. application/json
+	Body        []byte        // the answer, secrets already removed
+	Duration    time.Duration // time spent in the backend (X-Execution-Time when given)
+
+	// Confirm is set when the skill must be confirmed by the user before it
+	// runs: nothing was executed; the gateway asks the user.
+	Confirm *Confirmation
+	// Async is set when the backend accepted the work (HTTP 202) and will
+	// post the result later; the user is told the work has started.
+	Async *AsyncTask
+}
+
+// Confirmation describes a call waiting for the user's 「确认」.
+type Confirmation struct {
+	Prompt string // what exactly will happen, e.g. "重置 zhangsan 的 VPN 密码"
+}
+
+// AsyncTask is work a backend accepted and will report later.
+type AsyncTask struct {
+	TaskID string
 }
 
 // Tool is a skill bound to one caller: the only thing the agent can run.
 // Call errors are reported to the model as text; they never carry secrets.
 type Tool interface {
 	Spec() Spec
-	Call(ctx context.Context, args json.RawMessage) (string, error)
+	Call(ctx context.Context, args json.RawMessage) (Result, error)
 }
