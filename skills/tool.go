@@ -17,6 +17,9 @@ type Caller struct {
 	ChatID  string   // conversation id
 	Depts   []string // department ids, when known
 	TraceID string   // run id; sent to backends as X-Request-ID / traceparent
+	// Origin is an opaque reference the gateway uses to route a later
+	// result (async skills) back to the conversation; skills never parse it.
+	Origin string
 }
 
 // Spec is what the agent knows about a tool: what the model is shown, and
