@@ -281,3 +281,24 @@ func TestStatusPageShowsNamesNotSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestEventIsRecordedNotAnswered(t *testing.T) {
+	h := newHarness(t)
+	h.start(gateway.Deps{})
+	ctx := withTimeout(t, 30*time.Second)
+	created := time.Now().Unix()
+	xml := wecomtest.EventXML(testCorpID, "zhangsan", "enter_agent", "", testAgentID, created)
+	for range 2 { // WeCom retries: the same event twice is one row
+		u, body := h.callbackRequest(xml, time.Now())
+		if status, _ := post(t, u, body); status != 200 {
+			t.Fatalf("event callback answered %d", status)
+		}
+	}
+	h.waitIdle(ctx)
+	if n := h.count(`SELECT count(*) FROM inbound_messages WHERE msg_type = 'event' AND status = 'ignored'`); n != 1 {
+		t.Fatalf("event rows = %d, want 1 recorded as ignored", n)
+	}
+	if n := h.count(`SELECT count(*) FROM river_job`); n != 0 {
+		t.Fatalf("jobs = %d, want none for an event", n)
+	}
+}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,6 +124,7 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 		if reply == "" {
 			reply = g.cfg.Messages.Empty
 		}
+		run.Reply = reply
 	}
 	return g.commitAnswer(ctx, conn, row, sessionID, run, steps, reply, status)
 }
@@ -173,12 +175,13 @@ func (g *Gateway) modelName() string {
 func traceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 	out := make([]store.StepRecord, 0, len(steps))
 	for _, s := range steps {
+		detail, _ := json.Marshal(s) // Step is plain data; it always marshals
 		run.PromptTokens += s.PromptTokens
 		run.CompletionTokens += s.CompletionTokens
 		out = append(out, store.StepRecord{
 			Step: s.N, Kind: s.Kind, Tool: s.Tool, Args: s.Args, Observation: s.Observation,
 			Content: s.Content, Error: s.Error, PromptTokens: s.PromptTokens,
-			CompletionTokens: s.CompletionTokens, Latency: s.Latency,
+			CompletionTokens: s.CompletionTokens, Latency: s.Latency, Detail: detail,
 		})
 	}
 	return out

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
 
@@ -66,6 +68,24 @@ func TestMigrateAndChatOnTheConsoleChannel(t *testing.T) {
 	}
 	if !strings.Contains(out, "Hermes> ") || !strings.Contains(out, "离线演示模型") {
 		t.Fatalf("chat output lacks the agent's reply:\n%s", out)
+	}
+
+	// The run's trace is readable with `hermes runs show`.
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var runID string
+	if err := conn.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCmd(t, "", "runs", "show", "--config", cfg, runID)
+	if code != 0 || !strings.Contains(out, "run "+runID) || !strings.Contains(out, "#1 model") || !strings.Contains(out, "reply: ") {
+		t.Fatalf("runs show: code %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut = runCmd(t, "", "runs", "show", "--config", cfg, "no-such-run"); code != 1 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("unknown run: code %d stderr %q", code, errOut)
 	}
 }
 

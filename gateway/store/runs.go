@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // RunRecord is one agent run, the head of its trace.
@@ -16,6 +19,7 @@ type RunRecord struct {
 	Error            string
 	PromptTokens     int
 	CompletionTokens int
+	Reply            string
 	StartedAt        time.Time
 	FinishedAt       time.Time
 }
@@ -32,22 +36,23 @@ type StepRecord struct {
 	PromptTokens     int
 	CompletionTokens int
 	Latency          time.Duration
+	Detail           []byte // the agent's step as JSON
 }
 
 // InsertRun stores a run and its steps.
 func InsertRun(ctx context.Context, q Querier, r RunRecord, steps []StepRecord) error {
 	_, err := q.Exec(ctx, `
-INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, started_at, finished_at)
-VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
-		r.ID, r.SessionID, r.InboundID, r.Model, r.StopReason, r.Error, r.PromptTokens, r.CompletionTokens, r.StartedAt, r.FinishedAt)
+INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, reply, started_at, finished_at)
+VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+		r.ID, r.SessionID, r.InboundID, r.Model, r.StopReason, r.Error, r.PromptTokens, r.CompletionTokens, r.Reply, r.StartedAt, r.FinishedAt)
 	if err != nil {
 		return fmt.Errorf("store: insert run: %w", err)
 	}
 	for i, s := range steps {
 		_, err := q.Exec(ctx, `
-INSERT INTO run_steps (run_id, seq, step, kind, tool, args, observation, content, error, prompt_tokens, completion_tokens, latency_ms)
-VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
-			r.ID, i, s.Step, s.Kind, s.Tool, s.Args, s.Observation, s.Content, s.Error, s.PromptTokens, s.CompletionTokens, s.Latency.Milliseconds())
+INSERT INTO run_steps (run_id, seq, step, kind, tool, args, observation, content, error, prompt_tokens, completion_tokens, latency_ms, detail)
+VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
+			r.ID, i, s.Step, s.Kind, s.Tool, s.Args, s.Observation, s.Content, s.Error, s.PromptTokens, s.CompletionTokens, s.Latency.Milliseconds(), jsonOrNil(s.Detail))
 		if err != nil {
 			return fmt.Errorf("store: insert run step: %w", err)
 		}
@@ -55,10 +60,33 @@ VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
 	return nil
 }
 
+func jsonOrNil(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// GetRun loads a run. It returns ErrNotFound for an unknown id.
+func GetRun(ctx context.Context, q Querier, id string) (RunRecord, error) {
+	var r RunRecord
+	err := q.QueryRow(ctx, `
+SELECT id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, reply, started_at, finished_at
+FROM runs WHERE id = $1`, id).Scan(&r.ID, &r.SessionID, &r.InboundID, &r.Model, &r.StopReason, &r.Error,
+		&r.PromptTokens, &r.CompletionTokens, &r.Reply, &r.StartedAt, &r.FinishedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("store: get run: %w", err)
+	}
+	return r, nil
+}
+
 // GetRunSteps returns the steps of a run in order.
 func GetRunSteps(ctx context.Context, q Querier, runID string) ([]StepRecord, error) {
 	rows, err := q.Query(ctx, `
-SELECT step, kind, tool, args, observation, content, error, prompt_tokens, completion_tokens, latency_ms
+SELECT step, kind, tool, args, observation, content, error, prompt_tokens, completion_tokens, latency_ms, detail::text
 FROM run_steps WHERE run_id = $1 ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: run steps: %w", err)
@@ -68,10 +96,14 @@ FROM run_steps WHERE run_id = $1 ORDER BY seq`, runID)
 	for rows.Next() {
 		var s StepRecord
 		var ms int64
-		if err := rows.Scan(&s.Step, &s.Kind, &s.Tool, &s.Args, &s.Observation, &s.Content, &s.Error, &s.PromptTokens, &s.CompletionTokens, &ms); err != nil {
+		var detail *string
+		if err := rows.Scan(&s.Step, &s.Kind, &s.Tool, &s.Args, &s.Observation, &s.Content, &s.Error, &s.PromptTokens, &s.CompletionTokens, &ms, &detail); err != nil {
 			return nil, fmt.Errorf("store: run steps: %w", err)
 		}
 		s.Latency = time.Duration(ms) * time.Millisecond
+		if detail != nil {
+			s.Detail = []byte(*detail)
+		}
 		out = append(out, s)
 	}
 	return out, rows.Err()

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// runsShowFieldLimit keeps one printed field readable in a terminal.
+const runsShowFieldLimit = 600
+
+func runRuns(ctx context.Context, args []string, std stdio) error {
+	if len(args) == 0 || args[0] != "show" {
+		fmt.Fprintln(std.err, "usage: hermes runs show [--config FILE] RUN_ID")
+		return errUsage
+	}
+	fs, path := newFlags("runs show", std.err)
+	cfg, err := parseAndLoad(fs, path, args[1:])
+	if err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(std.err, "usage: hermes runs show [--config FILE] RUN_ID")
+		return errUsage
+	}
+	pool, err := store.Open(ctx, cfg.Database.URL, 2)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	run, err := store.GetRun(ctx, pool, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	steps, err := store.GetRunSteps(ctx, pool, run.ID)
+	if err != nil {
+		return err
+	}
+	printRun(std.out, run, steps)
+	return nil
+}
+
+// printRun writes a run's trace for a person: the head, then each step
+// with its action, observation and any further fields the agent recorded.
+func printRun(w io.Writer, run store.RunRecord, steps []store.StepRecord) {
+	fmt.Fprintf(w, "run %s  session %d  inbound %d  model %s\n", run.ID, run.SessionID, run.InboundID, run.Model)
+	fmt.Fprintf(w, "started %s  took %s  stop %s  tokens %d prompt / %d completion\n",
+		run.StartedAt.Format(time.RFC3339), run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond),
+		run.StopReason, run.PromptTokens, run.CompletionTokens)
+	if run.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", run.Error)
+	}
+	for _, s := range steps {
+		head := fmt.Sprintf("\n#%d %s", s.Step, s.Kind)
+		if s.Tool != "" {
+			head += " " + s.Tool
+		}
+		fmt.Fprintf(w, "%s  %s  %d/%d tokens\n", head, s.Latency, s.PromptTokens, s.CompletionTokens)
+		printField(w, "args", s.Args)
+		printField(w, "content", s.Content)
+		printField(w, "observation", s.Observation)
+		printField(w, "error", s.Error)
+		printExtra(w, s.Detail)
+	}
+	fmt.Fprintf(w, "\nreply: %s\n", run.Reply)
+}
+
+func printField(w io.Writer, name, value string) {
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return
+	}
+	if len(value) > runsShowFieldLimit {
+		cut := runsShowFieldLimit
+		for cut > 0 && (value[cut]&0xC0) == 0x80 { // keep whole UTF-8 characters
+			cut--
+		}
+		value = value[:cut] + fmt.Sprintf(" … (%d bytes)", len(value))
+	}
+	fmt.Fprintf(w, "    %s: %s\n", name, strings.ReplaceAll(value, "\n", "\n      "))
+}
+
+// shownStepFields are printed by printRun already.
+var shownStepFields = map[string]bool{
+	"N": true, "Kind": true, "Tool": true, "Args": true, "Observation": true, "Error": true, "Content": true,
+	"PromptTokens": true, "CompletionTokens": true, "Latency": true,
+}
+
+// printExtra prints what else the agent recorded on a step (state delta,
+// corrections, ...), whatever its shape, skipping empty values.
+func printExtra(w io.Writer, detail []byte) {
+	var m map[string]any
+	if len(detail) == 0 || json.Unmarshal(detail, &m) != nil {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !shownStepFields[k] && !isEmpty(m[k]) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, _ := json.Marshal(m[k])
+		printField(w, strings.ToLower(k), string(v))
+	}
+}
+
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case float64:
+		return x == 0
+	case bool:
+		return !x
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
