@@ -53,6 +53,7 @@ type AgentConfig struct {
 	MaxSteps     int           `yaml:"max_steps"`     // model calls per run, default 6
 	RunTimeout   time.Duration `yaml:"run_timeout"`   // wall clock per run, default 90s
 	HistoryTurns int           `yaml:"history_turns"` // earlier turns (user+assistant pairs) loaded, default 10
+	HistoryIdle  time.Duration `yaml:"history_idle"`  // a session idle this long starts without history, default 2h
 }
 
 // SkillsConfig says where skill definitions live and where their relative
@@ -106,6 +107,7 @@ const (
 	defaultMaxSteps        = 6
 	defaultRunTimeout      = 90 * time.Second
 	defaultHistoryTurns    = 10
+	defaultHistoryIdle     = 2 * time.Hour
 	defaultConcurrency     = 8
 	defaultMaxAttempts     = 8
 	defaultTimestampWindow = 5 * time.Minute
@@ -213,6 +215,9 @@ func (c *Config) ApplyDefaults() {
 	}
 	if c.Agent.HistoryTurns <= 0 {
 		c.Agent.HistoryTurns = defaultHistoryTurns
+	}
+	if c.Agent.HistoryIdle <= 0 {
+		c.Agent.HistoryIdle = defaultHistoryIdle
 	}
 	if c.Worker.AgentConcurrency <= 0 {
 		c.Worker.AgentConcurrency = defaultConcurrency

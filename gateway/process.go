@@ -130,7 +130,7 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 }
 
 func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64, runID string) (agent.Result, error) {
-	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns)
+	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns, g.now().Add(-g.cfg.Agent.HistoryIdle))
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
 	}

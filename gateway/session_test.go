@@ -89,3 +89,32 @@ func TestOneRunPerSessionInOrderWithHistory(t *testing.T) {
 		t.Fatalf("second run's messages %+v, want the first turn as history", secondReq)
 	}
 }
+
+// A conversation idle for longer than agent.history_idle starts afresh.
+func TestIdleSessionStartsWithoutHistory(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h.model.Script(openaitest.Reply{Content: "好的"})
+	h.start(gateway.Deps{Now: clock})
+	ctx := withTimeout(t, 30*time.Second)
+
+	u, body := h.callbackRequest(textXML("zhangsan", "第一条", "idle-1"), clock())
+	post(t, u, body)
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(3 * time.Hour) // default history_idle is 2h
+	mu.Unlock()
+	u, body = h.callbackRequest(textXML("zhangsan", "第二条", "idle-2"), clock())
+	post(t, u, body)
+	if _, err := h.wecomAPI.WaitMessages(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.model.Requests()
+	if got := len(reqs[len(reqs)-1].Messages); got != 2 {
+		t.Fatalf("after 3 idle hours the model saw %d messages, want system + the new question", got)
+	}
+}

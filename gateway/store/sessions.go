@@ -40,12 +40,13 @@ RETURNING id`, key.Channel, key.Account, key.ChatID, key.UserID, now).Scan(&id)
 }
 
 // RecentHistory returns up to limit most recent history entries of a
-// session, oldest first.
-func RecentHistory(ctx context.Context, q Querier, sessionID int64, limit int) ([]HistoryEntry, error) {
+// session written after since, oldest first. A conversation idle for longer
+// than the caller's expiry thus starts afresh.
+func RecentHistory(ctx context.Context, q Querier, sessionID int64, limit int, since time.Time) ([]HistoryEntry, error) {
 	rows, err := q.Query(ctx, `
 SELECT role, content FROM (
-  SELECT id, role, content FROM messages WHERE session_id = $1 ORDER BY id DESC LIMIT $2
-) recent ORDER BY id`, sessionID, limit)
+  SELECT id, role, content FROM messages WHERE session_id = $1 AND created_at > $3 ORDER BY id DESC LIMIT $2
+) recent ORDER BY id`, sessionID, limit, since)
 	if err != nil {
 		return nil, fmt.Errorf("store: history: %w", err)
 	}
