@@ -24,12 +24,20 @@ type Config struct {
 	Skills   SkillsConfig   `yaml:"skills"`
 	Worker   WorkerConfig   `yaml:"worker"`
 	WeCom    WeComConfig    `yaml:"wecom"`
+	Router   RouterConfig   `yaml:"router"`
 	Messages Messages       `yaml:"messages"`
 }
 
 // ServerConfig is the HTTP listener for platform callbacks.
 type ServerConfig struct {
 	Listen string `yaml:"listen"` // address, default ":8080"
+	// PublicURL is how skill backends reach this server, e.g.
+	// https://hermes.example.com; async skills get callback URLs under it.
+	// Required when an async skill is configured.
+	PublicURL string `yaml:"public_url"`
+	// CallbackKey signs the single-use tokens of async callback URLs. All
+	// replicas need the same one; use ${ENV}. Required with public_url.
+	CallbackKey string `yaml:"callback_key"`
 }
 
 // DatabaseConfig is the Postgres connection.
@@ -54,6 +62,10 @@ type AgentConfig struct {
 	RunTimeout   time.Duration `yaml:"run_timeout"`   // wall clock per run, default 90s
 	HistoryTurns int           `yaml:"history_turns"` // earlier turns (user+assistant pairs) loaded, default 10
 	HistoryIdle  time.Duration `yaml:"history_idle"`  // a session idle this long starts without history, default 2h
+	// ConfirmTimeout is how long a skill call waits for the user's 「确认」, default 5m.
+	ConfirmTimeout time.Duration `yaml:"confirm_timeout"`
+	// FollowupTimeout is how long a task waits for the answer to a skill's question, default 30m.
+	FollowupTimeout time.Duration `yaml:"followup_timeout"`
 }
 
 // SkillsConfig says where skill definitions live and where their relative
@@ -61,6 +73,26 @@ type AgentConfig struct {
 type SkillsConfig struct {
 	Dir     string `yaml:"dir"`      // folder of <skill>/SKILL.md; empty: no skills
 	BaseURL string `yaml:"base_url"` // base for endpoints given as paths
+	// AsyncTimeout is how long an async skill's result may take before the
+	// user is told it timed out, default 30m.
+	AsyncTimeout time.Duration `yaml:"async_timeout"`
+	// CommandAllowList are the absolute paths command skills may run.
+	CommandAllowList []string `yaml:"command_allow_list"`
+}
+
+// RouterConfig is the tool-router API (POST /v1/route).
+type RouterConfig struct {
+	// APIKeys map each caller system's key to the identity skills run as.
+	// No keys: the API answers 404.
+	APIKeys []RouterKey `yaml:"api_keys"`
+}
+
+// RouterKey is one API key of the tool-router API.
+type RouterKey struct {
+	Key    string `yaml:"key"`     // required, use ${ENV}; sent as "Authorization: Bearer <key>"
+	UserID string `yaml:"user_id"` // required: the identity the calls run as
+	Name   string `yaml:"name"`    // display name
+	CorpID string `yaml:"corp_id"` // corp of that identity
 }
 
 // WorkerConfig sizes the job queue.
@@ -94,9 +126,16 @@ type WeComApp struct {
 
 // Messages are the bot's fixed sentences, Chinese by default.
 type Messages struct {
-	Unsupported string `yaml:"unsupported"` // answer to non-text messages
-	Failed      string `yaml:"failed"`      // answer when a run fails for good
-	Empty       string `yaml:"empty"`       // answer when the model returned nothing
+	Unsupported string `yaml:"unsupported"`     // answer to non-text messages
+	Failed      string `yaml:"failed"`          // answer when a run fails for good
+	Empty       string `yaml:"empty"`           // answer when the model returned nothing
+	Confirmed   string `yaml:"confirmed"`       // after a confirmed call ran; %s is what ran
+	ConfirmFail string `yaml:"confirm_failed"`  // a confirmed call failed; %s what, %s why
+	Cancelled   string `yaml:"cancelled"`       // a pending call was cancelled; %s is what
+	ConfirmLate string `yaml:"confirm_expired"` // 「确认」 came too late; %s is what
+	AsyncDone   string `yaml:"async_done"`      // async result arrived; %s skill, %s result
+	AsyncFailed string `yaml:"async_failed"`    // async task failed; %s skill, %s reason
+	AsyncLate   string `yaml:"async_timeout"`   // async task never answered; %s skill
 }
 
 // Default values, applied by applyDefaults.
@@ -108,6 +147,9 @@ const (
 	defaultRunTimeout      = 90 * time.Second
 	defaultHistoryTurns    = 10
 	defaultHistoryIdle     = 2 * time.Hour
+	defaultConfirmTimeout  = 5 * time.Minute
+	defaultFollowupTimeout = 30 * time.Minute
+	defaultAsyncTimeout    = 30 * time.Minute
 	defaultConcurrency     = 8
 	defaultMaxAttempts     = 8
 	defaultTimestampWindow = 5 * time.Minute
@@ -119,6 +161,13 @@ var DefaultMessages = Messages{
 	Unsupported: "暂时只支持文字消息，这类消息我还看不懂，请用文字描述你的问题。",
 	Failed:      "抱歉，处理你的消息时出错了，请稍后再试。",
 	Empty:       "抱歉，我暂时没有答案。",
+	Confirmed:   "已执行：%s",
+	ConfirmFail: "执行失败：%s。原因：%s",
+	Cancelled:   "已取消：%s",
+	ConfirmLate: "确认已超时，未执行：%s。如仍需要，请重新发起。",
+	AsyncDone:   "你之前的请求（%s）已处理完成：%s",
+	AsyncFailed: "你之前的请求（%s）处理失败：%s",
+	AsyncLate:   "你之前的请求（%s）长时间没有结果，已超时。请稍后重试或联系 IT 服务台。",
 }
 
 // LoadConfig reads a YAML file, expands ${ENV} references in values, applies
@@ -237,9 +286,27 @@ func (c *Config) ApplyDefaults() {
 	for i := range c.WeCom.Apps {
 		setDefault(&c.WeCom.Apps[i].APIBaseURL, "https://qyapi.weixin.qq.com")
 	}
-	setDefault(&c.Messages.Unsupported, DefaultMessages.Unsupported)
-	setDefault(&c.Messages.Failed, DefaultMessages.Failed)
-	setDefault(&c.Messages.Empty, DefaultMessages.Empty)
+	if c.Agent.ConfirmTimeout <= 0 {
+		c.Agent.ConfirmTimeout = defaultConfirmTimeout
+	}
+	if c.Agent.FollowupTimeout <= 0 {
+		c.Agent.FollowupTimeout = defaultFollowupTimeout
+	}
+	if c.Skills.AsyncTimeout <= 0 {
+		c.Skills.AsyncTimeout = defaultAsyncTimeout
+	}
+	m, d := &c.Messages, DefaultMessages
+	for _, f := range []struct {
+		p *string
+		v string
+	}{
+		{&m.Unsupported, d.Unsupported}, {&m.Failed, d.Failed}, {&m.Empty, d.Empty},
+		{&m.Confirmed, d.Confirmed}, {&m.ConfirmFail, d.ConfirmFail}, {&m.Cancelled, d.Cancelled},
+		{&m.ConfirmLate, d.ConfirmLate}, {&m.AsyncDone, d.AsyncDone}, {&m.AsyncFailed, d.AsyncFailed},
+		{&m.AsyncLate, d.AsyncLate},
+	} {
+		setDefault(f.p, f.v)
+	}
 }
 
 func setDefault(p *string, v string) {
@@ -284,6 +351,32 @@ func (c *Config) Validate() error {
 	}
 	if c.Worker.RescueAfter <= c.Agent.RunTimeout+JobSlack {
 		bad("worker.rescue_after", "must exceed agent.run_timeout + %s (%s), got %s", JobSlack, c.Agent.RunTimeout+JobSlack, c.Worker.RescueAfter)
+	}
+	if c.Server.PublicURL != "" {
+		if !isHTTPURL(c.Server.PublicURL) {
+			bad("server.public_url", "must be an http(s) URL, got %q", c.Server.PublicURL)
+		}
+		if len(c.Server.CallbackKey) < 16 {
+			bad("server.callback_key", "required with server.public_url, at least 16 characters")
+		}
+	}
+	for i, p := range c.Skills.CommandAllowList {
+		if !strings.HasPrefix(p, "/") {
+			bad(fmt.Sprintf("skills.command_allow_list[%d]", i), "must be an absolute path, got %q", p)
+		}
+	}
+	keys := map[string]bool{}
+	for i, k := range c.Router.APIKeys {
+		key := fmt.Sprintf("router.api_keys[%d]", i)
+		if len(k.Key) < 16 {
+			bad(key+".key", "required, at least 16 characters")
+		} else if keys[k.Key] {
+			bad(key+".key", "duplicate key")
+		}
+		keys[k.Key] = true
+		if k.UserID == "" {
+			bad(key+".user_id", "required")
+		}
 	}
 	seen := map[string]bool{}
 	for i, a := range c.WeCom.Apps {
