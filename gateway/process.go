@@ -81,6 +81,11 @@ type dbConn interface {
 	store.Beginner
 }
 
+// splitForChannel cuts text into parts the channel can send in one message.
+func splitForChannel(ch channels.Channel, text string) []string {
+	return channels.SplitText(text, ch.MaxTextBytes())
+}
+
 func sessionKey(in channels.Inbound) store.SessionKey {
 	return store.SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}
 }
@@ -195,7 +200,7 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 	if !ok {
 		return river.JobCancel(fmt.Errorf("gateway: no channel %q configured for inbound %d", row.In.Channel, row.ID))
 	}
-	parts := channels.SplitText(reply, ch.MaxTextBytes())
+	parts := splitForChannel(ch, reply)
 	replyKey := fmt.Sprintf("inbound:%d", row.ID)
 	_, deliveryQueue := g.queueFor(row.In.Channel)
 	now := g.now()

@@ -26,11 +26,7 @@ func runChat(ctx context.Context, args []string, std stdio) error {
 	fs, path := newFlags("chat", std.err)
 	stdout := std.out
 	user := fs.String("user", "zhangsan", "the user id you chat as; the console trusts whoever runs it")
-	cfg, err := parseAndLoad(fs, path, args)
-	if err != nil {
-		return err
-	}
-	pool, err := openDB(ctx, cfg)
+	cfg, pool, err := loadAndOpen(ctx, fs, path, args)
 	if err != nil {
 		return err
 	}

@@ -49,13 +49,22 @@ func openDB(ctx context.Context, cfg *gateway.Config) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-func runMigrate(ctx context.Context, args []string, std stdio) error {
-	fs, path := newFlags("migrate", std.err)
+// loadAndOpen parses args, loads the configuration, connects and migrates.
+func loadAndOpen(ctx context.Context, fs *flag.FlagSet, path *string, args []string) (*gateway.Config, *pgxpool.Pool, error) {
 	cfg, err := parseAndLoad(fs, path, args)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	pool, err := openDB(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, pool, nil
+}
+
+func runMigrate(ctx context.Context, args []string, std stdio) error {
+	fs, path := newFlags("migrate", std.err)
+	_, pool, err := loadAndOpen(ctx, fs, path, args)
 	if err != nil {
 		return err
 	}
@@ -66,11 +75,7 @@ func runMigrate(ctx context.Context, args []string, std stdio) error {
 
 func runServe(ctx context.Context, args []string, std stdio) error {
 	fs, path := newFlags("serve", std.err)
-	cfg, err := parseAndLoad(fs, path, args)
-	if err != nil {
-		return err
-	}
-	pool, err := openDB(ctx, cfg)
+	cfg, pool, err := loadAndOpen(ctx, fs, path, args)
 	if err != nil {
 		return err
 	}
