@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/agent/openaitest"
@@ -34,8 +37,12 @@ func fakeClock() func() time.Time {
 	}
 }
 
+// noSleep makes model retries immediate; tests that check the delays
+// record them instead.
+func noSleep(context.Context, time.Duration) error { return nil }
+
 func testOptions() agent.Options {
-	return agent.Options{Now: fakeClock(), Logger: slog.New(slog.DiscardHandler)}
+	return agent.Options{Now: fakeClock(), Logger: slog.New(slog.DiscardHandler), Sleep: noSleep}
 }
 
 // callLog records tool calls across tools, in order.
@@ -56,12 +63,15 @@ func (l *callLog) all() []string {
 	return append([]string(nil), l.calls...)
 }
 
-// fakeTool is a skills.Tool with a fixed answer.
+// fakeTool is a skills.Tool with a fixed answer, or one computed by call.
 type fakeTool struct {
 	name, params string
 	out          string
+	contentType  string
 	err          error
 	log          *callLog
+	edit         func(*skills.Spec)                                                     // changes the spec: triggers, templates...
+	call         func(ctx context.Context, args json.RawMessage) (skills.Result, error) // replaces out and err
 }
 
 func (f *fakeTool) Spec() skills.Spec {
@@ -69,17 +79,24 @@ func (f *fakeTool) Spec() skills.Spec {
 	if p == "" {
 		p = `{"type":"object","properties":{}}`
 	}
-	return skills.Spec{Name: f.name, Description: "test tool " + f.name, Parameters: json.RawMessage(p)}
+	spec := skills.Spec{Name: f.name, Description: "test tool " + f.name, Parameters: json.RawMessage(p)}
+	if f.edit != nil {
+		f.edit(&spec)
+	}
+	return spec
 }
 
-func (f *fakeTool) Call(_ context.Context, args json.RawMessage) (skills.Result, error) {
+func (f *fakeTool) Call(ctx context.Context, args json.RawMessage) (skills.Result, error) {
 	if f.log != nil {
 		f.log.add(f.name + " " + string(args))
+	}
+	if f.call != nil {
+		return f.call(ctx, args)
 	}
 	if f.err != nil {
 		return skills.Result{}, f.err
 	}
-	return skills.Result{Status: 200, Body: []byte(f.out)}, nil
+	return skills.Result{Status: 200, ContentType: f.contentType, Body: []byte(f.out)}, nil
 }
 
 // hrTools are the sample skills' shapes with canned answers.
@@ -105,4 +122,47 @@ func stepKinds(steps []agent.Step) []string {
 		kinds = append(kinds, s.Kind+":"+s.Tool)
 	}
 	return kinds
+}
+
+// toolNames lists the tools of a request, without the built-in finish.
+func toolNames(req openai.ChatCompletionRequest) []string {
+	var names []string
+	for _, t := range req.Tools {
+		if t.Function.Name != "finish" {
+			names = append(names, t.Function.Name)
+		}
+	}
+	return names
+}
+
+// lastMessage is the last message of a request.
+func lastMessage(req openai.ChatCompletionRequest) openai.ChatCompletionMessage {
+	return req.Messages[len(req.Messages)-1]
+}
+
+// call is a scripted reply with one tool call.
+func call(name, args string) openaitest.Reply {
+	return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(name, args)}}
+}
+
+// answer is a scripted text reply.
+func answer(text string) openaitest.Reply { return openaitest.Reply{Content: text} }
+
+func hasDelta(s agent.Step, part string) bool {
+	for _, d := range s.Delta {
+		if strings.Contains(d, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyDelta reports whether any step's state delta contains part.
+func anyDelta(steps []agent.Step, part string) bool {
+	for _, s := range steps {
+		if hasDelta(s, part) {
+			return true
+		}
+	}
+	return false
 }

@@ -54,8 +54,13 @@ func TestRun_ToolThenAnswer(t *testing.T) {
 	if result.Role != openai.ChatMessageRoleTool || result.ToolCallID != "call_1" || result.Content != "年假可结转至次年 3 月 31 日。" {
 		t.Errorf("tool message = role %q id %q content %q", result.Role, result.ToolCallID, result.Content)
 	}
-	if tools := reqs[0].Tools; len(tools) != 4 || tools[1].Function.Name != "hr_policy_search" {
-		t.Errorf("request tools = %+v", tools)
+	// Tools without triggers are all offered, in the registry's order, then
+	// the built-in finish.
+	if got, want := toolNames(reqs[0]), []string{"hr_leave_balance", "hr_policy_search", "it_ticket_create", "it_ticket_status"}; !slices.Equal(got, want) {
+		t.Errorf("request tools = %q, want %q", got, want)
+	}
+	if tools := reqs[0].Tools; tools[len(tools)-1].Function.Name != "finish" {
+		t.Errorf("last tool = %q, want the built-in finish", tools[len(tools)-1].Function.Name)
 	}
 
 	if got, want := stepKinds(res.Steps), []string{"model:", "tool:hr_policy_search", "model:"}; !slices.Equal(got, want) {
@@ -85,13 +90,14 @@ func TestRun_MaxSteps(t *testing.T) {
 	var log callLog
 	opts := testOptions()
 	opts.MaxSteps = 3
+	opts.MaxRepeats = 10 // only the step budget is under test
 
 	res, err := agent.Run(context.Background(), m, testTurn("我还有几天年假？", hrTools(&log)), opts)
 	if err != nil {
 		t.Fatalf("Run: %v (a budget stop is not an error)", err)
 	}
-	if res.StopReason != agent.StopMaxSteps {
-		t.Errorf("StopReason = %q, want %q", res.StopReason, agent.StopMaxSteps)
+	if res.StopReason != agent.StopMaxSteps || !errors.Is(res.Cause, agent.ErrMaxSteps) {
+		t.Errorf("StopReason = %q (%v), want %q", res.StopReason, res.Cause, agent.StopMaxSteps)
 	}
 	if n := len(srv.Requests()); n != 3 {
 		t.Errorf("model calls = %d, want 3", n)
@@ -102,7 +108,7 @@ func TestRun_MaxSteps(t *testing.T) {
 	if len(res.Steps) != 6 {
 		t.Errorf("steps = %q, want 3 model + 3 tool", stepKinds(res.Steps))
 	}
-	for _, want := range []string{"限定步骤", "已完成：hr_leave_balance", "未完成：整理最终答复"} {
+	for _, want := range []string{"限定步骤", "已完成：hr_leave_balance", "未完成：整理最终答复", "停在第 3 步"} {
 		if !strings.Contains(res.Reply, want) {
 			t.Errorf("Reply = %q, want it to contain %q", res.Reply, want)
 		}
@@ -124,9 +130,14 @@ func TestRun_ToolErrorGoesBackAsText(t *testing.T) {
 	if res.StopReason != agent.StopFinished || res.Reply != "假期系统暂时不可用。" {
 		t.Errorf("got %q / %q, want the model's answer after the error", res.StopReason, res.Reply)
 	}
-	msgs := srv.Requests()[1].Messages
-	if got, want := msgs[len(msgs)-1].Content, "error: skill hr_leave_balance is unavailable (HTTP 502): bad gateway"; got != want {
-		t.Errorf("tool message = %q, want %q", got, want)
+	// The error is summarised: type, the tool's message, cause, what to
+	// change, and a line of guidance.
+	got := lastMessage(srv.Requests()[1]).Content
+	for _, want := range []string{"error: unavailable: skill hr_leave_balance is unavailable (HTTP 502): bad gateway\n",
+		"likely cause: ", "what to change: nothing in the arguments", "You may try once more"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("tool message = %q, want it to contain %q", got, want)
+		}
 	}
 	if res.Steps[1].Error == "" {
 		t.Errorf("tool step %+v: want the error recorded", res.Steps[1])
@@ -150,8 +161,8 @@ func TestRun_ObservationCapped(t *testing.T) {
 	}
 	msgs := srv.Requests()[1].Messages
 	for _, msg := range msgs[len(msgs)-2:] {
-		if len(msg.Content) > 1000 || !strings.Contains(msg.Content, "truncated") {
-			t.Errorf("tool message of %d bytes, want at most 1000 with a truncation note", len(msg.Content))
+		if len(msg.Content) > 1000 || !strings.Contains(msg.Content, "left out") {
+			t.Errorf("tool message of %d bytes, want at most 1000 with a note of what was left out", len(msg.Content))
 		}
 		if !strings.ContainsRune(msg.Content, '年') || strings.ContainsRune(msg.Content, '\uFFFD') {
 			t.Errorf("tool message cut inside a rune: %q", msg.Content[len(msg.Content)-60:])
@@ -163,9 +174,9 @@ func TestRun_BadToolCallsGoBackAsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool, args, want string
 	}{
-		{"UnknownTool", "delete_everything", `{}`, `error: unknown tool "delete_everything"; available tools: hr_leave_balance, hr_policy_search`},
-		{"InvalidJSON", "hr_policy_search", `{"query":`, "error: arguments of hr_policy_search are not a valid JSON object"},
-		{"NotAnObject", "hr_policy_search", `["年假"]`, "error: arguments of hr_policy_search are not a valid JSON object"},
+		{"UnknownTool", "delete_everything", `{}`, "error: unknown_tool: there is no tool \"delete_everything\"\nwhat to change: call one of the offered tools: hr_leave_balance, hr_policy_search"},
+		{"InvalidJSON", "hr_policy_search", `{"query":`, "error: invalid_arguments for hr_policy_search: not valid JSON"},
+		{"NotAnObject", "hr_policy_search", `["年假"]`, "error: invalid_arguments for hr_policy_search: the arguments must be a JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, m := newModel(t)
@@ -254,7 +265,7 @@ func TestRun_SystemPromptAndToolsByteStable(t *testing.T) {
 			t.Fatal(err)
 		}
 		var first openai.ChatCompletionMessage
-		if err := json.Unmarshal(b.Messages[0], &first); err != nil || first.Role != "system" || first.Content != turn.SystemPrompt {
+		if err := json.Unmarshal(b.Messages[0], &first); err != nil || first.Role != "system" || !strings.HasPrefix(first.Content, turn.SystemPrompt) {
 			t.Errorf("request %d starts with %s, want the system prompt", i, b.Messages[0])
 		}
 		if i > 0 {
@@ -342,7 +353,7 @@ func TestRun_MessagesOverride(t *testing.T) {
 	opts.Messages = agent.Messages{MaxSteps: "Sorry, out of steps.", FinalAnswer: "a final answer"}
 
 	res, _ := agent.Run(context.Background(), m, testTurn("x", hrTools(nil)), opts)
-	if got, want := res.Reply, "Sorry, out of steps.已完成：hr_leave_balance。未完成：a final answer。"; got != want {
+	if got, want := res.Reply, "Sorry, out of steps.已完成：hr_leave_balance。未完成：a final answer。停在第 1 步。"; got != want {
 		t.Errorf("Reply = %q, want %q", got, want)
 	}
 }

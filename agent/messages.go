@@ -6,20 +6,41 @@ import (
 	"strings"
 )
 
-// Messages are every text Run itself shows the chat user: the partial
-// answers when a run cannot finish. They live in one place so a deployment
-// can reword them (Options.Messages); an empty field uses the default.
-// Texts for the model (tool errors) are English and not configurable.
+// Messages are every text Run itself shows the chat user: partial answers
+// when a run cannot finish, the confirmation request, the plan refusal. They
+// live in one place so a deployment can reword them (Options.Messages); an
+// empty field uses the default. Texts for the model are English and not
+// configurable.
 type Messages struct {
-	MaxSteps    string // lead sentence when the step budget ran out
-	Timeout     string // lead sentence when the wall clock ran out
-	Error       string // lead sentence when the model failed
-	Canceled    string // lead sentence when the run was interrupted
+	// Lead sentences, one per stop reason that is not an answer.
+	MaxSteps    string // the step budget ran out
+	Timeout     string // the wall clock ran out
+	Repeated    string // the same call was repeated beyond the limit
+	Idle        string // rounds without a successful call
+	FatalTool   string // a tool failed in a way only an administrator can fix
+	Error       string // the model failed
+	Canceled    string // the run was interrupted
+	PlanRefused string // the request could not be turned into a plan
+
+	Confirm    string // "回复「确认」以执行：%s"; must contain one %s, the skill's prompt
+	NeedsInput string // "%s"; must contain one %s, the backend's question
+
+	Results     string // heading before the answers of finished subtasks
 	Done        string // "已完成：%s。", %s lists the tools that answered
+	Failed      string // "失败：%s。", %s lists failed tools with why
 	NotDone     string // "未完成：%s。", %s lists what is missing
+	StoppedAt   string // "停在第 %d 步。"
 	FinalAnswer string // the missing final answer, last item of NotDone
 	Empty       string // reply when the model finished without any text
 	ListSep     string // separator inside the lists
+	Why         string // "%s（%s）": a failed tool and why
+
+	// Why a tool failed, in Failed.
+	FailRefused     string
+	FailUnavailable string
+	FailInvalidArgs string
+	FailFatal       string
+	FailOther       string
 }
 
 // DefaultMessages returns the Chinese defaults.
@@ -27,13 +48,29 @@ func DefaultMessages() Messages {
 	return Messages{
 		MaxSteps:    "抱歉，这个问题我没能在限定步骤内完成，可以换个问法或把问题拆小一点再试。",
 		Timeout:     "抱歉，这个问题处理超时了，请稍后再试。",
+		Repeated:    "抱歉，我在重复同一个查询却没有进展，先停在这里。",
+		Idle:        "抱歉，连续几次尝试都没有拿到有效结果，先停在这里。",
+		FatalTool:   "抱歉，有一个系统的配置或授权出了问题，需要管理员处理，这次没法完成。",
 		Error:       "抱歉，处理时出错了，请稍后再试。",
 		Canceled:    "抱歉，处理被中断了，请稍后再试。",
+		PlanRefused: "抱歉，我没能理解这个请求具体要做什么。请说明想查什么、办什么，以及想要的结果形式，我再试一次。",
+		Confirm:     "回复「确认」以执行：%s",
+		NeedsInput:  "%s",
+		Results:     "已得到的结果：",
 		Done:        "已完成：%s。",
+		Failed:      "失败：%s。",
 		NotDone:     "未完成：%s。",
+		StoppedAt:   "停在第 %d 步。",
 		FinalAnswer: "整理最终答复",
 		Empty:       "抱歉，我没有得到可以回复的内容，请换个问法再试。",
 		ListSep:     "、",
+		Why:         "%s（%s）",
+
+		FailRefused:     "请求被拒绝",
+		FailUnavailable: "系统暂时不可用",
+		FailInvalidArgs: "参数不正确",
+		FailFatal:       "配置或授权有误",
+		FailOther:       "出错",
 	}
 }
 
@@ -44,9 +81,14 @@ func (m Messages) withDefaults() Messages {
 		got *string
 		def string
 	}{
-		{&m.MaxSteps, d.MaxSteps}, {&m.Timeout, d.Timeout}, {&m.Error, d.Error},
-		{&m.Canceled, d.Canceled}, {&m.Done, d.Done}, {&m.NotDone, d.NotDone},
-		{&m.FinalAnswer, d.FinalAnswer}, {&m.Empty, d.Empty}, {&m.ListSep, d.ListSep},
+		{&m.MaxSteps, d.MaxSteps}, {&m.Timeout, d.Timeout}, {&m.Repeated, d.Repeated}, {&m.Idle, d.Idle},
+		{&m.FatalTool, d.FatalTool}, {&m.Error, d.Error}, {&m.Canceled, d.Canceled},
+		{&m.PlanRefused, d.PlanRefused}, {&m.Confirm, d.Confirm}, {&m.NeedsInput, d.NeedsInput},
+		{&m.Results, d.Results}, {&m.Done, d.Done}, {&m.Failed, d.Failed}, {&m.NotDone, d.NotDone},
+		{&m.StoppedAt, d.StoppedAt}, {&m.FinalAnswer, d.FinalAnswer}, {&m.Empty, d.Empty},
+		{&m.ListSep, d.ListSep}, {&m.Why, d.Why}, {&m.FailRefused, d.FailRefused},
+		{&m.FailUnavailable, d.FailUnavailable}, {&m.FailInvalidArgs, d.FailInvalidArgs},
+		{&m.FailFatal, d.FailFatal}, {&m.FailOther, d.FailOther},
 	} {
 		if *f.got == "" {
 			*f.got = f.def
@@ -57,48 +99,80 @@ func (m Messages) withDefaults() Messages {
 
 // lead returns the first sentence for a stop reason.
 func (m Messages) lead(stop string) string {
-	switch stop {
-	case StopMaxSteps:
-		return m.MaxSteps
-	case StopTimeout:
-		return m.Timeout
-	case StopCanceled:
-		return m.Canceled
-	default:
-		return m.Error
-	}
+	return map[string]string{
+		StopMaxSteps: m.MaxSteps, StopTimeout: m.Timeout, StopRepeated: m.Repeated, StopIdle: m.Idle,
+		StopFatalTool: m.FatalTool, StopCanceled: m.Canceled, StopPlanRefused: m.PlanRefused,
+	}[stop]
 }
 
-// partial is the honest short answer for a run that did not finish: what
-// was looked up and what is missing. It never includes tool output, which
-// was meant for the model and may be raw JSON.
-func (m Messages) partial(stop string, p progress) string {
+// partial is the honest short answer for a run that did not finish: why it
+// stopped, the answers of finished subtasks, which tools answered and which
+// failed, what is missing and at which step it stopped. Tool output appears
+// only through subtask answers the model wrote, never raw.
+func (m Messages) partial(stop string, p progress, subs []SubtaskResult, step int) string {
 	var b strings.Builder
-	b.WriteString(m.lead(stop))
+	lead := m.lead(stop)
+	if lead == "" {
+		lead = m.Error
+	}
+	b.WriteString(lead)
+	var missing []string
+	var answered []string
+	for _, s := range subs {
+		if s.Status == SubtaskDone && s.Answer != "" {
+			answered = append(answered, fmt.Sprintf("%s：%s", s.Task, s.Answer))
+		} else {
+			missing = append(missing, s.Task)
+		}
+	}
+	if len(answered) > 0 {
+		b.WriteString("\n" + m.Results + "\n" + strings.Join(answered, "\n") + "\n")
+	}
 	if len(p.done) > 0 {
 		b.WriteString(fmt.Sprintf(m.Done, strings.Join(p.done, m.ListSep)))
 	}
-	b.WriteString(fmt.Sprintf(m.NotDone, strings.Join(append(p.notDone(), m.FinalAnswer), m.ListSep)))
+	if len(p.failed) > 0 {
+		var items []string
+		for _, f := range p.failed {
+			items = append(items, fmt.Sprintf(m.Why, f.tool, f.why))
+		}
+		b.WriteString(fmt.Sprintf(m.Failed, strings.Join(items, m.ListSep)))
+	}
+	if len(missing) == 0 {
+		missing = []string{m.FinalAnswer}
+	}
+	b.WriteString(fmt.Sprintf(m.NotDone, strings.Join(missing, m.ListSep)))
+	if step > 0 {
+		b.WriteString(fmt.Sprintf(m.StoppedAt, step))
+	}
 	return b.String()
 }
 
 // progress tracks which tools answered and which did not, by name, in first
 // use order.
 type progress struct {
-	done   []string // answered at least once
-	failed []string // failed or never ran, and never answered
+	done   []string     // answered at least once
+	failed []failedTool // failed and never answered
 }
 
-func (p *progress) record(tool string, ok bool) {
+type failedTool struct {
+	tool, why string
+}
+
+func (p *progress) record(tool string, ok bool, why string) {
 	switch {
 	case ok:
-		p.failed = slices.DeleteFunc(p.failed, func(s string) bool { return s == tool })
+		p.failed = slices.DeleteFunc(p.failed, func(f failedTool) bool { return f.tool == tool })
 		if !slices.Contains(p.done, tool) {
 			p.done = append(p.done, tool)
 		}
-	case !slices.Contains(p.done, tool) && !slices.Contains(p.failed, tool):
-		p.failed = append(p.failed, tool)
+	case slices.Contains(p.done, tool):
+	default:
+		i := slices.IndexFunc(p.failed, func(f failedTool) bool { return f.tool == tool })
+		if i < 0 {
+			p.failed = append(p.failed, failedTool{tool: tool, why: why})
+		} else {
+			p.failed[i].why = why // the latest reason is the one that stopped us
+		}
 	}
 }
-
-func (p progress) notDone() []string { return slices.Clone(p.failed) }

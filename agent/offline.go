@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -121,13 +122,13 @@ func pickTool(text string, tools []openai.Tool) (openai.Tool, bool) {
 		}
 		var candidates []openai.Tool
 		for _, t := range tools {
-			if t.Function != nil && strings.Contains(t.Function.Name, route.hint) {
+			if t.Function != nil && !isBuiltin(t.Function.Name) && strings.Contains(t.Function.Name, route.hint) {
 				candidates = append(candidates, t)
 			}
 		}
 		if len(candidates) == 0 {
 			for _, t := range tools {
-				if t.Function != nil && containsAny(t.Function.Description, route.keywords) {
+				if t.Function != nil && !isBuiltin(t.Function.Name) && containsAny(t.Function.Description, route.keywords) {
 					candidates = append(candidates, t)
 				}
 			}
@@ -268,15 +269,13 @@ func resultSummary(content string) string {
 func offlineIntro(tools []openai.Tool) string {
 	var b strings.Builder
 	b.WriteString(offlinePrefix + "我是离线演示模型，不理解自然语言，只会按关键词（年假、制度、工单、工资）挑选工具。")
+	tools = slices.DeleteFunc(slices.Clone(tools), func(t openai.Tool) bool { return t.Function == nil || isBuiltin(t.Function.Name) })
 	if len(tools) == 0 {
 		b.WriteString("现在没有可用的工具。")
 		return b.String()
 	}
 	b.WriteString("可用的工具：")
 	for i, t := range tools {
-		if t.Function == nil {
-			continue
-		}
 		if i > 0 {
 			b.WriteString("；")
 		}

@@ -33,7 +33,9 @@ type OpenAIConfig struct {
 	HTTPClient *http.Client
 }
 
-// NewOpenAIModel returns a Model backed by go-openai.
+// NewOpenAIModel returns a Model backed by go-openai. It also implements
+// Streamer, so Run streams its answers when Options.Progress is set. It
+// makes one attempt per call: Run retries transient failures.
 func NewOpenAIModel(cfg OpenAIConfig) Model {
 	oc := openai.DefaultConfig(cfg.APIKey)
 	if cfg.BaseURL != "" {

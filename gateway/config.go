@@ -62,6 +62,9 @@ type AgentConfig struct {
 	RunTimeout   time.Duration `yaml:"run_timeout"`   // wall clock per run, default 90s
 	HistoryTurns int           `yaml:"history_turns"` // earlier turns (user+assistant pairs) loaded, default 10
 	HistoryIdle  time.Duration `yaml:"history_idle"`  // a session idle this long starts without history, default 2h
+	// Plan turns a request into goal, constraints, output format and
+	// subtasks first (one more model call per message). Default false.
+	Plan bool `yaml:"plan"`
 	// ConfirmTimeout is how long a skill call waits for the user's 「确认」, default 5m.
 	ConfirmTimeout time.Duration `yaml:"confirm_timeout"`
 	// FollowupTimeout is how long a task waits for the answer to a skill's question, default 30m.

@@ -14,6 +14,12 @@ var ErrUnavailable = errors.New("gateway: temporarily unavailable")
 // ErrUnknownAccount is a callback for an app that is not configured.
 var ErrUnknownAccount = errors.New("gateway: unknown account")
 
+// ErrBadRequest is a request body we cannot use.
+var ErrBadRequest = errors.New("gateway: bad request")
+
+// ErrUnauthorized is an API call without a valid key.
+var ErrUnauthorized = errors.New("gateway: unauthorized")
+
 // httpStatus maps an error to the HTTP status of a callback answer. It is
 // the only place that does.
 func httpStatus(err error) int {
@@ -31,6 +37,10 @@ var statusMap = []struct {
 }{
 	{ErrUnavailable, http.StatusServiceUnavailable},
 	{ErrUnknownAccount, http.StatusNotFound},
+	{ErrBadRequest, http.StatusBadRequest},
+	{ErrUnauthorized, http.StatusUnauthorized},
+	{ErrBadToken, http.StatusUnauthorized},
+	{ErrGone, http.StatusGone},
 	{wecom.ErrSignature, http.StatusUnauthorized},
 	{wecom.ErrStale, http.StatusUnauthorized},
 	{wecom.ErrDecrypt, http.StatusBadRequest},

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -41,9 +42,9 @@ type Deps struct {
 	Pool *pgxpool.Pool
 	// Model overrides the model built from Config.Model (tests, demo).
 	Model agent.Model
-	// Skills overrides the registry loaded from Config.Skills (the demo's
+	// SkillsFS overrides the skill folder of Config.Skills.Dir (the demo's
 	// embedded samples).
-	Skills *skills.Registry
+	SkillsFS fs.FS
 	// Channels are extra channels (the console); WeCom apps come from Config.
 	Channels []channels.Channel
 	// Queues this process works, with their concurrency. Nil: the agent and
@@ -63,7 +64,9 @@ type Gateway struct {
 	store    *store.Store
 	river    *river.Client[pgx.Tx]
 	model    agent.Model
-	skills   *skills.Registry
+	skills   *skills.Live
+	skillsFS fs.FS // where skill definitions are (re)loaded from; nil: none
+	mcp      *skills.MCPClients
 	channels map[string]channels.Channel
 	wecom    map[string]*wecom.App
 	queueFor func(string) (string, string)
@@ -107,14 +110,16 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 		g.model = m
 	}
 
-	g.skills = deps.Skills
-	if g.skills == nil {
-		reg, err := LoadSkills(cfg.Skills)
-		if err != nil {
-			return nil, err
-		}
-		g.skills = reg
+	g.skillsFS = deps.SkillsFS
+	if g.skillsFS == nil && cfg.Skills.Dir != "" {
+		g.skillsFS = os.DirFS(cfg.Skills.Dir)
 	}
+	g.mcp = skills.NewMCPClients()
+	reg, err := g.buildSkills()
+	if err != nil {
+		return nil, err
+	}
+	g.skills = skills.NewLive(reg)
 
 	if err := g.buildWeCom(); err != nil {
 		return nil, err
@@ -147,21 +152,39 @@ func NewModel(cfg ModelConfig) (agent.Model, error) {
 	}
 }
 
-// LoadSkills loads the configured skill folder into a registry.
-func LoadSkills(cfg SkillsConfig) (*skills.Registry, error) {
+// buildSkills loads the skill definitions into a new registry wired to
+// this gateway (async callbacks, shared MCP sessions).
+func (g *Gateway) buildSkills() (*skills.Registry, error) {
 	var defs []*skills.Skill
-	if cfg.Dir != "" {
-		loaded, err := skills.LoadDir(os.DirFS(cfg.Dir))
+	if g.skillsFS != nil {
+		loaded, err := skills.LoadDir(g.skillsFS)
 		if err != nil {
 			return nil, fmt.Errorf("skills: %w", err)
 		}
 		defs = loaded
 	}
-	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: cfg.BaseURL})
+	reg, err := skills.NewRegistry(defs, skills.Options{
+		BaseURL:          g.cfg.Skills.BaseURL,
+		Now:              g.now,
+		Async:            asyncRegistrar{g: g},
+		CommandAllowList: g.cfg.Skills.CommandAllowList,
+		MCP:              g.mcp,
+		Logger:           g.log,
+	})
 	if err != nil {
 		return nil, err // already says "skills: ..."
 	}
 	return reg, nil
+}
+
+// ReloadSkills re-reads the skill definitions (on SIGHUP). A broken new set
+// is refused and the current one stays; runs in flight keep their tools.
+func (g *Gateway) ReloadSkills() error {
+	if err := g.skills.Reload(g.buildSkills); err != nil {
+		return err
+	}
+	g.log.Info("skills reloaded", "count", len(g.skills.Load().Skills()))
+	return nil
 }
 
 func (g *Gateway) buildWeCom() error {
@@ -194,6 +217,9 @@ func (g *Gateway) buildWeCom() error {
 	return nil
 }
 
+// asyncExpiryInterval is how often unanswered async tasks are looked for.
+const asyncExpiryInterval = 30 * time.Second
+
 // riverConns is what River itself uses beside running jobs (fetching,
 // completing, leader election, LISTEN) plus room for callbacks.
 const riverConns = 6
@@ -215,6 +241,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &processWorker{g: g})
 	river.AddWorker(workers, &deliverWorker{g: g})
+	river.AddWorker(workers, &expireAsyncWorker{g: g})
 
 	queueSizes := deps.Queues
 	if queueSizes == nil {
@@ -224,6 +251,14 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 		}
 	}
 	var queues map[string]river.QueueConfig
+	var periodic []*river.PeriodicJob
+	if _, ok := queueSizes[QueueDelivery]; ok {
+		// Async tasks that never got an answer are timed out by the leader.
+		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(asyncExpiryInterval),
+			func() (river.JobArgs, *river.InsertOpts) {
+				return ExpireAsyncArgs{}, &river.InsertOpts{Queue: QueueDelivery}
+			}, &river.PeriodicJobOpts{RunOnStart: true}))
+	}
 	if len(queueSizes) > 0 {
 		g.works = true
 		queues = map[string]river.QueueConfig{}
@@ -234,6 +269,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	client, err := river.NewClient(riverpgxv5.New(g.pool), &river.Config{
 		Queues:               queues,
 		Workers:              workers,
+		PeriodicJobs:         periodic,
 		Logger:               g.log,
 		JobTimeout:           g.cfg.Agent.RunTimeout + JobSlack,
 		RescueStuckJobsAfter: g.cfg.Worker.RescueAfter,
@@ -259,6 +295,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 // Stop lets running jobs finish until ctx ends, then cancels them; an
 // unfinished job is taken up again by another replica or the next start.
 func (g *Gateway) Stop(ctx context.Context) error {
+	defer g.mcp.Close() //nolint:errcheck // sessions to MCP servers; nothing to save
 	if !g.works {
 		return nil
 	}

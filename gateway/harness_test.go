@@ -47,7 +47,8 @@ type harness struct {
 	backend  *demobackend.Backend
 	crypto   *wecom.Crypto
 	gw       *gateway.Gateway
-	srv      *httptest.Server
+	srv      *httptest.Server // the public URL; serves the current gateway
+	handler  atomic.Pointer[http.Handler]
 	nonce    atomic.Int64
 }
 
@@ -72,6 +73,15 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One public address across gateway restarts, as behind a load balancer.
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hd := h.handler.Load(); hd != nil {
+			(*hd).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "no gateway running", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(h.srv.Close)
 	return h
 }
 
@@ -79,6 +89,15 @@ func newHarness(t testing.TB) *harness {
 // fakes; extra is appended (top-level keys not used above).
 func (h *harness) configYAML(extra string) string {
 	return fmt.Sprintf(`
+server:
+  public_url: %s
+  callback_key: test-callback-key-0123456789
+router:
+  api_keys:
+    - key: test-router-key-0123456789
+      user_id: zhangsan
+      name: oa-system
+      corp_id: %s
 database:
   url: %s
 model:
@@ -97,7 +116,7 @@ wecom:
       encoding_aes_key: %s
       api_base_url: %s
 %s
-`, h.dbURL, h.model.URL(), testApp, testCorpID, testAgentID, testSecret, testToken, testAESKey, h.wecomAPI.URL(), extra)
+`, h.srv.URL, testCorpID, h.dbURL, h.model.URL(), testApp, testCorpID, testAgentID, testSecret, testToken, testAESKey, h.wecomAPI.URL(), extra)
 }
 
 // config parses configYAML.
@@ -135,8 +154,8 @@ func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 		_ = gw.Stop(stopCtx)
 	})
 	h.gw = gw
-	h.srv = httptest.NewServer(gw.Handler())
-	h.t.Cleanup(h.srv.Close)
+	hd := gw.Handler()
+	h.handler.Store(&hd)
 	return gw
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -90,6 +91,17 @@ func sessionKey(in channels.Inbound) store.SessionKey {
 	return store.SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}
 }
 
+// outcome is what answering one message produced; commitAnswer stores it
+// in one transaction.
+type outcome struct {
+	reply        string
+	status       string
+	run          *store.RunRecord
+	steps        []store.StepRecord
+	clearPending bool           // what the session waited for is resolved
+	setPending   *store.Pending // what the session waits for now
+}
+
 // answer runs the agent for row (or picks a fixed answer) and commits the
 // outcome. On a failed run it returns the error so the job is retried,
 // unless this is the last attempt: then the user is told it failed.
@@ -100,50 +112,96 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 		return err
 	}
 	runID := newRunID()
-	log := g.log.With("inbound_id", row.ID, "session_id", sessionID, "run_id", runID)
-
-	var reply string
-	var run *store.RunRecord
-	var steps []store.StepRecord
-	status := store.InboundDone
+	out := outcome{status: store.InboundDone}
 	if row.In.MsgType != channels.TypeText {
-		reply = g.cfg.Messages.Unsupported
-	} else {
-		res, runErr := g.runAgent(ctx, conn, row, sessionID, runID)
-		run = &store.RunRecord{
-			ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.modelName(),
-			StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
-		}
-		steps = traceSteps(res.Steps, run)
-		reply = res.Reply
-		if runErr != nil {
-			run.Error = runErr.Error()
-			if !lastAttempt {
-				log.Warn("agent run failed; will retry", "err", runErr)
-				return fmt.Errorf("gateway: run inbound %d: %w", row.ID, runErr)
-			}
-			log.Error("agent run failed on the last attempt; telling the user", "err", runErr)
-			reply = g.cfg.Messages.Failed
-			status = store.InboundFailed
-		}
-		if reply == "" {
-			reply = g.cfg.Messages.Empty
-		}
-		run.Reply = reply
+		out.reply = g.cfg.Messages.Unsupported
+		return g.commitAnswer(ctx, conn, row, sessionID, out)
 	}
-	return g.commitAnswer(ctx, conn, row, sessionID, run, steps, reply, status)
+	caller := callerFor(row, runID)
+
+	// What the session waited for: a confirmation is resolved here, a
+	// follow-up question resumes the task it came from.
+	var resume *agent.Continuation
+	var note string
+	pending, hasPending, err := store.GetPending(ctx, conn, sessionID)
+	if err != nil {
+		return err
+	}
+	if hasPending && pending.Kind == store.PendingConfirm {
+		cr, err := g.resolveConfirmation(ctx, conn, row, sessionID, caller)
+		if err != nil {
+			return err
+		}
+		if cr.done {
+			out.reply, out.run, out.steps = cr.text, cr.run, cr.steps
+			return g.commitAnswer(ctx, conn, row, sessionID, out)
+		}
+		note = cr.text
+	} else if hasPending {
+		out.clearPending = true
+		if started.Before(pending.ExpiresAt) {
+			resume = new(agent.Continuation)
+			if err := json.Unmarshal(pending.Payload, resume); err != nil {
+				g.log.Error("unreadable continuation dropped", "session_id", sessionID, "err", err)
+				resume = nil
+			}
+		}
+	}
+
+	res, runErr := g.runAgent(ctx, conn, row, sessionID, caller, resume)
+	out.run = &store.RunRecord{
+		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.modelName(),
+		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
+	}
+	out.steps = traceSteps(res.Steps, out.run)
+	out.reply = res.Reply
+	if runErr != nil {
+		out.run.Error = runErr.Error()
+		if !lastAttempt {
+			g.log.Warn("agent run failed; will retry", "inbound_id", row.ID, "run_id", runID, "err", runErr)
+			return fmt.Errorf("gateway: run inbound %d: %w", row.ID, runErr)
+		}
+		g.log.Error("agent run failed on the last attempt; telling the user", "inbound_id", row.ID, "run_id", runID, "err", runErr)
+		out.reply = g.cfg.Messages.Failed
+		out.status = store.InboundFailed
+	}
+	if out.reply == "" {
+		out.reply = g.cfg.Messages.Empty
+	}
+	if note != "" {
+		out.reply = note + "\n\n" + out.reply
+	}
+	out.run.Reply = out.reply
+	out.setPending = g.nextPending(res, sessionID, runID)
+	return g.commitAnswer(ctx, conn, row, sessionID, out)
 }
 
-func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64, runID string) (agent.Result, error) {
-	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns, g.now().Add(-g.cfg.Agent.HistoryIdle))
+// nextPending is what the session waits for after a run that stopped to
+// ask the user something.
+func (g *Gateway) nextPending(res agent.Result, sessionID int64, runID string) *store.Pending {
+	var kind string
+	var payload any
+	var ttl time.Duration
+	switch {
+	case res.StopReason == agent.StopAwaitingConfirmation && res.PendingConfirmation != nil:
+		kind, payload, ttl = store.PendingConfirm, res.PendingConfirmation, g.cfg.Agent.ConfirmTimeout
+	case res.StopReason == agent.StopNeedsInput && res.Continuation != nil:
+		kind, payload, ttl = store.PendingFollowup, res.Continuation, g.cfg.Agent.FollowupTimeout
+	default:
+		return nil
+	}
+	b, err := json.Marshal(payload)
 	if err != nil {
-		return agent.Result{StopReason: agent.StopError}, err
+		g.log.Error("cannot store what the session waits for", "session_id", sessionID, "err", err)
+		return nil
 	}
-	msgs := make([]openai.ChatCompletionMessage, 0, len(history))
-	for _, h := range history {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: h.Role, Content: h.Content})
-	}
-	caller := skills.Caller{
+	now := g.now()
+	return &store.Pending{SessionID: sessionID, Kind: kind, Payload: b, RunID: runID, CreatedAt: now, ExpiresAt: now.Add(ttl)}
+}
+
+// callerFor is the identity skills act for: the verified sender of row.
+func callerFor(row store.InboundRow, runID string) skills.Caller {
+	return skills.Caller{
 		UserID:  row.In.Sender.UserID,
 		Name:    row.In.Sender.Name,
 		Channel: row.In.Channel,
@@ -152,14 +210,28 @@ func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRo
 		ChatID:  row.In.ChatID,
 		Depts:   row.In.Sender.Dept,
 		TraceID: runID,
+		Origin:  strconv.FormatInt(row.ID, 10),
+	}
+}
+
+func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
+	caller skills.Caller, resume *agent.Continuation) (agent.Result, error) {
+	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns, g.now().Add(-g.cfg.Agent.HistoryIdle))
+	if err != nil {
+		return agent.Result{StopReason: agent.StopError}, err
+	}
+	msgs := make([]openai.ChatCompletionMessage, 0, len(history))
+	for _, h := range history {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: h.Role, Content: h.Content})
 	}
 	turn := agent.Turn{
 		SessionID:    fmt.Sprint(sessionID),
-		RunID:        runID,
+		RunID:        caller.TraceID,
 		SystemPrompt: g.cfg.Agent.SystemPrompt,
 		History:      msgs,
 		UserText:     row.In.Text,
-		Tools:        g.skills.ToolsFor(caller),
+		Tools:        g.skills.Load().ToolsFor(caller),
+		Resume:       resume,
 	}
 	return agent.Run(ctx, g.model, turn, agent.Options{
 		Model:    g.cfg.Model.Name,
@@ -167,6 +239,8 @@ func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRo
 		Timeout:  g.cfg.Agent.RunTimeout,
 		Now:      g.now,
 		Logger:   g.log,
+		Archive:  store.Archive{Pool: g.pool},
+		Plan:     g.cfg.Agent.Plan,
 	})
 }
 
@@ -192,39 +266,48 @@ func traceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 	return out
 }
 
-// commitAnswer stores the trace, the turn and the reply parts, marks the
-// message answered and enqueues delivery, all in one transaction.
-func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64, run *store.RunRecord,
-	steps []store.StepRecord, reply, status string) error {
+// commitAnswer stores the trace, the turn, the reply parts and what the
+// session now waits for, marks the message answered and enqueues delivery,
+// all in one transaction.
+func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64, out outcome) error {
 	ch, ok := g.channels[row.In.Channel]
 	if !ok {
 		return river.JobCancel(fmt.Errorf("gateway: no channel %q configured for inbound %d", row.In.Channel, row.ID))
 	}
-	parts := splitForChannel(ch, reply)
+	parts := splitForChannel(ch, out.reply)
 	replyKey := fmt.Sprintf("inbound:%d", row.ID)
 	_, deliveryQueue := g.queueFor(row.In.Channel)
 	now := g.now()
 	return store.InTx(ctx, conn, func(tx pgx.Tx) error {
 		runID := ""
-		if run != nil {
-			if err := store.InsertRun(ctx, tx, *run, steps); err != nil {
+		if out.run != nil {
+			if err := store.InsertRun(ctx, tx, *out.run, out.steps); err != nil {
 				return err
 			}
-			runID = run.ID
+			runID = out.run.ID
 		}
 		if row.In.MsgType == channels.TypeText {
-			if err := store.InsertTurn(ctx, tx, sessionID, row.ID, runID, row.In.Text, reply, now); err != nil {
+			if err := store.InsertTurn(ctx, tx, sessionID, row.ID, runID, row.In.Text, out.reply, now); err != nil {
+				return err
+			}
+		}
+		if out.clearPending {
+			if err := store.ClearPending(ctx, tx, sessionID); err != nil {
+				return err
+			}
+		}
+		if out.setPending != nil {
+			if err := store.SetPending(ctx, tx, *out.setPending); err != nil {
 				return err
 			}
 		}
 		if _, err := store.InsertOutbox(ctx, tx, replyKey, row.In.Channel, row.In.Account, row.In.ReplyTo, parts); err != nil {
 			return err
 		}
-		if err := store.SetInboundStatus(ctx, tx, row.ID, status, now); err != nil {
+		if err := store.SetInboundStatus(ctx, tx, row.ID, out.status, now); err != nil {
 			return err
 		}
-		_, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey}, &river.InsertOpts{Queue: deliveryQueue})
-		if err != nil {
+		if _, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey}, &river.InsertOpts{Queue: deliveryQueue}); err != nil {
 			return fmt.Errorf("gateway: enqueue delivery: %w", err)
 		}
 		g.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),

@@ -28,6 +28,9 @@ func (g *Gateway) routes() http.Handler {
 	// WeCom self-built apps: one callback URL per configured app.
 	r.GET("/wecom/:app/callback", g.wecomVerifyURL)
 	r.POST("/wecom/:app/callback", g.wecomCallback)
+	// Skill backends and other systems.
+	r.POST("/v1/async/:token", g.asyncCallback)
+	r.POST("/v1/route", g.route)
 	return r
 }
 
@@ -38,7 +41,7 @@ func (g *Gateway) status() web.Status {
 		st.Callbacks = append(st.Callbacks, "/wecom/"+name+"/callback")
 	}
 	sort.Strings(st.Callbacks)
-	for _, s := range g.skills.Skills() {
+	for _, s := range g.skills.Load().Skills() {
 		st.Skills = append(st.Skills, s.Name)
 	}
 	return st

@@ -1,15 +1,16 @@
 package skills
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -19,113 +20,106 @@ const shortBodyBytes = 300
 
 const userAgent = "hermes-skills/1"
 
-func isPath(endpoint string) bool { return strings.HasPrefix(endpoint, "/") }
+// Headers of a skill request besides the identity (identity.go).
+const (
+	// HeaderCallbackURL carries the per-call URL an async skill's backend
+	// POSTs its AsyncCallback to.
+	HeaderCallbackURL = "X-Hermes-Callback-URL"
+	// HeaderExecutionTime is the backend's own processing time in
+	// milliseconds (seed 003); it becomes Result.Duration.
+	HeaderExecutionTime = "X-Execution-Time"
+)
 
-// callHTTP sends the model's arguments to the skill's endpoint, with the
-// caller's identity in headers the model cannot influence. The arguments go
-// as-is: a "user_id" in them is just data, the backend decides from headers.
-func (r *Registry) callHTTP(ctx context.Context, s *Skill, c Caller, args json.RawMessage) (Result, error) {
-	token, key, err := r.secrets(s)
-	if err != nil {
-		return Result{}, err
-	}
-	endpoint := s.Endpoint
-	if isPath(endpoint) {
-		endpoint = strings.TrimSuffix(r.opts.BaseURL, "/") + endpoint
-	}
-
+// callHTTP sends one attempt to the skill's endpoint, with the caller's
+// identity in headers the model cannot influence. The arguments are data:
+// a "user_id" in them is just data; the backend decides from the headers.
+func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error) {
+	s, creds := inv.skill, inv.creds
 	callCtx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	req, err := newHTTPRequest(callCtx, s.Method, endpoint, args)
+	req, err := r.newHTTPRequest(callCtx, s, inv.args)
+	if errors.Is(err, ErrInvalidArguments) {
+		return Result{}, fmt.Errorf("skill %s: %w", s.Name, err)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("skill %s %w: build request: %w", s.Name, ErrMisconfigured, err)
 	}
-	req.Header.Set("User-Agent", userAgent)
-	req.Header.Set("Accept", "application/json")
-	if err := setIdentityHeaders(req.Header, c, r.opts.Now(), key); err != nil {
+	h := req.Header
+	h.Set("User-Agent", userAgent)
+	h.Set("Accept", "application/json")
+	if err := setIdentityHeaders(h, inv.caller, r.opts.Now(), creds.hmacKey); err != nil {
 		return Result{}, fmt.Errorf("skill %s: %w", s.Name, err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	h.Set(HeaderTraceparent, traceparent(inv.caller))
+	creds.apply(h)
+	if inv.callbackURL != "" {
+		h.Set(HeaderCallbackURL, inv.callbackURL)
 	}
 
 	began := r.opts.Now()
 	resp, err := r.opts.HTTPClient.Do(req)
 	if err != nil {
-		switch {
-		case ctx.Err() != nil: // the run ended (timeout or shutdown), not the skill
-			return Result{}, fmt.Errorf("skill %s: %w", s.Name, context.Cause(ctx))
-		case errors.Is(err, context.DeadlineExceeded):
-			return Result{}, fmt.Errorf("skill %s %w: no answer within %s: %w", s.Name, ErrUnavailable, s.Timeout, context.DeadlineExceeded)
-		default:
-			return Result{}, fmt.Errorf("skill %s %w: %s", s.Name, ErrUnavailable, redact(err.Error(), token, string(key)))
-		}
+		return Result{}, transportError(ctx, s, err, creds)
 	}
 	defer resp.Body.Close()
 	body, err := readCapped(resp.Body, r.opts.MaxResponseBytes)
 	if err != nil {
-		return Result{}, fmt.Errorf("skill %s %w: read response (HTTP %d): %s", s.Name, ErrUnavailable, resp.StatusCode, redact(err.Error(), token, string(key)))
+		if ctx.Err() == nil && callCtx.Err() != nil {
+			err = fmt.Errorf("no complete answer within %s: %w", s.Timeout, context.DeadlineExceeded)
+		}
+		return Result{}, fmt.Errorf("skill %s %w: read response (HTTP %d): %w", s.Name, ErrUnavailable, resp.StatusCode,
+			redactErr(err, creds))
 	}
 	// A backend that echoes the request must not leak our token to the model.
-	text := redact(body, token, string(key))
-	switch code := resp.StatusCode; {
-	case code >= 200 && code < 300:
-		return Result{Status: code, ContentType: resp.Header.Get("Content-Type"), Body: []byte(text), Duration: r.opts.Now().Sub(began)}, nil
-	case code >= 400 && code < 500:
-		return Result{}, fmt.Errorf("skill %s %w (HTTP %d): %s", s.Name, ErrRefused, code, shortBody(text, code))
+	text := redact(body, creds.secrets()...)
+	code := resp.StatusCode
+	if !s.succeeded(code) {
+		he := &HTTPError{Status: code, Body: shortBody(text, code), RetryAfter: retryAfter(resp.Header)}
+		if code >= 400 && code < 500 && code != http.StatusTooManyRequests {
+			return Result{}, fmt.Errorf("skill %s %w (%w)", s.Name, ErrRefused, he)
+		}
+		return Result{}, fmt.Errorf("skill %s %w (%w)", s.Name, ErrUnavailable, he)
+	}
+	res := Result{Status: code, ContentType: resp.Header.Get("Content-Type"), Body: []byte(text),
+		Duration: measured(resp.Header.Get(HeaderExecutionTime), r.opts.Now().Sub(began))}
+	if s.Async && code == http.StatusAccepted {
+		var accepted struct {
+			TaskID string `json:"task_id"`
+		}
+		_ = json.Unmarshal(res.Body, &accepted) // the callback URL identifies the call even without an id
+		res.Async = &AsyncTask{TaskID: accepted.TaskID, CallbackURL: inv.callbackURL}
+	}
+	return res, nil
+}
+
+// transportError classifies a request that got no HTTP answer.
+func transportError(ctx context.Context, s *Skill, err error, creds credentials) error {
+	switch {
+	case ctx.Err() != nil: // the run ended (timeout or shutdown), not the skill
+		return fmt.Errorf("skill %s: %w: %w", s.Name, errRunEnded, context.Cause(ctx))
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("skill %s %w: no answer within %s: %w", s.Name, ErrUnavailable, s.Timeout, context.DeadlineExceeded)
 	default:
-		return Result{}, fmt.Errorf("skill %s %w (HTTP %d): %s", s.Name, ErrUnavailable, code, shortBody(text, code))
+		return fmt.Errorf("skill %s %w: %w: %w", s.Name, ErrUnavailable, errNetwork, redactErr(err, creds))
 	}
 }
 
-// secrets reads the skill's token and HMAC key from the environment. A
-// configured variable that is unset is an error rather than a silent
-// unauthenticated or unsigned call: fail closed.
-func (r *Registry) secrets(s *Skill) (token string, key []byte, err error) {
-	if s.Auth != nil {
-		if token = r.opts.Getenv(s.Auth.TokenEnv); token == "" {
-			return "", nil, fmt.Errorf("skill %s %w: auth.token_env: environment variable %s is not set",
-				s.Name, ErrMisconfigured, s.Auth.TokenEnv)
-		}
+// succeeded says whether a status is a success for this skill.
+func (s *Skill) succeeded(code int) bool {
+	if len(s.SuccessStatus) > 0 {
+		return slices.Contains(s.SuccessStatus, code)
 	}
-	if field, env := r.hmacKeyEnv(s); env != "" {
-		if key = []byte(r.opts.Getenv(env)); len(key) == 0 {
-			return "", nil, fmt.Errorf("skill %s %w: %s: environment variable %s is not set; refusing to send an unsigned identity",
-				s.Name, ErrMisconfigured, field, env)
-		}
-	}
-	return token, key, nil
+	return code >= 200 && code < 300
 }
 
-// newHTTPRequest puts the arguments in a JSON body, or for GET and DELETE in
-// the query string (top-level values; nested ones as JSON text).
-func newHTTPRequest(ctx context.Context, method, endpoint string, args json.RawMessage) (*http.Request, error) {
-	if methodHasBody[method] {
-		req, err := http.NewRequestWithContext(ctx, method, endpoint, bytes.NewReader(args))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		return req, nil
+// retryAfter reads the seconds form of Retry-After; the date form is rare
+// from internal APIs and ignored.
+func retryAfter(h http.Header) time.Duration {
+	secs, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After")))
+	if err != nil || secs <= 0 {
+		return 0
 	}
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return nil, err
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(args, &fields); err != nil {
-		return nil, err
-	}
-	q := u.Query()
-	for k, v := range fields {
-		var str string
-		if json.Unmarshal(v, &str) != nil {
-			str = string(v) // numbers, booleans, arrays and objects as JSON text
-		}
-		q.Set(k, str)
-	}
-	u.RawQuery = q.Encode()
-	return http.NewRequestWithContext(ctx, method, u.String(), nil)
+	return time.Duration(secs) * time.Second
 }
 
 // readCapped reads at most max bytes, cut at a rune boundary, and says so
@@ -172,3 +166,21 @@ func redact(s string, secrets ...string) string {
 	}
 	return s
 }
+
+// redactErr keeps err's identity for errors.Is while hiding secrets in its
+// text (a URL error can quote a header value).
+func redactErr(err error, creds credentials) error {
+	text := redact(err.Error(), creds.secrets()...)
+	if text == err.Error() {
+		return err
+	}
+	return &redactedError{text: text, err: err}
+}
+
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }

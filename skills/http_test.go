@@ -168,11 +168,11 @@ func TestHTTP_ResponseErrors(t *testing.T) {
 		wantText string
 	}{
 		{"Refused", 403, "not yours, Bearer tok-123\n", skills.ErrRefused,
-			"skill hr_leave_apply refused the request (HTTP 403): not yours, Bearer [REDACTED]"},
-		{"RefusedEmptyBody", 404, "", skills.ErrRefused, "skill hr_leave_apply refused the request (HTTP 404): Not Found"},
-		{"ServerError", 502, "<html>bad gateway</html>", skills.ErrUnavailable, "skill hr_leave_apply is unavailable (HTTP 502): <html>bad gateway</html>"},
-		{"Redirect", 302, "", skills.ErrUnavailable, "(HTTP 302)"},
-		{"LongBody", 400, strings.Repeat("错", 500), skills.ErrRefused, "(HTTP 400): 错错"},
+			"skill hr_leave_apply refused the request (HTTP 403: not yours, Bearer [REDACTED])"},
+		{"RefusedEmptyBody", 404, "", skills.ErrRefused, "skill hr_leave_apply refused the request (HTTP 404: Not Found)"},
+		{"ServerError", 502, "<html>bad gateway</html>", skills.ErrUnavailable, "skill hr_leave_apply is unavailable (HTTP 502: <html>bad gateway</html>)"},
+		{"Redirect", 302, "", skills.ErrUnavailable, "(HTTP 302: Found)"},
+		{"LongBody", 400, strings.Repeat("错", 500), skills.ErrRefused, "(HTTP 400: 错错"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{status: tc.status, body: tc.body}

@@ -98,20 +98,29 @@ func VerifyIdentity(r *http.Request, key []byte, now time.Time, maxSkew time.Dur
 	if id.Timestamp, err = strconv.ParseInt(ts, 10, 64); err != nil {
 		return SignedIdentity{}, fmt.Errorf("skills: verify identity: %w: bad timestamp %q", ErrIdentityInvalid, ts)
 	}
+	if err := checkSignature(id, sig, key, now, maxSkew); err != nil {
+		return SignedIdentity{}, fmt.Errorf("skills: verify identity: %w", err)
+	}
+	return id, nil
+}
+
+// checkSignature compares sig with the identity's signature, then the
+// timestamp with now. Errors wrap ErrIdentityInvalid or ErrIdentityExpired.
+func checkSignature(id SignedIdentity, sig string, key []byte, now time.Time, maxSkew time.Duration) error {
 	got, err := hex.DecodeString(sig)
 	if err != nil {
-		return SignedIdentity{}, fmt.Errorf("skills: verify identity: %w: signature is not hex", ErrIdentityInvalid)
+		return fmt.Errorf("%w: signature is not hex", ErrIdentityInvalid)
 	}
 	want, _ := hex.DecodeString(SignIdentity(key, id))
 	if !hmac.Equal(got, want) {
-		return SignedIdentity{}, fmt.Errorf("skills: verify identity: %w", ErrIdentityInvalid)
+		return ErrIdentityInvalid
 	}
 	// Checked after the signature so an attacker learns nothing about the
 	// clock from forged requests.
 	if skew := now.Sub(time.Unix(id.Timestamp, 0)); skew > maxSkew || skew < -maxSkew {
-		return SignedIdentity{}, fmt.Errorf("skills: verify identity: %w: off by %s", ErrIdentityExpired, skew)
+		return fmt.Errorf("%w: off by %s", ErrIdentityExpired, skew)
 	}
-	return id, nil
+	return nil
 }
 
 // UserName returns the caller's display name from a request's headers, or ""

@@ -2,14 +2,12 @@ package skills
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -47,9 +45,10 @@ func (e *LoadError) Unwrap() error { return e.Err }
 //
 // It returns every valid skill and, when any definition is broken or two
 // share a name, an error joining one *LoadError per problem (errors.As finds
-// the first). Callers decide whether a broken skill stops the start; `hermes
-// skills check` prints them all. Environment variables named by a skill are
-// not read here (see Registry.CheckEnv).
+// the first; a broken file may have several). Callers decide whether a
+// broken skill stops the start (LoadRegistry refuses the whole set); `hermes
+// skills check` prints them all. Secrets named by a skill are not read here
+// (see Registry.CheckEnv).
 func LoadDir(fsys fs.FS) ([]*Skill, error) {
 	files, err := fs.Glob(fsys, "*/"+DefinitionFile)
 	if err != nil {
@@ -72,7 +71,7 @@ func LoadDir(fsys fs.FS) ([]*Skill, error) {
 			continue
 		}
 		if prev, dup := seen[s.Name]; dup {
-			errs = append(errs, &LoadError{File: file, Field: "name",
+			errs = append(errs, &LoadError{File: file, Line: s.line("name"), Field: "name",
 				Err: fmt.Errorf("duplicate skill name %q, already defined in %s", s.Name, prev)})
 			continue
 		}
@@ -84,7 +83,7 @@ func LoadDir(fsys fs.FS) ([]*Skill, error) {
 
 // Parse reads one SKILL.md: YAML front matter between "---" lines, then a
 // Markdown body with usage notes. file is only used in errors and Skill.File.
-// Errors are *LoadError naming the field at fault.
+// The error joins one *LoadError per problem, each naming the field at fault.
 func Parse(file string, data []byte) (*Skill, error) {
 	front, body, err := splitFrontMatter(data)
 	if err != nil {
@@ -97,13 +96,31 @@ func Parse(file string, data []byte) (*Skill, error) {
 	if len(doc.Content) == 0 {
 		return nil, &LoadError{File: file, Err: errors.New("front matter is empty")}
 	}
-	s := &Skill{File: file, Usage: body}
-	lines := map[string]int{}
-	if err := decodeMapping(s, doc.Content[0], skillFields, "", lines); err != nil {
-		return nil, asLoadError(file, err, lines)
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, &LoadError{File: file, Line: root.Line + frontMatterOffset, Err: errors.New("must be a mapping")}
 	}
-	if err := s.normalize(); err != nil {
-		return nil, asLoadError(file, err, lines)
+	s := &Skill{File: file, Usage: body, lines: map[string]int{}}
+	decodeErr := decodeMapping(s, root, skillFields, "", s.lines)
+	var fe *fieldError
+	// Check meaning even when some fields failed to decode, so one run
+	// reports everything; a field that failed to decode is not reported
+	// twice ("must be a string", then "is required").
+	failed := map[string]bool{}
+	for _, e := range flatten(decodeErr) {
+		if errors.As(e, &fe) {
+			failed[fe.field] = true
+		}
+	}
+	errs := flatten(decodeErr)
+	for _, e := range flatten(s.normalize()) {
+		if errors.As(e, &fe) && failed[fe.field] {
+			continue
+		}
+		errs = append(errs, e)
+	}
+	if len(errs) > 0 {
+		return nil, asLoadErrors(file, errors.Join(errs...), s.lines)
 	}
 	return s, nil
 }
@@ -116,8 +133,6 @@ func splitFrontMatter(data []byte) (front []byte, body string, err error) {
 	if strings.TrimRight(first, " \t") != "---" {
 		return nil, "", errors.New(`must start with a "---" line opening the YAML front matter`)
 	}
-	// The opening line is line 1, so YAML line n is file line n+1; fieldError
-	// lines are shifted by frontMatterOffset below.
 	var fm strings.Builder
 	for {
 		line, after, found := strings.Cut(rest, "\n")
@@ -133,7 +148,8 @@ func splitFrontMatter(data []byte) (front []byte, body string, err error) {
 	}
 }
 
-// frontMatterOffset turns a YAML line into a file line (the opening "---").
+// frontMatterOffset turns a YAML line into a file line: the opening "---"
+// is line 1, so YAML line n is file line n+1.
 const frontMatterOffset = 1
 
 // fieldError is a problem with one (possibly nested) front matter field.
@@ -145,6 +161,30 @@ type fieldError struct {
 
 func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
 
+// flatten lists the errors of an errors.Join tree (nil: none).
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// asLoadErrors turns each problem into a *LoadError with file and line.
+func asLoadErrors(file string, err error, lines map[string]int) error {
+	var out []error
+	for _, e := range flatten(err) {
+		out = append(out, asLoadError(file, e, lines))
+	}
+	return errors.Join(out...)
+}
+
 func asLoadError(file string, err error, lines map[string]int) error {
 	var fe *fieldError
 	if !errors.As(err, &fe) {
@@ -152,12 +192,36 @@ func asLoadError(file string, err error, lines map[string]int) error {
 	}
 	line := fe.line
 	if line == 0 {
-		line = lines[fe.field]
+		line = lineOf(lines, fe.field)
 	}
 	if line > 0 {
 		line += frontMatterOffset
 	}
 	return &LoadError{File: file, Line: line, Field: fe.field, Err: fe.err}
+}
+
+// lineOf finds the YAML line of a field, or of the nearest enclosing one
+// ("command.argv[1]" → "command.argv" → "command").
+func lineOf(lines map[string]int, field string) int {
+	for field != "" {
+		if l, ok := lines[field]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(field, ".[")
+		if i < 0 {
+			return 0
+		}
+		field = field[:i]
+	}
+	return 0
+}
+
+// line is the file line of a field of a parsed skill, 0 when unknown.
+func (s *Skill) line(field string) int {
+	if l := lineOf(s.lines, field); l > 0 {
+		return l + frontMatterOffset
+	}
+	return 0
 }
 
 // A fieldDecoder moves one YAML value into the destination. It only checks
@@ -166,39 +230,14 @@ func asLoadError(file string, err error, lines map[string]int) error {
 // dotted field name for those later checks.
 type fieldDecoder[T any] func(dst T, n *yaml.Node, lines map[string]int) error
 
-// skillFields are the front matter fields. Anything else is an error:
-// a typo such as "timout" must not silently fall back to a default.
-var skillFields = map[string]fieldDecoder[*Skill]{
-	"name":        stringField(func(s *Skill) *string { return &s.Name }),
-	"description": stringField(func(s *Skill) *string { return &s.Description }),
-	"parameters":  decodeParameters,
-	"executor":    stringField(func(s *Skill) *string { return &s.Executor }),
-	"endpoint":    stringField(func(s *Skill) *string { return &s.Endpoint }),
-	"method":      stringField(func(s *Skill) *string { return &s.Method }),
-	"timeout":     decodeTimeout,
-	"auth": func(s *Skill, n *yaml.Node, lines map[string]int) error {
-		s.Auth = &Auth{}
-		return decodeMapping(s.Auth, n, authFields, "auth.", lines)
-	},
-	"identity": func(s *Skill, n *yaml.Node, lines map[string]int) error {
-		return decodeMapping(&s.Identity, n, identityFields, "identity.", lines)
-	},
-}
-
-var authFields = map[string]fieldDecoder[*Auth]{
-	"type":      stringField(func(a *Auth) *string { return &a.Type }),
-	"token_env": stringField(func(a *Auth) *string { return &a.TokenEnv }),
-}
-
-var identityFields = map[string]fieldDecoder[*IdentityConfig]{
-	"hmac_key_env": stringField(func(c *IdentityConfig) *string { return &c.HMACKeyEnv }),
-}
-
-// decodeMapping decodes a YAML mapping field by field.
+// decodeMapping decodes a YAML mapping field by field. Unknown fields are
+// errors: a typo such as "timout" must not silently fall back to a default.
+// It goes on after a bad field and returns every problem joined.
 func decodeMapping[T any](dst T, n *yaml.Node, fields map[string]fieldDecoder[T], prefix string, lines map[string]int) error {
 	if n.Kind != yaml.MappingNode {
 		return &fieldError{field: strings.TrimSuffix(prefix, "."), line: n.Line, err: errors.New("must be a mapping")}
 	}
+	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
 		name := prefix + key.Value
@@ -206,60 +245,18 @@ func decodeMapping[T any](dst T, n *yaml.Node, fields map[string]fieldDecoder[T]
 		decode, ok := fields[key.Value]
 		if !ok {
 			known := slices.Sorted(maps.Keys(fields))
-			return &fieldError{field: name, line: key.Line,
-				err: fmt.Errorf("unknown field (known fields: %s)", strings.Join(known, ", "))}
+			errs = append(errs, &fieldError{field: name, line: key.Line,
+				err: fmt.Errorf("unknown field (known fields: %s)", strings.Join(known, ", "))})
+			continue
 		}
 		if err := decode(dst, val, lines); err != nil {
 			var fe *fieldError
 			if errors.As(err, &fe) {
-				return err // a nested mapping already named the field
+				errs = append(errs, err) // a nested mapping already named the field
+				continue
 			}
-			return &fieldError{field: name, line: key.Line, err: err}
+			errs = append(errs, &fieldError{field: name, line: key.Line, err: err})
 		}
 	}
-	return nil
-}
-
-func stringField[T any](field func(T) *string) fieldDecoder[T] {
-	return func(dst T, n *yaml.Node, _ map[string]int) error { return decodeString(n, field(dst)) }
-}
-
-func decodeString(n *yaml.Node, dst *string) error {
-	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return errors.New("must be a string")
-	}
-	*dst = n.Value
-	return nil
-}
-
-func decodeTimeout(s *Skill, n *yaml.Node, _ map[string]int) error {
-	var text string
-	if err := decodeString(n, &text); err != nil {
-		return err
-	}
-	d, err := time.ParseDuration(text)
-	if err != nil {
-		return fmt.Errorf("want a duration such as 10s or 1m30s: %w", err)
-	}
-	s.Timeout = d
-	return nil
-}
-
-// decodeParameters turns the YAML schema into JSON. Maps are marshalled with
-// sorted keys, so the schema the model sees is byte-stable between starts
-// (prompt caches key on the exact bytes).
-func decodeParameters(s *Skill, n *yaml.Node, _ map[string]int) error {
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("must be a JSON Schema object: %w", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return errors.New("must be a JSON Schema object")
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("must be a JSON Schema object: %w", err)
-	}
-	s.Parameters = raw
-	return nil
+	return errors.Join(errs...)
 }

@@ -6,21 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
-)
 
-// Errors a Tool.Call can wrap besides ErrInvalidArguments; callers (circuit
-// breakers, traces) branch on them with errors.Is. The texts are written to
-// read well inside "skill NAME <text> ..." messages shown to the model.
-var (
-	ErrRefused       = errors.New("refused the request")      // backend answered 4xx
-	ErrUnavailable   = errors.New("is unavailable")           // 3xx, 5xx, timeout, network
-	ErrMisconfigured = errors.New("is misconfigured")         // a secret's environment variable is unset, no base URL
-	ErrNoCaller      = errors.New("has no caller to act for") // Caller.UserID is empty
+	"github.com/sony/gobreaker/v2"
 )
 
 // DefaultMaxResponseBytes is how much of a backend's answer a call returns.
@@ -28,43 +24,71 @@ var (
 // a runaway backend from filling memory.
 const DefaultMaxResponseBytes = 64 << 10
 
-// Options configure a Registry.
+// DefaultMaxParallel bounds how many calls of one Route request run at once.
+const DefaultMaxParallel = 4
+
+// Options configure a Registry. The zero value works for HTTP skills with
+// absolute endpoints.
 type Options struct {
 	// BaseURL is joined with endpoints given as a path ("/hr/leave-balance").
 	// Required when any skill uses a path; an absolute http(s) URL.
 	BaseURL string
-	// HTTPClient runs HTTP skills. Default: a client that does not follow
-	// redirects, so identity headers never travel to a host nobody chose.
-	// Per-call timeouts come from each skill.
+	// HTTPClient runs HTTP skills and MCP streamable HTTP sessions. Default:
+	// a client that does not follow redirects, so identity headers never
+	// travel to a host nobody chose. Per-call timeouts come from each skill.
 	HTTPClient *http.Client
 	// Getenv reads secrets (tokens, HMAC keys) at every call, so rotated
 	// secrets apply without a restart. Default os.Getenv.
 	Getenv func(string) string
-	// Now stamps X-Hermes-Timestamp. Default time.Now.
+	// Now stamps X-Hermes-Timestamp and measures durations. Default time.Now.
 	Now func() time.Time
 	// DefaultHMACKeyEnv names the environment variable of the HMAC key for
-	// skills without identity.hmac_key_env. Empty: such skills send the
-	// identity unsigned.
+	// skills without identity.hmac_key_env/file. Empty: such skills send
+	// the identity unsigned.
 	DefaultHMACKeyEnv string
 	// MaxResponseBytes caps the response body a call returns, default
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int
+
+	// Async hands out per-call callback URLs for async skills. Nil: calls
+	// of async skills fail with ErrMisconfigured.
+	Async AsyncRegistrar
+	// CommandAllowList holds the absolute paths of the programs command
+	// skills and stdio MCP servers may run. A skill naming another program
+	// fails NewRegistry. Default: none.
+	CommandAllowList []string
+	// MCP caches MCP sessions per server. Share one across reloads (the
+	// gateway creates it at start and closes it at shutdown). Nil: the
+	// registry makes its own, closed by Registry.Close.
+	MCP *MCPClients
+	// Sleep waits between retry attempts; it must return early with the
+	// context's error. Default: a timer. Tests record the waits instead.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxParallel bounds the concurrent calls of one Route request,
+	// default DefaultMaxParallel.
+	MaxParallel int
+	// Logger receives circuit breaker state changes. Default slog.Default().
+	Logger *slog.Logger
 }
 
 // Registry holds the validated skills and binds them to callers. It is safe
-// for concurrent use.
+// for concurrent use. Replace a whole registry to change skills (see Live).
 type Registry struct {
-	skills []*Skill // sorted by name: the tool list must be byte-stable
-	opts   Options
+	skills   []*Skill // sorted by name: the tool list must be byte-stable
+	byName   map[string]*Skill
+	breakers map[string]*gobreaker.CircuitBreaker[Result]
+	opts     Options
+	ownMCP   bool // opts.MCP was made here and is closed by Close
 }
 
 // NewRegistry validates defs (defaults filled in copies; defs are not
 // changed) and returns a registry.
 //
-// Errors: a skill that fails the SKILL.md rules (a *LoadError naming its
-// file and field), duplicate names, or a path endpoint without a valid
-// Options.BaseURL. Unset environment variables are not errors here, since
-// secrets may be injected after start; see CheckEnv.
+// Errors: a skill that fails the SKILL.md rules (*LoadError naming its file
+// and field), duplicate names, a path endpoint without a valid
+// Options.BaseURL, a program not in Options.CommandAllowList, or a fallback
+// that does not exist or has a fallback itself. Missing secrets are not
+// errors here, since they may be injected after start; see CheckEnv.
 func NewRegistry(defs []*Skill, opts Options) (*Registry, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -80,81 +104,157 @@ func NewRegistry(defs []*Skill, opts Options) (*Registry, error) {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	if opts.MaxParallel <= 0 {
+		opts.MaxParallel = DefaultMaxParallel
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	if opts.BaseURL != "" {
 		u, err := url.Parse(opts.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("skills: base URL %q must be an absolute http(s) URL", opts.BaseURL)
 		}
 	}
-	r := &Registry{opts: opts}
-	seen := map[string]bool{}
+	r := &Registry{opts: opts, byName: map[string]*Skill{}, breakers: map[string]*gobreaker.CircuitBreaker[Result]{}}
+	var errs []error
 	for _, def := range defs {
-		s := *def
+		s := def.clone()
+		file := cmp.Or(s.File, s.Name)
 		if err := s.normalize(); err != nil {
-			return nil, asLoadError(cmp.Or(s.File, s.Name), err, nil)
+			errs = append(errs, asLoadErrors(file, err, s.lines))
+			continue
 		}
-		if seen[s.Name] {
-			return nil, fmt.Errorf("skills: duplicate skill name %q", s.Name)
+		if _, dup := r.byName[s.Name]; dup {
+			errs = append(errs, fmt.Errorf("skills: duplicate skill name %q", s.Name))
+			continue
 		}
-		seen[s.Name] = true
-		if isPath(s.Endpoint) && opts.BaseURL == "" {
-			return nil, fmt.Errorf("skills: skill %s: endpoint %q is a path but no base URL is configured", s.Name, s.Endpoint)
+		if err := r.checkPlacement(s); err != nil {
+			errs = append(errs, &LoadError{File: file, Line: s.line(err.field), Field: err.field, Err: err.err})
+			continue
 		}
-		r.skills = append(r.skills, &s)
+		r.byName[s.Name] = s
+		r.skills = append(r.skills, s)
+	}
+	for _, s := range r.skills {
+		if s.Fallback == "" {
+			continue
+		}
+		fb, ok := r.byName[s.Fallback]
+		switch {
+		case !ok:
+			errs = append(errs, &LoadError{File: cmp.Or(s.File, s.Name), Line: s.line("fallback"), Field: "fallback",
+				Err: fmt.Errorf("skill %q does not exist", s.Fallback)})
+		case fb.Fallback != "":
+			errs = append(errs, &LoadError{File: cmp.Or(s.File, s.Name), Line: s.line("fallback"), Field: "fallback",
+				Err: fmt.Errorf("skill %q has a fallback itself; chains are not supported", s.Fallback)})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(r.skills, func(a, b *Skill) int { return cmp.Compare(a.Name, b.Name) })
+	for _, s := range r.skills {
+		if s.Breaker != nil {
+			r.breakers[s.Name] = r.newBreaker(s)
+		}
+	}
+	if r.opts.MCP == nil {
+		r.opts.MCP, r.ownMCP = NewMCPClients(), true
+	}
 	return r, nil
+}
+
+// LoadRegistry loads every skill of fsys and builds a registry, refusing
+// the whole set if any definition is broken: the builder for Live.Reload.
+// Errors are LoadDir's and NewRegistry's.
+func LoadRegistry(fsys fs.FS, opts Options) (*Registry, error) {
+	defs, err := LoadDir(fsys)
+	if err != nil {
+		return nil, err
+	}
+	return NewRegistry(defs, opts)
+}
+
+// checkPlacement checks what depends on the options: base URL and the
+// command allow-list.
+func (r *Registry) checkPlacement(s *Skill) *fieldError {
+	if s.Endpoint != "" && isPath(s.Endpoint) && r.opts.BaseURL == "" {
+		return &fieldError{field: "endpoint", err: fmt.Errorf("%q is a path but no base URL is configured", s.Endpoint)}
+	}
+	for field, prog := range map[string]string{"command.path": commandPath(s), "mcp.command": mcpCommand(s)} {
+		if prog != "" && !slices.Contains(r.opts.CommandAllowList, filepath.Clean(prog)) {
+			return &fieldError{field: field, err: fmt.Errorf("%s is not in the command allow-list", prog)}
+		}
+	}
+	return nil
+}
+
+func commandPath(s *Skill) string {
+	if s.Command != nil {
+		return s.Command.Path
+	}
+	return ""
+}
+
+func mcpCommand(s *Skill) string {
+	if s.MCP != nil {
+		return s.MCP.Command
+	}
+	return ""
+}
+
+// clone copies a definition deeply enough that normalize's defaults do not
+// reach the caller's value.
+func (s *Skill) clone() *Skill {
+	c := *s
+	c.ParameterMap = maps.Clone(s.ParameterMap)
+	c.QueryParams = slices.Clone(s.QueryParams)
+	c.SuccessStatus = slices.Clone(s.SuccessStatus)
+	c.Retry.On = slices.Clone(s.Retry.On)
+	c.Breaker, c.Auth, c.Confirm = clonePtr(s.Breaker), clonePtr(s.Auth), clonePtr(s.Confirm)
+	if c.MCP = clonePtr(s.MCP); c.MCP != nil {
+		c.MCP.Args = slices.Clone(s.MCP.Args)
+	}
+	if c.Command = clonePtr(s.Command); c.Command != nil {
+		c.Command.Argv = slices.Clone(s.Command.Argv)
+	}
+	return &c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
 }
 
 // Skills returns the validated skills, sorted by name. Do not modify them.
 func (r *Registry) Skills() []*Skill { return slices.Clone(r.skills) }
 
+// Close releases the MCP sessions the registry opened itself (none when
+// Options.MCP was given). Calls after Close reconnect.
+func (r *Registry) Close() error {
+	if r.ownMCP {
+		return r.opts.MCP.Close()
+	}
+	return nil
+}
+
 // ToolsFor binds every skill the caller may use, sorted by name. A bound
-// tool's Call validates the arguments, then runs the skill for c; its errors
-// wrap ErrInvalidArguments, ErrNoCaller, ErrMisconfigured, ErrRefused or
-// ErrUnavailable (or the context's error) and never carry a secret.
+// tool's Call is Registry.Call for that caller and skill.
 func (r *Registry) ToolsFor(c Caller) []Tool {
 	var tools []Tool
 	for _, s := range r.skills {
-		if r.allowed(s, c) {
+		if allowed(s, c) {
 			tools = append(tools, &boundTool{reg: r, skill: s, caller: c})
 		}
 	}
 	return tools
-}
-
-// allowed is the seam for access control (which users, departments and
-// chats may use a skill; a later issue). A skill the caller may not use is
-// never bound, so the model neither sees it nor can call it.
-func (r *Registry) allowed(*Skill, Caller) bool { return true }
-
-// CheckEnv reports every environment variable a skill needs that is unset
-// now, one error per variable naming the skill and field. The gateway logs
-// it at start; calls fail with ErrMisconfigured until the variable is set.
-func (r *Registry) CheckEnv() error {
-	var errs []error
-	for _, s := range r.skills {
-		if s.Auth != nil && r.opts.Getenv(s.Auth.TokenEnv) == "" {
-			errs = append(errs, fmt.Errorf("skill %s: auth.token_env: environment variable %s is not set", s.Name, s.Auth.TokenEnv))
-		}
-		if field, env := r.hmacKeyEnv(s); env != "" && r.opts.Getenv(env) == "" {
-			errs = append(errs, fmt.Errorf("skill %s: %s: environment variable %s is not set", s.Name, field, env))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// hmacKeyEnv returns which setting names the skill's HMAC key variable.
-func (r *Registry) hmacKeyEnv(s *Skill) (field, env string) {
-	if s.Identity.HMACKeyEnv != "" {
-		return "identity.hmac_key_env", s.Identity.HMACKeyEnv
-	}
-	return "default HMAC key", r.opts.DefaultHMACKeyEnv
-}
-
-// executors run a skill by its Executor; MCP and command executors join here.
-var executors = map[string]func(r *Registry, ctx context.Context, s *Skill, c Caller, args json.RawMessage) (Result, error){
-	ExecutorHTTP: (*Registry).callHTTP,
 }
 
 // boundTool is a skill bound to one caller.
@@ -166,18 +266,18 @@ type boundTool struct {
 
 func (t *boundTool) Spec() Spec { return t.skill.Spec() }
 
-// Call validates the arguments against the skill's schema and runs it for
-// the bound caller. Errors wrap ErrInvalidArguments, ErrNoCaller,
-// ErrMisconfigured, ErrRefused or ErrUnavailable, or the context's error
-// when ctx ends first; none carries a secret.
+// Call runs the skill for the bound caller; see Registry.Call.
 func (t *boundTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
-	args, err := t.skill.validateArgs(args)
-	if err != nil {
-		return Result{}, err
+	return t.reg.call(ctx, t.skill, t.caller, args, false)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
-	if t.caller.UserID == "" {
-		// Fail closed: a backend must never guess whose data to return.
-		return Result{}, fmt.Errorf("skill %s %w", t.skill.Name, ErrNoCaller)
-	}
-	return executors[t.skill.Executor](t.reg, ctx, t.skill, t.caller, args)
 }

@@ -3,7 +3,6 @@ package skills_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +44,7 @@ func TestNewRegistry(t *testing.T) {
 		opts skills.Options
 		want string
 	}{
-		{"ErrPathWithoutBaseURL", []*skills.Skill{a}, skills.Options{}, `endpoint "/a" is a path but no base URL`},
+		{"ErrPathWithoutBaseURL", []*skills.Skill{a}, skills.Options{}, `a_skill: endpoint: "/a" is a path but no base URL`},
 		{"ErrBadBaseURL", []*skills.Skill{a}, skills.Options{BaseURL: "hr.internal"}, "base URL"},
 		{"ErrDuplicate", []*skills.Skill{b, b}, skills.Options{}, `duplicate skill name "b_skill"`},
 		{"ErrInvalidSkill", []*skills.Skill{{Name: "Bad", Description: "x", Endpoint: "/a"}}, skills.Options{BaseURL: "http://x"}, "Bad: name:"},
@@ -79,44 +78,64 @@ func TestRegistry_CheckEnv(t *testing.T) {
 	}
 }
 
-// TestSamples_AgainstDemoBackend calls every sample skill for zhangsan and
-// checks the demo backend answered about him.
-func TestSamples_AgainstDemoBackend(t *testing.T) {
-	backend := demobackend.New(testKey, func() time.Time { return testNow })
-	srv := httptest.NewServer(backend)
-	t.Cleanup(srv.Close)
+// sampleRegistry loads the sample skills against a demo backend.
+func sampleRegistry(t *testing.T, backend *demobackend.Backend, async skills.AsyncRegistrar) *skills.Registry {
+	t.Helper()
 	defs, err := skills.LoadDir(skills.SamplesFS())
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: srv.URL, Now: func() time.Time { return testNow },
-		Getenv: env(map[string]string{"HERMES_DEMO_HMAC_KEY": string(testKey)})})
+	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: serverURL(t, backend), Now: func() time.Time { return testNow },
+		Getenv: env(map[string]string{"HERMES_DEMO_HMAC_KEY": string(testKey)}), Async: async})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return reg
+}
+
+// TestSamples_AgainstDemoBackend calls every sample skill for zhangsan and
+// checks the demo backend answered about him.
+func TestSamples_AgainstDemoBackend(t *testing.T) {
+	backend := demobackend.New(testKey, func() time.Time { return testNow })
+	reg := sampleRegistry(t, backend, newFakeGateway(t))
 	args := map[string]string{
-		"hr_leave_balance": `{}`,
-		"hr_policy_search": `{"query":"年假 结转"}`,
-		"it_ticket_create": `{"title":"打印机卡纸","description":"3 楼打印机卡纸"}`,
-		"it_ticket_status": `{"ticket_id":"INC-1001"}`,
+		"hr_leave_balance":   `{}`,
+		"hr_payslip_summary": `{"month":"2026-02"}`,
+		"hr_policy_search":   `{"query":"年假 结转"}`,
+		"it_password_reset":  `{"system":"vpn"}`,
+		"it_ticket_create":   `{"title":"打印机卡纸","description":"3 楼打印机卡纸"}`,
+		"it_ticket_status":   `{"ticket_id":"INC-1001"}`,
+		"it_vpn_access":      `{"reason":"出差","days":7}`,
 	}
 	want := map[string]string{
-		"hr_leave_balance": "剩余 5 天",
-		"hr_policy_search": "年假管理办法",
-		"it_ticket_create": "已创建工单 INC-1004",
-		"it_ticket_status": "笔记本连不上 VPN",
+		"hr_leave_balance":   "剩余 5 天",
+		"hr_payslip_summary": "实发 15368 元",
+		"hr_policy_search":   "年假管理办法",
+		"it_password_reset":  "已重置张三的 VPN 密码",
+		"it_ticket_create":   "已创建工单 INC-1004",
+		"it_ticket_status":   "笔记本连不上 VPN",
+		"it_vpn_access":      "已提交审批",
 	}
-	for _, tool := range reg.ToolsFor(zhang) {
+	tools := reg.ToolsFor(zhang)
+	if len(tools) != len(args) {
+		t.Errorf("%d tools, want %d", len(tools), len(args))
+	}
+	for _, tool := range tools {
 		name := tool.Spec().Name
 		res, err := tool.Call(context.Background(), json.RawMessage(args[name]))
-		out := string(res.Body)
-		if err != nil || !strings.Contains(out, want[name]) {
-			t.Errorf("%s = %q, %v; want %q", name, out, err, want[name])
+		if err == nil && res.Confirm != nil {
+			res, err = reg.CallConfirmed(context.Background(), zhang, res.Confirm.Skill, res.Confirm.Args)
+		}
+		if err != nil || !strings.Contains(string(res.Body), want[name]) {
+			t.Errorf("%s = %q, %v; want %q", name, res.Body, err, want[name])
 		}
 	}
 	for _, c := range backend.Calls() {
-		if c.Identity.UserID != "zhangsan" || c.UserName != "张三" {
+		if c.Identity.UserID != "zhangsan" || c.UserName != "张三" || c.Status >= 300 {
 			t.Errorf("backend saw %+v, want zhangsan", c)
+		}
+		if c.Path == "/it/password/reset" && (c.ContentType != skills.ContentForm || c.Body != "target_system=vpn") {
+			t.Errorf("reset sent %s %q, want the form with the mapped name", c.ContentType, c.Body)
 		}
 	}
 }

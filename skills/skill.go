@@ -1,33 +1,46 @@
 // Package skills loads skill definitions (a directory per skill holding a
-// SKILL.md), binds them to the verified caller and runs them. A bound skill is
-// a Tool: the only thing the agent can execute.
+// SKILL.md), binds them to the verified caller and runs them over HTTP, MCP
+// or a local command. A bound skill is a Tool: the only thing the agent can
+// execute.
 //
-// The caller's identity travels to backends in headers set by the gateway and
-// signed with HMAC (see identity.go); nothing the model writes can change it.
+// The caller's identity travels to backends in headers (or MCP _meta, or
+// environment variables) set from the Caller the gateway binds and signed
+// with HMAC (see identity.go); nothing the model writes can change it.
 package skills
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net/http"
-	"net/url"
-	"regexp"
-	"strings"
+	"text/template"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Executors a skill can name. Only HTTP exists so far; MCP and command
-// executors come later and are refused at load until then.
+// Executors a skill can name.
 const (
-	ExecutorHTTP = "http"
+	ExecutorHTTP    = "http"    // an HTTP API (the default)
+	ExecutorMCP     = "mcp"     // a tool on an MCP server, streamable HTTP or stdio
+	ExecutorCommand = "command" // a local program from Options.CommandAllowList
 )
 
 // Auth types a skill can name.
 const (
-	AuthBearer = "bearer"
+	AuthBearer = "bearer" // Authorization: Bearer <secret>
+	AuthHeader = "header" // <auth.header>: <secret>
+)
+
+// Content types an HTTP skill can send its arguments as.
+const (
+	ContentJSON      = "application/json"
+	ContentForm      = "application/x-www-form-urlencoded"
+	ContentMultipart = "multipart/form-data"
+)
+
+// Retry conditions a skill can list in retry.on.
+const (
+	RetryOnTimeout = "timeout" // no answer in time, or the connection failed
+	RetryOn5xx     = "5xx"     // HTTP 5xx, MCP transport failure, command crash
+	RetryOn429     = "429"     // HTTP 429 Too Many Requests
 )
 
 // Defaults applied to a skill definition when a field is left out.
@@ -37,6 +50,16 @@ const (
 	// MaxTimeout bounds a skill's timeout: a chat user is waiting and the
 	// agent run has its own wall clock (90s by default).
 	MaxTimeout = 2 * time.Minute
+
+	DefaultRetryAttempts   = 3 // when a retry section is present without max_attempts
+	DefaultRetryBackoff    = 200 * time.Millisecond
+	DefaultRetryMaxBackoff = 5 * time.Second
+	MaxRetryAttempts       = 10
+
+	DefaultBreakerFailures = 3
+	DefaultBreakerOpenFor  = 5 * time.Minute
+
+	DefaultMaxOutputBytes = 64 << 10 // command executor stdout cap
 )
 
 // defaultParameters is the schema of a skill that takes no arguments. Models
@@ -45,139 +68,151 @@ var defaultParameters = json.RawMessage(`{"properties":{},"type":"object"}`)
 
 // Skill is one validated skill definition. LoadDir fills it from SKILL.md;
 // code may also build one and pass it to NewRegistry, which validates it.
-// A Skill must not be changed after it is passed to NewRegistry.
+// A Skill must not be changed after it is passed to NewRegistry. README.md
+// documents every field with its SKILL.md name.
 type Skill struct {
 	Name        string          // ^[a-z][a-z0-9_]{0,63}$, the tool name the model sees
 	Description string          // when to use it and when not to
 	Usage       string          // Markdown body of SKILL.md, appended to the description
 	Parameters  json.RawMessage // JSON Schema of the arguments object; default: no arguments
-	Executor    string          // "http" (default)
-	Endpoint    string          // absolute http(s) URL, or a path joined to Options.BaseURL
-	Method      string          // HTTP method, default POST
-	Timeout     time.Duration   // per call, default 10s, at most MaxTimeout
-	Auth        *Auth           // credentials of the skill itself; nil: none
-	Identity    IdentityConfig  // how the caller's identity is signed
-	File        string          // where the definition came from, for error messages
+	Executor    string          // ExecutorHTTP (default), ExecutorMCP or ExecutorCommand
 
-	args *jsonschema.Resolved // compiled Parameters, set by validate
+	// HTTP (and MCP over streamable HTTP: Endpoint only).
+	Endpoint      string            // absolute http(s) URL, or a path joined to Options.BaseURL; {name} segments are filled from arguments
+	Method        string            // HTTP method, default POST
+	ContentType   string            // ContentJSON (default), ContentForm or ContentMultipart
+	ParameterMap  map[string]string // model's argument name → the API's name (top-level arguments; also MCP)
+	QueryParams   []string          // API names sent in the query string even for POST/PUT/PATCH
+	SuccessStatus []int             // statuses that count as success; default any 2xx
+
+	Timeout  time.Duration  // per attempt, default 10s, at most MaxTimeout
+	Retry    RetryPolicy    // default: one attempt
+	Breaker  *BreakerPolicy // nil: no circuit breaker
+	Fallback string         // skill to call instead while the breaker is open
+	Auth     *Auth          // credentials of the skill itself; nil: none
+	Identity IdentityConfig // how the caller's identity is signed
+	Access   Access         // who may use the skill; empty: everyone
+
+	// Confirm: nil means not set (Check warns for write-ish skills);
+	// Required false says explicitly that no confirmation is needed.
+	Confirm *ConfirmPolicy
+	Async   bool // the backend answers 202 {task_id} and POSTs an AsyncCallback later
+
+	// Hints for the agent, copied into Spec.
+	ResponseTemplate string
+	Triggers         Triggers
+	Examples         []string
+	ParallelSafe     bool
+	SafeFields       []string
+
+	MCP     *MCPConfig     // executor mcp
+	Command *CommandConfig // executor command
+
+	File string // where the definition came from, for error messages
+
+	lines       map[string]int       // YAML line of each field, for Check
+	args        *jsonschema.Resolved // compiled Parameters, set by normalize
+	confirmTmpl *template.Template   // compiled Confirm.Prompt
+	argvTmpl    []*template.Template // compiled Command.Argv
+}
+
+// RetryPolicy says when an attempt is repeated. Waits grow exponentially
+// from Backoff (doubling, capped at MaxBackoff), randomised by Jitter.
+type RetryPolicy struct {
+	MaxAttempts int           // attempts including the first; default 1 (3 when a retry section is given), at most 10
+	Backoff     time.Duration // wait before the second attempt, default 200ms
+	MaxBackoff  time.Duration // cap of one wait, default 5s
+	Jitter      float64       // randomisation factor in [0,1]: a wait w becomes w±Jitter·w; default 0
+	On          []string      // RetryOnTimeout, RetryOn5xx, RetryOn429; default all three
+}
+
+// BreakerPolicy configures the skill's circuit breaker, shared by all
+// callers: after Failures consecutive failed attempts (5xx, timeouts,
+// network errors) it opens and refuses calls for OpenFor, then lets one
+// probe through (half-open); the probe's success closes it.
+type BreakerPolicy struct {
+	Failures int           // default 3
+	OpenFor  time.Duration // default 5m
 }
 
 // Auth is how Hermes authenticates itself to a skill's backend. The secret
-// lives in the environment, never in the definition, so definitions can be
-// committed and shown in the console.
+// lives in the environment or a secret file, never in the definition, so
+// definitions can be committed and shown in the console. It is read at every
+// call, so rotation needs no restart.
 type Auth struct {
-	Type     string // "bearer"
-	TokenEnv string // environment variable holding the token, read at call time
+	Type      string // AuthBearer or AuthHeader
+	Header    string // header name for AuthHeader, e.g. X-Api-Key
+	TokenEnv  string // environment variable holding the secret
+	TokenFile string // or: a file holding it (trailing whitespace trimmed)
 }
 
 // IdentityConfig says how the caller's identity headers are signed.
 type IdentityConfig struct {
 	// HMACKeyEnv names the environment variable holding the HMAC key for
-	// X-Hermes-Signature. Empty: Options.DefaultHMACKeyEnv, and if that is
-	// empty too the identity headers are sent unsigned.
+	// X-Hermes-Signature. Empty (and no HMACKeyFile): Options.DefaultHMACKeyEnv,
+	// and if that is empty too the identity is sent unsigned.
 	HMACKeyEnv string
+	// HMACKeyFile is a file holding the key instead (e.g. a mounted secret).
+	HMACKeyFile string
 }
 
-// Spec is what the model is shown about this skill: the description with the
-// usage notes appended.
+// Access says who may use a skill. A caller passes when (Users and
+// Departments are both empty, or the caller is in Users, or one of the
+// caller's departments is in Departments) and (Chats is empty or the
+// conversation is in Chats).
+type Access struct {
+	Users       []string // Caller.UserID values
+	Departments []string // Caller.Depts values
+	Chats       []string // Caller.ChatID values
+}
+
+// ConfirmPolicy makes a skill wait for the user's confirmation.
+type ConfirmPolicy struct {
+	Required bool
+	// Prompt is a Go text/template over {.Args, .Caller, .Skill} telling the
+	// user exactly what will happen, e.g. "重置 {{.Caller.UserID}} 的 VPN 密码".
+	// Default: the skill name and the arguments as JSON.
+	Prompt string
+}
+
+// MCPConfig names the MCP tool and, for stdio servers, the server program.
+// A streamable HTTP server is given by Skill.Endpoint instead of Command.
+type MCPConfig struct {
+	Tool    string   // tool name on the server, default the skill name
+	Command string   // absolute path of a stdio server, must be in Options.CommandAllowList
+	Args    []string // its arguments, literal: one process serves every caller
+}
+
+// CommandConfig is a local program run without a shell.
+type CommandConfig struct {
+	Path string // absolute path, must be in Options.CommandAllowList
+	// Argv are the arguments after the program name, each a Go
+	// text/template over {.Args, .Caller, .Skill}; each renders to exactly
+	// one argument, whatever it contains.
+	Argv           []string
+	MaxOutputBytes int // stdout cap, default DefaultMaxOutputBytes; more is an error
+}
+
+// Spec is what the agent knows about this skill: the description with the
+// usage notes appended, and the presentation hints.
 func (s *Skill) Spec() Spec {
 	desc := s.Description
 	if s.Usage != "" {
 		desc += "\n\n" + s.Usage
 	}
-	return Spec{Name: s.Name, Description: desc, Parameters: s.Parameters}
+	return Spec{
+		Name:             s.Name,
+		Description:      desc,
+		Parameters:       s.Parameters,
+		Examples:         s.Examples,
+		Triggers:         s.Triggers,
+		ParallelSafe:     s.ParallelSafe,
+		ResponseTemplate: s.ResponseTemplate,
+		SafeFields:       s.SafeFields,
+		Confirm:          s.Confirm != nil && s.Confirm.Required,
+		Async:            s.Async,
+	}
 }
 
-var (
-	nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	envRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
-
-// methodHasBody says, per allowed method, whether arguments travel as a JSON
-// body (true) or as query parameters (false).
-var methodHasBody = map[string]bool{
-	http.MethodPost:   true,
-	http.MethodPut:    true,
-	http.MethodPatch:  true,
-	http.MethodGet:    false,
-	http.MethodDelete: false,
-}
-
-// normalize checks what each field means and fills defaults. It is shared by
-// Parse and NewRegistry so that skills built in code obey the same rules.
-// Errors are *fieldError.
-func (s *Skill) normalize() error {
-	bad := func(field string, format string, args ...any) error {
-		return &fieldError{field: field, err: fmt.Errorf(format, args...)}
-	}
-	switch {
-	case s.Name == "":
-		return bad("name", "is required")
-	case !nameRE.MatchString(s.Name):
-		return bad("name", "%q must match %s", s.Name, nameRE)
-	}
-	s.Description = strings.TrimSpace(s.Description)
-	if s.Description == "" {
-		return bad("description", "is required: say when to use the skill and when not to")
-	}
-	if s.Executor == "" {
-		s.Executor = ExecutorHTTP
-	}
-	if s.Executor != ExecutorHTTP {
-		return bad("executor", "%q not supported yet (supported: %s)", s.Executor, ExecutorHTTP)
-	}
-	if err := checkEndpoint(s.Endpoint); err != nil {
-		return &fieldError{field: "endpoint", err: err}
-	}
-	s.Method = strings.ToUpper(s.Method)
-	if s.Method == "" {
-		s.Method = DefaultMethod
-	}
-	if _, ok := methodHasBody[s.Method]; !ok {
-		return bad("method", "%q not supported (use GET, POST, PUT, PATCH or DELETE)", s.Method)
-	}
-	switch {
-	case s.Timeout == 0:
-		s.Timeout = DefaultTimeout
-	case s.Timeout < 0 || s.Timeout > MaxTimeout:
-		return bad("timeout", "%s out of range (0, %s]", s.Timeout, MaxTimeout)
-	}
-	if a := s.Auth; a != nil {
-		if a.Type != AuthBearer {
-			return bad("auth.type", "%q not supported (supported: %s)", a.Type, AuthBearer)
-		}
-		if !envRE.MatchString(a.TokenEnv) {
-			return bad("auth.token_env", "%q is not an environment variable name", a.TokenEnv)
-		}
-	}
-	if env := s.Identity.HMACKeyEnv; env != "" && !envRE.MatchString(env) {
-		return bad("identity.hmac_key_env", "%q is not an environment variable name", env)
-	}
-	if len(s.Parameters) == 0 {
-		s.Parameters = defaultParameters
-	}
-	args, canonical, err := compileParameters(s.Parameters)
-	if err != nil {
-		return &fieldError{field: "parameters", err: err}
-	}
-	s.Parameters, s.args = canonical, args
-	return nil
-}
-
-func checkEndpoint(e string) error {
-	if e == "" {
-		return errors.New("is required")
-	}
-	if strings.HasPrefix(e, "/") && !strings.HasPrefix(e, "//") {
-		return nil // joined to Options.BaseURL
-	}
-	u, err := url.Parse(e)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q must be an absolute http(s) URL or a path starting with /", e)
-	}
-	if u.User != nil {
-		// Credentials in a URL end up in logs and traces.
-		return errors.New("must not contain credentials; use auth.token_env")
-	}
-	return nil
-}
+// needsConfirm reports whether calls wait for the user's confirmation.
+func (s *Skill) needsConfirm() bool { return s.Confirm != nil && s.Confirm.Required }

@@ -42,6 +42,11 @@ type Spec struct {
 	// SafeFields are observation fields the skill marks as safe to show
 	// unmasked (e.g. a phone number the user asked for).
 	SafeFields []string
+	// Confirm says calls answer Result.Confirm until the user confirms;
+	// the agent may tell the model so up front.
+	Confirm bool
+	// Async says the backend usually accepts the work and reports later.
+	Async bool
 }
 
 // Triggers say when a tool is relevant to the user's text.
@@ -65,16 +70,29 @@ type Result struct {
 	// Async is set when the backend accepted the work (HTTP 202) and will
 	// post the result later; the user is told the work has started.
 	Async *AsyncTask
+
+	// Skill is the skill that produced this result: the called one, or its
+	// fallback.
+	Skill string
+	// Fallback names the fallback skill that answered because the called
+	// skill's circuit breaker was open; empty when the skill itself ran.
+	Fallback string
 }
 
-// Confirmation describes a call waiting for the user's 「确认」.
+// Confirmation describes a call waiting for the user's 「确认」. The gateway
+// keeps Skill and Args and, once the same user confirms in time, passes them
+// to Registry.CallConfirmed.
 type Confirmation struct {
-	Prompt string // what exactly will happen, e.g. "重置 zhangsan 的 VPN 密码"
+	Prompt string          // what exactly will happen, e.g. "重置 zhangsan 的 VPN 密码"
+	Skill  string          // the skill to run once confirmed (may be a fallback)
+	Args   json.RawMessage // the validated arguments to run it with
 }
 
-// AsyncTask is work a backend accepted and will report later.
+// AsyncTask is work a backend accepted and will report later by POSTing an
+// AsyncCallback to CallbackURL.
 type AsyncTask struct {
-	TaskID string
+	TaskID      string
+	CallbackURL string // the URL AsyncRegistrar.Begin returned for this call
 }
 
 // Tool is a skill bound to one caller: the only thing the agent can run.

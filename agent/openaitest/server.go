@@ -3,7 +3,11 @@
 // code under test runs its real client: request encoding, auth header,
 // response decoding, tool calls and HTTP errors.
 //
-// Replies are scripted (Script) or computed (SetHandler). The server also
+// Replies are scripted (Script) or computed (SetHandler). A request with
+// "stream": true is answered as server-sent events, the way OpenAI streams:
+// "data: {chunk}" lines (role, content pieces, tool-call fragments with
+// their index, the finish reason, usage when stream_options.include_usage
+// is set) and "data: [DONE]". The server also
 // enforces the protocol rules real endpoints enforce, answering 400 when
 // they are broken: a model name, at least one message, and every assistant
 // tool call answered by a "tool" message carrying its tool_call_id before
@@ -46,6 +50,9 @@ type Reply struct {
 	// Usage overrides the token counts, which are otherwise estimated from
 	// the request and reply sizes (about 4 bytes a token).
 	Usage *openai.Usage
+	// Chunks are the pieces Content is streamed in when the request has
+	// stream=true; they must join to Content. Empty: pieces of three runes.
+	Chunks []string
 }
 
 // ToolCall builds a tool call for a Reply. The server assigns the id.
@@ -161,7 +168,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, reply.Status, "server_error", "", msg)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.response(req, reply, len(body)))
+	resp := s.response(req, reply, len(body))
+	if req.Stream {
+		writeStream(w, req, reply, resp)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // record stores the request and picks its reply.
@@ -198,9 +210,6 @@ func (s *Server) record(req openai.ChatCompletionRequest, body []byte) Reply {
 func checkRequest(req openai.ChatCompletionRequest) error {
 	if req.Model == "" {
 		return fmt.Errorf("you must provide a model parameter")
-	}
-	if req.Stream {
-		return fmt.Errorf("openaitest: streaming is not supported")
 	}
 	if len(req.Messages) == 0 {
 		return fmt.Errorf("'messages' must contain at least one message")

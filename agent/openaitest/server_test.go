@@ -3,6 +3,7 @@ package openaitest_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -148,5 +149,59 @@ func TestServer_HookBlocksUntilReleased(t *testing.T) {
 	close(release)
 	if got := <-done; got != "late" {
 		t.Errorf("answer = %q, want late", got)
+	}
+}
+
+func TestServer_Stream(t *testing.T) {
+	s := openaitest.NewServer(t)
+	s.Script(openaitest.Reply{Content: "你好呀", ToolCalls: []openai.ToolCall{
+		openaitest.ToolCall("a", `{"x":1}`), openaitest.ToolCall("b", `{"y":"长文本"}`)}})
+	req := userRequest("hi")
+	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	stream, err := client(s, "").CreateChatCompletionStream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	var content strings.Builder
+	args := map[int]string{}
+	names := map[int]string{}
+	var finish openai.FinishReason
+	var usage *openai.Usage
+	chunks := 0
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks++
+		if chunk.Usage != nil {
+			usage = chunk.Usage
+		}
+		for _, c := range chunk.Choices {
+			content.WriteString(c.Delta.Content)
+			for _, tc := range c.Delta.ToolCalls {
+				if tc.Index == nil {
+					t.Fatalf("tool call delta without index: %+v", tc)
+				}
+				names[*tc.Index] += tc.Function.Name
+				args[*tc.Index] += tc.Function.Arguments
+			}
+			if c.FinishReason != "" {
+				finish = c.FinishReason
+			}
+		}
+	}
+	if content.String() != "你好呀" || names[0] != "a" || names[1] != "b" || args[0] != `{"x":1}` || args[1] != `{"y":"长文本"}` {
+		t.Errorf("assembled content %q, calls %v %v", content.String(), names, args)
+	}
+	if finish != openai.FinishReasonToolCalls || usage == nil || usage.TotalTokens == 0 || chunks < 6 {
+		t.Errorf("finish %q, usage %+v, %d chunks", finish, usage, chunks)
+	}
+	if got := s.Requests(); len(got) != 1 || !got[0].Stream {
+		t.Errorf("requests = %+v, want one streamed", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/console"
 	"github.com/hermes-gw/hermes/gateway"
-	"github.com/hermes-gw/hermes/skills"
 )
 
 // consoleAccount is Inbound.Account for terminal sessions.
@@ -47,8 +47,8 @@ func runChat(ctx context.Context, args []string, std stdio) error {
 type consoleSetup struct {
 	cfg    *gateway.Config
 	pool   *pgxpool.Pool
-	model  agent.Model      // nil: from cfg
-	skills *skills.Registry // nil: from cfg
+	model  agent.Model // nil: from cfg
+	skills fs.FS       // skill definitions; nil: cfg.Skills.Dir
 	user   channels.Identity
 	out    io.Writer
 }
@@ -70,7 +70,7 @@ func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) 
 	gw, err := gateway.New(ctx, s.cfg, gateway.Deps{
 		Pool:     s.pool,
 		Model:    s.model,
-		Skills:   s.skills,
+		SkillsFS: s.skills,
 		Channels: []channels.Channel{ch},
 		Queues:   map[string]int{queue: 2},
 		QueueFor: func(string) (string, string) { return queue, queue },

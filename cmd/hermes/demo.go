@@ -71,14 +71,7 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	logf("demo HR/IT backend: %s (verifies the signed caller identity on every request)", backendURL)
 
 	cfg := demoConfig(dbURL)
-	defs, err := skills.LoadDir(skills.SamplesFS())
-	if err != nil {
-		return err
-	}
-	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: backendURL})
-	if err != nil {
-		return err
-	}
+	cfg.Skills.BaseURL = backendURL
 	var model agent.Model
 	if cfg.Model.Provider == "offline" {
 		logf("model: none configured (set HERMES_MODEL_BASE_URL and HERMES_MODEL_NAME) — using the offline demo model")
@@ -94,7 +87,7 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	defer pool.Close()
 
 	user := channels.Identity{UserID: "zhangsan", Name: "张三", CorpID: "demo-corp"}
-	sess, err := startConsole(ctx, consoleSetup{cfg: cfg, pool: pool, model: model, skills: reg, user: user, out: stdout})
+	sess, err := startConsole(ctx, consoleSetup{cfg: cfg, pool: pool, model: model, skills: skills.SamplesFS(), user: user, out: stdout})
 	if err != nil {
 		return err
 	}

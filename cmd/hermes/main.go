@@ -36,6 +36,7 @@ var commands = map[string]command{
 	"migrate": {"apply database migrations and exit", runMigrate},
 	"chat":    {"talk to the agent in the terminal (console channel)", runChat},
 	"demo":    {"run Hermes on embedded defaults and play a short conversation", runDemo},
+	"skills":  {"check skill definitions, import skills from OpenAPI", runSkills},
 	"runs":    {"runs show RUN_ID: print an agent run's trace", runRuns},
 	"version": {"print the version", func(_ context.Context, _ []string, io stdio) error {
 		_, err := fmt.Fprintln(io.out, "hermes", version)

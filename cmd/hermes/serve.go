@@ -8,6 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -92,9 +95,22 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 	go func() { errc <- srv.ListenAndServe() }()
 	slog.Info("hermes serving", "listen", cfg.Server.Listen, "wecom_apps", len(cfg.WeCom.Apps))
 
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
+	// SIGHUP reloads the skills; a broken set is refused and the old stays.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+wait:
+	for {
+		select {
+		case err = <-errc:
+			break wait
+		case <-ctx.Done():
+			break wait
+		case <-hup:
+			if rerr := gw.ReloadSkills(); rerr != nil {
+				slog.Error("skills reload refused; keeping the current skills", "err", rerr)
+			}
+		}
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()

@@ -101,3 +101,19 @@ RETURNING id, skill, task_id, run_id, inbound_id, user_id, status, expires_at`, 
 	}
 	return out, rows.Err()
 }
+
+// AsyncTaskByToken finds the task a callback token was issued for. It
+// returns ErrNotFound for an unknown token.
+func AsyncTaskByToken(ctx context.Context, q Querier, tokenHash []byte) (AsyncTask, error) {
+	var t AsyncTask
+	err := q.QueryRow(ctx, `
+SELECT id, skill, task_id, run_id, inbound_id, user_id, status, expires_at FROM async_tasks WHERE token_hash = $1`,
+		tokenHash).Scan(&t.ID, &t.Skill, &t.TaskID, &t.RunID, &t.InboundID, &t.UserID, &t.Status, &t.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, fmt.Errorf("async task: %w", ErrNotFound)
+	}
+	if err != nil {
+		return t, fmt.Errorf("store: async task: %w", err)
+	}
+	return t, nil
+}

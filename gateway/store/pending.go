@@ -59,3 +59,27 @@ RETURNING session_id, kind, payload::text, run_id, created_at, expires_at`, sess
 	p.Payload = json.RawMessage(payload)
 	return p, true, nil
 }
+
+// GetPending returns what a session waits for without resolving it.
+func GetPending(ctx context.Context, q Querier, sessionID int64) (p Pending, ok bool, err error) {
+	var payload string
+	err = q.QueryRow(ctx, `
+SELECT session_id, kind, payload::text, run_id, created_at, expires_at FROM session_pending WHERE session_id = $1`,
+		sessionID).Scan(&p.SessionID, &p.Kind, &payload, &p.RunID, &p.CreatedAt, &p.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, false, nil
+	}
+	if err != nil {
+		return p, false, fmt.Errorf("store: get pending: %w", err)
+	}
+	p.Payload = json.RawMessage(payload)
+	return p, true, nil
+}
+
+// ClearPending removes what a session waited for.
+func ClearPending(ctx context.Context, q Querier, sessionID int64) error {
+	if _, err := q.Exec(ctx, `DELETE FROM session_pending WHERE session_id = $1`, sessionID); err != nil {
+		return fmt.Errorf("store: clear pending: %w", err)
+	}
+	return nil
+}

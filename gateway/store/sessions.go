@@ -65,11 +65,12 @@ SELECT role, content FROM (
 	return out, nil
 }
 
-// InsertTurn appends the user's message and the reply to a session's history.
+// InsertTurn appends the user's message and the reply to a session's
+// history. runID may be empty for replies no agent run produced.
 func InsertTurn(ctx context.Context, q Querier, sessionID, inboundID int64, runID, userText, reply string, at time.Time) error {
 	_, err := q.Exec(ctx, `
 INSERT INTO messages (session_id, inbound_id, run_id, role, content, created_at)
-VALUES ($1, $2, $3, 'user', $4, $6), ($1, $2, $3, 'assistant', $5, $6)`,
+VALUES ($1, $2, NULLIF($3, ''), 'user', $4, $6), ($1, $2, NULLIF($3, ''), 'assistant', $5, $6)`,
 		sessionID, inboundID, runID, userText, reply, at)
 	if err != nil {
 		return fmt.Errorf("store: insert turn: %w", err)

@@ -2,7 +2,8 @@
 // It answers the sample skills (skills/samples) with canned Chinese data for
 // the users zhangsan, lisi and wangwu, and shows how a real backend should
 // treat Hermes: verify the signed identity headers, answer only about the
-// signed user, and never take a user id from the request body.
+// signed user, never take a user id from the request body, and report
+// accepted async work to the callback URL Hermes sent.
 package demobackend
 
 import (
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,46 +24,81 @@ const maxBodyBytes = 64 << 10
 
 // Call is one request the backend accepted, with the identity it verified.
 type Call struct {
-	Path      string
-	Identity  skills.SignedIdentity // from the signed headers, never from the body
-	UserName  string                // X-Hermes-User-Name, decoded (unsigned)
-	RequestID string                // X-Request-ID
-	Body      string                // as received, to show body fields did not decide the user
-	Status    int                   // HTTP status answered
+	Path        string
+	Identity    skills.SignedIdentity // from the signed headers, never from the body
+	UserName    string                // X-Hermes-User-Name, decoded (unsigned)
+	RequestID   string                // X-Request-ID
+	Traceparent string                // W3C traceparent
+	CallbackURL string                // X-Hermes-Callback-URL (async endpoints)
+	ContentType string
+	Body        string // as received, to show body fields did not decide the user
+	Status      int    // HTTP status answered
 }
 
-// Backend is an http.Handler for the sample skills' endpoints:
-// POST /hr/leave-balance, /hr/policies/search, /it/tickets, /it/tickets/status.
-// It is safe for concurrent use.
+// Options configure a Backend.
+type Options struct {
+	HMACKey []byte           // identity key shared with Hermes; empty refuses every request
+	Now     func() time.Time // clock for signature skew and dates; default time.Now
+	// HTTPClient posts async callbacks. Default: a client with a 10s timeout.
+	HTTPClient *http.Client
+	// AutoCompleteAfter, when positive, completes each accepted async task
+	// on its own after this long (for `hermes demo`); zero waits for
+	// CompleteAsync.
+	AutoCompleteAfter time.Duration
+}
+
+// Backend is an http.Handler for the sample skills' endpoints (all POST):
+// /hr/leave-balance, /hr/policies/search, /hr/payslip, /it/tickets,
+// /it/tickets/status, /it/password/reset (form-encoded), /it/vpn/access
+// (async: 202, then a callback). It is safe for concurrent use.
 type Backend struct {
-	key []byte
-	now func() time.Time
+	opts Options
 
 	mu      sync.Mutex
 	calls   []Call
 	tickets []ticket // guarded by mu; seeded, then appended by createTicket
 	nextID  int
+	pending []pendingTask // accepted async work not yet reported
+	nextVPN int
 }
 
 // New returns a backend that accepts identities signed with hmacKey (an
 // empty key refuses every request). now is the clock for signature skew and
 // dates in answers; nil means time.Now.
 func New(hmacKey []byte, now func() time.Time) *Backend {
-	if now == nil {
-		now = time.Now
+	return NewWithOptions(Options{HMACKey: hmacKey, Now: now})
+}
+
+// NewWithOptions returns a backend configured by opts.
+func NewWithOptions(opts Options) *Backend {
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	return &Backend{key: hmacKey, now: now, tickets: seedTickets(), nextID: firstFreeTicket}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &Backend{opts: opts, tickets: seedTickets(), nextID: firstFreeTicket, nextVPN: firstVPNTask}
+}
+
+// request is one verified request as a handler sees it.
+type request struct {
+	id     skills.SignedIdentity
+	body   []byte
+	header http.Header
 }
 
 // handler answers one endpoint for a verified identity. It returns the
 // status and a value to encode as JSON.
-type handler func(b *Backend, id skills.SignedIdentity, body []byte) (int, any)
+type handler func(b *Backend, r request) (int, any)
 
 var routes = map[string]handler{
 	"/hr/leave-balance":   (*Backend).leaveBalance,
 	"/hr/policies/search": (*Backend).searchPolicies,
+	"/hr/payslip":         (*Backend).payslip,
 	"/it/tickets":         (*Backend).createTicket,
 	"/it/tickets/status":  (*Backend).ticketStatus,
+	"/it/password/reset":  (*Backend).resetPassword,
+	"/it/vpn/access":      (*Backend).requestVPN,
 }
 
 // errorBody is how the backend explains a refusal; the text reaches the
@@ -71,6 +108,7 @@ type errorBody struct {
 }
 
 func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	began := time.Now() // real time, whatever the demo clock says: this is a duration
 	h, ok := routes[r.URL.Path]
 	if !ok {
 		writeJSON(w, http.StatusNotFound, errorBody{"没有这个接口：" + r.URL.Path})
@@ -81,7 +119,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody{"只支持 POST"})
 		return
 	}
-	id, err := skills.VerifyIdentity(r, b.key, b.now(), 0)
+	id, err := skills.VerifyIdentity(r, b.opts.HMACKey, b.opts.Now(), 0)
 	if err != nil {
 		writeJSON(w, http.StatusUnauthorized, errorBody{"身份校验失败：" + reason(err)})
 		return
@@ -91,11 +129,15 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{"请求体过大"})
 		return
 	}
-	status, out := h(b, id, body)
+	status, out := h(b, request{id: id, body: body, header: r.Header})
 	b.mu.Lock()
 	b.calls = append(b.calls, Call{Path: r.URL.Path, Identity: id, UserName: skills.UserName(r),
-		RequestID: r.Header.Get(skills.HeaderRequestID), Body: string(body), Status: status})
+		RequestID: r.Header.Get(skills.HeaderRequestID), Traceparent: r.Header.Get(skills.HeaderTraceparent),
+		CallbackURL: r.Header.Get(skills.HeaderCallbackURL), ContentType: r.Header.Get("Content-Type"),
+		Body: string(body), Status: status})
 	b.mu.Unlock()
+	// Seed 003: the backend reports its own processing time.
+	w.Header().Set(skills.HeaderExecutionTime, strconv.FormatInt(time.Since(began).Milliseconds(), 10))
 	writeJSON(w, status, out)
 }
 

@@ -1,6 +1,7 @@
 package demobackend_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -144,5 +145,90 @@ func TestBackend_Routing(t *testing.T) {
 	b.ServeHTTP(w, r)
 	if w.Code != http.StatusMethodNotAllowed {
 		t.Errorf("GET: %d, want 405", w.Code)
+	}
+}
+
+func TestBackend_Payslip(t *testing.T) {
+	b := newBackend()
+	if w := post(b, "/hr/payslip", "zhangsan", `{"month":"2026-02"}`, good); w.Code != 200 || !strings.Contains(w.Body.String(), "实发 15368 元") {
+		t.Errorf("own payslip: %d %s", w.Code, w.Body)
+	}
+	if w := post(b, "/hr/payslip", "zhangsan", `{}`, good); !strings.Contains(w.Body.String(), "2026-02") {
+		t.Errorf("default month: %s, want last month", w.Body)
+	}
+	w := post(b, "/hr/payslip", "zhangsan", `{"employee_id":"lisi"}`, good)
+	if w.Code != http.StatusForbidden || strings.Contains(w.Body.String(), "22000") {
+		t.Errorf("someone else's payslip: %d %s, want 403 without figures", w.Code, w.Body)
+	}
+}
+
+func TestBackend_PasswordResetTakesAForm(t *testing.T) {
+	b := newBackend()
+	r := httptest.NewRequest(http.MethodPost, "/it/password/reset", strings.NewReader("target_system=vpn"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	id := skills.SignedIdentity{UserID: "lisi", Timestamp: now.Unix()}
+	r.Header.Set(skills.HeaderUserID, "lisi")
+	r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	r.Header.Set(skills.HeaderSignature, good(id))
+	w := httptest.NewRecorder()
+	b.ServeHTTP(w, r)
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "已重置李四的 VPN 密码") || w.Header().Get(skills.HeaderExecutionTime) == "" {
+		t.Errorf("reset: %d %s %v", w.Code, w.Body, w.Header())
+	}
+	if w := post(b, "/it/password/reset", "lisi", `{"target_system":"vpn"}`, good); w.Code != http.StatusUnsupportedMediaType {
+		t.Errorf("JSON body: %d, want 415", w.Code)
+	}
+}
+
+func TestBackend_VPNIsAsync(t *testing.T) {
+	var got []skills.AsyncCallback
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cb, err := skills.VerifyCallback(r, key, now, 0)
+		if err != nil {
+			t.Errorf("callback: %v", err)
+		}
+		got = append(got, cb)
+	}))
+	t.Cleanup(gateway.Close)
+	b := newBackend()
+	if w := post(b, "/it/vpn/access", "wangwu", `{"reason":"出差","days":7}`, good); w.Code != http.StatusBadRequest {
+		t.Errorf("without a callback URL: %d, want 400", w.Code)
+	}
+	r := httptest.NewRequest(http.MethodPost, "/it/vpn/access", strings.NewReader(`{"reason":"出差","days":7}`))
+	id := skills.SignedIdentity{UserID: "wangwu", Timestamp: now.Unix()}
+	r.Header.Set(skills.HeaderUserID, "wangwu")
+	r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	r.Header.Set(skills.HeaderSignature, good(id))
+	r.Header.Set(skills.HeaderCallbackURL, gateway.URL+"/v1/async/tok")
+	w := httptest.NewRecorder()
+	b.ServeHTTP(w, r)
+	if w.Code != http.StatusAccepted || !strings.Contains(w.Body.String(), `"task_id":"VPN-1001"`) {
+		t.Fatalf("accept: %d %s", w.Code, w.Body)
+	}
+	if len(got) != 0 || len(b.Pending()) != 1 {
+		t.Fatalf("reported before CompleteAsync")
+	}
+	if err := b.CompleteAsync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].TaskID != "VPN-1001" || got[0].Status != skills.AsyncSucceeded || !strings.Contains(got[0].Message, "王五") {
+		t.Errorf("callbacks = %+v", got)
+	}
+	if len(b.Pending()) != 0 {
+		t.Errorf("still pending: %v", b.Pending())
+	}
+}
+
+func TestBackend_CallbackFailureKeepsTask(t *testing.T) {
+	b := demobackend.NewWithOptions(demobackend.Options{HMACKey: key, Now: func() time.Time { return now }})
+	r := httptest.NewRequest(http.MethodPost, "/it/vpn/access", strings.NewReader(`{"reason":"出差","days":1}`))
+	id := skills.SignedIdentity{UserID: "lisi", Timestamp: now.Unix()}
+	r.Header.Set(skills.HeaderUserID, "lisi")
+	r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	r.Header.Set(skills.HeaderSignature, good(id))
+	r.Header.Set(skills.HeaderCallbackURL, "http://127.0.0.1:1/unreachable")
+	b.ServeHTTP(httptest.NewRecorder(), r)
+	if err := b.CompleteAsync(context.Background()); err == nil || len(b.Pending()) != 1 {
+		t.Errorf("err = %v, pending %v; want the task kept for the next try", err, b.Pending())
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-
-	"github.com/hermes-gw/hermes/skills"
 )
 
 // User is a demo employee.
@@ -34,14 +32,15 @@ func findUser(id string) (User, bool) {
 	return users[i], true
 }
 
-func (b *Backend) leaveBalance(id skills.SignedIdentity, _ []byte) (int, any) {
+func (b *Backend) leaveBalance(r request) (int, any) {
 	// The body is ignored on purpose: whose balance is decided by the
 	// signed identity alone.
+	id := r.id
 	u, ok := findUser(id.UserID)
 	if !ok {
 		return http.StatusNotFound, errorBody{fmt.Sprintf("没有找到员工 %s 的假期档案", id.UserID)}
 	}
-	year := b.now().Year()
+	year := b.opts.Now().Year()
 	expires := fmt.Sprintf("%d-12-31", year)
 	left := u.AnnualTotal - u.AnnualUsed
 	return http.StatusOK, map[string]any{
@@ -83,7 +82,8 @@ var policies = []policy{
 		keywords: []string{"远程", "居家", "在家", "remote"}},
 }
 
-func (b *Backend) searchPolicies(_ skills.SignedIdentity, body []byte) (int, any) {
+func (b *Backend) searchPolicies(r request) (int, any) {
+	body := r.body
 	var args struct {
 		Query string `json:"query"`
 	}
@@ -133,7 +133,8 @@ func seedTickets() []ticket {
 	}
 }
 
-func (b *Backend) createTicket(id skills.SignedIdentity, body []byte) (int, any) {
+func (b *Backend) createTicket(r request) (int, any) {
+	id, body := r.id, r.body
 	var args struct {
 		Title       string `json:"title"`
 		Description string `json:"description"`
@@ -151,7 +152,8 @@ func (b *Backend) createTicket(id skills.SignedIdentity, body []byte) (int, any)
 		"summary": fmt.Sprintf("已创建工单 %s「%s」，当前状态：%s，处理人：%s。", t.ID, t.Title, t.Status, t.Assignee)}
 }
 
-func (b *Backend) ticketStatus(id skills.SignedIdentity, body []byte) (int, any) {
+func (b *Backend) ticketStatus(r request) (int, any) {
+	id, body := r.id, r.body
 	var args struct {
 		TicketID string `json:"ticket_id"`
 	}

@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// maxBackoff caps one retry delay: a chat user is waiting.
+const maxBackoff = 10 * time.Second
+
+// stepInfo says what a model call is for, for its trace step.
+type stepInfo struct {
+	stage  string // StagePlan, StageCompose, StageFormat or "" for the loop
+	retry  int    // k for the k-th argument-correction retry
+	stream bool   // stream the answer to Progress when the model can
+}
+
+// ask makes one model call (with retries on transient errors) and records
+// its step. It returns the assistant message to continue the conversation
+// with. Errors wrap the model's error (e.g. *openai.APIError) or
+// ErrEmptyResponse, with the step number.
+func (r *run) ask(ctx context.Context, req openai.ChatCompletionRequest, info stepInfo) (openai.ChatCompletionMessage, error) {
+	r.n++
+	n := r.n
+	step := Step{N: n, Kind: StepModel, Stage: info.stage, Retry: info.retry, At: r.opts.Now(), Delta: r.deltas}
+	r.deltas = nil
+	if r.multi() && r.phase == phaseWork && info.stage == "" {
+		step.Subtask = r.sub + 1
+	}
+	resp, attempts, err := r.chat(ctx, req, n, info.stream)
+	step.Latency = r.opts.Now().Sub(step.At)
+	if attempts > 1 {
+		step.Attempts = attempts
+	}
+	step.PromptTokens, step.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
+	r.result.PromptTokens += step.PromptTokens
+	r.result.CompletionTokens += step.CompletionTokens
+	if err == nil && len(resp.Choices) == 0 {
+		err = ErrEmptyResponse
+	}
+	if err != nil {
+		step.Error = err.Error()
+		r.result.Steps = append(r.result.Steps, step)
+		r.log.Warn("agent: model returned", "step", n, "stage", info.stage, "attempts", attempts, "error", err, "latency", step.Latency)
+		return openai.ChatCompletionMessage{}, fmt.Errorf("agent: step %d: %w", n, err)
+	}
+	choice := resp.Choices[0]
+	msg := assistantMessage(choice.Message, n)
+	step.Content = msg.Content
+	r.result.Steps = append(r.result.Steps, step)
+	r.log.Debug("agent: model returned", "step", n, "stage", info.stage, "finish_reason", choice.FinishReason,
+		"tool_calls", len(msg.ToolCalls), "prompt_tokens", step.PromptTokens,
+		"completion_tokens", step.CompletionTokens, "attempts", attempts, "latency", step.Latency)
+	return msg, nil
+}
+
+// chat calls the model, streaming when asked and possible, and retries
+// what is worth retrying: 429, 5xx, timeouts and dropped connections, at
+// most ModelAttempts times, with exponential backoff and jitter. Each
+// attempt has CallTimeout, capped by the run's own deadline. A stream that
+// already showed text is not retried: the user would see it twice.
+func (r *run) chat(ctx context.Context, req openai.ChatCompletionRequest, n int, stream bool) (openai.ChatCompletionResponse, int, error) {
+	streamer, canStream := r.model.(Streamer)
+	stream = stream && canStream && r.opts.Progress != nil
+	for attempt := 1; ; attempt++ {
+		callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
+		var resp openai.ChatCompletionResponse
+		var err error
+		shown := false
+		if stream {
+			f := &deltaFilter{r: r, step: n}
+			resp, err = streamer.ChatStream(callCtx, req, func(text string) { shown = f.write(text) || shown })
+			if err == nil {
+				f.flush()
+			}
+		} else {
+			resp, err = r.model.Chat(callCtx, req)
+		}
+		cancel()
+		if err == nil || attempt >= r.opts.ModelAttempts || shown || !retryable(ctx, err) {
+			return resp, attempt, err
+		}
+		d := backoffDelay(r.opts.Backoff, attempt, rand.Float64())
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
+			return resp, attempt, err // no time left to wait and try again
+		}
+		r.log.Info("agent: model call failed; retrying", "step", n, "attempt", attempt, "delay", d, "error", err)
+		if serr := r.opts.Sleep(ctx, d); serr != nil {
+			return resp, attempt, err
+		}
+	}
+}
+
+// backoffDelay is base doubled per attempt (1s, 2s, 4s ...), capped, then
+// jittered to between half and all of it, so retries of many runs do not
+// hit a recovering endpoint at the same instant. u is in [0, 1).
+func backoffDelay(base time.Duration, attempt int, u float64) time.Duration {
+	d := base << (attempt - 1)
+	if d <= 0 || d > maxBackoff {
+		d = maxBackoff
+	}
+	return d/2 + time.Duration(u*float64(d/2))
+}
+
+// retryable reports a transient model error. The run's own end (deadline
+// or cancellation) is not: there is no time or reason left.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		if code, _ := apiErr.Code.(string); code == "insufficient_quota" {
+			return false // a 429 that waiting does not cure
+		}
+		return retryableStatus(apiErr.HTTPStatusCode)
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0 {
+		return retryableStatus(reqErr.HTTPStatusCode)
+	}
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || // this attempt's CallTimeout
+		errors.As(err, &netErr) && netErr.Timeout() ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+func retryableStatus(code int) bool {
+	return code == http.StatusTooManyRequests || code >= 500
+}
+
+// assistantMessage keeps only what belongs in the conversation. Reasoning
+// text is dropped (DeepSeek rejects it in input), and tool calls without an
+// id (some local servers omit it) get one, since every tool result must
+// name the call it answers.
+func assistantMessage(in openai.ChatCompletionMessage, n int) openai.ChatCompletionMessage {
+	out := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: in.Content}
+	for i, c := range in.ToolCalls {
+		c.Index = nil // only meaningful in stream chunks
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("call_%d_%d", n, i+1)
+		}
+		if c.Type == "" {
+			c.Type = openai.ToolTypeFunction
+		}
+		out.ToolCalls = append(out.ToolCalls, c)
+	}
+	return out
+}

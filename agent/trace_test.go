@@ -1,0 +1,87 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+// recordHandler keeps log records with their attributes, logger-level ones
+// included.
+type recordHandler struct {
+	mu    *sync.Mutex
+	lines *[]map[string]string
+	attrs []slog.Attr
+}
+
+func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	line := map[string]string{"msg": r.Message}
+	for _, a := range h.attrs {
+		line[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		line[a.Key] = a.Value.String()
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.lines = append(*h.lines, line)
+	return nil
+}
+
+func (h recordHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h.attrs = append(slices.Clone(h.attrs), attrs...)
+	return h
+}
+
+func (h recordHandler) WithGroup(string) slog.Handler { return h }
+
+func TestRun_TraceAndLogPoints(t *testing.T) {
+	srv, m := newModel(t)
+	srv.Script(call("vpn_reset", `{"user":"zhangsan","password":"hunter2","api_key":"sk-1"}`), answer("已重置。"))
+	var lines []map[string]string
+	opts := testOptions()
+	opts.Logger = slog.New(recordHandler{mu: &sync.Mutex{}, lines: &lines})
+	tools := []skills.Tool{&fakeTool{name: "vpn_reset", out: `{"ok":true}`}}
+
+	res, err := agent.Run(context.Background(), m, testTurn("重置 VPN", tools), opts)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var points []string
+	for _, l := range lines {
+		if l["session_id"] != "s1" || l["run_id"] != "r1" {
+			t.Errorf("log line %q lacks the conversation's ids: %v", l["msg"], l)
+		}
+		points = append(points, l["msg"])
+	}
+	want := []string{"agent: input ready", "agent: context built", "agent: model returned", "agent: tool returned",
+		"agent: model returned", "agent: stop decided"}
+	if !slices.Equal(points, want) {
+		t.Errorf("log points = %q, want %q", points, want)
+	}
+	// Secrets never reach the trace; the trace is JSON for the store.
+	tool := res.Steps[1]
+	if strings.Contains(tool.Args, "hunter2") || strings.Contains(tool.Args, "sk-1") || !strings.Contains(tool.Args, `"user":"zhangsan"`) {
+		t.Errorf("Args = %s, want secrets masked", tool.Args)
+	}
+	b, err := json.Marshal(res.Steps)
+	if err != nil {
+		t.Fatalf("steps are not JSON: %v", err)
+	}
+	var back []agent.Step
+	if err := json.Unmarshal(b, &back); err != nil || !slices.EqualFunc(back, res.Steps, func(a, b agent.Step) bool {
+		return a.N == b.N && a.Kind == b.Kind && a.Args == b.Args && a.Latency == b.Latency && a.At.Equal(b.At)
+	}) {
+		t.Errorf("steps do not survive JSON: %v", err)
+	}
+}

@@ -1,0 +1,123 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+// confirmWord is the only answer that runs a call waiting for confirmation
+// (the prompt asks for exactly this word).
+const confirmWord = "确认"
+
+// cancelWords end a pending confirmation without asking the agent anything.
+var cancelWords = map[string]bool{"取消": true, "不用了": true, "算了": true, "不": true, "否": true, "no": true, "cancel": true}
+
+// bareAnswer is the user's text without spaces and punctuation, lower-cased.
+func bareAnswer(text string) string {
+	return strings.ToLower(strings.TrimFunc(text, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsPunct(r) // 「确认」, 确认！ and " 确认。" all count
+	}))
+}
+
+// confirmSubject is what a confirmation prompt asks about, without the
+// question and instructions that follow it ("重置 zhangsan 的 vpn 密码？…").
+func confirmSubject(prompt string) string {
+	if i := strings.IndexAny(prompt, "？?"); i > 0 {
+		return strings.TrimSpace(prompt[:i])
+	}
+	return strings.TrimSpace(prompt)
+}
+
+// confirmResult is what resolving a confirmation produced.
+type confirmResult struct {
+	done  bool   // the message is fully answered by text
+	text  string // the reply, or a note to put before the agent's answer
+	run   *store.RunRecord
+	steps []store.StepRecord
+}
+
+// resolveConfirmation handles the user's next message after a skill call
+// asked for confirmation. The pending call is claimed (deleted and
+// committed) before it runs, so a crash can never run it twice: a
+// confirmed action happens at most once.
+func (g *Gateway) resolveConfirmation(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
+	caller skills.Caller) (confirmResult, error) {
+	p, ok, err := store.TakePending(ctx, conn, sessionID)
+	if err != nil || !ok {
+		return confirmResult{}, err
+	}
+	var pc agent.PendingConfirmation
+	if err := json.Unmarshal(p.Payload, &pc); err != nil {
+		g.log.Error("unreadable pending confirmation dropped", "session_id", sessionID, "err", err)
+		return confirmResult{}, nil
+	}
+	subject := confirmSubject(pc.Prompt)
+	answer := bareAnswer(row.In.Text)
+	switch {
+	case answer != confirmWord:
+		cancelled := fmt.Sprintf(g.cfg.Messages.Cancelled, subject)
+		// A plain "no" is answered here; anything else is a new request the
+		// agent answers after the note.
+		return confirmResult{done: cancelWords[answer], text: cancelled}, nil
+	case !g.now().Before(p.ExpiresAt):
+		return confirmResult{done: true, text: fmt.Sprintf(g.cfg.Messages.ConfirmLate, subject)}, nil
+	}
+
+	started := g.now()
+	res, callErr := g.skills.Load().CallConfirmed(ctx, caller, pc.Tool, pc.Args)
+	if callErr != nil && ctx.Err() != nil {
+		return confirmResult{}, callErr // shutting down; the claim is spent, the user asks again
+	}
+	step := store.StepRecord{Step: 1, Kind: agent.StepTool, Tool: pc.Tool, Args: string(pc.Args), Latency: g.now().Sub(started)}
+	var text string
+	if callErr != nil {
+		step.Error = callErr.Error()
+		text = fmt.Sprintf(g.cfg.Messages.ConfirmFail, subject, userFacingError(callErr))
+	} else {
+		step.Observation = string(res.Body)
+		text = fmt.Sprintf(g.cfg.Messages.Confirmed, resultSummary(res, subject))
+	}
+	run := &store.RunRecord{ID: caller.TraceID, SessionID: sessionID, InboundID: row.ID, Model: "confirmation",
+		StopReason: stopConfirmed, Reply: text, StartedAt: started, FinishedAt: g.now()}
+	return confirmResult{done: true, text: text, run: run, steps: []store.StepRecord{step}}, nil
+}
+
+// stopConfirmed is the stop reason of a run that executed a confirmed call.
+const stopConfirmed = "confirmed"
+
+// resultSummary is the line a backend meant for the user ("summary" or
+// "message" in a JSON answer), else what was done.
+func resultSummary(res skills.Result, subject string) string {
+	var m map[string]any
+	if json.Unmarshal(res.Body, &m) == nil {
+		for _, k := range []string{"summary", "message"} {
+			if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
+				return s
+			}
+		}
+	}
+	return subject
+}
+
+// userFacingError says why a skill call failed without internals.
+func userFacingError(err error) string {
+	var he *skills.HTTPError
+	switch {
+	case errors.As(err, &he) && he.Body != "":
+		return he.Body
+	case errors.Is(err, skills.ErrAccessDenied):
+		return "你没有使用这项功能的权限"
+	case errors.Is(err, skills.ErrUnavailable):
+		return "系统暂时不可用，请稍后再试"
+	default:
+		return "系统返回了错误"
+	}
+}

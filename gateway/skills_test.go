@@ -1,0 +1,219 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+// An async skill: the backend accepts (202), the user is told, and the
+// result the backend posts later reaches the same chat exactly once — also
+// when the gateway restarted in between. A replayed callback is refused.
+func TestAsyncResultDeliveredOnceAcrossRestart(t *testing.T) {
+	h := newHarness(t)
+	h.model.SetHandler(vpnModel)
+	first := h.start(gateway.Deps{})
+	ctx := withTimeout(t, 60*time.Second)
+
+	u, body := h.callbackRequest(textXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", "vpn-1"), time.Now())
+	post(t, u, body)
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.backend.Pending()); n != 1 {
+		t.Fatalf("backend holds %d pending tasks, want 1", n)
+	}
+	// The workers stop (a deploy); the HTTP side keeps taking callbacks.
+	if err := first.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.backend.CompleteAsync(ctx); err != nil {
+		t.Fatalf("backend posting the result: %v", err)
+	}
+	if n := h.count(`SELECT count(*) FROM async_tasks WHERE status = 'done'`); n != 1 {
+		t.Fatalf("done tasks = %d, want 1", n)
+	}
+	h.start(gateway.Deps{}) // the new release delivers what was stored
+	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	msgs = h.wecomAPI.Messages()
+	if len(msgs) != 2 || msgs[1].ToUser != "zhangsan" || !strings.Contains(msgs[1].Content, "it_vpn_access") {
+		t.Fatalf("messages %+v, want the acceptance then the async result to zhangsan", msgs)
+	}
+	// The same callback again (a backend retry, or a replay) changes nothing.
+	var url string
+	for _, c := range h.backend.Calls() {
+		if c.CallbackURL != "" {
+			url = c.CallbackURL
+		}
+	}
+	replay := skills.AsyncCallback{TaskID: "x", Status: skills.AsyncSucceeded, Message: "再来一次"}
+	req, _ := skills.NewCallbackRequest(ctx, url, replay, []byte(testHMACKey), time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGone {
+		t.Fatalf("replayed callback answered %d, want 410", resp.StatusCode)
+	}
+	// A forged token is refused before any lookup.
+	forged := strings.TrimSuffix(url, url[len(url)-4:]) + "AAAA"
+	req, _ = skills.NewCallbackRequest(ctx, forged, replay, []byte(testHMACKey), time.Now())
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("forged callback answered %d, want 401", resp.StatusCode)
+	}
+	h.waitIdle(ctx)
+	if n := len(h.wecomAPI.Messages()); n != 2 {
+		t.Fatalf("messages = %d after replays, want 2", n)
+	}
+}
+
+// vpnModel asks for VPN access, then tells the user it started.
+func vpnModel(req openai.ChatCompletionRequest) openaitest.Reply {
+	if req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool {
+		return openaitest.Reply{Content: "VPN 申请已提交，审批结果稍后发给你。"}
+	}
+	return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_vpn_access", `{"reason":"出差","days":7}`)}}
+}
+
+func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h.model.SetHandler(vpnModel)
+	gw := h.start(gateway.Deps{Now: clock})
+	ctx := withTimeout(t, 60*time.Second)
+
+	u, body := h.callbackRequest(textXML("lisi", "帮我申请 7 天 VPN", "vpn-2"), clock())
+	post(t, u, body)
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := gw.ExpireAsyncTasks(ctx); err != nil || n != 0 {
+		t.Fatalf("expired %d (%v) before the deadline", n, err)
+	}
+	mu.Lock()
+	now = now.Add(31 * time.Minute) // default skills.async_timeout is 30m
+	mu.Unlock()
+	if n, err := gw.ExpireAsyncTasks(ctx); err != nil || n != 1 {
+		t.Fatalf("expired %d (%v), want 1", n, err)
+	}
+	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs[1].ToUser != "lisi" || !strings.Contains(msgs[1].Content, "超时") {
+		t.Fatalf("timeout message %+v", msgs[1])
+	}
+	// The backend answering afterwards is too late.
+	if err := h.backend.CompleteAsync(ctx); err == nil {
+		t.Fatal("a callback after the timeout was accepted")
+	}
+}
+
+func TestRouteAPI(t *testing.T) {
+	h := newHarness(t)
+	h.start(gateway.Deps{})
+	call := func(auth, body string) (int, skills.RouteResponse) {
+		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/route", strings.NewReader(body))
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out skills.RouteResponse
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	body := `{"request_id":"req-1","tool_calls":[
+	  {"tool_call_id":"call_a","name":"hr_leave_balance","arguments":"{}"},
+	  {"tool_call_id":"call_b","name":"it_ticket_status","arguments":{"ticket_id":"INC-0000"}},
+	  {"tool_call_id":"call_c","name":"no_such_skill","arguments":{}}]}`
+	if status, _ := call("", body); status != 401 {
+		t.Fatalf("no key: %d, want 401", status)
+	}
+	if status, _ := call("wrong-key-0123456789", body); status != 401 {
+		t.Fatalf("wrong key: %d, want 401", status)
+	}
+	status, resp := call("test-router-key-0123456789", body)
+	if status != 200 || resp.RequestID != "req-1" || resp.Status != skills.RoutePartialSuccess || len(resp.Results) != 3 {
+		t.Fatalf("route: %d %+v", status, resp)
+	}
+	for i, id := range []string{"call_a", "call_b", "call_c"} {
+		if resp.Results[i].ToolCallID != id {
+			t.Fatalf("result %d has id %q, want %q", i, resp.Results[i].ToolCallID, id)
+		}
+	}
+	if resp.Results[0].Error != "" || !strings.Contains(resp.Results[0].Content, "剩余") || resp.Results[1].Error == "" || resp.Results[2].Error == "" {
+		t.Fatalf("results %+v", resp.Results)
+	}
+	// The backend saw the key's identity, never one from the request.
+	if calls := h.backend.Calls(); len(calls) == 0 || calls[0].Identity.UserID != "zhangsan" || calls[0].Identity.Channel != "router" {
+		t.Fatalf("backend calls %+v", calls)
+	}
+}
+
+func TestSkillsReloadKeepsOldSetWhenBroken(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	skill := func(name string) string {
+		return "---\nname: " + name + "\ndescription: test skill\nendpoint: /hr/leave-balance\n---\n"
+	}
+	write("one", skill("skill_one"))
+	gw := h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	names := func() string {
+		resp, err := http.Get(h.srv.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	write("two", "---\nname: skill_two\ntimout: 5s\n---\n") // a typo
+	if err := gw.ReloadSkills(); err == nil || !strings.Contains(err.Error(), "timout") {
+		t.Fatalf("reload of a broken set: %v, want an error naming the field", err)
+	}
+	if page := names(); !strings.Contains(page, "skill_one") || strings.Contains(page, "skill_two") {
+		t.Fatal("a refused reload changed the skills")
+	}
+	write("two", skill("skill_two"))
+	if err := gw.ReloadSkills(); err != nil {
+		t.Fatal(err)
+	}
+	if page := names(); !strings.Contains(page, "skill_one") || !strings.Contains(page, "skill_two") {
+		t.Fatal("the fixed set was not loaded")
+	}
+}

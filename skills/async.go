@@ -1,0 +1,154 @@
+package skills
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// AsyncRegistrar hands out callback URLs for async skills. The gateway
+// implements it: Begin records that caller c started skill (with c.Origin,
+// so the later result reaches the right conversation) and returns an
+// unguessable URL on the gateway that accepts one AsyncCallback.
+//
+// Begin is called once per call, before the first attempt; an error fails
+// the call with ErrUnavailable and nothing is sent.
+type AsyncRegistrar interface {
+	Begin(ctx context.Context, c Caller, skill string) (callbackURL string, err error)
+}
+
+// Outcomes an AsyncCallback reports.
+const (
+	AsyncSucceeded = "succeeded"
+	AsyncFailed    = "failed"
+)
+
+// AsyncCallback is the body a backend POSTs to X-Hermes-Callback-URL when
+// accepted work (HTTP 202 {"task_id": ...}) is done:
+//
+//	{"task_id": "VPN-1001", "status": "succeeded", "result": {...}, "message": "已开通 VPN 权限 7 天"}
+//
+// Message is a line for the user; Result is any JSON the agent may render.
+type AsyncCallback struct {
+	TaskID  string          `json:"task_id"`
+	Status  string          `json:"status"` // AsyncSucceeded or AsyncFailed
+	Result  json.RawMessage `json:"result,omitempty"`
+	Message string          `json:"message,omitempty"`
+}
+
+// MaxCallbackBytes bounds a callback body.
+const MaxCallbackBytes = 256 << 10
+
+// ErrCallbackMalformed is returned for a callback body that is not an
+// AsyncCallback.
+var ErrCallbackMalformed = errors.New("malformed async callback")
+
+// DecodeCallback parses and checks a callback body. Errors wrap
+// ErrCallbackMalformed.
+func DecodeCallback(body []byte) (AsyncCallback, error) {
+	var cb AsyncCallback
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cb); err != nil {
+		return AsyncCallback{}, fmt.Errorf("skills: %w: %v", ErrCallbackMalformed, err)
+	}
+	if cb.Status != AsyncSucceeded && cb.Status != AsyncFailed {
+		return AsyncCallback{}, fmt.Errorf("skills: %w: status %q (want %s or %s)", ErrCallbackMalformed, cb.Status, AsyncSucceeded, AsyncFailed)
+	}
+	return cb, nil
+}
+
+// SignCallback returns hex(HMAC-SHA256(key, "v1-callback\n"+timestamp+"\n"+body)),
+// sent as X-Hermes-Signature with X-Hermes-Timestamp. The key is the skill's
+// identity key; the prefix keeps a callback signature from ever passing
+// as an identity signature and back.
+func SignCallback(key []byte, timestamp int64, body []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("v1-callback\n" + strconv.FormatInt(timestamp, 10) + "\n"))
+	mac.Write(body)
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// NewCallbackRequest builds the POST a backend sends to a callback URL,
+// signed with key when it is not empty. For backends written in Go (the
+// demo backend uses it).
+func NewCallbackRequest(ctx context.Context, callbackURL string, cb AsyncCallback, key []byte, now time.Time) (*http.Request, error) {
+	body, err := json.Marshal(cb)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, callbackURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if len(key) > 0 {
+		ts := now.Unix()
+		req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+		req.Header.Set(HeaderSignature, SignCallback(key, ts, body))
+	}
+	return req, nil
+}
+
+// VerifyCallback reads a callback request (at most MaxCallbackBytes),
+// checks its signature and time against key, and decodes it. maxSkew <= 0
+// means DefaultMaxSkew. Errors: ErrIdentityMissing, ErrIdentityInvalid or
+// ErrIdentityExpired for the signature, ErrCallbackMalformed for the body.
+func VerifyCallback(r *http.Request, key []byte, now time.Time, maxSkew time.Duration) (AsyncCallback, error) {
+	if len(key) == 0 {
+		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w: empty key", ErrIdentityInvalid)
+	}
+	if maxSkew <= 0 {
+		maxSkew = DefaultMaxSkew
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxCallbackBytes+1))
+	if err != nil || len(body) > MaxCallbackBytes {
+		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w: body unreadable or over %d bytes", ErrCallbackMalformed, MaxCallbackBytes)
+	}
+	ts, sig := r.Header.Get(HeaderTimestamp), r.Header.Get(HeaderSignature)
+	if ts == "" || sig == "" {
+		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w: need %s and %s", ErrIdentityMissing, HeaderTimestamp, HeaderSignature)
+	}
+	t, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w: bad timestamp %q", ErrIdentityInvalid, ts)
+	}
+	got, err := hex.DecodeString(sig)
+	want, _ := hex.DecodeString(SignCallback(key, t, body))
+	if err != nil || !hmac.Equal(got, want) {
+		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w", ErrIdentityInvalid)
+	}
+	if skew := now.Sub(time.Unix(t, 0)); skew > maxSkew || skew < -maxSkew {
+		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w: off by %s", ErrIdentityExpired, skew)
+	}
+	return DecodeCallback(body)
+}
+
+// CallbackKey returns the key skill's backend signs callbacks with (its
+// identity key), or nil when the skill signs nothing; then the callback
+// URL's secrecy is the only protection. Errors: ErrUnknownSkill, or
+// ErrMisconfigured when the key's variable or file is missing.
+func (r *Registry) CallbackKey(skill string) ([]byte, error) {
+	s, ok := r.byName[skill]
+	if !ok {
+		return nil, fmt.Errorf("skill %s %w", skill, ErrUnknownSkill)
+	}
+	field, env, file := r.hmacKeySource(s)
+	if env == "" && file == "" {
+		return nil, nil
+	}
+	key, err := r.readSecret(env, file)
+	if err != nil {
+		return nil, fmt.Errorf("skill %s %w: %s: %s", s.Name, ErrMisconfigured, field, err)
+	}
+	return []byte(key), nil
+}
