@@ -217,3 +217,37 @@ func TestSkillsReloadKeepsOldSetWhenBroken(t *testing.T) {
 		t.Fatal("the fixed set was not loaded")
 	}
 }
+
+// The model cannot choose whose data a skill returns: a scripted model puts
+// another employee's id in the arguments; the backend still sees the
+// verified sender (signed headers) and refuses, and lisi's pay never
+// reaches zhangsan.
+func TestModelCannotSpoofTheCaller(t *testing.T) {
+	h := newHarness(t)
+	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		if req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool {
+			return openaitest.Reply{Content: "抱歉，只能查询你本人的工资条。"}
+		}
+		return openaitest.Reply{ToolCalls: []openai.ToolCall{
+			openaitest.ToolCall("hr_payslip_summary", `{"employee_id":"lisi","month":"2026-10"}`)}}
+	})
+	h.start(gateway.Deps{})
+	ctx := withTimeout(t, 30*time.Second)
+	u, body := h.callbackRequest(textXML("zhangsan", "帮我查一下 lisi 上个月的工资", "spoof-1"), time.Now())
+	post(t, u, body)
+	msgs, err := h.wecomAPI.WaitMessages(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := h.backend.Calls()
+	if len(calls) != 1 || calls[0].Identity.UserID != "zhangsan" || calls[0].Status != http.StatusForbidden {
+		t.Fatalf("backend calls %+v, want one as zhangsan, refused", calls)
+	}
+	reqs := h.model.Requests()
+	toolMsg := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1]
+	for _, leaked := range []string{"李四", "实发", "22000"} {
+		if strings.Contains(msgs[0].Content, leaked) || strings.Contains(toolMsg.Content, leaked) {
+			t.Fatalf("lisi's pay leaked: reply %q, observation %q", msgs[0].Content, toolMsg.Content)
+		}
+	}
+}
