@@ -29,14 +29,18 @@ type observation struct {
 // content type: JSON sanitised and compacted (shrunk structurally when too
 // long), text and HTML as readable text cut at head and tail, anything
 // else described by type, hash and size.
+// asyncObservation tells the model that a backend accepted work (202). It
+// is JSON so that a model, and the offline demo model, can read it.
+const asyncObservation = `{"status":"accepted","task_id":%q,"summary":"已受理，后台处理中（任务号 %[1]s），结果稍后会发到本会话。",` +
+	`"note":"The result will be sent to this chat later. Tell the user it has started; do not wait or poll for it."}`
+
 func observeResult(res skills.Result, spec skills.Spec, limit int, keep *safeSet) observation {
 	switch {
 	case res.Confirm != nil:
 		return observation{text: fmt.Sprintf("Not executed: this action needs the user's confirmation first (%s). "+
 			"The user has been asked; do not call it again.", res.Confirm.Prompt)}
 	case res.Async != nil:
-		return observation{ok: true, text: fmt.Sprintf("Accepted: the work has started in the background (task id %s). "+
-			"The result will be sent to this chat later. Tell the user it has started; do not wait or poll for it.", res.Async.TaskID)}
+		return observation{ok: true, text: fmt.Sprintf(asyncObservation, res.Async.TaskID)}
 	}
 	if res.Status >= 300 { // a tool that reports a failure without an error
 		sentinel := skills.ErrUnavailable

@@ -37,6 +37,9 @@ var offlineRoutes = []struct {
 	{"leave", []string{"年假", "假期", "休假", "请假", "leave"}},
 	{"ticket", []string{"工单", "报修", "ticket"}},
 	{"payslip", []string{"工资", "薪资", "薪水", "payslip", "salary"}},
+	// "重置 VPN 密码" is a password reset before it is a VPN request.
+	{"password", []string{"密码", "password"}},
+	{"vpn", []string{"VPN", "vpn", "远程访问", "内网"}},
 }
 
 // offlineVerbs break ties between tools of one route (it_ticket_create and
@@ -172,6 +175,7 @@ func containsAny(s string, words []string) bool {
 type offlineSchema struct {
 	Properties map[string]struct {
 		Type string `json:"type"`
+		Enum []any  `json:"enum"`
 	} `json:"properties"`
 	Required []string `json:"required"`
 }
@@ -186,7 +190,11 @@ func guessArgs(fn *openai.FunctionDefinition, text string) (args, missing string
 	}
 	values := map[string]any{}
 	for _, name := range schema.Required {
-		v, ok := guessValue(name, schema.Properties[name].Type, text)
+		prop := schema.Properties[name]
+		v, ok := guessEnum(prop.Enum, text)
+		if !ok {
+			v, ok = guessValue(name, prop.Type, text)
+		}
 		if !ok {
 			return "", name
 		}
@@ -194,6 +202,21 @@ func guessArgs(fn *openai.FunctionDefinition, text string) (args, missing string
 	}
 	out, _ := json.Marshal(values) // map keys are sorted: deterministic
 	return string(out), ""
+}
+
+// guessEnum picks the allowed value the text mentions ("VPN" → "vpn",
+// "7 天" → 7), or the first one when it mentions none.
+func guessEnum(enum []any, text string) (any, bool) {
+	if len(enum) == 0 {
+		return nil, false
+	}
+	lower := strings.ToLower(text)
+	for _, v := range enum {
+		if s := strings.ToLower(fmt.Sprint(v)); s != "" && strings.Contains(lower, s) {
+			return v, true
+		}
+	}
+	return enum[0], true
 }
 
 func guessValue(name, typ, text string) (any, bool) {

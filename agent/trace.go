@@ -58,7 +58,10 @@ func (r *run) stop(reason string, cause error) (Result, error) {
 		r.result.Reply = maskPII(r.result.Reply, &r.keep)
 	}
 	level := slog.LevelInfo
-	if reason != StopFinished {
+	switch reason {
+	case StopFinished, StopNeedsInput, StopAwaitingConfirmation:
+		// asking the user is a normal end of a run
+	default:
 		level = slog.LevelWarn
 	}
 	r.log.Log(context.Background(), level, "agent: stop decided", "stop_reason", reason,

@@ -91,6 +91,12 @@ func (s *consoleSession) ask(ctx context.Context, text string) (string, error) {
 	if _, err := s.gw.Accept(ctx, in); err != nil {
 		return "", err
 	}
+	return s.next(ctx)
+}
+
+// next waits for the next reply delivered to this terminal: the answer to
+// a line, or a result that arrives later (async skills).
+func (s *consoleSession) next(ctx context.Context) (string, error) {
 	wait, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	select {

@@ -20,12 +20,15 @@ import (
 	"github.com/hermes-gw/hermes/skills/demobackend"
 )
 
-// demoScript is the conversation `hermes demo` plays: a skill that reads
-// the caller's own data, a search, and a skill that writes.
+// demoScript is the conversation `hermes demo` plays: skills that read the
+// caller's own data, one that needs the user's 「确认」, and one whose
+// backend answers later (async).
 var demoScript = []string{
 	"我还有几天年假？",
-	"公司的报销制度是怎样的？",
-	"帮我提个工单：显示器闪屏，标题写“显示器故障”",
+	"我上个月工资多少？",
+	"帮我重置 VPN 密码",
+	"确认",
+	"我下周出差，帮我申请 7 天 VPN",
 }
 
 // demoHMACKeyEnv is the variable the sample skills read their identity
@@ -70,8 +73,15 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	backendURL := "http://" + ln.Addr().String()
 	logf("demo HR/IT backend: %s (verifies the signed caller identity on every request)", backendURL)
 
+	// Hermes' own HTTP side, where the backend posts async results.
+	gwLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
 	cfg := demoConfig(dbURL)
 	cfg.Skills.BaseURL = backendURL
+	cfg.Server.PublicURL = "http://" + gwLn.Addr().String()
+	cfg.Server.CallbackKey = hex.EncodeToString(raw[:16]) + "-callbacks"
 	var model agent.Model
 	if cfg.Model.Provider == "offline" {
 		logf("model: none configured (set HERMES_MODEL_BASE_URL and HERMES_MODEL_NAME) — using the offline demo model")
@@ -92,20 +102,38 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer sess.stop(ctx)
+	gwSrv := &http.Server{Handler: sess.gw.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go gwSrv.Serve(gwLn) //nolint:errcheck // closed below
+	defer gwSrv.Close()
 
 	fmt.Fprintf(stdout, "\n== Hermes demo: you are %s (%s), writing through the console channel ==\n\n", user.Name, user.UserID)
 	seen := 0
-	for _, line := range demoScript {
-		fmt.Fprintf(stdout, "你> %s\n", line)
-		if _, err := sess.ask(ctx, line); err != nil {
-			return err
-		}
+	showCalls := func() {
 		calls := backend.Calls()
 		for _, c := range calls[seen:] {
 			fmt.Fprintf(stdout, "   [backend] POST %s → HTTP %d; caller from the signed headers: user=%s channel=%s corp=%s request=%s\n",
 				c.Path, c.Status, c.Identity.UserID, c.Identity.Channel, c.Identity.CorpID, shortID(c.RequestID))
 		}
 		seen = len(calls)
+	}
+	for _, line := range demoScript {
+		fmt.Fprintf(stdout, "你> %s\n", line)
+		if _, err := sess.ask(ctx, line); err != nil {
+			return err
+		}
+		showCalls()
+		fmt.Fprintln(stdout)
+	}
+	// IT approves the VPN request: the backend posts the result to the
+	// callback URL Hermes gave it, and Hermes delivers it to this chat.
+	if pending := backend.Pending(); len(pending) > 0 {
+		fmt.Fprintf(stdout, "   [backend] IT approves %s and posts the result to Hermes' callback URL\n", strings.Join(pending, ", "))
+		if err := backend.CompleteAsync(ctx); err != nil {
+			return fmt.Errorf("demo backend callback: %w", err)
+		}
+		if _, err := sess.next(ctx); err != nil {
+			return err
+		}
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintln(stdout, "The backend never read a user id from the model's arguments: Hermes signed the sender's identity into the request headers.")

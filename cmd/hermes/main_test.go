@@ -96,7 +96,8 @@ func TestDemoPlaysTheConversationWithIdentityInjection(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"offline demo model", "我还有几天年假？", "[backend] POST /hr/leave-balance → HTTP 200", "user=zhangsan", "剩余"} {
+	for _, want := range []string{"offline demo model", "我还有几天年假？", "[backend] POST /hr/leave-balance → HTTP 200", "user=zhangsan", "剩余",
+		"回复「确认」以执行", "已执行：已重置", "[backend] POST /it/vpn/access → HTTP 202", "已处理完成"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
