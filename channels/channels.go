@@ -81,6 +81,12 @@ type SendResult struct {
 // message rejected). Wrap it; callers test with errors.Is.
 var ErrPermanent = errors.New("permanent delivery failure")
 
+// ProgressReporter is a channel that can show work in progress (a tool
+// being called) before the reply. Report must not block.
+type ProgressReporter interface {
+	Report(ctx context.Context, account string, replyTo ReplyHandle, text string)
+}
+
 // Channel sends replies to one platform.
 type Channel interface {
 	// Name is the platform name used in Inbound.Channel.

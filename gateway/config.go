@@ -139,6 +139,7 @@ type Messages struct {
 	AsyncDone   string `yaml:"async_done"`      // async result arrived; %s skill, %s result
 	AsyncFailed string `yaml:"async_failed"`    // async task failed; %s skill, %s reason
 	AsyncLate   string `yaml:"async_timeout"`   // async task never answered; %s skill
+	Working     string `yaml:"working"`         // progress line while a skill runs; %s skill
 }
 
 // Default values, applied by applyDefaults.
@@ -171,6 +172,7 @@ var DefaultMessages = Messages{
 	AsyncDone:   "你之前的请求（%s）已处理完成：%s",
 	AsyncFailed: "你之前的请求（%s）处理失败：%s",
 	AsyncLate:   "你之前的请求（%s）长时间没有结果，已超时。请稍后重试或联系 IT 服务台。",
+	Working:     "正在调用 %s …",
 }
 
 // LoadConfig reads a YAML file, expands ${ENV} references in values, applies
@@ -306,7 +308,7 @@ func (c *Config) ApplyDefaults() {
 		{&m.Unsupported, d.Unsupported}, {&m.Failed, d.Failed}, {&m.Empty, d.Empty},
 		{&m.Confirmed, d.Confirmed}, {&m.ConfirmFail, d.ConfirmFail}, {&m.Cancelled, d.Cancelled},
 		{&m.ConfirmLate, d.ConfirmLate}, {&m.AsyncDone, d.AsyncDone}, {&m.AsyncFailed, d.AsyncFailed},
-		{&m.AsyncLate, d.AsyncLate},
+		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working},
 	} {
 		setDefault(f.p, f.v)
 	}

@@ -120,6 +120,10 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 		return nil, err
 	}
 	g.skills = skills.NewLive(reg)
+	if err := reg.CheckEnv(); err != nil {
+		// Not fatal: a secret may be provided later; calls fail closed until then.
+		g.log.Warn("skills: secrets missing; these skills will refuse to run", "err", err)
+	}
 
 	if err := g.buildWeCom(); err != nil {
 		return nil, err

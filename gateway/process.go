@@ -241,7 +241,22 @@ func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRo
 		Logger:   g.log,
 		Archive:  store.Archive{Pool: g.pool},
 		Plan:     g.cfg.Agent.Plan,
+		Progress: g.progressFor(ctx, row),
 	})
+}
+
+// progressFor forwards tool calls as progress lines to channels that can
+// show them; nil (no streaming) for the others.
+func (g *Gateway) progressFor(ctx context.Context, row store.InboundRow) func(agent.Event) {
+	pr, ok := g.channels[row.In.Channel].(channels.ProgressReporter)
+	if !ok {
+		return nil
+	}
+	return func(e agent.Event) {
+		if e.Kind == agent.EventToolStart {
+			pr.Report(ctx, row.In.Account, row.In.ReplyTo, fmt.Sprintf(g.cfg.Messages.Working, e.Tool))
+		}
+	}
 }
 
 func (g *Gateway) modelName() string {

@@ -64,6 +64,13 @@ func (c *Channel) Send(ctx context.Context, out channels.Outbound) (channels.Sen
 	return channels.SendResult{}, nil
 }
 
+// Report prints a progress line (a tool being called) before the reply.
+func (c *Channel) Report(_ context.Context, _ string, _ channels.ReplyHandle, text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fmt.Fprintf(c.w, "  … %s\n", text)
+}
+
 // Delivered reports each reply after it has been printed.
 func (c *Channel) Delivered() <-chan channels.Outbound { return c.delivered }
 
