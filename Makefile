@@ -11,9 +11,11 @@ demo:
 test:
 	$(GO) test ./...
 
-# Benchmarks: the callback ack latency while a 2 s model is busy.
+# Benchmarks: the callback ack latency while a 2 s model is busy, one whole
+# turn with Postgres writes, and the agent loop alone.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 300x ./gateway/
+	$(GO) test -run '^$$' -bench . -benchtime 300x -benchmem ./gateway/
+	$(GO) test -run '^$$' -bench . -benchmem ./agent/
 
 build:
 	$(GO) build -o bin/hermes ./cmd/hermes
