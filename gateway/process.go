@@ -59,17 +59,15 @@ func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundA
 	}
 	defer lock.Unlock(ctx)
 	conn := lock.Conn()
-	if older, err := store.OlderPendingInSession(ctx, conn, row); err != nil {
-		return err
-	} else if older {
-		return river.JobSnooze(sessionBusySnooze)
-	}
 	// Re-read under the lock: another worker may have finished it meanwhile.
-	if row, err = store.GetInbound(ctx, conn, row.ID); err != nil {
+	status, older, err := store.StatusInSession(ctx, conn, row)
+	switch {
+	case err != nil:
 		return err
-	}
-	if row.Status != store.InboundPending {
+	case status != store.InboundPending:
 		return nil
+	case older:
+		return river.JobSnooze(sessionBusySnooze)
 	}
 
 	lastAttempt := job.Attempt >= job.MaxAttempts
@@ -107,7 +105,7 @@ type outcome struct {
 // unless this is the last attempt: then the user is told it failed.
 func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow, key store.SessionKey, lastAttempt bool) error {
 	started := g.now()
-	sessionID, err := store.UpsertSession(ctx, conn, key, started)
+	sessionID, err := store.EnsureSession(ctx, conn, key, started)
 	if err != nil {
 		return err
 	}
@@ -305,6 +303,9 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 			if err := store.InsertTurn(ctx, tx, sessionID, row.ID, runID, row.In.Text, out.reply, now); err != nil {
 				return err
 			}
+		}
+		if err := store.TouchSession(ctx, tx, sessionID, now); err != nil {
+			return err
 		}
 		if out.clearPending {
 			if err := store.ClearPending(ctx, tx, sessionID); err != nil {

@@ -93,19 +93,19 @@ FROM inbound_messages WHERE id = $1`, id).Scan(
 	return r, nil
 }
 
-// OlderPendingInSession reports whether an earlier message of the same
-// session still waits for an answer, so that answers keep the users' order.
-func OlderPendingInSession(ctx context.Context, q Querier, r InboundRow) (bool, error) {
-	var exists bool
-	err := q.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM inbound_messages
- WHERE channel = $1 AND account = $2 AND chat_id = $3 AND sender_id = $4
-   AND status = 'pending' AND id < $5)`,
-		r.In.Channel, r.In.Account, r.In.ChatID, r.In.Sender.UserID, r.ID).Scan(&exists)
+// StatusInSession re-reads a message's status and whether an earlier
+// message of the same session still waits for an answer (answers keep the
+// users' order), in one round trip.
+func StatusInSession(ctx context.Context, q Querier, r InboundRow) (status string, olderPending bool, err error) {
+	err = q.QueryRow(ctx, `
+SELECT m.status, EXISTS (SELECT 1 FROM inbound_messages o
+ WHERE o.channel = m.channel AND o.account = m.account AND o.chat_id = m.chat_id AND o.sender_id = m.sender_id
+   AND o.status = 'pending' AND o.id < m.id)
+FROM inbound_messages m WHERE m.id = $1`, r.ID).Scan(&status, &olderPending)
 	if err != nil {
-		return false, fmt.Errorf("store: older pending: %w", err)
+		return "", false, fmt.Errorf("store: inbound status: %w", err)
 	}
-	return exists, nil
+	return status, olderPending, nil
 }
 
 // SetInboundStatus marks an inbound message processed.

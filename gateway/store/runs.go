@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,14 +49,32 @@ VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
 	if err != nil {
 		return fmt.Errorf("store: insert run: %w", err)
 	}
+	if len(steps) == 0 {
+		return nil
+	}
+	// One statement for all steps: a run's trace costs one round trip.
+	const cols = 13
+	var sql strings.Builder
+	sql.WriteString(`INSERT INTO run_steps (run_id, seq, step, kind, tool, args, observation, content, error,
+    prompt_tokens, completion_tokens, latency_ms, detail) VALUES `)
+	args := make([]any, 0, cols*len(steps))
 	for i, s := range steps {
-		_, err := q.Exec(ctx, `
-INSERT INTO run_steps (run_id, seq, step, kind, tool, args, observation, content, error, prompt_tokens, completion_tokens, latency_ms, detail)
-VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
-			r.ID, i, s.Step, s.Kind, s.Tool, s.Args, s.Observation, s.Content, s.Error, s.PromptTokens, s.CompletionTokens, s.Latency.Milliseconds(), jsonOrNil(s.Detail))
-		if err != nil {
-			return fmt.Errorf("store: insert run step: %w", err)
+		if i > 0 {
+			sql.WriteString(", ")
 		}
+		sql.WriteString("(")
+		for c := range cols {
+			if c > 0 {
+				sql.WriteString(",")
+			}
+			fmt.Fprintf(&sql, "$%d", i*cols+c+1)
+		}
+		sql.WriteString(")")
+		args = append(args, r.ID, i, s.Step, s.Kind, s.Tool, s.Args, s.Observation, s.Content, s.Error,
+			s.PromptTokens, s.CompletionTokens, s.Latency.Milliseconds(), jsonOrNil(s.Detail))
+	}
+	if _, err := q.Exec(ctx, sql.String(), args...); err != nil {
+		return fmt.Errorf("store: insert run steps: %w", err)
 	}
 	return nil
 }

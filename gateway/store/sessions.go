@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -24,19 +26,36 @@ type HistoryEntry struct {
 	Content string
 }
 
-// UpsertSession returns the id of the session for key, creating it if needed,
-// and marks it active at now.
-func UpsertSession(ctx context.Context, q Querier, key SessionKey, now time.Time) (int64, error) {
+// EnsureSession returns the id of the session for key, creating it if
+// needed. An existing session costs one read and no write (no commit to
+// wait for); TouchSession marks it active with the answer.
+func EnsureSession(ctx context.Context, q Querier, key SessionKey, now time.Time) (int64, error) {
 	var id int64
-	err := q.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `SELECT id FROM sessions WHERE channel = $1 AND account = $2 AND chat_id = $3 AND user_id = $4`,
+		key.Channel, key.Account, key.ChatID, key.UserID).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("store: session: %w", err)
+	}
+	err = q.QueryRow(ctx, `
 INSERT INTO sessions (channel, account, chat_id, user_id, created_at, last_active_at)
 VALUES ($1, $2, $3, $4, $5, $5)
 ON CONFLICT (channel, account, chat_id, user_id) DO UPDATE SET last_active_at = EXCLUDED.last_active_at
 RETURNING id`, key.Channel, key.Account, key.ChatID, key.UserID, now).Scan(&id)
 	if err != nil {
-		return 0, fmt.Errorf("store: upsert session: %w", err)
+		return 0, fmt.Errorf("store: create session: %w", err)
 	}
 	return id, nil
+}
+
+// TouchSession records that a session was active at now.
+func TouchSession(ctx context.Context, q Querier, id int64, now time.Time) error {
+	if _, err := q.Exec(ctx, `UPDATE sessions SET last_active_at = $2 WHERE id = $1`, id, now); err != nil {
+		return fmt.Errorf("store: touch session: %w", err)
+	}
+	return nil
 }
 
 // RecentHistory returns up to limit most recent history entries of a
