@@ -81,6 +81,12 @@ type SendResult struct {
 // message rejected). Wrap it; callers test with errors.Is.
 var ErrPermanent = errors.New("permanent delivery failure")
 
+// Directory is a channel that can look up what its callbacks do not carry
+// about a user: the department ids skill access rules may name.
+type Directory interface {
+	Departments(ctx context.Context, account, userID string) ([]string, error)
+}
+
 // ProgressReporter is a channel that can show work in progress (a tool
 // being called) before the reply. Report must not block.
 type ProgressReporter interface {

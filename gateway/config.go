@@ -81,6 +81,9 @@ type SkillsConfig struct {
 	AsyncTimeout time.Duration `yaml:"async_timeout"`
 	// CommandAllowList are the absolute paths command skills may run.
 	CommandAllowList []string `yaml:"command_allow_list"`
+	// ChatSkills binds skills to chats: chat id → skill names offered on
+	// every turn there, whatever their triggers (access rules still apply).
+	ChatSkills map[string][]string `yaml:"chat_skills"`
 }
 
 // RouterConfig is the tool-router API (POST /v1/route).

@@ -115,6 +115,7 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 		out.reply = g.cfg.Messages.Unsupported
 		return g.commitAnswer(ctx, conn, row, sessionID, out)
 	}
+	g.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
 
 	// What the session waited for: a confirmation is resolved here, a
@@ -197,6 +198,23 @@ func (g *Gateway) nextPending(res agent.Result, sessionID int64, runID string) *
 	return &store.Pending{SessionID: sessionID, Kind: kind, Payload: b, RunID: runID, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 }
 
+// fillDepartments looks up the sender's departments, for skill access
+// rules, on channels whose callbacks do not carry them. A failed lookup
+// leaves them empty: skills limited to departments are then not offered.
+func (g *Gateway) fillDepartments(ctx context.Context, row *store.InboundRow) {
+	dir, ok := g.channels[row.In.Channel].(channels.Directory)
+	if !ok || len(row.In.Sender.Dept) > 0 {
+		return
+	}
+	depts, err := dir.Departments(ctx, row.In.Account, row.In.Sender.UserID)
+	if err != nil {
+		g.log.Warn("sender's departments unknown; department-limited skills are not offered",
+			"inbound_id", row.ID, "err", err)
+		return
+	}
+	row.In.Sender.Dept = depts
+}
+
 // callerFor is the identity skills act for: the verified sender of row.
 func callerFor(row store.InboundRow, runID string) skills.Caller {
 	return skills.Caller{
@@ -229,6 +247,7 @@ func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRo
 		History:      msgs,
 		UserText:     row.In.Text,
 		Tools:        g.skills.Load().ToolsFor(caller),
+		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
 		Resume:       resume,
 	}
 	return agent.Run(ctx, g.model, turn, agent.Options{
@@ -237,10 +256,22 @@ func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRo
 		Timeout:  g.cfg.Agent.RunTimeout,
 		Now:      g.now,
 		Logger:   g.log,
-		Archive:  store.Archive{Pool: g.pool},
+		Archive:  archive{store.Archive{Pool: g.pool}},
 		Plan:     g.cfg.Agent.Plan,
 		Progress: g.progressFor(ctx, row),
 	})
+}
+
+// archive is the Postgres observation archive as the agent sees it.
+type archive struct{ store.Archive }
+
+// Get maps an unknown reference to agent.ErrNotArchived.
+func (a archive) Get(ctx context.Context, runID, ref string) (string, error) {
+	text, err := a.Archive.Get(ctx, runID, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("%w: %w", agent.ErrNotArchived, err)
+	}
+	return text, err
 }
 
 // progressFor forwards tool calls as progress lines to channels that can

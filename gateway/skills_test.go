@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -249,5 +250,43 @@ func TestModelCannotSpoofTheCaller(t *testing.T) {
 		if strings.Contains(msgs[0].Content, leaked) || strings.Contains(toolMsg.Content, leaked) {
 			t.Fatalf("lisi's pay leaked: reply %q, observation %q", msgs[0].Content, toolMsg.Content)
 		}
+	}
+}
+
+// A skill limited to a department is offered to its members only: WeCom's
+// callback carries no departments, so the worker looks them up (user/get).
+func TestDepartmentAccessOnWeCom(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "finance"), 0o755)
+	os.WriteFile(filepath.Join(dir, "finance", "SKILL.md"), []byte(
+		"---\nname: finance_report\ndescription: 财务报表\nendpoint: /hr/leave-balance\naccess:\n  departments: [\"7\"]\n---\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "leave"), 0o755)
+	os.WriteFile(filepath.Join(dir, "leave", "SKILL.md"), []byte(
+		"---\nname: leave_balance\ndescription: 年假余额\nendpoint: /hr/leave-balance\n---\n"), 0o644)
+	h.wecomAPI.SetDepartments("zhangsan", 7)
+	h.wecomAPI.SetDepartments("lisi", 3)
+	h.model.Script(openaitest.Reply{Content: "好的"})
+	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	ctx := withTimeout(t, 30*time.Second)
+
+	offered := func(user, msgID string, n int) []string {
+		u, body := h.callbackRequest(textXML(user, "帮我看看报表", msgID), time.Now())
+		post(t, u, body)
+		if _, err := h.wecomAPI.WaitMessages(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		reqs := h.model.Requests()
+		var names []string
+		for _, tool := range reqs[len(reqs)-1].Tools {
+			names = append(names, tool.Function.Name)
+		}
+		return names
+	}
+	if got := offered("zhangsan", "d-1", 1); !slices.Contains(got, "finance_report") {
+		t.Fatalf("zhangsan (department 7) was offered %v, want finance_report", got)
+	}
+	if got := offered("lisi", "d-2", 2); slices.Contains(got, "finance_report") || !slices.Contains(got, "leave_balance") {
+		t.Fatalf("lisi (department 3) was offered %v", got)
 	}
 }

@@ -53,6 +53,7 @@ type App struct {
 	crypto  *Crypto
 	tokens  *appTokenCache
 	message *message.Client
+	dir     *directory
 }
 
 var appNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -133,6 +134,7 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 		crypto:  crypto,
 		tokens:  tc,
 		message: wk.GetMessage(),
+		dir:     &directory{client: wk.GetAddressList(), entries: map[string]dirEntry{}},
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -91,4 +92,23 @@ func containsBytes(haystack, needle []byte) bool {
 		}
 	}
 	return false
+}
+
+func TestArchiveIsPerRun(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	a := store.Archive{Pool: pool}
+	ref, err := a.Put(ctx, "run-1", "很长的观察结果")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := a.Put(ctx, "run-1", "很长的观察结果"); again != ref {
+		t.Fatalf("same text archived under %q and %q", ref, again)
+	}
+	if got, err := a.Get(ctx, "run-1", ref); err != nil || got != "很长的观察结果" {
+		t.Fatalf("Get = %q, %v", got, err)
+	}
+	if _, err := a.Get(ctx, "run-2", ref); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another run read the archive: %v", err)
+	}
 }

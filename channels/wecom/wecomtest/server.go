@@ -77,6 +77,8 @@ type Server struct {
 	delivered     []SentMessage
 	changed       chan struct{} // closed and replaced on every delivery
 	nextMsgID     int
+	departments   map[string][]int // user → department ids, for user/get
+	userGets      int
 }
 
 // NewServer starts a fake WeCom API that issues tokens for corpID + secret.
@@ -92,6 +94,7 @@ func NewServer(t testing.TB, corpID, secret string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /cgi-bin/gettoken", s.handleGetToken)
 	mux.HandleFunc("POST /cgi-bin/message/send", s.handleSend)
+	mux.HandleFunc("GET /cgi-bin/user/get", s.handleUserGet)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 	return s
@@ -156,6 +159,42 @@ func (s *Server) WaitMessages(ctx context.Context, n int) ([]SentMessage, error)
 			return s.Messages(), fmt.Errorf("wecomtest: %d of %d messages delivered: %w", len(s.Messages()), n, ctx.Err())
 		}
 	}
+}
+
+// SetDepartments makes user/get answer these department ids for user;
+// unknown users get errcode 60111 (userid not found).
+func (s *Server) SetDepartments(user string, depts ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.departments == nil {
+		s.departments = map[string][]int{}
+	}
+	s.departments[user] = depts
+}
+
+// UserGets returns how many user/get calls arrived.
+func (s *Server) UserGets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.userGets
+}
+
+// handleUserGet is GET /cgi-bin/user/get?access_token&userid.
+func (s *Server) handleUserGet(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userGets++
+	if !s.tokens[q.Get("access_token")] {
+		writeErr(w, 40014)
+		return
+	}
+	depts, ok := s.departments[q.Get("userid")]
+	if !ok {
+		writeJSON(w, map[string]any{"errcode": 60111, "errmsg": "userid not found"})
+		return
+	}
+	writeJSON(w, map[string]any{"errcode": 0, "errmsg": "ok", "userid": q.Get("userid"), "department": depts})
 }
 
 // TokenRequests returns how many gettoken calls arrived, failed ones included.
