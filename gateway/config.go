@@ -256,53 +256,25 @@ func cleanYAMLError(err error) string {
 // ApplyDefaults fills every unset key with its default.
 func (c *Config) ApplyDefaults() {
 	setDefault(&c.Server.Listen, defaultListen)
-	if c.Database.MaxConns <= 0 {
-		c.Database.MaxConns = defaultMaxConns
-	}
+	positive(&c.Database.MaxConns, defaultMaxConns)
 	setDefault(&c.Model.Provider, "openai")
-	if c.Model.Timeout <= 0 {
-		c.Model.Timeout = defaultModelTimeout
-	}
+	positive(&c.Model.Timeout, defaultModelTimeout)
 	setDefault(&c.Agent.SystemPrompt, defaultSystemPrompt)
-	if c.Agent.MaxSteps <= 0 {
-		c.Agent.MaxSteps = defaultMaxSteps
-	}
-	if c.Agent.RunTimeout <= 0 {
-		c.Agent.RunTimeout = defaultRunTimeout
-	}
-	if c.Agent.HistoryTurns <= 0 {
-		c.Agent.HistoryTurns = defaultHistoryTurns
-	}
-	if c.Agent.HistoryIdle <= 0 {
-		c.Agent.HistoryIdle = defaultHistoryIdle
-	}
-	if c.Worker.AgentConcurrency <= 0 {
-		c.Worker.AgentConcurrency = defaultConcurrency
-	}
-	if c.Worker.DeliveryConcurrency <= 0 {
-		c.Worker.DeliveryConcurrency = defaultConcurrency
-	}
-	if c.Worker.MaxAttempts <= 0 {
-		c.Worker.MaxAttempts = defaultMaxAttempts
-	}
-	if c.Worker.RescueAfter <= 0 {
-		c.Worker.RescueAfter = c.Agent.RunTimeout + JobSlack + time.Minute
-	}
-	if c.WeCom.TimestampWindow <= 0 {
-		c.WeCom.TimestampWindow = defaultTimestampWindow
-	}
+	positive(&c.Agent.MaxSteps, defaultMaxSteps)
+	positive(&c.Agent.RunTimeout, defaultRunTimeout)
+	positive(&c.Agent.HistoryTurns, defaultHistoryTurns)
+	positive(&c.Agent.HistoryIdle, defaultHistoryIdle)
+	positive(&c.Worker.AgentConcurrency, defaultConcurrency)
+	positive(&c.Worker.DeliveryConcurrency, defaultConcurrency)
+	positive(&c.Worker.MaxAttempts, defaultMaxAttempts)
+	positive(&c.Worker.RescueAfter, c.Agent.RunTimeout+JobSlack+time.Minute)
+	positive(&c.WeCom.TimestampWindow, defaultTimestampWindow)
 	for i := range c.WeCom.Apps {
 		setDefault(&c.WeCom.Apps[i].APIBaseURL, "https://qyapi.weixin.qq.com")
 	}
-	if c.Agent.ConfirmTimeout <= 0 {
-		c.Agent.ConfirmTimeout = defaultConfirmTimeout
-	}
-	if c.Agent.FollowupTimeout <= 0 {
-		c.Agent.FollowupTimeout = defaultFollowupTimeout
-	}
-	if c.Skills.AsyncTimeout <= 0 {
-		c.Skills.AsyncTimeout = defaultAsyncTimeout
-	}
+	positive(&c.Agent.ConfirmTimeout, defaultConfirmTimeout)
+	positive(&c.Agent.FollowupTimeout, defaultFollowupTimeout)
+	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
 	m, d := &c.Messages, DefaultMessages
 	for _, f := range []struct {
 		p *string
@@ -314,6 +286,13 @@ func (c *Config) ApplyDefaults() {
 		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working},
 	} {
 		setDefault(f.p, f.v)
+	}
+}
+
+// positive sets *p to def unless it is already above zero.
+func positive[T int | int32 | time.Duration](p *T, def T) {
+	if *p <= 0 {
+		*p = def
 	}
 }
 
