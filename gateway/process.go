@@ -156,6 +156,11 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 	out.reply = res.Reply
 	if runErr != nil {
 		out.run.Error = runErr.Error()
+		if errors.Is(ctx.Err(), context.Canceled) {
+			// Shutting down: run it again at the next start, without using
+			// up an attempt.
+			return river.JobSnooze(0)
+		}
 		if !lastAttempt {
 			g.log.Warn("agent run failed; will retry", "inbound_id", row.ID, "run_id", runID, "err", runErr)
 			return fmt.Errorf("gateway: run inbound %d: %w", row.ID, runErr)
