@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -124,7 +125,7 @@ func (g *Gateway) completeAsync(r *http.Request, token string) error {
 		if cb.Status != skills.AsyncSucceeded {
 			format = g.cfg.Messages.AsyncFailed
 		}
-		return g.notifyOrigin(ctx, tx, task, fmt.Sprintf(format, task.Skill, asyncResultText(cb)))
+		return g.notifyOrigin(ctx, tx, task, fmt.Sprintf(format, asyncResultText(cb)))
 	})
 }
 
@@ -182,7 +183,7 @@ func (g *Gateway) ExpireAsyncTasks(ctx context.Context) (int, error) {
 			return err
 		}
 		for _, t := range tasks {
-			if err := g.notifyOrigin(ctx, tx, t, fmt.Sprintf(g.cfg.Messages.AsyncLate, t.Skill)); err != nil {
+			if err := g.notifyOrigin(ctx, tx, t, fmt.Sprintf(g.cfg.Messages.AsyncLate, cmp.Or(t.TaskID, t.Skill))); err != nil {
 				return err
 			}
 		}

@@ -139,9 +139,9 @@ type Messages struct {
 	ConfirmFail string `yaml:"confirm_failed"`  // a confirmed call failed; %s what, %s why
 	Cancelled   string `yaml:"cancelled"`       // a pending call was cancelled; %s is what
 	ConfirmLate string `yaml:"confirm_expired"` // 「确认」 came too late; %s is what
-	AsyncDone   string `yaml:"async_done"`      // async result arrived; %s skill, %s result
-	AsyncFailed string `yaml:"async_failed"`    // async task failed; %s skill, %s reason
-	AsyncLate   string `yaml:"async_timeout"`   // async task never answered; %s skill
+	AsyncDone   string `yaml:"async_done"`      // async result arrived; %s is the result
+	AsyncFailed string `yaml:"async_failed"`    // async task failed; %s is the reason
+	AsyncLate   string `yaml:"async_timeout"`   // async task never answered; %s is its task id
 	Working     string `yaml:"working"`         // progress line while a skill runs; %s skill
 }
 
@@ -172,9 +172,9 @@ var DefaultMessages = Messages{
 	ConfirmFail: "执行失败：%s。原因：%s",
 	Cancelled:   "已取消：%s",
 	ConfirmLate: "确认已超时，未执行：%s。如仍需要，请重新发起。",
-	AsyncDone:   "你之前的请求（%s）已处理完成：%s",
-	AsyncFailed: "你之前的请求（%s）处理失败：%s",
-	AsyncLate:   "你之前的请求（%s）长时间没有结果，已超时。请稍后重试或联系 IT 服务台。",
+	AsyncDone:   "你之前提交的请求已处理完成：%s",
+	AsyncFailed: "你之前提交的请求处理失败：%s",
+	AsyncLate:   "你之前提交的请求（任务 %s）长时间没有结果，已超时。请稍后重试或联系 IT 服务台。",
 	Working:     "正在调用 %s …",
 }
 

@@ -98,6 +98,7 @@ type outcome struct {
 	steps        []store.StepRecord
 	clearPending bool           // what the session waited for is resolved
 	setPending   *store.Pending // what the session waits for now
+	asyncTasks   []agent.AsyncStarted
 }
 
 // answer runs the agent for row (or picks a fixed answer) and commits the
@@ -177,6 +178,7 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 	}
 	out.run.Reply = out.reply
 	out.setPending = g.nextPending(res, sessionID, runID)
+	out.asyncTasks = res.AsyncTasks
 	return g.commitAnswer(ctx, conn, row, sessionID, out)
 }
 
@@ -350,6 +352,11 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 		}
 		if out.setPending != nil {
 			if err := store.SetPending(ctx, tx, *out.setPending); err != nil {
+				return err
+			}
+		}
+		for _, a := range out.asyncTasks {
+			if err := store.SetRunAsyncTaskID(ctx, tx, runID, a.Tool, a.TaskID); err != nil {
 				return err
 			}
 		}

@@ -53,7 +53,7 @@ func TestAsyncResultDeliveredOnceAcrossRestart(t *testing.T) {
 	}
 	h.waitIdle(ctx)
 	msgs = h.wecomAPI.Messages()
-	if len(msgs) != 2 || msgs[1].ToUser != "zhangsan" || !strings.Contains(msgs[1].Content, "it_vpn_access") {
+	if len(msgs) != 2 || msgs[1].ToUser != "zhangsan" || !strings.Contains(msgs[1].Content, "已处理完成") || !strings.Contains(msgs[1].Content, "VPN-") {
 		t.Fatalf("messages %+v, want the acceptance then the async result to zhangsan", msgs)
 	}
 	// The same callback again (a backend retry, or a replay) changes nothing.
@@ -124,7 +124,7 @@ func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msgs[1].ToUser != "lisi" || !strings.Contains(msgs[1].Content, "超时") {
+	if msgs[1].ToUser != "lisi" || !strings.Contains(msgs[1].Content, "超时") || !strings.Contains(msgs[1].Content, "VPN-") {
 		t.Fatalf("timeout message %+v", msgs[1])
 	}
 	// The backend answering afterwards is too late.

@@ -71,14 +71,6 @@ RETURNING id, skill, task_id, run_id, inbound_id, user_id, status, expires_at`, 
 	return t, fmt.Errorf("async task: %w", ErrNotFound)
 }
 
-// SetAsyncTaskID records the backend's task id from its 202 answer.
-func SetAsyncTaskID(ctx context.Context, q Querier, id int64, taskID string) error {
-	if _, err := q.Exec(ctx, `UPDATE async_tasks SET task_id = $2 WHERE id = $1 AND task_id = ''`, id, taskID); err != nil {
-		return fmt.Errorf("store: set async task id: %w", err)
-	}
-	return nil
-}
-
 // ExpireAsyncTasks marks waiting tasks past their deadline timed out and
 // returns them, each exactly once across replicas.
 func ExpireAsyncTasks(ctx context.Context, q Querier, now time.Time, limit int) ([]AsyncTask, error) {
@@ -116,4 +108,17 @@ SELECT id, skill, task_id, run_id, inbound_id, user_id, status, expires_at FROM 
 		return t, fmt.Errorf("store: async task: %w", err)
 	}
 	return t, nil
+}
+
+// SetRunAsyncTaskID records the task id a backend answered (202) for the
+// oldest call of skill in run that has none yet, so a timeout can name it.
+func SetRunAsyncTaskID(ctx context.Context, q Querier, runID, skill, taskID string) error {
+	_, err := q.Exec(ctx, `
+UPDATE async_tasks SET task_id = $3
+WHERE id = (SELECT id FROM async_tasks WHERE run_id = $1 AND skill = $2 AND task_id = '' ORDER BY id LIMIT 1)`,
+		runID, skill, taskID)
+	if err != nil {
+		return fmt.Errorf("store: set async task id: %w", err)
+	}
+	return nil
 }
