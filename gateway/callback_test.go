@@ -165,7 +165,13 @@ func TestURLVerificationAnswersBarePlaintext(t *testing.T) {
 func TestDatabaseDownAnswers503(t *testing.T) {
 	h := newHarness(t)
 	h.start(gateway.Deps{})
+	if resp, err := http.Get(h.srv.URL + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz with the database up: %v %v", resp, err)
+	}
 	h.pool.Close() // Postgres unreachable for the gateway from here on
+	if resp, err := http.Get(h.srv.URL + "/healthz"); err != nil || resp.StatusCode != 503 {
+		t.Fatalf("healthz with the database down: %v %v, want 503", resp, err)
+	}
 	u, body := h.callbackRequest(textXML("zhangsan", "hi", "5005"), time.Now())
 	if status, _ := post(t, u, body); status < 500 {
 		t.Fatalf("callback with the database down answered %d, want 5xx so WeCom retries", status)

@@ -310,8 +310,5 @@ func (g *Gateway) Stop(ctx context.Context) error {
 	return err
 }
 
-// River exposes the job client (tests subscribe to its events).
-func (g *Gateway) River() *river.Client[pgx.Tx] { return g.river }
-
 // Handler is the HTTP handler with every callback route.
 func (g *Gateway) Handler() http.Handler { return g.routes() }

@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,7 +25,7 @@ func (g *Gateway) routes() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery())
-	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	r.GET("/healthz", g.healthz)
 	r.GET("/", gin.WrapH(web.StatusHandler(g.status)))
 	// WeCom self-built apps: one callback URL per configured app.
 	r.GET("/wecom/:app/callback", g.wecomVerifyURL)
@@ -32,6 +34,21 @@ func (g *Gateway) routes() http.Handler {
 	r.POST("/v1/async/:token", g.asyncCallback)
 	r.POST("/v1/route", g.route)
 	return r
+}
+
+// healthzTimeout bounds the database check of /healthz.
+const healthzTimeout = 2 * time.Second
+
+// healthz answers 200 when this replica can store callbacks, 503 when it
+// cannot reach Postgres (a load balancer should then send WeCom elsewhere).
+func (g *Gateway) healthz(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), healthzTimeout)
+	defer cancel()
+	if err := g.pool.Ping(ctx); err != nil {
+		c.String(http.StatusServiceUnavailable, "database unreachable")
+		return
+	}
+	c.String(http.StatusOK, "ok")
 }
 
 // status is what the status page shows: no secrets, only names and paths.
