@@ -113,7 +113,7 @@ func (g *Gateway) completeAsync(r *http.Request, token string) error {
 	if err != nil {
 		return err
 	}
-	return g.store.InTx(ctx, func(tx pgx.Tx) error {
+	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		task, err := store.CompleteAsyncTask(ctx, tx, tokenHash(token), cb.TaskID, g.now())
 		switch {
 		case errors.Is(err, store.ErrAsyncGone):
@@ -177,7 +177,7 @@ func asyncResultText(cb skills.AsyncCallback) string {
 // no result came. A periodic job runs it on the leader; each task once.
 func (g *Gateway) ExpireAsyncTasks(ctx context.Context) (int, error) {
 	n := 0
-	err := g.store.InTx(ctx, func(tx pgx.Tx) error {
+	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		tasks, err := store.ExpireAsyncTasks(ctx, tx, g.now(), 100)
 		if err != nil {
 			return err

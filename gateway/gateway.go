@@ -61,7 +61,6 @@ type Deps struct {
 type Gateway struct {
 	cfg      *Config
 	pool     *pgxpool.Pool
-	store    *store.Store
 	river    *river.Client[pgx.Tx]
 	model    agent.Model
 	skills   *skills.Live
@@ -83,7 +82,6 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 	g := &Gateway{
 		cfg:      cfg,
 		pool:     deps.Pool,
-		store:    store.New(deps.Pool),
 		channels: map[string]channels.Channel{},
 		wecom:    map[string]*wecom.App{},
 		queueFor: deps.QueueFor,
@@ -93,7 +91,6 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 	if g.now == nil {
 		g.now = time.Now
 	}
-	g.store.Now = g.now
 	if g.log == nil {
 		g.log = slog.Default()
 	}
@@ -159,26 +156,19 @@ func NewModel(cfg ModelConfig) (agent.Model, error) {
 // buildSkills loads the skill definitions into a new registry wired to
 // this gateway (async callbacks, shared MCP sessions).
 func (g *Gateway) buildSkills() (*skills.Registry, error) {
-	var defs []*skills.Skill
-	if g.skillsFS != nil {
-		loaded, err := skills.LoadDir(g.skillsFS)
-		if err != nil {
-			return nil, fmt.Errorf("skills: %w", err)
-		}
-		defs = loaded
-	}
-	reg, err := skills.NewRegistry(defs, skills.Options{
+	opts := skills.Options{
 		BaseURL:          g.cfg.Skills.BaseURL,
 		Now:              g.now,
 		Async:            asyncRegistrar{g: g},
 		CommandAllowList: g.cfg.Skills.CommandAllowList,
 		MCP:              g.mcp,
 		Logger:           g.log,
-	})
-	if err != nil {
-		return nil, err // already says "skills: ..."
 	}
-	return reg, nil
+	if g.skillsFS == nil {
+		return skills.NewRegistry(nil, opts)
+	}
+	// Errors name the file and field (a/SKILL.md:5: timout: unknown field).
+	return skills.LoadRegistry(g.skillsFS, opts)
 }
 
 // ReloadSkills re-reads the skill definitions (on SIGHUP). A broken new set

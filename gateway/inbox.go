@@ -40,7 +40,7 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (bool, error)
 		status = store.InboundIgnored
 	}
 	var inserted bool
-	err := g.store.InTx(ctx, func(tx pgx.Tx) error {
+	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		id, ok, err := store.InsertInbound(ctx, tx, in, status)
 		if err != nil {
 			return err

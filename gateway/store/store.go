@@ -17,12 +17,6 @@ import (
 // ErrNotFound is returned when a looked-up row does not exist.
 var ErrNotFound = errors.New("store: not found")
 
-// Store wraps the pool. It is safe for concurrent use.
-type Store struct {
-	Pool *pgxpool.Pool
-	Now  func() time.Time
-}
-
 // Open connects to Postgres and checks the connection.
 // maxConns ≤ 0 keeps pgx's default.
 func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
@@ -46,19 +40,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	return pool, nil
 }
 
-// New returns a Store over pool with the wall clock.
-func New(pool *pgxpool.Pool) *Store {
-	return &Store{Pool: pool, Now: time.Now}
-}
-
 // Beginner is what *pgxpool.Pool and *pgxpool.Conn have for transactions.
 type Beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
-}
-
-// InTx runs fn in one transaction on the pool, committing when fn returns nil.
-func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return InTx(ctx, s.Pool, fn)
 }
 
 // InTx runs fn in one transaction on db, committing when fn returns nil.
