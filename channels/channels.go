@@ -1,15 +1,30 @@
-// Package channels holds the types every chat platform adapter shares: the
-// verified inbound message, the outbound reply and the Channel interfaces.
+// Package channels is the boundary between the gateway and the chat
+// platforms. A platform package (channels/wecom, channels/console, ...) owns
+// everything about its platform: its YAML section, how messages arrive
+// (HTTP routes or a long connection), how replies are sent and the limits
+// they obey. The gateway knows only the interfaces in this package, and a
+// platform package never imports the gateway, the agent or the store.
 //
-// A platform package (channels/wecom, channels/console, ...) turns a platform
-// callback into []Inbound after verifying it, and sends Outbound replies. It
-// never imports the agent or the store.
+// The flow, from a platform's point of view:
+//
+//   - A callback or frame is verified and decoded into an Inbound, then
+//     handed to Sink.Accept, which returns only after the message and the job
+//     that will answer it have committed. Only then is the platform
+//     answered (or the frame acked).
+//   - The gateway's workers run the agent and write the reply to a durable
+//     outbox; the delivery layer splits it to the channel's Limits and calls
+//     Channel.Send once per part, in order, retrying what is retryable.
+//   - A platform that streams (the WeCom AI bot) reads the run's progress
+//     with Sink.Progress while the run goes on.
 package channels
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"net/http"
+	"time"
 )
 
 // Chat types shared by all platforms.
@@ -34,16 +49,6 @@ type Identity struct {
 	Dept   []string `json:"dept,omitempty"` // department ids when known
 }
 
-// ReplyHandle carries whatever a platform needs to answer in the same place:
-// the user and agent for a WeCom app, a response_url for an AI bot, a session
-// webhook for DingTalk. Fields a platform does not use stay empty.
-type ReplyHandle struct {
-	ToUser      string `json:"to_user,omitempty"`
-	ChatID      string `json:"chat_id,omitempty"`
-	ResponseURL string `json:"response_url,omitempty"`
-	MessageID   string `json:"message_id,omitempty"`
-}
-
 // Inbound is one verified message from a platform.
 type Inbound struct {
 	Channel   string // platform name: "wecom", "console"
@@ -53,20 +58,118 @@ type Inbound struct {
 	ChatID    string // conversation id; for one-to-one chats the user id
 	ChatType  string // ChatSingle | ChatGroup
 	Sender    Identity
-	Text      string
-	Mentioned bool
-	ReplyTo   ReplyHandle
-	Raw       json.RawMessage // the decrypted platform payload, for the record
+	Text      string // the text the model sees: the bot's own mention already stripped
+	Mentioned bool   // the bot was @-mentioned (group chats)
+	// ReplyTo is the channel's own JSON: whatever it needs to answer in the
+	// same place (a user and agent id, a response_url, a socket's req_id).
+	// The gateway stores it and hands it back in Outbound.ReplyTo unread.
+	ReplyTo json.RawMessage
+	Raw     json.RawMessage // the decrypted platform payload, for the record
 }
 
-// Outbound is one reply part, already within the platform's size limit.
+// Receipt is what Sink.Accept did with a message.
+type Receipt struct {
+	// New is false when the platform had delivered the same message before:
+	// nothing was stored the second time.
+	New bool
+	// Answer says the message will be answered (now or on its first
+	// delivery): a streaming platform opens its stream. False for events,
+	// group messages not addressed to the bot and the like.
+	Answer bool
+}
+
+// MessageRef names one inbound message.
+type MessageRef struct {
+	Channel, Account, MsgID string
+}
+
+// Progress is how far the answer to a message has come.
+type Progress struct {
+	// Known is false when no such message was stored (or it will not be
+	// answered).
+	Known bool
+	// Text is the answer so far: a draft while the run goes on, the first
+	// part of the final reply once Done.
+	Text string
+	// Done: Text is the first part of the final reply; the rest, if any,
+	// goes through the delivery layer.
+	Done bool
+	// More is true when the final reply has parts after Text.
+	More bool
+	// Received is when the platform delivered the message (stream deadlines
+	// count from it).
+	Received time.Time
+	// Shown: a stream has already been closed with the first part.
+	Shown bool
+}
+
+// Sink is the gateway's one door into the durable inbox, given to every
+// channel.
+type Sink interface {
+	// Accept stores in and the job that answers it in one transaction and
+	// returns after the COMMIT: only then may the platform be told "200" or
+	// the frame be acked. A repeated message stores nothing. Errors wrap
+	// ErrUnavailable: nothing was stored, answer so that the platform
+	// retries.
+	Accept(ctx context.Context, in Inbound) (Receipt, error)
+	// Progress reads how far the answer to ref has come, for platforms that
+	// poll for it (stream refresh callbacks) or push it (stream replies).
+	Progress(ctx context.Context, ref MessageRef) (Progress, error)
+	// Shown records that the user has been shown the first part of ref's
+	// final reply through a stream, so the delivery layer sends only the
+	// parts after it.
+	Shown(ctx context.Context, ref MessageRef) error
+}
+
+// Reply formats.
+const (
+	FormatText     = "text"
+	FormatMarkdown = "markdown"
+	FormatImage    = "image"
+)
+
+// Markdown dialects a channel accepts; the delivery layer adapts replies.
+const (
+	DialectNone     = ""         // plain text: markdown syntax is removed
+	DialectWeCom    = "wecom"    // WeCom's subset: no tables, no images
+	DialectStandard = "standard" // CommonMark with tables
+)
+
+// Limits are what one channel's messages must respect. The delivery layer
+// splits, formats and paces replies by them.
+type Limits struct {
+	// MaxBytes is the largest content one Send may carry, in UTF-8 bytes.
+	MaxBytes int
+	// Format is the format replies are sent in: FormatText or FormatMarkdown.
+	Format string
+	// Dialect is the markdown the platform renders (with FormatMarkdown).
+	Dialect string
+	// PerMinute caps sends per minute and chat; 0 means no cap.
+	PerMinute int
+}
+
+// Image is a picture to send (scheduled reports' charts).
+type Image struct {
+	Name string // file name, e.g. "tickets.png"
+	PNG  []byte
+}
+
+// Outbound is one reply part, already within the channel's Limits.
 type Outbound struct {
 	Account string
-	ReplyTo ReplyHandle
-	Text    string
-	// Attempt counts earlier delivery attempts of this same part (0 on the first).
-	// A platform with server-side duplicate suppression uses it to suppress a
-	// copy an earlier, interrupted attempt may already have delivered.
+	// ReplyTo is the Inbound's ReplyTo, as the channel wrote it.
+	ReplyTo json.RawMessage
+	// Format is FormatText, FormatMarkdown or FormatImage.
+	Format string
+	Text   string
+	Image  *Image // with FormatImage
+	// Part and Parts place this part in its reply (0-based; Parts ≥ 1).
+	Part, Parts int
+	// Key is the part's idempotency key, the same on every attempt.
+	Key string
+	// Attempt counts earlier delivery attempts of this same part (0 on the
+	// first). A platform with server-side duplicate suppression uses it to
+	// suppress a copy an earlier, interrupted attempt may have delivered.
 	Attempt int
 	// FirstAttemptUnix is when the first attempt of this part started.
 	FirstAttemptUnix int64
@@ -77,9 +180,50 @@ type SendResult struct {
 	MessageID string // platform id of the sent message, when it returns one
 }
 
-// ErrPermanent marks a send error that retrying cannot fix (unknown user,
-// message rejected). Wrap it; callers test with errors.Is.
-var ErrPermanent = errors.New("permanent delivery failure")
+// Channel sends replies to one platform.
+type Channel interface {
+	// Name is the platform name used in Inbound.Channel.
+	Name() string
+	// Limits are the limits of account's messages.
+	Limits(account string) Limits
+	// Send delivers one part. Errors wrapping ErrPermanent are not retried;
+	// a *DeferredError asks to be called again later.
+	Send(ctx context.Context, out Outbound) (SendResult, error)
+}
+
+// Route is one HTTP endpoint of a channel (a callback URL).
+type Route struct {
+	Method  string // http.MethodGet, http.MethodPost
+	Path    string // exact path, e.g. "/wecom/app-hr/callback"
+	Handler http.HandlerFunc
+}
+
+// HTTPReceiver is a channel whose messages arrive as HTTP callbacks.
+type HTTPReceiver interface {
+	Channel
+	// Routes are the channel's callback endpoints, handing messages to sink.
+	Routes(sink Sink) []Route
+}
+
+// Connection is one long-lived connection a channel keeps to its platform.
+type Connection struct {
+	// Account is the account the connection serves.
+	Account string
+	// Exclusive: the platform allows one connection per account (WeCom AI
+	// bot), so exactly one replica runs it, under a lease, and the account's
+	// deliveries run on that replica.
+	Exclusive bool
+	// Run keeps the connection up, reconnecting with backoff, until ctx ends
+	// or the platform hands the account to another connection
+	// (ErrTakenOver). It acks a frame only after sink.Accept returned.
+	Run func(ctx context.Context, sink Sink) error
+}
+
+// StreamReceiver is a channel whose messages arrive over long connections.
+type StreamReceiver interface {
+	Channel
+	Connections() []Connection
+}
 
 // Directory is a channel that can look up what its callbacks do not carry
 // about a user: the department ids skill access rules may name.
@@ -88,17 +232,81 @@ type Directory interface {
 }
 
 // ProgressReporter is a channel that can show work in progress (a tool
-// being called) before the reply. Report must not block.
+// being called) before the reply, outside the durable outbox. Report must
+// not block.
 type ProgressReporter interface {
-	Report(ctx context.Context, account string, replyTo ReplyHandle, text string)
+	Report(ctx context.Context, account string, replyTo json.RawMessage, text string)
 }
 
-// Channel sends replies to one platform.
-type Channel interface {
-	// Name is the platform name used in Inbound.Channel.
-	Name() string
-	// MaxTextBytes is the largest text one Send may carry.
-	MaxTextBytes() int
-	// Send delivers one part. Errors wrapping ErrPermanent are not retried.
-	Send(ctx context.Context, out Outbound) (SendResult, error)
+// TokenCache is a cache of platform access tokens shared by all replicas
+// (Postgres), sealed at rest with a key derived from the secret it was
+// opened with. Its methods are those of silenceper/wechat's cache.Cache,
+// which the WeCom SDK takes as is; Get returns nil for a missing key.
+type TokenCache interface {
+	Get(key string) interface{}
+	Set(key string, val interface{}, timeout time.Duration) error
+	IsExist(key string) bool
+	Delete(key string) error
 }
+
+// Env is what a platform's constructor gets from the gateway.
+type Env struct {
+	// TokenCache opens the shared token cache sealed under secret (an app
+	// secret: each app's tokens are readable only with its own secret).
+	TokenCache func(secret string) (TokenCache, error)
+	// Now is the clock.
+	Now func() time.Time
+	// Logger receives operator-facing messages (a missing permission, a
+	// trusted-IP list to fix).
+	Logger *slog.Logger
+	// Messages are the bot-facing sentences a channel answers with itself
+	// (the AI bot's welcome), Chinese by default.
+	Messages ChannelMessages
+}
+
+// ChannelMessages are the sentences a channel says without the agent.
+type ChannelMessages struct {
+	Welcome  string // answer to a user entering a chat with the bot
+	Thinking string // first stream content while the run starts
+	Later    string // a stream closed at its deadline; the rest follows
+}
+
+// Platform is one chat platform, registered once in cmd/hermes.
+type Platform struct {
+	// Name is the platform's top-level YAML key, e.g. "wecom".
+	Name string
+	// New decodes the platform's YAML section with decode (unknown keys are
+	// errors) and builds the channel. Errors name the key within the
+	// section, e.g. "apps[0].token: required".
+	New func(ctx context.Context, decode func(any) error, env Env) (Channel, error)
+}
+
+// DeferredError asks the delivery layer to try a part again at Until: the
+// platform will show it another way first (a stream the platform polls)
+// and the part is sent only if that did not happen.
+type DeferredError struct {
+	Until  time.Time
+	Reason string
+}
+
+func (e *DeferredError) Error() string { return "delivery deferred: " + e.Reason }
+
+// Errors shared by all channels; platform errors wrap them, and HTTPStatus
+// maps them to the answer a platform gets.
+var (
+	// ErrPermanent marks a send error that retrying cannot fix (unknown
+	// user, message rejected).
+	ErrPermanent = errors.New("permanent delivery failure")
+	// ErrUnavailable: the message could not be stored (Postgres down); the
+	// platform must retry.
+	ErrUnavailable = errors.New("temporarily unavailable")
+	// ErrUnauthorized: a signature, token or timestamp check failed.
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrBadRequest: a body or frame that cannot be decoded.
+	ErrBadRequest = errors.New("bad request")
+	// ErrUnknownAccount: a callback for an account that is not configured.
+	ErrUnknownAccount = errors.New("unknown account")
+	// ErrTakenOver: the platform gave the account's connection to another
+	// client; do not fight it.
+	ErrTakenOver = errors.New("connection taken over by another client")
+)

@@ -7,6 +7,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -46,8 +47,11 @@ func New(w io.Writer, prefix string) *Channel {
 // Name implements channels.Channel.
 func (c *Channel) Name() string { return ChannelName }
 
-// MaxTextBytes implements channels.Channel.
-func (c *Channel) MaxTextBytes() int { return maxTextBytes }
+// Limits implements channels.Channel: a terminal shows plain text of any
+// length.
+func (c *Channel) Limits(string) channels.Limits {
+	return channels.Limits{MaxBytes: maxTextBytes, Format: channels.FormatText, Dialect: channels.DialectStandard}
+}
 
 // Send prints one reply and reports it on Delivered.
 func (c *Channel) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
@@ -65,7 +69,7 @@ func (c *Channel) Send(ctx context.Context, out channels.Outbound) (channels.Sen
 }
 
 // Report prints a progress line (a tool being called) before the reply.
-func (c *Channel) Report(_ context.Context, _ string, _ channels.ReplyHandle, text string) {
+func (c *Channel) Report(_ context.Context, _ string, _ json.RawMessage, text string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	fmt.Fprintf(c.w, "  … %s\n", text)
@@ -87,6 +91,6 @@ func (c *Channel) Message(user channels.Identity, account, text string) channels
 		ChatType: channels.ChatSingle,
 		Sender:   user,
 		Text:     text,
-		ReplyTo:  channels.ReplyHandle{ToUser: user.UserID, ChatID: chat},
+		ReplyTo:  json.RawMessage(`{}`), // one terminal: nothing to address
 	}
 }

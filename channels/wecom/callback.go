@@ -115,6 +115,10 @@ func (a *App) decodeMessage(plain []byte) (channels.Inbound, error) {
 	if err != nil {
 		return channels.Inbound{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	replyTo, err := json.Marshal(appReplyTo{ToUser: from})
+	if err != nil {
+		return channels.Inbound{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
 	in := channels.Inbound{
 		Channel:  ChannelName,
 		Account:  a.name,
@@ -124,7 +128,7 @@ func (a *App) decodeMessage(plain []byte) (channels.Inbound, error) {
 		// FromUserName comes from the decrypted, receiveid-checked message, so
 		// it is the verified sender.
 		Sender:  channels.Identity{UserID: from, CorpID: a.corpID},
-		ReplyTo: channels.ReplyHandle{ToUser: from},
+		ReplyTo: replyTo,
 		Raw:     raw,
 	}
 	decode, ok := msgDecoders[msgType]

@@ -26,21 +26,6 @@ type dirEntry struct {
 	expires time.Time
 }
 
-// Departments returns the ids of the departments userID belongs to, for
-// skill access rules (WeCom's message callback does not carry them). It
-// asks WeCom's user/get (the app needs read access to the address book, at
-// least for the users' departments), caches the answer for departmentsTTL,
-// and refreshes the token once on errcode 40014/42001. It implements
-// channels.Directory; call it from a worker, never while acknowledging a
-// callback.
-func (c *Channel) Departments(ctx context.Context, account, userID string) ([]string, error) {
-	a, ok := c.apps[account]
-	if !ok {
-		return nil, fmt.Errorf("wecom: unknown account %q", account)
-	}
-	return a.departments(ctx, userID)
-}
-
 func (a *App) departments(ctx context.Context, userID string) ([]string, error) {
 	d := a.dir
 	now := a.now()

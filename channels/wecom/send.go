@@ -2,8 +2,8 @@ package wecom
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -15,32 +15,11 @@ import (
 // window still covers that attempt however long this one takes to arrive.
 const duplicateCheckSlack = 60 * time.Second
 
-// Channel sends replies through WeCom self-built apps, one per account.
-type Channel struct {
-	apps map[string]*App
+// appReplyTo is an app's Inbound.ReplyTo: the user to answer. Its JSON
+// is what earlier versions stored, so stored replies stay deliverable.
+type appReplyTo struct {
+	ToUser string `json:"to_user"`
 }
-
-var _ channels.Channel = (*Channel)(nil)
-
-// NewChannel returns the channel for apps, keyed by App.Name. Names should be
-// unique; a later app with the same name replaces an earlier one (and says so
-// in the log), since the configuration layer is where duplicates are refused.
-func NewChannel(apps ...*App) *Channel {
-	c := &Channel{apps: make(map[string]*App, len(apps))}
-	for _, a := range apps {
-		if _, dup := c.apps[a.name]; dup {
-			slog.Warn("wecom: two apps share a name; the later one wins", "account", a.name)
-		}
-		c.apps[a.name] = a
-	}
-	return c
-}
-
-// Name returns ChannelName.
-func (c *Channel) Name() string { return ChannelName }
-
-// MaxTextBytes returns the WeCom text limit, 2048 bytes.
-func (c *Channel) MaxTextBytes() int { return MaxTextBytes }
 
 // textRequest is the message/send body for a text message. silenceper's
 // SendTextRequest is not used because it sends agentid as a JSON string
@@ -59,8 +38,7 @@ type textField struct {
 	Content string `json:"content"`
 }
 
-// Send delivers one text part to out.ReplyTo.ToUser through the app named
-// out.Account.
+// Send delivers one text part to the user in out.ReplyTo.
 //
 // Errors wrap channels.ErrPermanent when retrying cannot help: unknown
 // account, no recipient, empty text or text over MaxTextBytes (WeCom would
@@ -70,12 +48,12 @@ type textField struct {
 // transient. Send returns ctx's error when ctx ends first; the request may
 // still reach WeCom (silenceper's API takes no context), which is why a retry
 // asks for duplicate suppression.
-func (c *Channel) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
-	a, ok := c.apps[out.Account]
-	if !ok {
-		return channels.SendResult{}, fmt.Errorf("wecom: unknown account %q: %w", out.Account, channels.ErrPermanent)
+func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
+	var rt appReplyTo
+	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil {
+		return channels.SendResult{}, fmt.Errorf("wecom: app %q: reply address: %w: %w", a.name, err, channels.ErrPermanent)
 	}
-	to := out.ReplyTo.ToUser
+	to := rt.ToUser
 	switch {
 	case to == "":
 		return channels.SendResult{}, fmt.Errorf("wecom: app %q: reply without a recipient: %w", a.name, channels.ErrPermanent)

@@ -72,14 +72,14 @@ func newSendFixture(t *testing.T, o fixtureOpts) *sendFixture {
 func (f *sendFixture) send(t *testing.T, to, text string) (channels.SendResult, error) {
 	t.Helper()
 	return f.ch.Send(context.Background(), channels.Outbound{
-		Account: f.app.Name(), ReplyTo: channels.ReplyHandle{ToUser: to}, Text: text,
+		Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo(to), Text: text,
 	})
 }
 
 func TestChannel_Basics(t *testing.T) {
 	var c channels.Channel = wecom.NewChannel()
-	if c.Name() != "wecom" || c.MaxTextBytes() != 2048 {
-		t.Fatalf("Name %q MaxTextBytes %d", c.Name(), c.MaxTextBytes())
+	if c.Name() != "wecom" || c.Limits("").MaxBytes != 2048 {
+		t.Fatalf("Name %q MaxBytes %d", c.Name(), c.Limits("").MaxBytes)
 	}
 }
 
@@ -292,7 +292,7 @@ func TestChannel_Send_DuplicateCheck(t *testing.T) {
 	t.Run("RetryAsksForDuplicateCheck", func(t *testing.T) {
 		f := newSendFixture(t, fixtureOpts{})
 		_, err := f.ch.Send(context.Background(), channels.Outbound{
-			Account: f.app.Name(), ReplyTo: channels.ReplyHandle{ToUser: "zhangsan"}, Text: "hi",
+			Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo("zhangsan"), Text: "hi",
 			Attempt: 1, FirstAttemptUnix: sendNow.Unix() - 120,
 		})
 		if err != nil {
@@ -312,7 +312,7 @@ func TestChannel_Send_DuplicateCheck(t *testing.T) {
 		} {
 			f := newSendFixture(t, fixtureOpts{})
 			_, err := f.ch.Send(context.Background(), channels.Outbound{
-				Account: f.app.Name(), ReplyTo: channels.ReplyHandle{ToUser: "u"}, Text: "hi",
+				Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo("u"), Text: "hi",
 				Attempt: 3, FirstAttemptUnix: first,
 			})
 			if err != nil {
@@ -326,7 +326,7 @@ func TestChannel_Send_DuplicateCheck(t *testing.T) {
 	t.Run("RetryAfterCrashDeliversOnce", func(t *testing.T) {
 		f := newSendFixture(t, fixtureOpts{})
 		out := channels.Outbound{
-			Account: f.app.Name(), ReplyTo: channels.ReplyHandle{ToUser: "zhangsan"}, Text: "the answer",
+			Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo("zhangsan"), Text: "the answer",
 			FirstAttemptUnix: sendNow.Unix(),
 		}
 		first, err := f.ch.Send(context.Background(), out) // reached WeCom; say its answer was lost
@@ -358,10 +358,10 @@ func TestChannel_Send_Refusals(t *testing.T) {
 		t.Fatalf("fixture is %d bytes", len(exact))
 	}
 	for name, out := range map[string]channels.Outbound{
-		"TooLong":        {Account: f.app.Name(), ReplyTo: channels.ReplyHandle{ToUser: "u"}, Text: exact + "c"},
-		"UnknownAccount": {Account: "nope", ReplyTo: channels.ReplyHandle{ToUser: "u"}, Text: "hi"},
+		"TooLong":        {Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo("u"), Text: exact + "c"},
+		"UnknownAccount": {Account: "nope", ReplyTo: wecomtest.AppReplyTo("u"), Text: "hi"},
 		"NoRecipient":    {Account: f.app.Name(), Text: "hi"},
-		"EmptyText":      {Account: f.app.Name(), ReplyTo: channels.ReplyHandle{ToUser: "u"}, Text: " \n"},
+		"EmptyText":      {Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo("u"), Text: " \n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := f.ch.Send(context.Background(), out); !errors.Is(err, channels.ErrPermanent) {
@@ -386,7 +386,7 @@ func TestChannel_Send_RoutesAppsToTheirAPIBase(t *testing.T) {
 	ch := wecom.NewChannel(hr.app, it.app)
 	for _, tt := range []struct{ account, to string }{{"app-hr", "alice"}, {"app-it", "bob"}, {"app-hr", "carol"}} {
 		_, err := ch.Send(context.Background(), channels.Outbound{
-			Account: tt.account, ReplyTo: channels.ReplyHandle{ToUser: tt.to}, Text: "hi " + tt.to,
+			Account: tt.account, ReplyTo: wecomtest.AppReplyTo(tt.to), Text: "hi " + tt.to,
 		})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.account, err)
@@ -416,7 +416,7 @@ func TestChannel_Send_Context(t *testing.T) {
 		f := newSendFixture(t, fixtureOpts{})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := f.ch.Send(ctx, channels.Outbound{Account: f.app.Name(), ReplyTo: channels.ReplyHandle{ToUser: "u"}, Text: "hi"})
+		_, err := f.ch.Send(ctx, channels.Outbound{Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo("u"), Text: "hi"})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
@@ -446,7 +446,7 @@ func TestChannel_Send_Context(t *testing.T) {
 			<-arrived
 			cancel()
 		}()
-		_, err := f.ch.Send(ctx, channels.Outbound{Account: f.app.Name(), ReplyTo: channels.ReplyHandle{ToUser: "u"}, Text: "hi"})
+		_, err := f.ch.Send(ctx, channels.Outbound{Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo("u"), Text: "hi"})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}

@@ -1,6 +1,8 @@
-// Package wecom is the WeCom (企业微信) self-built app (自建应用) channel:
-// it verifies and decrypts the app's message callbacks into channels.Inbound
-// and sends replies through the active message API.
+// Package wecom is the WeCom (企业微信) platform: self-built apps (自建应用),
+// whose message callbacks it verifies and decrypts into channels.Inbound and
+// answers through the active message API, and AI bots (智能机器人), by
+// callback or by long connection. Everything WeCom-specific lives here: the
+// `wecom:` YAML section, the callback routes, the crypto and the senders.
 //
 // The callback crypto (WXBizMsgCrypt) is written by hand in crypto.go because
 // silenceper/wechat's util.DecryptMsg rejects an empty receiveid (AI bot) and
@@ -10,8 +12,10 @@
 package wecom
 
 import (
-	"errors"
+	"fmt"
 	"time"
+
+	"github.com/hermes-gw/hermes/channels"
 )
 
 // ChannelName is the platform name used in channels.Inbound.Channel.
@@ -41,17 +45,18 @@ const (
 )
 
 // Sentinel errors that callers branch on; every error the package returns for
-// these conditions wraps one of them (test with errors.Is). The gateway maps
-// ErrSignature and ErrStale to 401/403, ErrDecrypt and ErrMalformed to 400.
+// these conditions wraps one of them (test with errors.Is). They wrap the
+// shared channels errors, so ErrSignature and ErrStale answer 401,
+// ErrDecrypt and ErrMalformed 400 (channels.HTTPStatus).
 var (
 	// ErrSignature: msg_signature missing or not matching.
-	ErrSignature = errors.New("wecom: bad signature")
+	ErrSignature = fmt.Errorf("wecom: bad signature: %w", channels.ErrUnauthorized)
 	// ErrStale: timestamp missing, unparsable or outside the accepted window.
-	ErrStale = errors.New("wecom: stale callback")
+	ErrStale = fmt.Errorf("wecom: stale callback: %w", channels.ErrUnauthorized)
 	// ErrDecrypt: ciphertext not base64, not whole blocks, bad padding, bad
 	// length prefix, or a receiveid other than the expected one.
-	ErrDecrypt = errors.New("wecom: cannot decrypt")
+	ErrDecrypt = fmt.Errorf("wecom: cannot decrypt: %w", channels.ErrBadRequest)
 	// ErrMalformed: the envelope or the decrypted message is not the XML
-	// WeCom sends, or lacks a field needed to identify the message.
-	ErrMalformed = errors.New("wecom: malformed callback")
+	// (or JSON) WeCom sends, or lacks a field needed to identify the message.
+	ErrMalformed = fmt.Errorf("wecom: malformed callback: %w", channels.ErrBadRequest)
 )

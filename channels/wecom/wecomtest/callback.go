@@ -1,6 +1,7 @@
 package wecomtest
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"net/url"
@@ -84,4 +85,10 @@ func escape(s string) string {
 // cdata wraps s in CDATA as WeCom does, splitting any "]]>" inside it.
 func cdata(s string) string {
 	return "<![CDATA[" + strings.ReplaceAll(s, "]]>", "]]]]><![CDATA[>") + "]]>"
+}
+
+// AppReplyTo is the ReplyTo a self-built app gives a message from user.
+func AppReplyTo(user string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"to_user": user})
+	return b
 }

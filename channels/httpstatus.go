@@ -1,0 +1,52 @@
+package channels
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"regexp"
+)
+
+// statusOf maps the shared errors to the HTTP status a platform (or an API
+// client) is answered with. It is the only such table: platform errors
+// wrap these, and the gateway's own API errors do too.
+var statusOf = []struct {
+	err    error
+	status int
+}{
+	{ErrUnavailable, http.StatusServiceUnavailable},
+	{ErrUnknownAccount, http.StatusNotFound},
+	{ErrBadRequest, http.StatusBadRequest},
+	{ErrUnauthorized, http.StatusUnauthorized},
+	{ErrGone, http.StatusGone},
+}
+
+// ErrGone: a resource that existed and is used up (a single-use callback
+// URL already answered).
+var ErrGone = errors.New("gone")
+
+// HTTPStatus is the status that answers err: 503 for ErrUnavailable (the
+// platform retries), 401, 400, 404, 410 for the refusals, 500 otherwise.
+func HTTPStatus(err error) int {
+	for _, m := range statusOf {
+		if errors.Is(err, m.err) {
+			return m.status
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// secretInPath matches path segments that carry a bearer secret (async
+// callback tokens), which must not reach the logs.
+var secretInPath = regexp.MustCompile(`(/v1/async/)[^/?]+`)
+
+// RedactPath removes secrets carried in a request path, for logs.
+func RedactPath(p string) string { return secretInPath.ReplaceAllString(p, "${1}[redacted]") }
+
+// Refuse logs a refused request once, with what, and answers it with the
+// mapped status and its plain text.
+func Refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, what string, err error) {
+	status := HTTPStatus(err)
+	log.Warn(what+" refused", "path", RedactPath(r.URL.Path), "status", status, "err", err)
+	http.Error(w, http.StatusText(status), status)
+}

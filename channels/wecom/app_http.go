@@ -1,0 +1,64 @@
+package wecom
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// routes are the app's callback URL: GET for the URL verification, POST
+// for messages.
+func (a *App) routes(sink channels.Sink) []channels.Route {
+	path := "/wecom/" + a.name + "/callback"
+	return []channels.Route{
+		{Method: http.MethodGet, Path: path, Handler: a.serveVerifyURL},
+		{Method: http.MethodPost, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) { a.serveCallback(w, r, sink) }},
+	}
+}
+
+// serveVerifyURL answers WeCom's URL verification with the bare plaintext.
+func (a *App) serveVerifyURL(w http.ResponseWriter, r *http.Request) {
+	echo, err := a.VerifyURL(r.URL.Query())
+	if err != nil {
+		channels.Refuse(w, r, a.log, "wecom callback", err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write(echo)
+}
+
+// serveCallback verifies, decodes and stores a message, then acknowledges
+// with an empty 200 ("no passive reply"). It never calls the model or a
+// skill: WeCom gives up after 5 s and retries.
+func (a *App) serveCallback(w http.ResponseWriter, r *http.Request, sink channels.Sink) {
+	body, err := readBody(r)
+	if err != nil {
+		channels.Refuse(w, r, a.log, "wecom callback", err)
+		return
+	}
+	in, err := a.ParseCallback(r.URL.Query(), body)
+	if err != nil {
+		channels.Refuse(w, r, a.log, "wecom callback", err)
+		return
+	}
+	if _, err := sink.Accept(r.Context(), in); err != nil {
+		channels.Refuse(w, r, a.log, "wecom callback", err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// readLimited reads at most limit bytes; a longer body is an error rather
+// than silently cut.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("body over %d bytes", limit)
+	}
+	return b, nil
+}

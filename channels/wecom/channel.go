@@ -1,0 +1,110 @@
+package wecom
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// Channel is WeCom: every configured self-built app and AI bot, each an
+// account of its own (names are unique across both).
+type Channel struct {
+	apps map[string]*App
+	bots map[string]*Bot
+	now  func() time.Time
+	log  *slog.Logger
+}
+
+var (
+	_ channels.HTTPReceiver   = (*Channel)(nil)
+	_ channels.StreamReceiver = (*Channel)(nil)
+	_ channels.Directory      = (*Channel)(nil)
+)
+
+// NewChannel returns the channel for apps, keyed by App.Name (tests and
+// programs that build apps themselves; hermes.yaml goes through Platform).
+func NewChannel(apps ...*App) *Channel {
+	c := &Channel{apps: make(map[string]*App, len(apps)), bots: map[string]*Bot{}, now: time.Now, log: slog.Default()}
+	for _, a := range apps {
+		c.apps[a.name] = a
+	}
+	return c
+}
+
+// Name returns ChannelName.
+func (c *Channel) Name() string { return ChannelName }
+
+// Limits are an app's or a bot's message limits.
+func (c *Channel) Limits(account string) channels.Limits {
+	if b, ok := c.bots[account]; ok {
+		return b.limits()
+	}
+	// Apps send text: markdown is not shown in WeChat (微信) for users who
+	// read their WeCom messages there.
+	return channels.Limits{MaxBytes: MaxTextBytes, Format: channels.FormatText, Dialect: channels.DialectNone}
+}
+
+// Send delivers one part through the app or bot named out.Account.
+func (c *Channel) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
+	if b, ok := c.bots[out.Account]; ok {
+		return b.Send(ctx, out)
+	}
+	a, ok := c.apps[out.Account]
+	if !ok {
+		return channels.SendResult{}, fmt.Errorf("wecom: unknown account %q: %w", out.Account, channels.ErrPermanent)
+	}
+	return a.Send(ctx, out)
+}
+
+// Routes are the callback URLs: /wecom/<app>/callback for each app and
+// /wecom/bot/<bot>/callback for each bot in callback mode.
+func (c *Channel) Routes(sink channels.Sink) []channels.Route {
+	var routes []channels.Route
+	for _, a := range c.apps {
+		routes = append(routes, a.routes(sink)...)
+	}
+	for _, b := range c.bots {
+		routes = append(routes, b.routes(sink)...)
+	}
+	return routes
+}
+
+// Connections are the long connections of the bots in websocket mode: one
+// per bot across all replicas, as WeCom allows.
+func (c *Channel) Connections() []channels.Connection {
+	var conns []channels.Connection
+	for _, b := range c.bots {
+		if conn, ok := b.connection(); ok {
+			conns = append(conns, conn)
+		}
+	}
+	return conns
+}
+
+// Departments returns the ids of the departments userID belongs to, for
+// skill access rules (WeCom's message callback does not carry them). Only
+// apps can look them up; bots have no address-book access.
+func (c *Channel) Departments(ctx context.Context, account, userID string) ([]string, error) {
+	a, ok := c.apps[account]
+	if !ok {
+		return nil, fmt.Errorf("wecom: account %q cannot read the address book", account)
+	}
+	return a.departments(ctx, userID)
+}
+
+// maxCallbackBytes bounds a callback body; WeCom's encrypted XML or JSON
+// is a few KiB.
+const maxCallbackBytes = 1 << 20
+
+// readBody reads a callback body within maxCallbackBytes.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := readLimited(r.Body, maxCallbackBytes)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: read callback body: %w: %w", channels.ErrBadRequest, err)
+	}
+	return body, nil
+}

@@ -1,0 +1,193 @@
+package wecom
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// Config is the `wecom:` section of hermes.yaml. Every key is documented,
+// with its default, in hermes.example.yaml.
+type Config struct {
+	// TimestampWindow: callbacks whose timestamp is further than this from
+	// now, either way, are refused. Default 5m.
+	TimestampWindow time.Duration `yaml:"timestamp_window"`
+	// Apps are the self-built apps (自建应用); callback URL
+	// /wecom/<name>/callback.
+	Apps []AppSection `yaml:"apps"`
+	// Bots are the AI bots (智能机器人), by callback (URL
+	// /wecom/bot/<name>/callback) or by long connection.
+	Bots []BotSection `yaml:"bots"`
+}
+
+// AppSection is one self-built app.
+type AppSection struct {
+	Name           string `yaml:"name"`             // required, [a-z0-9-]+; in the callback path
+	CorpID         string `yaml:"corp_id"`          // required, 企业ID
+	AgentID        string `yaml:"agent_id"`         // required, AgentId
+	Secret         string `yaml:"secret"`           // required, use ${ENV}
+	Token          string `yaml:"token"`            // required, callback Token
+	EncodingAESKey string `yaml:"encoding_aes_key"` // required, 43 characters
+	APIBaseURL     string `yaml:"api_base_url"`     // default https://qyapi.weixin.qq.com
+}
+
+// Bot modes.
+const (
+	BotModeCallback  = "callback"
+	BotModeWebSocket = "websocket"
+)
+
+// BotSection is one AI bot.
+type BotSection struct {
+	Name string `yaml:"name"` // required, [a-z0-9-]+
+	// Mode is "callback" (WeCom POSTs to /wecom/bot/<name>/callback; needs a
+	// public URL) or "websocket" (Hermes keeps a long connection; no public
+	// URL). Default callback.
+	Mode string `yaml:"mode"`
+	// CorpID is the corp the bot belongs to; the senders' identity carries
+	// it. Required.
+	CorpID string `yaml:"corp_id"`
+	// Token and EncodingAESKey: the bot's callback settings (callback mode).
+	Token          string `yaml:"token"`
+	EncodingAESKey string `yaml:"encoding_aes_key"` // 43 characters
+	// BotID and Secret: the long-connection credentials (websocket mode).
+	BotID  string `yaml:"bot_id"`
+	Secret string `yaml:"secret"` // use ${ENV}
+	// URL of the long-connection endpoint, default
+	// wss://openws.work.weixin.qq.com (private deployments show theirs in the
+	// admin console).
+	URL string `yaml:"url"`
+}
+
+// DefaultBotURL is the public long-connection endpoint of AI bots.
+const DefaultBotURL = "wss://openws.work.weixin.qq.com"
+
+var accountName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// Platform registers WeCom under the `wecom:` key.
+var Platform = channels.Platform{Name: ChannelName, New: newFromConfig}
+
+func newFromConfig(ctx context.Context, decode func(any) error, env channels.Env) (channels.Channel, error) {
+	var cfg Config
+	if err := decode(&cfg); err != nil {
+		return nil, err
+	}
+	cfg.applyDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return cfg.build(env)
+}
+
+func (c *Config) applyDefaults() {
+	if c.TimestampWindow <= 0 {
+		c.TimestampWindow = DefaultTimestampWindow
+	}
+	for i := range c.Apps {
+		if c.Apps[i].APIBaseURL == "" {
+			c.Apps[i].APIBaseURL = DefaultAPIBaseURL
+		}
+	}
+	for i := range c.Bots {
+		b := &c.Bots[i]
+		if b.Mode == "" {
+			b.Mode = BotModeCallback
+		}
+		if b.URL == "" {
+			b.URL = DefaultBotURL
+		}
+	}
+}
+
+// validate reports every problem at once, each naming its key, e.g.
+// "wecom.apps[0].corp_id: required".
+func (c *Config) validate() error {
+	var errs []string
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, ChannelName+"."+key+": "+fmt.Sprintf(format, args...))
+	}
+	required := func(key string, fields ...[2]string) {
+		for _, f := range fields {
+			if strings.TrimSpace(f[1]) == "" {
+				bad(key+"."+f[0], "required")
+			}
+		}
+	}
+	aesKey := func(key, v string) {
+		if len(v) != 43 {
+			bad(key+".encoding_aes_key", "must be 43 characters (WeCom EncodingAESKey), got %d", len(v))
+		}
+	}
+	seen := map[string]bool{}
+	name := func(key, n string) {
+		if !accountName.MatchString(n) {
+			bad(key+".name", "required, lower-case letters, digits and '-', got %q", n)
+		} else if seen[n] {
+			bad(key+".name", "duplicate name %q (apps and bots share one name space)", n)
+		}
+		seen[n] = true
+	}
+	for i, a := range c.Apps {
+		key := fmt.Sprintf("apps[%d]", i)
+		name(key, a.Name)
+		required(key, [2]string{"corp_id", a.CorpID}, [2]string{"agent_id", a.AgentID},
+			[2]string{"secret", a.Secret}, [2]string{"token", a.Token})
+		aesKey(key, a.EncodingAESKey)
+		if _, ok := normalizeBaseURL(a.APIBaseURL); !ok {
+			bad(key+".api_base_url", "must be an http(s) URL, got %q", a.APIBaseURL)
+		}
+	}
+	for i, b := range c.Bots {
+		key := fmt.Sprintf("bots[%d]", i)
+		name(key, b.Name)
+		required(key, [2]string{"corp_id", b.CorpID})
+		switch b.Mode {
+		case BotModeCallback:
+			required(key, [2]string{"token", b.Token})
+			aesKey(key, b.EncodingAESKey)
+		case BotModeWebSocket:
+			required(key, [2]string{"bot_id", b.BotID}, [2]string{"secret", b.Secret})
+			if !strings.HasPrefix(b.URL, "ws://") && !strings.HasPrefix(b.URL, "wss://") {
+				bad(key+".url", "must be a ws:// or wss:// URL, got %q", b.URL)
+			}
+		default:
+			bad(key+".mode", "must be callback or websocket, got %q", b.Mode)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// build makes the channel of every configured app and bot.
+func (c *Config) build(env channels.Env) (channels.Channel, error) {
+	ch := &Channel{apps: map[string]*App{}, bots: map[string]*Bot{}, now: env.Now, log: env.Logger}
+	for i, s := range c.Apps {
+		cache, err := env.TokenCache(s.Secret)
+		if err != nil {
+			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
+		}
+		app, err := NewApp(AppConfig{
+			Name: s.Name, CorpID: s.CorpID, AgentID: s.AgentID, Secret: s.Secret,
+			Token: s.Token, EncodingAESKey: s.EncodingAESKey, APIBaseURL: s.APIBaseURL,
+			TimestampWindow: c.TimestampWindow, Logger: env.Logger,
+		}, cache, env.Now)
+		if err != nil {
+			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
+		}
+		ch.apps[s.Name] = app
+	}
+	for i, s := range c.Bots {
+		bot, err := NewBot(s, c.TimestampWindow, env)
+		if err != nil {
+			return nil, fmt.Errorf("%s.bots[%d]: %w", ChannelName, i, err)
+		}
+		ch.bots[s.Name] = bot
+	}
+	return ch, nil
+}
