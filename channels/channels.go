@@ -146,6 +146,9 @@ type Limits struct {
 	Dialect string
 	// PerMinute caps sends per minute and chat; 0 means no cap.
 	PerMinute int
+	// Streams: the platform shows an answer while it grows, reading it with
+	// Sink.Progress (the gateway then stores the run's draft as it goes).
+	Streams bool
 }
 
 // Image is a picture to send (scheduled reports' charts).

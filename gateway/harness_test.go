@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
@@ -35,6 +36,10 @@ const (
 	testApp     = "app-hr"
 	testHMACKey = "test-identity-key"
 )
+
+// platforms are the platforms the test gateways know, as cmd/hermes
+// registers them.
+var platforms = []channels.Platform{wecom.Platform}
 
 // harness is one Hermes with real Postgres, a fake WeCom API, a fake
 // OpenAI-compatible model and the demo HR/IT backend.
@@ -140,6 +145,9 @@ func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 	}
 	if deps.Logger == nil {
 		deps.Logger = testLogger(h.t)
+	}
+	if deps.Platforms == nil {
+		deps.Platforms = platforms
 	}
 	gw, err := gateway.New(ctx, h.config(), deps)
 	if err != nil {
