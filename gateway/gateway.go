@@ -88,14 +88,14 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 		return nil, errors.New("gateway: no database pool")
 	}
 	g := &Gateway{
-		cfg:      cfg,
-		pool:     deps.Pool,
+		cfg:       cfg,
+		pool:      deps.Pool,
 		channels:  map[string]channels.Channel{},
 		exclusive: map[string]string{},
 		replicaID: newRunID(),
 		queueFor:  deps.QueueFor,
-		now:      deps.Now,
-		log:      deps.Logger,
+		now:       deps.Now,
+		log:       deps.Logger,
 	}
 	if g.now == nil {
 		g.now = time.Now
