@@ -56,7 +56,12 @@ func (g *Gateway) helpText(caller skills.Caller) string {
 	lines := make([]string, 0, len(tools))
 	for _, t := range tools {
 		spec := t.Spec()
+		// The first sentence says what it does; the rest is guidance for
+		// the model.
 		desc, _, _ := strings.Cut(strings.TrimSpace(spec.Description), "\n")
+		if i := strings.Index(desc, "。"); i > 0 {
+			desc = desc[:i]
+		}
 		lines = append(lines, "• "+desc)
 	}
 	return fmt.Sprintf(g.cfg.Messages.Help, strings.Join(lines, "\n"))

@@ -139,6 +139,12 @@ func (h *harness) config2(extra string) *gateway.Config {
 // start runs a gateway (workers and HTTP) until the test ends.
 func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 	h.t.Helper()
+	return h.startExtra("", deps)
+}
+
+// startExtra is start with configYAML(extra).
+func (h *harness) startExtra(extra string, deps gateway.Deps) *gateway.Gateway {
+	h.t.Helper()
 	ctx := context.Background()
 	if deps.Pool == nil {
 		deps.Pool = h.pool
@@ -149,7 +155,7 @@ func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 	if deps.Platforms == nil {
 		deps.Platforms = platforms
 	}
-	gw, err := gateway.New(ctx, h.config(), deps)
+	gw, err := gateway.New(ctx, h.config2(extra), deps)
 	if err != nil {
 		h.t.Fatal(err)
 	}
