@@ -79,8 +79,11 @@ func (s *fakeSink) notify() {
 // Accept answers messages (not events), like the gateway.
 func (s *fakeSink) Accept(ctx context.Context, in channels.Inbound) (channels.Receipt, error) {
 	s.started <- in
-	if s.gate != nil {
-		<-s.gate
+	s.mu.Lock()
+	gate := s.gate
+	s.mu.Unlock()
+	if gate != nil {
+		<-gate
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,6 +113,20 @@ func (s *fakeSink) Shown(ctx context.Context, ref channels.MessageRef) error {
 	s.progress[ref.MsgID] = p
 	s.notify()
 	return nil
+}
+
+func (s *fakeSink) setAcceptErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.acceptErr = err
+}
+
+// hold makes Accept wait until the returned channel is closed.
+func (s *fakeSink) hold() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate = make(chan struct{})
+	return s.gate
 }
 
 // setProgress scripts the run's progress for msgID.
@@ -275,8 +292,8 @@ func TestBot_Callback_Refused(t *testing.T) {
 		t.Fatalf("accepted %d messages from refused callbacks", len(got))
 	}
 	t.Run("ErrUnavailable", func(t *testing.T) {
-		f.sink.acceptErr = errors.New("postgres down")
-		defer func() { f.sink.acceptErr = nil }()
+		f.sink.setAcceptErr(errors.New("postgres down"))
+		defer f.sink.setAcceptErr(nil)
 		if rec := f.post(t, plain); rec.Code != http.StatusServiceUnavailable {
 			t.Fatalf("status %d, want 503 so that WeCom retries", rec.Code)
 		}
