@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -194,14 +193,16 @@ func stripMention(text string) string {
 	return strings.TrimLeftFunc(t[end:], unicode.IsSpace)
 }
 
-// cutUTF8 returns the longest prefix of s of at most n bytes that does not
-// end inside a character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
+// fitStream keeps what a stream can show of s: all of it when it fits in
+// MaxStreamBytes, else its first part as the delivery layer would cut it
+// (at a paragraph or sentence, never inside a character). Only drafts and
+// deadline notes get cut: a final first part fits (see Bot.limits).
+func fitStream(s string) string {
+	if len(s) <= MaxStreamBytes {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	if parts := channels.SplitText(s, MaxStreamBytes); len(parts) > 0 {
+		return parts[0]
 	}
-	return s[:n]
+	return ""
 }

@@ -82,7 +82,7 @@ func unavailable(op string, err error) error {
 func (b *Bot) openStream(in channels.Inbound) botStream {
 	return botStream{
 		ID:      in.MsgID,
-		Content: cutUTF8(mention(in.ChatType, in.Sender.UserID)+b.msgs.Thinking, MaxStreamBytes),
+		Content: fitStream(mention(in.ChatType, in.Sender.UserID) + b.msgs.Thinking),
 	}
 }
 
@@ -123,7 +123,7 @@ func (b *Bot) step(id string, p channels.Progress, chatType, userID string, fall
 		text = b.msgs.Thinking
 	}
 	st.stream.ID = id
-	st.stream.Content = cutUTF8(mention(chatType, userID)+text, MaxStreamBytes)
+	st.stream.Content = fitStream(mention(chatType, userID) + text)
 	return st
 }
 

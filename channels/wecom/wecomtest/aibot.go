@@ -112,14 +112,7 @@ func (m BotMessage) EnterChat() []byte { return m.Event("enter_chat") }
 // (msg_signature, timestamp, nonce) and the body {"encrypt": ...}. c is the
 // bot's crypto, receiveid "".
 func BotCallback(c *wecom.Crypto, plainJSON []byte, timestamp, nonce string) (url.Values, []byte) {
-	enc, err := c.Encrypt(plainJSON, nil)
-	if err != nil {
-		panic(fmt.Sprintf("wecomtest: encrypt bot callback: %v", err))
-	}
-	q := url.Values{}
-	q.Set("msg_signature", c.Signature(timestamp, nonce, enc))
-	q.Set("timestamp", timestamp)
-	q.Set("nonce", nonce)
+	q, enc := sealed(c, plainJSON, timestamp, nonce)
 	body, _ := json.Marshal(map[string]string{"encrypt": enc})
 	return q, body
 }
@@ -205,12 +198,12 @@ type ResponseURLServer struct {
 	posts    []ResponsePost
 	used     map[string]bool
 	failNext int // errcode for the next POST, 0 for none
-	changed  chan struct{}
+	changed  changes
 }
 
 // NewResponseURLServer starts the fake; t.Cleanup closes it.
 func NewResponseURLServer(t testing.TB) *ResponseURLServer {
-	s := &ResponseURLServer{used: map[string]bool{}, changed: make(chan struct{})}
+	s := &ResponseURLServer{used: map[string]bool{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -237,19 +230,15 @@ func (s *ResponseURLServer) Posts() []ResponsePost {
 
 // WaitPosts blocks until at least n POSTs were accepted or ctx ends.
 func (s *ResponseURLServer) WaitPosts(ctx context.Context, n int) ([]ResponsePost, error) {
-	for {
-		s.mu.Lock()
-		posts, changed := append([]ResponsePost(nil), s.posts...), s.changed
-		s.mu.Unlock()
-		if len(posts) >= n {
-			return posts, nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return posts, fmt.Errorf("wecomtest: %d response_url POSTs, want %d: %w", len(posts), n, ctx.Err())
-		}
+	var posts []ResponsePost
+	err := waitUntil(ctx, &s.mu, &s.changed, func() bool {
+		posts = append(posts[:0], s.posts...)
+		return len(posts) >= n
+	})
+	if err != nil {
+		return posts, fmt.Errorf("wecomtest: %d response_url POSTs, want %d: %w", len(posts), n, err)
 	}
+	return posts, nil
 }
 
 func (s *ResponseURLServer) handle(w http.ResponseWriter, r *http.Request) {
@@ -275,7 +264,6 @@ func (s *ResponseURLServer) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.used[code] = true
 	s.posts = append(s.posts, ResponsePost{Code: code, Reply: reply, At: time.Now()})
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.notify()
 	writeJSON(w, map[string]any{"errcode": 0, "errmsg": "ok"})
 }

@@ -58,7 +58,7 @@ type BotWSServer struct {
 	subs     []Subscription
 	frames   []BotFrame
 	failCmd  map[string]int // cmd → errcode for the next such frame
-	changed  chan struct{}  // closed and replaced on every change
+	changed  changes
 }
 
 type fakeBotConn struct {
@@ -79,7 +79,7 @@ func (c *fakeBotConn) write(ctx context.Context, v any) error {
 
 // NewBotWSServer starts a fake gateway for one bot; t.Cleanup closes it.
 func NewBotWSServer(t testing.TB, botID, secret string) *BotWSServer {
-	s := &BotWSServer{botID: botID, secret: secret, pingAcks: true, failCmd: map[string]int{}, changed: make(chan struct{})}
+	s := &BotWSServer{botID: botID, secret: secret, pingAcks: true, failCmd: map[string]int{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	t.Cleanup(func() {
@@ -161,25 +161,7 @@ func (s *BotWSServer) WaitFrame(ctx context.Context, match func(BotFrame) bool) 
 
 // wait calls cond under the lock on every change until it holds.
 func (s *BotWSServer) wait(ctx context.Context, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		ok, changed := cond(), s.changed
-		s.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// notify wakes the waiters; call with s.mu held.
-func (s *BotWSServer) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+	return waitUntil(ctx, &s.mu, &s.changed, cond)
 }
 
 // PushMessage sends an aibot_msg_callback with body (a BotMessage's JSON)
@@ -263,7 +245,7 @@ func (s *BotWSServer) handle(w http.ResponseWriter, r *http.Request) {
 func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMessage) (code int, keep bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer s.notify()
+	defer s.changed.notify()
 	switch cmd {
 	case "aibot_subscribe":
 		var cred struct {
