@@ -54,6 +54,7 @@ type wsOpts struct {
 	secret  string        // default wsSecret
 	ping    time.Duration // default 1h: no pings unless a test wants them
 	backoff []time.Duration
+	srv     *wecomtest.BotWSServer // default a new one
 }
 
 // startWSBot runs a bot's connection against a fake gateway until the
@@ -69,7 +70,10 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 	if o.backoff == nil {
 		o.backoff = []time.Duration{5 * time.Millisecond}
 	}
-	srv := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	srv := o.srv
+	if srv == nil {
+		srv = wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	}
 	clock := newTestClock(botT0)
 	logs := &syncBuffer{}
 	bot, err := wecom.NewBot(wecom.BotSection{
@@ -79,7 +83,9 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wecom.SetBotTiming(bot, o.ping, 50*time.Millisecond, 5*time.Millisecond, o.backoff...)
+	// A generous ack timeout: a subscribe acked late would look refused
+	// here while the fake counts it, and the replicas would swap roles.
+	wecom.SetBotTiming(bot, o.ping, 2*time.Second, 5*time.Millisecond, o.backoff...)
 	ch := wecom.NewChannel().WithBots(bot)
 	conns := ch.Connections()
 	if len(conns) != 1 || conns[0].Account != botName || !conns[0].Exclusive {
@@ -272,7 +278,7 @@ func TestBotWS_WrongCredentials(t *testing.T) {
 		}
 	}
 	logs := w.logs.String()
-	if !strings.Contains(logs, "bot_id / secret") || strings.Contains(logs, "wrong-secret-value") {
+	if strings.Count(logs, "fix bot_id / secret") < 2 || strings.Contains(logs, "wrong-secret-value") {
 		t.Fatalf("logs should name the fix and never the secret:\n%s", logs)
 	}
 }
@@ -283,5 +289,33 @@ func TestBotWS_SendWithoutSocket(t *testing.T) {
 	_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: rt, Text: "hi", Part: 1, Parts: 2})
 	if err == nil || errors.Is(err, channels.ErrPermanent) {
 		t.Fatalf("Send without a socket = %v, want a retryable error", err)
+	}
+}
+
+// A second replica subscribing takes the bot over: the first stops
+// without fighting back, and messages go to the second.
+func TestBotWS_SecondReplicaTakesOver(t *testing.T) {
+	a := startWSBot(t, wsOpts{})
+	a.subscribed(t, 1)
+	b := startWSBot(t, wsOpts{srv: a.srv})
+	a.subscribed(t, 2)
+
+	select {
+	case err := <-a.done:
+		a.done <- err
+		if !errors.Is(err, channels.ErrTakenOver) {
+			t.Fatalf("first replica's Run = %v, want ErrTakenOver", err)
+		}
+	case <-waitCtx(t).Done():
+		t.Fatalf("the first replica kept its connection; logs:\n%s", a.logs)
+	}
+	if _, err := a.srv.PushMessage(waitCtx(t), msg("w-2").Text("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if in := <-b.sink.started; in.MsgID != "w-2" {
+		t.Fatalf("second replica accepted %+v", in)
+	}
+	if n := len(a.srv.Subscriptions()); n != 2 {
+		t.Fatalf("%d subscriptions, want 2 (no fight)", n)
 	}
 }

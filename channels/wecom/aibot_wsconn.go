@@ -127,6 +127,13 @@ func (c *botConn) requestWithin(ctx context.Context, cmd, reqID string, body any
 	case <-timer.C:
 		return botFrameIn{}, fmt.Errorf("%s: %w (%s)", cmd, errAckTimeout, timeout)
 	case <-c.done:
+		// The read loop hands an ack over before it ends: WeCom may ack
+		// and close at once (a refused subscription).
+		select {
+		case ack := <-acked:
+			return ack, nil
+		default:
+		}
 		return botFrameIn{}, fmt.Errorf("%s: %w", cmd, errSocketClosed)
 	case <-ctx.Done():
 		return botFrameIn{}, fmt.Errorf("%s: %w", cmd, ctx.Err())

@@ -44,7 +44,9 @@ type BotFrame struct {
 // (wss://openws.work.weixin.qq.com): it checks aibot_subscribe
 // credentials, acks pings (SetPingAcks(false) stops that, as a dead
 // socket would), pushes callbacks to the newest subscribed connection,
-// and acks and records the bot's frames.
+// and acks and records the bot's frames. Like WeCom, it keeps one
+// connection per bot: a new subscription evicts the previous connection
+// with a disconnected_event.
 type BotWSServer struct {
 	srv           *httptest.Server
 	botID, secret string
@@ -178,9 +180,22 @@ func (s *BotWSServer) PushEvent(ctx context.Context, body []byte) (string, error
 // Disconnect tells the newest connection that a newer one took over
 // (disconnected_event), as WeCom does before closing it.
 func (s *BotWSServer) Disconnect(ctx context.Context) error {
-	_, err := s.PushEvent(ctx, BotMessage{MsgID: "disc-" + randomHex(), AIBotID: s.botID, ChatType: "single",
-		UserID: "sys", CreateTime: time.Now().Unix()}.Event("disconnected_event"))
+	_, err := s.PushEvent(ctx, s.disconnectedEvent())
 	return err
+}
+
+func (s *BotWSServer) disconnectedEvent() []byte {
+	return BotMessage{MsgID: "disc-" + randomHex(), AIBotID: s.botID, ChatType: "single",
+		UserID: "sys", CreateTime: time.Now().Unix()}.Event("disconnected_event")
+}
+
+// evict tells a connection replaced by a newer subscription so, then
+// closes it, as WeCom allows one connection per bot.
+func (s *BotWSServer) evict(c *fakeBotConn) {
+	reqID := "aibot_event_callback_" + randomHex()
+	_ = c.write(s.ctx, map[string]any{"cmd": "aibot_event_callback", "headers": map[string]string{"req_id": reqID},
+		"body": json.RawMessage(s.disconnectedEvent())})
+	_ = c.ws.Close(websocket.StatusNormalClosure, "taken over")
 }
 
 func (s *BotWSServer) push(ctx context.Context, cmd string, body []byte) (string, error) {
@@ -257,6 +272,9 @@ func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMe
 		s.subs = append(s.subs, Subscription{Conn: c.n, BotID: cred.BotID, OK: ok, At: time.Now()})
 		if !ok {
 			return BadCredentials, false
+		}
+		if prev := s.current; prev != nil && prev != c {
+			go s.evict(prev)
 		}
 		s.current = c
 		return 0, true
