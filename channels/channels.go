@@ -146,6 +146,9 @@ type Limits struct {
 	Dialect string
 	// PerMinute caps sends per minute and chat; 0 means no cap.
 	PerMinute int
+	// Streams: the platform shows an answer while it grows, reading it with
+	// Sink.Progress (the gateway then stores the run's draft as it goes).
+	Streams bool
 }
 
 // Image is a picture to send (scheduled reports' charts).
@@ -240,13 +243,21 @@ type ProgressReporter interface {
 
 // TokenCache is a cache of platform access tokens shared by all replicas
 // (Postgres), sealed at rest with a key derived from the secret it was
-// opened with. Its methods are those of silenceper/wechat's cache.Cache,
-// which the WeCom SDK takes as is; Get returns nil for a missing key.
+// opened with. Get, Set, IsExist and Delete are silenceper/wechat's
+// cache.Cache, which the WeCom SDK takes as is (Get returns nil for a
+// missing key); Token and Invalidate are for platforms whose tokens Hermes
+// fetches itself.
 type TokenCache interface {
 	Get(key string) interface{}
 	Set(key string, val interface{}, timeout time.Duration) error
 	IsExist(key string) bool
 	Delete(key string) error
+	// Token returns the live token under key, or calls fetch (once across
+	// all replicas) and caches its answer until shortly before ttl.
+	Token(ctx context.Context, key string, fetch func(ctx context.Context) (token string, ttl time.Duration, err error)) (string, error)
+	// Invalidate drops key's token if it is still stale (the one the
+	// platform refused as expired); a fresh one already there stays.
+	Invalidate(ctx context.Context, key, stale string) error
 }
 
 // Env is what a platform's constructor gets from the gateway.

@@ -28,12 +28,6 @@ import (
 // work; the table stores only SHA-256(token), and a token works once.
 const asyncNonceBytes = 18
 
-// ErrBadToken is an async callback whose token is malformed or not ours.
-var ErrBadToken = errors.New("gateway: invalid callback token")
-
-// ErrGone is a callback for a task already completed or timed out.
-var ErrGone = errors.New("gateway: callback already used or expired")
-
 func (g *Gateway) signToken(nonce []byte) string {
 	mac := hmac.New(sha256.New, []byte(g.cfg.Server.CallbackKey))
 	mac.Write(nonce)
@@ -203,16 +197,11 @@ func (g *Gateway) notifyOrigin(ctx context.Context, tx pgx.Tx, t store.AsyncTask
 	if !ok {
 		return fmt.Errorf("gateway: no channel %q for async task %d", origin.In.Channel, t.ID)
 	}
-	replyKey := fmt.Sprintf("async:%d", t.ID)
-	if _, err := store.InsertOutbox(ctx, tx, replyKey, origin.In.Channel, origin.In.Account, origin.In.ReplyTo,
-		splitForChannel(ch, text)); err != nil {
+	reply := replyFor(ch, origin.In, fmt.Sprintf("async:%d", t.ID), text)
+	if _, err := store.InsertOutbox(ctx, tx, reply); err != nil {
 		return err
 	}
-	_, deliveryQueue := g.queueFor(origin.In.Channel)
-	if _, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey}, &river.InsertOpts{Queue: deliveryQueue}); err != nil {
-		return fmt.Errorf("gateway: enqueue delivery: %w", err)
-	}
-	return nil
+	return g.enqueueDelivery(ctx, tx, origin.In.Channel, origin.In.Account, reply.Key)
 }
 
 // ExpireAsyncArgs is the periodic job that times out unanswered async tasks.

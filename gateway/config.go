@@ -23,9 +23,34 @@ type Config struct {
 	Agent    AgentConfig    `yaml:"agent"`
 	Skills   SkillsConfig   `yaml:"skills"`
 	Worker   WorkerConfig   `yaml:"worker"`
-	WeCom    WeComConfig    `yaml:"wecom"`
+	Groups   GroupsConfig   `yaml:"groups"`
 	Router   RouterConfig   `yaml:"router"`
 	Messages Messages       `yaml:"messages"`
+	// Platforms are the sections of the chat platforms (wecom, dingtalk,
+	// ...), each decoded and validated by its own package when the gateway
+	// is built; a key no registered platform claims is an error then.
+	Platforms map[string]yaml.Node `yaml:",inline"`
+}
+
+// GroupsConfig says when the bot answers in group chats. Direct chats are
+// always answered.
+type GroupsConfig struct {
+	// The policy of every account and chat not listed below.
+	GroupPolicy `yaml:",inline"`
+	// Accounts override it per app or bot name.
+	Accounts map[string]GroupPolicy `yaml:"accounts"`
+	// Chats override it per chat id (over the account's policy).
+	Chats map[string]GroupPolicy `yaml:"chats"`
+}
+
+// GroupPolicy is when a group message is for the bot.
+type GroupPolicy struct {
+	// RequireMention: answer only messages that @-mention the bot, or that
+	// start with one of Prefixes. Default true.
+	RequireMention *bool `yaml:"require_mention"`
+	// Prefixes that address the bot without a mention, e.g. ["/ai"]. The
+	// prefix is removed before the model sees the text.
+	Prefixes []string `yaml:"prefixes"`
 }
 
 // ServerConfig is the HTTP listener for platform callbacks.
@@ -110,24 +135,18 @@ type WorkerConfig struct {
 	// crashed (its process died) and run again by any replica. Default
 	// agent.run_timeout + 75s; must exceed agent.run_timeout + 15s.
 	RescueAfter time.Duration `yaml:"rescue_after"`
-}
-
-// WeComConfig lists the WeCom self-built apps.
-type WeComConfig struct {
-	TimestampWindow time.Duration `yaml:"timestamp_window"` // callbacks older/newer than this are refused, default 5m
-	Apps            []WeComApp    `yaml:"apps"`
-}
-
-// WeComApp is one self-built app (自建应用). Its callback URL is
-// /wecom/<name>/callback.
-type WeComApp struct {
-	Name           string `yaml:"name"`             // required, [a-z0-9-]+
-	CorpID         string `yaml:"corp_id"`          // required, 企业ID
-	AgentID        string `yaml:"agent_id"`         // required, AgentId
-	Secret         string `yaml:"secret"`           // required, use ${ENV}
-	Token          string `yaml:"token"`            // required, callback Token
-	EncodingAESKey string `yaml:"encoding_aes_key"` // required, 43 characters
-	APIBaseURL     string `yaml:"api_base_url"`     // default https://qyapi.weixin.qq.com
+	// ProcessingHintAfter: a run still going after this long sends
+	// messages.processing once, on channels that cannot show progress
+	// otherwise. Default 5s.
+	ProcessingHintAfter time.Duration `yaml:"processing_hint_after"`
+	// DraftInterval is how often a streamed answer's draft is stored for
+	// platforms that show it while it grows (WeCom AI bot). Default 300ms.
+	DraftInterval time.Duration `yaml:"draft_interval"`
+	// ConnectionLease is how long a replica holds a long connection that the
+	// platform allows once per bot (WeCom AI bot) without renewing it: when
+	// that replica dies, another takes over within about this long plus a
+	// quarter. Default 20s.
+	ConnectionLease time.Duration `yaml:"connection_lease"`
 }
 
 // Messages are the bot's fixed sentences, Chinese by default.
@@ -143,6 +162,14 @@ type Messages struct {
 	AsyncFailed string `yaml:"async_failed"`    // async task failed; %s is the reason
 	AsyncLate   string `yaml:"async_timeout"`   // async task never answered; %s is its task id
 	Working     string `yaml:"working"`         // progress line while a skill runs; %s skill
+	Processing  string `yaml:"processing"`      // sent once when a run passes worker.processing_hint_after
+	Welcome     string `yaml:"welcome"`         // answer to a user entering a chat with the bot
+	Thinking    string `yaml:"thinking"`        // first content of a streamed answer
+	Later       string `yaml:"later"`           // a stream closed at its time limit; the rest follows
+	Reset       string `yaml:"reset"`           // after /reset (重置)
+	Help        string `yaml:"help"`            // /help (帮助) header; %s lists the skills
+	NoSkills    string `yaml:"no_skills"`       // /help when the user may use no skill
+	UnknownCmd  string `yaml:"unknown_command"` // an unknown /command; %s is the command
 }
 
 // Default values, applied by applyDefaults.
@@ -159,7 +186,15 @@ const (
 	defaultAsyncTimeout    = 30 * time.Minute
 	defaultConcurrency     = 8
 	defaultMaxAttempts     = 8
-	defaultTimestampWindow = 5 * time.Minute
+	// A run that takes longer than this gets a 「处理中…」 on channels
+	// that cannot show progress.
+	defaultProcessingHintAfter = 5 * time.Second
+	// How often a streamed answer's draft is written for the platforms
+	// that show it while it grows.
+	defaultDraftInterval = 300 * time.Millisecond
+	// A replica holding a one-per-bot connection renews its lease three
+	// times per term; a dead one's lease lapses after this.
+	defaultConnectionLease = 20 * time.Second
 	defaultSystemPrompt    = "你是公司内部的智能助手 Hermes。用简洁的中文回答员工的问题；需要查询公司系统时调用提供的工具，不要编造数据；不知道就直说。"
 )
 
@@ -176,6 +211,14 @@ var DefaultMessages = Messages{
 	AsyncFailed: "你之前提交的请求处理失败：%s",
 	AsyncLate:   "你之前提交的请求（任务 %s）长时间没有结果，已超时。请稍后重试或联系 IT 服务台。",
 	Working:     "正在调用 %s …",
+	Processing:  "处理中…",
+	Welcome:     "你好，我是 Hermes 智能助手。可以问我年假、工资条、IT 服务等问题，发送 /help 查看我能做什么。",
+	Thinking:    "思考中…",
+	Later:       "（回复较长，完整内容稍后单独发送）",
+	Reset:       "已开始新的会话，之前的对话不再作为上下文。",
+	Help:        "我可以帮你：\n%s\n\n直接用文字提问即可；发送 /reset 开始新的会话。",
+	NoSkills:    "你目前没有可用的技能，我只能回答一般性问题。发送 /reset 开始新的会话。",
+	UnknownCmd:  "不认识的命令 %s。可用命令：/help（帮助）查看我能做什么，/reset（重置）开始新的会话。",
 }
 
 // LoadConfig reads a YAML file, expands ${ENV} references in values, applies
@@ -244,12 +287,14 @@ func expandEnv(n *yaml.Node, lookupEnv func(string) (string, bool)) error {
 	return nil
 }
 
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \w+\.(\S+)`)
+
 // cleanYAMLError turns yaml.v3's "field x not found in type gateway.Y" into
 // a message an operator can act on.
 func cleanYAMLError(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
-	msg = regexp.MustCompile(`field (\S+) not found in type gateway\.(\S+)`).ReplaceAllString(msg, "unknown key $1 (in $2)")
+	msg = unknownField.ReplaceAllString(msg, "unknown key $1 (in $2)")
 	return strings.TrimSpace(msg)
 }
 
@@ -268,10 +313,9 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Worker.DeliveryConcurrency, defaultConcurrency)
 	positive(&c.Worker.MaxAttempts, defaultMaxAttempts)
 	positive(&c.Worker.RescueAfter, c.Agent.RunTimeout+JobSlack+time.Minute)
-	positive(&c.WeCom.TimestampWindow, defaultTimestampWindow)
-	for i := range c.WeCom.Apps {
-		setDefault(&c.WeCom.Apps[i].APIBaseURL, "https://qyapi.weixin.qq.com")
-	}
+	positive(&c.Worker.ProcessingHintAfter, defaultProcessingHintAfter)
+	positive(&c.Worker.DraftInterval, defaultDraftInterval)
+	positive(&c.Worker.ConnectionLease, defaultConnectionLease)
 	positive(&c.Agent.ConfirmTimeout, defaultConfirmTimeout)
 	positive(&c.Agent.FollowupTimeout, defaultFollowupTimeout)
 	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
@@ -283,7 +327,9 @@ func (c *Config) ApplyDefaults() {
 		{&m.Unsupported, d.Unsupported}, {&m.Failed, d.Failed}, {&m.Empty, d.Empty},
 		{&m.Confirmed, d.Confirmed}, {&m.ConfirmFail, d.ConfirmFail}, {&m.Cancelled, d.Cancelled},
 		{&m.ConfirmLate, d.ConfirmLate}, {&m.AsyncDone, d.AsyncDone}, {&m.AsyncFailed, d.AsyncFailed},
-		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working},
+		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working}, {&m.Processing, d.Processing},
+		{&m.Welcome, d.Welcome}, {&m.Thinking, d.Thinking}, {&m.Later, d.Later}, {&m.Reset, d.Reset},
+		{&m.Help, d.Help}, {&m.NoSkills, d.NoSkills}, {&m.UnknownCmd, d.UnknownCmd},
 	} {
 		setDefault(f.p, f.v)
 	}
@@ -301,8 +347,6 @@ func setDefault(p *string, v string) {
 		*p = v
 	}
 }
-
-var appName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // Validate checks every key and reports all problems at once, each naming
 // its key, e.g. "wecom.apps[0].corp_id: required".
@@ -363,29 +407,6 @@ func (c *Config) Validate() error {
 		keys[k.Key] = true
 		if k.UserID == "" {
 			bad(key+".user_id", "required")
-		}
-	}
-	seen := map[string]bool{}
-	for i, a := range c.WeCom.Apps {
-		key := fmt.Sprintf("wecom.apps[%d]", i)
-		if !appName.MatchString(a.Name) {
-			bad(key+".name", "required, lower-case letters, digits and '-', got %q", a.Name)
-		} else if seen[a.Name] {
-			bad(key+".name", "duplicate app name %q", a.Name)
-		}
-		seen[a.Name] = true
-		for _, f := range []struct{ k, v string }{
-			{"corp_id", a.CorpID}, {"agent_id", a.AgentID}, {"secret", a.Secret}, {"token", a.Token},
-		} {
-			if strings.TrimSpace(f.v) == "" {
-				bad(key+"."+f.k, "required")
-			}
-		}
-		if len(a.EncodingAESKey) != 43 {
-			bad(key+".encoding_aes_key", "must be 43 characters (WeCom EncodingAESKey), got %d", len(a.EncodingAESKey))
-		}
-		if !isHTTPURL(a.APIBaseURL) {
-			bad(key+".api_base_url", "must be an http(s) URL, got %q", a.APIBaseURL)
 		}
 	}
 	if len(errs) > 0 {

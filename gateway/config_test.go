@@ -34,8 +34,8 @@ func TestExampleConfigLoads(t *testing.T) {
 	if cfg.Skills.BaseURL != "http://127.0.0.1:8090" {
 		t.Errorf("${VAR:-default} expanded to %q", cfg.Skills.BaseURL)
 	}
-	if cfg.WeCom.Apps[0].Secret != "s" || cfg.Messages.Unsupported == "" {
-		t.Errorf("apps: %+v", cfg.WeCom.Apps[0])
+	if _, ok := cfg.Platforms["wecom"]; !ok || cfg.Messages.Unsupported == "" {
+		t.Errorf("platform sections %v, messages %+v", cfg.Platforms, cfg.Messages)
 	}
 }
 
@@ -44,10 +44,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 	cases := []struct{ name, yaml, want string }{
 		{"MissingDatabase", "model:\n  provider: offline\n", "database.url: required"},
 		{"MissingModelName", "database:\n  url: postgres://x@h/x\nmodel:\n  base_url: http://m/v1\n", "model.name: required"},
-		{"UnknownKey", base + "wecom:\n  aps: []\n", "unknown key aps"},
+		{"UnknownKey", base + "agent:\n  max_step: 3\n", "unknown key max_step"},
 		{"BadDuration", base + "agent:\n  run_timeout: soon\n", "soon"},
-		{"AppFields", base + "wecom:\n  apps:\n    - name: hr\n      corp_id: c\n", "wecom.apps[0].secret: required"},
-		{"AESKey", base + "wecom:\n  apps:\n    - name: hr\n      encoding_aes_key: short\n", "wecom.apps[0].encoding_aes_key: must be 43"},
 		{"EnvUnset", "database:\n  url: ${NOT_SET_ANYWHERE}\nmodel:\n  provider: offline\n", "database.url: required"},
 		{"RescueTooShort", base + "worker:\n  rescue_after: 10s\n", "worker.rescue_after"},
 	}

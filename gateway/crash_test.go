@@ -40,7 +40,7 @@ func runWorkerProcess(configPath string) {
 	if err != nil {
 		panic(err)
 	}
-	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool})
+	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms})
 	if err != nil {
 		panic(err)
 	}
@@ -111,7 +111,7 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	}
 
 	// A fresh worker (another replica, or the restarted one) takes over.
-	restarted, err := gateway.New(ctx, h.config2(extra), gateway.Deps{Pool: h.pool, Logger: testLogger(t)})
+	restarted, err := gateway.New(ctx, h.config2(extra), gateway.Deps{Pool: h.pool, Logger: testLogger(t), Platforms: platforms})
 	if err != nil {
 		t.Fatal(err)
 	}

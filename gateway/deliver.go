@@ -4,65 +4,141 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
+	"golang.org/x/time/rate"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
+
+// DeliverReplyArgs is the job that delivers a reply. It delivers every
+// undelivered part of the reply's conversation in the order they were
+// written, so a user's replies arrive in the order of their messages
+// whichever job or replica runs first.
+type DeliverReplyArgs struct {
+	ReplyKey string `json:"reply_key"`
+}
+
+// Kind implements river.JobArgs.
+func (DeliverReplyArgs) Kind() string { return "hermes.deliver_reply" }
+
+// conversationBusySnooze is how long a delivery waits while another
+// delivery of the same conversation runs (which sends this reply too).
+const conversationBusySnooze = time.Second
 
 type deliverWorker struct {
 	river.WorkerDefaults[DeliverReplyArgs]
 	g *Gateway
 }
 
-// Work sends the undelivered parts of one reply, in order. Each attempt is
-// recorded before the send, so a retry after a crash tells the channel an
-// earlier attempt may have reached the platform (WeCom then suppresses the
-// duplicate server-side).
+// Work sends the undelivered parts of the reply's conversation, in order,
+// holding the conversation's delivery lock. Each attempt is recorded before
+// the send, so a retry after a crash tells the channel an earlier attempt
+// may have reached the platform.
 func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArgs]) error {
 	g := w.g
-	parts, err := store.UndeliveredParts(ctx, g.pool, job.Args.ReplyKey)
+	orderKey, err := store.OrderKeyOf(ctx, g.pool, job.Args.ReplyKey)
 	if err != nil {
 		return err
 	}
-	lastAttempt := job.Attempt >= job.MaxAttempts
-	for _, p := range parts {
-		ch, ok := g.channels[p.Channel]
-		if !ok {
-			return river.JobCancel(fmt.Errorf("gateway: no channel %q configured for reply %s", p.Channel, p.ReplyKey))
-		}
-		attempts, firstAt, err := store.MarkAttempt(ctx, g.pool, p.ID, g.now())
-		if err != nil {
-			return err
-		}
-		res, sendErr := ch.Send(ctx, channels.Outbound{
-			Account:          p.Account,
-			ReplyTo:          p.ReplyTo,
-			Text:             p.Text,
-			Attempt:          attempts - 1,
-			FirstAttemptUnix: firstAt.Unix(),
-		})
-		if sendErr != nil {
-			permanent := errors.Is(sendErr, channels.ErrPermanent)
-			giveUp := permanent || lastAttempt
-			if err := store.MarkSendError(context.WithoutCancel(ctx), g.pool, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
-				return err
-			}
-			g.log.Error("reply delivery failed", "reply_key", p.ReplyKey, "part", p.Part,
-				"attempt", attempts, "given_up", giveUp, "err", sendErr)
-			if permanent {
-				return river.JobCancel(sendErr)
-			}
-			return sendErr
-		}
-		// The send happened: record it even if the job is being cancelled.
-		if err := store.MarkDelivered(context.WithoutCancel(ctx), g.pool, p.ID, res.MessageID, g.now()); err != nil {
-			return err
-		}
+	lockName := "deliver:" + orderKey
+	if orderKey == "" {
+		lockName = "deliver-reply:" + job.Args.ReplyKey
+	}
+	lock, ok, err := store.TryLock(ctx, g.pool, lockName)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return river.JobSnooze(conversationBusySnooze)
+	}
+	defer lock.Unlock(ctx)
+	res := g.deliverConversation(ctx, orderKey, job.Args.ReplyKey, job.Attempt >= job.MaxAttempts)
+	switch {
+	case res.err != nil && res.permanent:
+		return river.JobCancel(res.err)
+	case res.err != nil:
+		return res.err
+	case !res.deferUntil.IsZero():
+		return river.JobSnooze(max(res.deferUntil.Sub(g.now()), 0))
 	}
 	return nil
+}
+
+// deliveryResult is what delivering a conversation came to.
+type deliveryResult struct {
+	err        error     // a part failed; retry unless permanent
+	permanent  bool      // the failure was permanent (the part is given up)
+	deferUntil time.Time // some part waits until then (a stream shows it first)
+}
+
+// deliverConversation sends the conversation's undelivered parts in order.
+// A part the channel defers holds back the rest of its own reply, not the
+// replies after it (each has its own stream).
+func (g *Gateway) deliverConversation(ctx context.Context, orderKey, replyKey string, lastAttempt bool) deliveryResult {
+	parts, err := store.UndeliveredInOrder(ctx, g.pool, orderKey, replyKey)
+	if err != nil {
+		return deliveryResult{err: err}
+	}
+	var res deliveryResult
+	heldBack := map[string]bool{}
+	for _, p := range parts {
+		if heldBack[p.ReplyKey] {
+			continue
+		}
+		ch, ok := g.channels[p.Channel]
+		if !ok {
+			err := fmt.Errorf("gateway: no channel %q configured for reply %s", p.Channel, p.ReplyKey)
+			_ = store.MarkSendError(context.WithoutCancel(ctx), g.pool, p.ID, err.Error(), true, g.now())
+			return deliveryResult{err: err, permanent: true}
+		}
+		if err := g.pace(ctx, ch, p); err != nil {
+			return deliveryResult{err: err}
+		}
+		sendErr := g.sendPart(ctx, ch, p, lastAttempt)
+		var deferred *channels.DeferredError
+		switch {
+		case errors.As(sendErr, &deferred):
+			heldBack[p.ReplyKey] = true
+			if res.deferUntil.IsZero() || deferred.Until.Before(res.deferUntil) {
+				res.deferUntil = deferred.Until
+			}
+		case sendErr != nil:
+			return deliveryResult{err: sendErr, permanent: errors.Is(sendErr, channels.ErrPermanent)}
+		}
+	}
+	return res
+}
+
+// sendPart makes one recorded attempt at one part.
+func (g *Gateway) sendPart(ctx context.Context, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
+	attempts, firstAt, err := store.MarkAttempt(ctx, g.pool, p.ID, g.now())
+	if err != nil {
+		return err
+	}
+	res, sendErr := ch.Send(ctx, channels.Outbound{
+		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image,
+		Part: p.Part, Parts: p.Parts, Key: fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
+		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
+	})
+	var deferred *channels.DeferredError
+	if errors.As(sendErr, &deferred) {
+		return sendErr
+	}
+	if sendErr != nil {
+		giveUp := errors.Is(sendErr, channels.ErrPermanent) || lastAttempt
+		if err := store.MarkSendError(context.WithoutCancel(ctx), g.pool, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
+			return err
+		}
+		g.log.Error("reply delivery failed", "reply_key", p.ReplyKey, "part", p.Part,
+			"attempt", attempts, "given_up", giveUp, "err", sendErr)
+		return sendErr
+	}
+	// The send happened: record it even if the job is being cancelled.
+	return store.MarkDelivered(context.WithoutCancel(ctx), g.pool, p.ID, res.MessageID, g.now())
 }
 
 // NextRetry keeps delivery retries short at first (a platform hiccup) and
@@ -71,4 +147,37 @@ func (w *deliverWorker) NextRetry(job *river.Job[DeliverReplyArgs]) time.Time {
 	backoff := []time.Duration{2 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute}
 	i := min(job.Attempt-1, len(backoff)-1)
 	return time.Now().Add(backoff[max(i, 0)]) // River schedules on the real clock
+}
+
+// pacers keep sends to one conversation under its channel's per-minute
+// limit, in this process (each replica paces its own sends).
+type pacers struct {
+	mu sync.Mutex
+	m  map[string]*rate.Limiter
+}
+
+// maxPacers bounds the map of conversations paced; past it, pacing starts
+// afresh (a burst allowance more, never a lost message).
+const maxPacers = 10000
+
+func (g *Gateway) pace(ctx context.Context, ch channels.Channel, p store.OutboxPart) error {
+	perMinute := ch.Limits(p.Account).PerMinute
+	if perMinute <= 0 {
+		return nil
+	}
+	key := p.Channel + "/" + p.Account + "/" + p.OrderKey
+	g.pacers.mu.Lock()
+	if g.pacers.m == nil || len(g.pacers.m) > maxPacers {
+		g.pacers.m = map[string]*rate.Limiter{}
+	}
+	l, ok := g.pacers.m[key]
+	if !ok {
+		l = rate.NewLimiter(rate.Every(time.Minute/time.Duration(perMinute)), perMinute)
+		g.pacers.m[key] = l
+	}
+	g.pacers.mu.Unlock()
+	if err := l.Wait(ctx); err != nil {
+		return fmt.Errorf("gateway: pacing %s: %w", key, err)
+	}
+	return nil
 }

@@ -1,48 +1,25 @@
 package gateway
 
 import (
-	"errors"
-	"net/http"
+	"fmt"
 
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels"
 )
 
-// ErrUnavailable means the gateway could not store a message (Postgres
-// down): the platform must be answered 5xx so that it retries.
-var ErrUnavailable = errors.New("gateway: temporarily unavailable")
-
-// ErrUnknownAccount is a callback for an app that is not configured.
-var ErrUnknownAccount = errors.New("gateway: unknown account")
-
-// ErrBadRequest is a request body we cannot use.
-var ErrBadRequest = errors.New("gateway: bad request")
-
-// ErrUnauthorized is an API call without a valid key.
-var ErrUnauthorized = errors.New("gateway: unauthorized")
-
-// httpStatus maps an error to the HTTP status of a callback answer. It is
-// the only place that does.
-func httpStatus(err error) int {
-	for _, m := range statusMap {
-		if errors.Is(err, m.err) {
-			return m.status
-		}
-	}
-	return http.StatusInternalServerError
-}
-
-var statusMap = []struct {
-	err    error
-	status int
-}{
-	{ErrUnavailable, http.StatusServiceUnavailable},
-	{ErrUnknownAccount, http.StatusNotFound},
-	{ErrBadRequest, http.StatusBadRequest},
-	{ErrUnauthorized, http.StatusUnauthorized},
-	{ErrBadToken, http.StatusUnauthorized},
-	{ErrGone, http.StatusGone},
-	{wecom.ErrSignature, http.StatusUnauthorized},
-	{wecom.ErrStale, http.StatusUnauthorized},
-	{wecom.ErrDecrypt, http.StatusBadRequest},
-	{wecom.ErrMalformed, http.StatusBadRequest},
-}
+// The gateway's own API errors wrap the shared channels errors, so that
+// channels.HTTPStatus, the one status table, answers them too.
+var (
+	// ErrUnavailable means the gateway could not store a message (Postgres
+	// down): the caller must be answered 5xx so that it retries.
+	ErrUnavailable = channels.ErrUnavailable
+	// ErrUnknownAccount is a request for something not configured.
+	ErrUnknownAccount = channels.ErrUnknownAccount
+	// ErrBadRequest is a request body we cannot use.
+	ErrBadRequest = channels.ErrBadRequest
+	// ErrUnauthorized is an API call without a valid key.
+	ErrUnauthorized = channels.ErrUnauthorized
+	// ErrBadToken is an async callback whose token is malformed or not ours.
+	ErrBadToken = fmt.Errorf("gateway: invalid callback token: %w", channels.ErrUnauthorized)
+	// ErrGone is a callback for a task already completed or timed out.
+	ErrGone = fmt.Errorf("gateway: callback already used or expired: %w", channels.ErrGone)
+)

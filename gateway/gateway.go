@@ -21,8 +21,6 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/channels/wecom"
-	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
 
@@ -45,7 +43,10 @@ type Deps struct {
 	// SkillsFS overrides the skill folder of Config.Skills.Dir (the demo's
 	// embedded samples).
 	SkillsFS fs.FS
-	// Channels are extra channels (the console); WeCom apps come from Config.
+	// Platforms are the chat platforms this binary knows (registered in
+	// cmd/hermes); each configured platform section builds its channel.
+	Platforms []channels.Platform
+	// Channels are extra channels built by the caller (the console, tests).
 	Channels []channels.Channel
 	// Queues this process works, with their concurrency. Nil: the agent and
 	// delivery queues sized from Config.Worker. Empty non-nil map: insert only.
@@ -67,11 +68,18 @@ type Gateway struct {
 	skillsFS fs.FS // where skill definitions are (re)loaded from; nil: none
 	mcp      *skills.MCPClients
 	channels map[string]channels.Channel
-	wecom    map[string]*wecom.App
 	queueFor func(string) (string, string)
-	works    bool // this process works at least one queue
-	now      func() time.Time
-	log      *slog.Logger
+	// exclusive maps "channel/account" of accounts whose one long
+	// connection runs on one replica at a time to the queue of their
+	// deliveries, which only that replica works.
+	exclusive map[string]string
+	replicaID string // this process among the replicas, for leases
+	works     bool   // this process works at least one queue
+	serves    bool   // a full replica: it also keeps the long connections
+	pacers    pacers
+	conns     connections
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New builds a gateway. It does not start workers; call Start.
@@ -80,13 +88,14 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 		return nil, errors.New("gateway: no database pool")
 	}
 	g := &Gateway{
-		cfg:      cfg,
-		pool:     deps.Pool,
-		channels: map[string]channels.Channel{},
-		wecom:    map[string]*wecom.App{},
-		queueFor: deps.QueueFor,
-		now:      deps.Now,
-		log:      deps.Logger,
+		cfg:       cfg,
+		pool:      deps.Pool,
+		channels:  map[string]channels.Channel{},
+		exclusive: map[string]string{},
+		replicaID: newRunID(),
+		queueFor:  deps.QueueFor,
+		now:       deps.Now,
+		log:       deps.Logger,
 	}
 	if g.now == nil {
 		g.now = time.Now
@@ -122,11 +131,8 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 		g.log.Warn("skills: secrets missing; these skills will refuse to run", "err", err)
 	}
 
-	if err := g.buildWeCom(); err != nil {
+	if err := g.buildChannels(ctx, deps.Platforms, deps.Channels); err != nil {
 		return nil, err
-	}
-	for _, ch := range deps.Channels {
-		g.channels[ch.Name()] = ch
 	}
 
 	if need := g.connsNeeded(deps); deps.Pool.Config().MaxConns < need {
@@ -181,36 +187,6 @@ func (g *Gateway) ReloadSkills() error {
 	return nil
 }
 
-func (g *Gateway) buildWeCom() error {
-	if len(g.cfg.WeCom.Apps) == 0 {
-		return nil
-	}
-	apps := make([]*wecom.App, 0, len(g.cfg.WeCom.Apps))
-	for i, a := range g.cfg.WeCom.Apps {
-		cache, err := store.NewTokenCache(g.pool, a.Secret, g.now)
-		if err != nil {
-			return fmt.Errorf("config: wecom.apps[%d]: %w", i, err)
-		}
-		app, err := wecom.NewApp(wecom.AppConfig{
-			Name:            a.Name,
-			CorpID:          a.CorpID,
-			AgentID:         a.AgentID,
-			Secret:          a.Secret,
-			Token:           a.Token,
-			EncodingAESKey:  a.EncodingAESKey,
-			APIBaseURL:      a.APIBaseURL,
-			TimestampWindow: g.cfg.WeCom.TimestampWindow,
-		}, cache, g.now)
-		if err != nil {
-			return fmt.Errorf("config: wecom.apps[%d]: %w", i, err)
-		}
-		g.wecom[a.Name] = app
-		apps = append(apps, app)
-	}
-	g.channels[wecom.ChannelName] = wecom.NewChannel(apps...)
-	return nil
-}
-
 // asyncExpiryInterval is how often unanswered async tasks are looked for.
 const asyncExpiryInterval = 30 * time.Second
 
@@ -253,6 +229,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 				return ExpireAsyncArgs{}, &river.InsertOpts{Queue: QueueDelivery}
 			}, &river.PeriodicJobOpts{RunOnStart: true}))
 	}
+	g.serves = deps.Queues == nil
 	if len(queueSizes) > 0 {
 		g.works = true
 		queues = map[string]river.QueueConfig{}
@@ -283,6 +260,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.river.Start(ctx); err != nil {
 		return fmt.Errorf("gateway: start workers: %w", err)
 	}
+	if g.serves {
+		g.startConnections(ctx)
+	}
 	return nil
 }
 
@@ -293,6 +273,7 @@ func (g *Gateway) Stop(ctx context.Context) error {
 	if !g.works {
 		return nil
 	}
+	g.stopConnections(ctx)
 	err := g.river.Stop(ctx)
 	if err != nil && ctx.Err() != nil {
 		return g.river.StopAndCancel(context.WithoutCancel(ctx))

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
@@ -35,6 +36,10 @@ const (
 	testApp     = "app-hr"
 	testHMACKey = "test-identity-key"
 )
+
+// platforms are the platforms the test gateways know, as cmd/hermes
+// registers them.
+var platforms = []channels.Platform{wecom.Platform}
 
 // harness is one Hermes with real Postgres, a fake WeCom API, a fake
 // OpenAI-compatible model and the demo HR/IT backend.
@@ -134,6 +139,12 @@ func (h *harness) config2(extra string) *gateway.Config {
 // start runs a gateway (workers and HTTP) until the test ends.
 func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 	h.t.Helper()
+	return h.startExtra("", deps)
+}
+
+// startExtra is start with configYAML(extra).
+func (h *harness) startExtra(extra string, deps gateway.Deps) *gateway.Gateway {
+	h.t.Helper()
 	ctx := context.Background()
 	if deps.Pool == nil {
 		deps.Pool = h.pool
@@ -141,7 +152,10 @@ func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 	if deps.Logger == nil {
 		deps.Logger = testLogger(h.t)
 	}
-	gw, err := gateway.New(ctx, h.config(), deps)
+	if deps.Platforms == nil {
+		deps.Platforms = platforms
+	}
+	gw, err := gateway.New(ctx, h.config2(extra), deps)
 	if err != nil {
 		h.t.Fatal(err)
 	}

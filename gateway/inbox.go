@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -19,39 +20,47 @@ type ProcessInboundArgs struct {
 // Kind implements river.JobArgs.
 func (ProcessInboundArgs) Kind() string { return "hermes.process_inbound" }
 
-// DeliverReplyArgs is the job that delivers the parts of one reply.
-type DeliverReplyArgs struct {
-	ReplyKey string `json:"reply_key"`
-}
-
-// Kind implements river.JobArgs.
-func (DeliverReplyArgs) Kind() string { return "hermes.deliver_reply" }
+var _ channels.Sink = (*Gateway)(nil)
 
 // Accept stores a verified inbound message and, if it is new and needs an
 // answer, enqueues the job that will answer it — in one transaction, so a
 // message the platform was told "200" about is never lost and a repeated
-// message enqueues nothing. It returns whether the message was new. Errors
-// mean nothing was stored: the caller must answer 5xx so the platform
-// retries.
-func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (bool, error) {
+// message enqueues nothing. A group message not addressed to the bot (no
+// @-mention, no configured prefix) is not stored at all. Errors wrap
+// channels.ErrUnavailable: nothing was stored, and the caller must answer
+// so that the platform retries.
+func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (channels.Receipt, error) {
 	status := store.InboundPending
-	if in.MsgType == channels.TypeEvent {
-		// Events (entering the app, ...) are recorded, not answered.
+	switch {
+	case in.MsgType == channels.TypeEvent:
+		// Events (entering the chat, ...) are recorded, not answered.
 		status = store.InboundIgnored
+	case in.ChatType == channels.ChatGroup:
+		text, addressed := g.groupPolicy(in).addressed(in)
+		if !addressed {
+			return channels.Receipt{}, nil
+		}
+		in.Text = text
 	}
-	var inserted bool
+	var receipt channels.Receipt
 	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		id, ok, err := store.InsertInbound(ctx, tx, in, status)
 		if err != nil {
 			return err
 		}
-		inserted = ok
-		if !ok || status != store.InboundPending {
+		if !ok {
+			// A repeat: the platform did not get our first answer. Answer it
+			// the same way (a streaming platform reopens the same stream).
+			prev, err := store.InboundStatus(ctx, tx, in.Channel, in.Account, in.MsgID)
+			receipt.Answer = prev != store.InboundIgnored
+			return err
+		}
+		receipt = channels.Receipt{New: true, Answer: status == store.InboundPending}
+		if !receipt.Answer {
 			return nil
 		}
-		agentQueue, _ := g.queueFor(in.Channel)
 		if _, err := g.river.InsertTx(ctx, tx, ProcessInboundArgs{InboundID: id}, &river.InsertOpts{
-			Queue:       agentQueue,
+			Queue:       g.agentQueue(in.Channel),
 			MaxAttempts: agentAttempts,
 		}); err != nil {
 			return fmt.Errorf("gateway: enqueue inbound %d: %w", id, err)
@@ -59,7 +68,80 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (bool, error)
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return channels.Receipt{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
-	return inserted, nil
+	return receipt, nil
+}
+
+// Progress reads how far the answer to ref has come: the run's draft, then
+// the final reply's first part.
+func (g *Gateway) Progress(ctx context.Context, ref channels.MessageRef) (channels.Progress, error) {
+	p, err := store.ProgressOf(ctx, g.pool, ref.Channel, ref.Account, ref.MsgID)
+	if err != nil {
+		return channels.Progress{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
+	}
+	if !p.Found || p.Status == store.InboundIgnored {
+		return channels.Progress{}, nil
+	}
+	out := channels.Progress{Known: true, Text: p.Draft, Received: p.ReceivedAt}
+	if p.Parts > 0 {
+		out.Text, out.Done, out.More, out.Shown = p.First, true, p.Parts > 1, p.Shown
+	}
+	return out, nil
+}
+
+// Shown records that a stream showed the first part of ref's reply, and
+// has the parts after it delivered now.
+func (g *Gateway) Shown(ctx context.Context, ref channels.MessageRef) error {
+	p, err := store.ProgressOf(ctx, g.pool, ref.Channel, ref.Account, ref.MsgID)
+	if err != nil || !p.Found || p.Parts == 0 {
+		return err
+	}
+	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		marked, err := store.MarkFirstPartShown(ctx, tx, p.InboundID, g.now())
+		if err != nil || !marked || p.Parts == 1 {
+			return err
+		}
+		return g.enqueueDelivery(ctx, tx, ref.Channel, ref.Account, fmt.Sprintf("inbound:%d", p.InboundID))
+	})
+}
+
+// enqueueDelivery inserts the delivery job of a reply written in tx.
+func (g *Gateway) enqueueDelivery(ctx context.Context, tx pgx.Tx, channel, account, replyKey string) error {
+	if _, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey},
+		&river.InsertOpts{Queue: g.deliveryQueue(channel, account)}); err != nil {
+		return fmt.Errorf("gateway: enqueue delivery of %s: %w", replyKey, err)
+	}
+	return nil
+}
+
+// groupPolicy is the policy of in's chat: the chat's, else the account's,
+// else the default; a mention is required unless a level says otherwise.
+func (g *Gateway) groupPolicy(in channels.Inbound) GroupPolicy {
+	p := g.cfg.Groups.GroupPolicy
+	for _, over := range []GroupPolicy{g.cfg.Groups.Accounts[in.Account], g.cfg.Groups.Chats[in.ChatID]} {
+		if over.RequireMention != nil {
+			p.RequireMention = over.RequireMention
+		}
+		if over.Prefixes != nil {
+			p.Prefixes = over.Prefixes
+		}
+	}
+	return p
+}
+
+// addressed reports whether a group message is for the bot, and the text
+// the model sees: without the configured prefix that addressed it (the
+// channel already removed the bot's mention).
+func (p GroupPolicy) addressed(in channels.Inbound) (string, bool) {
+	text := strings.TrimSpace(in.Text)
+	for _, prefix := range p.Prefixes {
+		if prefix != "" && strings.HasPrefix(text, prefix) {
+			return strings.TrimSpace(strings.TrimPrefix(text, prefix)), true
+		}
+	}
+	if in.Mentioned || (p.RequireMention != nil && !*p.RequireMention) {
+		return text, true
+	}
+	return "", false
 }

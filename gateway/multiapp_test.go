@@ -38,12 +38,9 @@ func TestSeveralWeComAppsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.WeCom.Apps) != 2 {
-		t.Fatalf("apps = %d, want 2", len(cfg.WeCom.Apps))
-	}
 	h.model.Script(openaitest.Reply{Content: "收到"})
 	ctx := withTimeout(t, 30*time.Second)
-	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: h.pool, Logger: testLogger(t)})
+	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: h.pool, Logger: testLogger(t), Platforms: platforms})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,9 +81,23 @@ type dbConn interface {
 	store.Beginner
 }
 
-// splitForChannel cuts text into parts the channel can send in one message.
-func splitForChannel(ch channels.Channel, text string) []string {
-	return channels.SplitText(text, ch.MaxTextBytes())
+// replyFor shapes text as account's channel sends it: its markdown
+// dialect, cut into parts within its size limit (never inside a character
+// or a code fence), addressed to the conversation of in.
+func replyFor(ch channels.Channel, in channels.Inbound, key, text string) store.Reply {
+	lim := ch.Limits(in.Account)
+	text = channels.AdaptMarkdown(text, lim.Dialect)
+	format := cmp.Or(lim.Format, channels.FormatText)
+	return store.Reply{
+		Key: key, Channel: in.Channel, Account: in.Account, ReplyTo: in.ReplyTo,
+		OrderKey: orderKey(in), Format: format, Parts: channels.SplitMarkdown(text, lim.MaxBytes),
+	}
+}
+
+// orderKey is the conversation whose replies go out in order: one chat of
+// one account.
+func orderKey(in channels.Inbound) string {
+	return in.Channel + "/" + in.Account + "/" + in.ChatID
 }
 
 func sessionKey(in channels.Inbound) store.SessionKey {
@@ -97,6 +112,7 @@ type outcome struct {
 	run          *store.RunRecord
 	steps        []store.StepRecord
 	clearPending bool           // what the session waited for is resolved
+	resetSession bool           // /reset: earlier history is no longer context
 	setPending   *store.Pending // what the session waits for now
 	asyncTasks   []agent.AsyncStarted
 }
@@ -118,6 +134,11 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 	}
 	g.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
+	if name, raw, ok := parseCommand(row.In.Text); ok {
+		out.reply, out.resetSession = g.runCommand(name, raw, caller)
+		out.clearPending = out.resetSession
+		return g.commitAnswer(ctx, conn, row, sessionID, out)
+	}
 
 	// What the session waited for: a confirmation is resolved here, a
 	// follow-up question resumes the task it came from.
@@ -148,7 +169,7 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 		}
 	}
 
-	res, runErr := g.runAgent(ctx, conn, row, sessionID, caller, resume)
+	res, runErr := g.runWithProgress(ctx, conn, row, sessionID, caller, resume)
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.modelName(),
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
@@ -237,8 +258,36 @@ func callerFor(row store.InboundRow, runID string) skills.Caller {
 	}
 }
 
-func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
+// runWithProgress runs the agent while showing its progress where the
+// channel can: drafts for streaming platforms, progress lines on the
+// console, a 「处理中…」 once a run takes long elsewhere.
+func (g *Gateway) runWithProgress(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation) (agent.Result, error) {
+	ch, ok := g.channels[row.In.Channel]
+	if !ok {
+		return g.runAgent(ctx, conn, row, sessionID, caller, resume, nil)
+	}
+	onDraft, stopDrafts := g.startDrafts(ctx, ch, row)
+	defer stopDrafts()
+	stopHint := g.startProcessingHint(ctx, ch, row)
+	defer stopHint()
+	report := g.progressFor(ctx, ch, row)
+	var progress func(agent.Event)
+	if onDraft != nil || report != nil {
+		progress = func(e agent.Event) {
+			if onDraft != nil {
+				onDraft(e)
+			}
+			if report != nil {
+				report(e)
+			}
+		}
+	}
+	return g.runAgent(ctx, conn, row, sessionID, caller, resume, progress)
+}
+
+func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
+	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event)) (agent.Result, error) {
 	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns, g.now().Add(-g.cfg.Agent.HistoryIdle))
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
@@ -265,7 +314,7 @@ func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRo
 		Logger:   g.log,
 		Archive:  archive{store.Archive{Pool: g.pool}},
 		Plan:     g.cfg.Agent.Plan,
-		Progress: g.progressFor(ctx, row),
+		Progress: progress,
 	})
 }
 
@@ -283,8 +332,8 @@ func (a archive) Get(ctx context.Context, runID, ref string) (string, error) {
 
 // progressFor forwards tool calls as progress lines to channels that can
 // show them; nil (no streaming) for the others.
-func (g *Gateway) progressFor(ctx context.Context, row store.InboundRow) func(agent.Event) {
-	pr, ok := g.channels[row.In.Channel].(channels.ProgressReporter)
+func (g *Gateway) progressFor(ctx context.Context, ch channels.Channel, row store.InboundRow) func(agent.Event) {
+	pr, ok := ch.(channels.ProgressReporter)
 	if !ok {
 		return nil
 	}
@@ -325,9 +374,7 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 	if !ok {
 		return river.JobCancel(fmt.Errorf("gateway: no channel %q configured for inbound %d", row.In.Channel, row.ID))
 	}
-	parts := splitForChannel(ch, out.reply)
-	replyKey := fmt.Sprintf("inbound:%d", row.ID)
-	_, deliveryQueue := g.queueFor(row.In.Channel)
+	reply := replyFor(ch, row.In, fmt.Sprintf("inbound:%d", row.ID), out.reply)
 	now := g.now()
 	return store.InTx(ctx, conn, func(tx pgx.Tx) error {
 		runID := ""
@@ -345,6 +392,11 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 		if err := store.TouchSession(ctx, tx, sessionID, now); err != nil {
 			return err
 		}
+		if out.resetSession {
+			if err := store.ResetSession(ctx, tx, sessionID, now); err != nil {
+				return err
+			}
+		}
 		if out.clearPending {
 			if err := store.ClearPending(ctx, tx, sessionID); err != nil {
 				return err
@@ -360,17 +412,17 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 				return err
 			}
 		}
-		if _, err := store.InsertOutbox(ctx, tx, replyKey, row.In.Channel, row.In.Account, row.In.ReplyTo, parts); err != nil {
+		if _, err := store.InsertOutbox(ctx, tx, reply); err != nil {
 			return err
 		}
 		if err := store.SetInboundStatus(ctx, tx, row.ID, out.status, now); err != nil {
 			return err
 		}
-		if _, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey}, &river.InsertOpts{Queue: deliveryQueue}); err != nil {
-			return fmt.Errorf("gateway: enqueue delivery: %w", err)
+		if err := g.enqueueDelivery(ctx, tx, row.In.Channel, row.In.Account, reply.Key); err != nil {
+			return err
 		}
 		g.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),
-			slog.String("run_id", runID), slog.Int("parts", len(parts)))
+			slog.String("run_id", runID), slog.Int("parts", len(reply.Parts)))
 		return nil
 	})
 }

@@ -4,22 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/web"
 )
 
 // Version is the running build, set by cmd/hermes.
 var Version = "dev"
-
-// maxCallbackBytes bounds a callback body; WeCom's encrypted XML is a few KiB.
-const maxCallbackBytes = 1 << 20
 
 func (g *Gateway) routes() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
@@ -27,9 +24,10 @@ func (g *Gateway) routes() http.Handler {
 	r.Use(gin.Recovery())
 	r.GET("/healthz", g.healthz)
 	r.GET("/", gin.WrapH(web.StatusHandler(g.status)))
-	// WeCom self-built apps: one callback URL per configured app.
-	r.GET("/wecom/:app/callback", g.wecomVerifyURL)
-	r.POST("/wecom/:app/callback", g.wecomCallback)
+	// Platform callbacks: each channel's own routes.
+	for _, rt := range g.channelRoutes() {
+		r.Handle(rt.Method, rt.Path, gin.WrapF(rt.Handler))
+	}
 	// Skill backends and other systems.
 	r.POST("/v1/async/:token", g.asyncCallback)
 	r.POST("/v1/route", g.route)
@@ -54,8 +52,10 @@ func (g *Gateway) healthz(c *gin.Context) {
 // status is what the status page shows: no secrets, only names and paths.
 func (g *Gateway) status() web.Status {
 	st := web.Status{Version: Version}
-	for name := range g.wecom {
-		st.Callbacks = append(st.Callbacks, "/wecom/"+name+"/callback")
+	for _, r := range g.channelRoutes() {
+		if r.Method == http.MethodPost && !slices.Contains(st.Callbacks, r.Path) {
+			st.Callbacks = append(st.Callbacks, r.Path)
+		}
 	}
 	sort.Strings(st.Callbacks)
 	for _, s := range g.skills.Load().Skills() {
@@ -64,52 +64,21 @@ func (g *Gateway) status() web.Status {
 	return st
 }
 
-// wecomVerifyURL answers WeCom's URL verification with the bare plaintext.
-func (g *Gateway) wecomVerifyURL(c *gin.Context) {
-	app, ok := g.wecom[c.Param("app")]
-	if !ok {
-		g.fail(c, ErrUnknownAccount)
-		return
+// channelRoutes are the callback endpoints of every channel that receives
+// over HTTP, each handing messages to this gateway.
+func (g *Gateway) channelRoutes() []channels.Route {
+	var routes []channels.Route
+	for _, ch := range g.channels {
+		if hr, ok := ch.(channels.HTTPReceiver); ok {
+			routes = append(routes, hr.Routes(g)...)
+		}
 	}
-	echo, err := app.VerifyURL(c.Request.URL.Query())
-	if err != nil {
-		g.fail(c, err)
-		return
-	}
-	c.Data(http.StatusOK, "text/plain; charset=utf-8", echo)
+	return routes
 }
 
-// wecomCallback verifies, decodes and stores a message, then acknowledges
-// with an empty 200 ("no passive reply"). It never calls the model or a
-// skill: WeCom gives up after 5 s and retries.
-func (g *Gateway) wecomCallback(c *gin.Context) {
-	app, ok := g.wecom[c.Param("app")]
-	if !ok {
-		g.fail(c, ErrUnknownAccount)
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(c.Request.Body, maxCallbackBytes))
-	if err != nil {
-		g.fail(c, errors.Join(ErrUnavailable, err))
-		return
-	}
-	in, err := app.ParseCallback(c.Request.URL.Query(), body)
-	if err != nil {
-		g.fail(c, err)
-		return
-	}
-	if _, err := g.Accept(c.Request.Context(), in); err != nil {
-		g.fail(c, err)
-		return
-	}
-	c.Status(http.StatusOK)
-}
-
-// fail logs a refused callback once and answers with its mapped status.
+// fail logs a refused request once and answers with its mapped status.
 func (g *Gateway) fail(c *gin.Context, err error) {
-	status := httpStatus(err)
-	g.log.Warn("callback refused", "path", c.Request.URL.Path, "status", status, "err", err)
-	c.String(status, http.StatusText(status))
+	channels.Refuse(c.Writer, c.Request, g.log, "callback", err)
 }
 
 // newRunID returns a random 128-bit id in hex: the run's trace id, also sent

@@ -38,8 +38,10 @@ func (instantModel) Chat(_ context.Context, req openai.ChatCompletionRequest) (o
 // nullChannel delivers instantly.
 type nullChannel struct{}
 
-func (nullChannel) Name() string      { return "bench" }
-func (nullChannel) MaxTextBytes() int { return 2048 }
+func (nullChannel) Name() string { return "bench" }
+func (nullChannel) Limits(string) channels.Limits {
+	return channels.Limits{MaxBytes: 2048, Format: channels.FormatText}
+}
 func (nullChannel) Send(context.Context, channels.Outbound) (channels.SendResult, error) {
 	return channels.SendResult{MessageID: "m"}, nil
 }
@@ -78,7 +80,7 @@ func BenchmarkTurn(b *testing.B) {
 		in := channels.Inbound{Channel: "bench", Account: "a", MsgID: fmt.Sprint(i), MsgType: channels.TypeText,
 			ChatID: fmt.Sprintf("u%d", i%20), ChatType: channels.ChatSingle,
 			Sender: channels.Identity{UserID: "zhangsan", CorpID: "c"}, Text: "我还有几天年假？",
-			ReplyTo: channels.ReplyHandle{ToUser: "zhangsan"}}
+			ReplyTo: []byte(`{"to_user":"zhangsan"}`)}
 		if _, err := g.Accept(ctx, in); err != nil {
 			b.Fatal(err)
 		}

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -53,6 +54,9 @@ type Reply struct {
 	// Chunks are the pieces Content is streamed in when the request has
 	// stream=true; they must join to Content. Empty: pieces of three runes.
 	Chunks []string
+	// ChunkInterval paces a stream like a model generating at a given rate
+	// (50ms: 20 chunks a second); it ends early when the client goes away.
+	ChunkInterval time.Duration
 }
 
 // ToolCall builds a tool call for a Reply. The server assigns the id.
@@ -170,7 +174,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := s.response(req, reply, len(body))
 	if req.Stream {
-		writeStream(w, req, reply, resp)
+		writeStream(r.Context(), w, req, reply, resp)
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)

@@ -1,9 +1,11 @@
 package openaitest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -45,7 +47,7 @@ type wireFuncFragment struct {
 }
 
 // writeStream answers a stream=true request as server-sent events.
-func writeStream(w http.ResponseWriter, req openai.ChatCompletionRequest, r Reply, resp wireResponse) {
+func writeStream(ctx context.Context, w http.ResponseWriter, req openai.ChatCompletionRequest, r Reply, resp wireResponse) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -68,7 +70,14 @@ func writeStream(w http.ResponseWriter, req openai.ChatCompletionRequest, r Repl
 	if len(pieces) == 0 {
 		pieces = splitRunes(r.Content, 3)
 	}
-	for _, p := range pieces {
+	for i, p := range pieces {
+		if i > 0 && r.ChunkInterval > 0 {
+			select {
+			case <-time.After(r.ChunkInterval):
+			case <-ctx.Done():
+				return
+			}
+		}
 		send(delta(wireDelta{Content: &p}))
 	}
 	for i, c := range resp.Choices[0].Message.ToolCalls {

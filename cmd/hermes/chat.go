@@ -68,12 +68,13 @@ func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) 
 	// database never takes a terminal's jobs.
 	queue := fmt.Sprintf("console_%d", os.Getpid())
 	gw, err := gateway.New(ctx, s.cfg, gateway.Deps{
-		Pool:     s.pool,
-		Model:    s.model,
-		SkillsFS: s.skills,
-		Channels: []channels.Channel{ch},
-		Queues:   map[string]int{queue: 2},
-		QueueFor: func(string) (string, string) { return queue, queue },
+		Pool:      s.pool,
+		Model:     s.model,
+		SkillsFS:  s.skills,
+		Platforms: platforms,
+		Channels:  []channels.Channel{ch},
+		Queues:    map[string]int{queue: 2},
+		QueueFor:  func(string) (string, string) { return queue, queue },
 	})
 	if err != nil {
 		return nil, err

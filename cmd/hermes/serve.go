@@ -83,7 +83,7 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer pool.Close()
-	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool})
+	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms})
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 	srv := &http.Server{Addr: cfg.Server.Listen, Handler: gw.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	slog.Info("hermes serving", "listen", cfg.Server.Listen, "wecom_apps", len(cfg.WeCom.Apps))
+	slog.Info("hermes serving", "listen", cfg.Server.Listen)
 
 	// SIGHUP reloads the skills; a broken set is refused and the old stays.
 	hup := make(chan os.Signal, 1)

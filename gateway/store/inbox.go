@@ -40,9 +40,9 @@ type InboundRow struct {
 // the platform had delivered the same message before (same channel, account
 // and platform message id): the caller must then enqueue nothing.
 func InsertInbound(ctx context.Context, tx Querier, in channels.Inbound, status string) (id int64, inserted bool, err error) {
-	replyTo, err := json.Marshal(in.ReplyTo)
-	if err != nil {
-		return 0, false, fmt.Errorf("store: insert inbound: %w", err)
+	replyTo := []byte(in.ReplyTo)
+	if len(replyTo) == 0 {
+		replyTo = []byte(`{}`)
 	}
 	var raw any
 	if len(in.Raw) > 0 {
@@ -84,9 +84,7 @@ FROM inbound_messages WHERE id = $1`, id).Scan(
 	if err != nil {
 		return r, fmt.Errorf("store: get inbound %d: %w", id, err)
 	}
-	if err := json.Unmarshal(replyTo, &r.In.ReplyTo); err != nil {
-		return r, fmt.Errorf("store: get inbound %d: reply_to: %w", id, err)
-	}
+	r.In.ReplyTo = replyTo
 	if raw != nil {
 		r.In.Raw = json.RawMessage(*raw)
 	}
@@ -114,4 +112,19 @@ func SetInboundStatus(ctx context.Context, q Querier, id int64, status string, a
 		return fmt.Errorf("store: set inbound status: %w", err)
 	}
 	return nil
+}
+
+// InboundStatus returns the status of the message (channel, account,
+// msgID), "" when there is none.
+func InboundStatus(ctx context.Context, q Querier, channel, account, msgID string) (string, error) {
+	var status string
+	err := q.QueryRow(ctx, `SELECT status FROM inbound_messages WHERE channel = $1 AND account = $2 AND platform_msg_id = $3`,
+		channel, account, msgID).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: inbound status: %w", err)
+	}
+	return status, nil
 }

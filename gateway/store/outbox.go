@@ -6,37 +6,62 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/hermes-gw/hermes/channels"
 )
+
+// Reply is one reply to write to the outbox, already split into parts
+// within its channel's limits.
+type Reply struct {
+	Key      string // idempotency key, e.g. "inbound:42"; one reply per key
+	Channel  string
+	Account  string
+	ReplyTo  json.RawMessage // the channel's own address of the conversation
+	OrderKey string          // the conversation; its parts go out in order
+	Format   string          // channels.FormatText | FormatMarkdown | FormatImage
+	Parts    []string
+	Image    *channels.Image // with FormatImage: the one part
+}
 
 // OutboxPart is one part of a reply waiting for, or done with, delivery.
 type OutboxPart struct {
 	ID             int64
 	ReplyKey       string
 	Part           int
+	Parts          int
 	Channel        string
 	Account        string
-	ReplyTo        channels.ReplyHandle
+	ReplyTo        json.RawMessage
+	OrderKey       string
+	Format         string
 	Text           string
+	Image          *channels.Image
 	Attempts       int
 	FirstAttemptAt *time.Time
-	DeliveredAt    *time.Time
 }
 
-// InsertOutbox writes the parts of one reply under an idempotency key. A
+// InsertOutbox writes the parts of one reply under its idempotency key. A
 // reply already written under the same key is left as it is, so a re-run
 // can never queue a second copy. It reports whether the parts were new.
-func InsertOutbox(ctx context.Context, q Querier, replyKey, channel, account string, replyTo channels.ReplyHandle, parts []string) (bool, error) {
-	rt, err := json.Marshal(replyTo)
-	if err != nil {
-		return false, fmt.Errorf("store: insert outbox: %w", err)
+func InsertOutbox(ctx context.Context, q Querier, r Reply) (bool, error) {
+	replyTo := r.ReplyTo
+	if len(replyTo) == 0 {
+		replyTo = json.RawMessage(`{}`)
+	}
+	parts := r.Parts
+	var media []byte
+	var mediaName string
+	if r.Image != nil {
+		parts, media, mediaName = []string{""}, r.Image.PNG, r.Image.Name
 	}
 	inserted := false
 	for i, text := range parts {
 		tag, err := q.Exec(ctx, `
-INSERT INTO outbox (reply_key, part, channel, account, reply_to, text)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (reply_key, part) DO NOTHING`, replyKey, i, channel, account, rt, text)
+INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (reply_key, part) DO NOTHING`,
+			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName)
 		if err != nil {
 			return false, fmt.Errorf("store: insert outbox: %w", err)
 		}
@@ -45,29 +70,45 @@ ON CONFLICT (reply_key, part) DO NOTHING`, replyKey, i, channel, account, rt, te
 	return inserted, nil
 }
 
-// UndeliveredParts returns the parts of a reply not yet delivered nor given
-// up on, in order.
-func UndeliveredParts(ctx context.Context, q Querier, replyKey string) ([]OutboxPart, error) {
+// OrderKeyOf returns the conversation a reply belongs to ("" if unknown).
+func OrderKeyOf(ctx context.Context, q Querier, replyKey string) (string, error) {
+	var key string
+	err := q.QueryRow(ctx, `SELECT order_key FROM outbox WHERE reply_key = $1 ORDER BY part LIMIT 1`, replyKey).Scan(&key)
+	if err != nil && err != pgx.ErrNoRows {
+		return "", fmt.Errorf("store: outbox order key: %w", err)
+	}
+	return key, nil
+}
+
+// UndeliveredInOrder returns the parts of a conversation not yet delivered
+// nor given up on, in the order they were written. An empty orderKey
+// selects the parts of replyKey alone (replies written before order keys).
+func UndeliveredInOrder(ctx context.Context, q Querier, orderKey, replyKey string) ([]OutboxPart, error) {
 	rows, err := q.Query(ctx, `
-SELECT id, reply_key, part, channel, account, reply_to, text, attempts, first_attempt_at, delivered_at
-FROM outbox WHERE reply_key = $1 AND delivered_at IS NULL AND failed_at IS NULL ORDER BY part`, replyKey)
+SELECT id, reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name,
+       attempts, first_attempt_at
+FROM outbox
+WHERE delivered_at IS NULL AND failed_at IS NULL
+  AND CASE WHEN $1 = '' THEN reply_key = $2 ELSE order_key = $1 END
+ORDER BY id`, orderKey, replyKey)
 	if err != nil {
 		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
-	defer rows.Close()
-	var out []OutboxPart
-	for rows.Next() {
+	parts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OutboxPart, error) {
 		var p OutboxPart
-		var rt []byte
-		if err := rows.Scan(&p.ID, &p.ReplyKey, &p.Part, &p.Channel, &p.Account, &rt, &p.Text, &p.Attempts, &p.FirstAttemptAt, &p.DeliveredAt); err != nil {
-			return nil, fmt.Errorf("store: outbox: %w", err)
+		var media []byte
+		var mediaName string
+		err := row.Scan(&p.ID, &p.ReplyKey, &p.Part, &p.Parts, &p.Channel, &p.Account, &p.ReplyTo, &p.OrderKey,
+			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt)
+		if media != nil {
+			p.Image = &channels.Image{Name: mediaName, PNG: media}
 		}
-		if err := json.Unmarshal(rt, &p.ReplyTo); err != nil {
-			return nil, fmt.Errorf("store: outbox %d: reply_to: %w", p.ID, err)
-		}
-		out = append(out, p)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
-	return out, rows.Err()
+	return parts, nil
 }
 
 // MarkAttempt records that a delivery attempt of a part starts now. It is

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,7 +63,9 @@ func TouchSession(ctx context.Context, q Querier, id int64, now time.Time) error
 func RecentHistory(ctx context.Context, q Querier, sessionID int64, limit int, since time.Time) ([]HistoryEntry, error) {
 	rows, err := q.Query(ctx, `
 SELECT role, content FROM (
-  SELECT id, role, content FROM messages WHERE session_id = $1 AND created_at > $3 ORDER BY id DESC LIMIT $2
+  SELECT id, role, content FROM messages
+  WHERE session_id = $1 AND created_at > GREATEST($3, (SELECT history_from FROM sessions WHERE id = $1))
+  ORDER BY id DESC LIMIT $2
 ) recent ORDER BY id`, sessionID, limit, since)
 	if err != nil {
 		return nil, fmt.Errorf("store: history: %w", err)
@@ -97,43 +98,19 @@ VALUES ($1, $2, NULLIF($3, ''), 'user', $4, $6), ($1, $2, NULLIF($3, ''), 'assis
 	return nil
 }
 
-// SessionLock is an exclusive hold on one session across all replicas.
-type SessionLock struct {
-	conn *pgxpool.Conn
-	id   int64
-}
-
 // TryLockSession takes the session's advisory lock on a dedicated
-// connection. ok is false when another run holds it. The lock dies with the
-// connection, so a crashed worker never leaves a session locked.
-func TryLockSession(ctx context.Context, pool *pgxpool.Pool, key SessionKey) (lock *SessionLock, ok bool, err error) {
-	h := fnv.New64a()
-	h.Write([]byte(key.String()))
-	id := int64(h.Sum64())
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("store: lock session: %w", err)
-	}
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, id).Scan(&ok); err != nil {
-		conn.Release()
-		return nil, false, fmt.Errorf("store: lock session: %w", err)
-	}
-	if !ok {
-		conn.Release()
-		return nil, false, nil
-	}
-	return &SessionLock{conn: conn, id: id}, true, nil
+// connection. ok is false when another run holds it. A run does all its
+// queries on that connection, so one job needs one pool connection however
+// long the model thinks.
+func TryLockSession(ctx context.Context, pool *pgxpool.Pool, key SessionKey) (lock *Lock, ok bool, err error) {
+	return TryLock(ctx, pool, "session:"+key.String())
 }
 
-// Conn is the connection holding the lock. A run does all its queries on
-// it, so one job needs one pool connection however long the model thinks.
-func (l *SessionLock) Conn() *pgxpool.Conn { return l.conn }
-
-// Unlock releases the session.
-func (l *SessionLock) Unlock(ctx context.Context) {
-	if _, err := l.conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, l.id); err != nil {
-		// The lock is tied to the session; make sure it dies with it.
-		l.conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck
+// ResetSession starts the session afresh at now: earlier history is no
+// longer the model's context (/reset).
+func ResetSession(ctx context.Context, q Querier, id int64, now time.Time) error {
+	if _, err := q.Exec(ctx, `UPDATE sessions SET history_from = $2, last_active_at = $2 WHERE id = $1`, id, now); err != nil {
+		return fmt.Errorf("store: reset session: %w", err)
 	}
-	l.conn.Release()
+	return nil
 }

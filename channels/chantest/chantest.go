@@ -1,0 +1,113 @@
+// Package chantest is an in-memory channel for the gateway's pipeline
+// tests: messages go in through the gateway's Sink as a platform would hand
+// them over, and every Send is recorded, so ordering, splitting, group
+// rules and commands can be tested without a platform's wire format.
+package chantest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// ReplyTo is the address this channel gives its messages.
+type ReplyTo struct {
+	ChatID string `json:"chat_id"`
+	UserID string `json:"user_id"`
+}
+
+// Channel records what it is asked to send.
+type Channel struct {
+	name   string
+	limits channels.Limits
+
+	mu   sync.Mutex
+	sent []channels.Outbound
+	wake chan struct{} // closed and replaced on every send
+	// fail, when set, decides the outcome of a send before it is recorded.
+	fail func(channels.Outbound) error
+}
+
+// New returns a channel named name with the given limits.
+func New(name string, limits channels.Limits) *Channel {
+	return &Channel{name: name, limits: limits, wake: make(chan struct{})}
+}
+
+// FailWith makes Send return fn's error (nil: send) before recording.
+func (c *Channel) FailWith(fn func(channels.Outbound) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fail = fn
+}
+
+// Name implements channels.Channel.
+func (c *Channel) Name() string { return c.name }
+
+// Limits implements channels.Channel.
+func (c *Channel) Limits(string) channels.Limits { return c.limits }
+
+// Send records out.
+func (c *Channel) Send(_ context.Context, out channels.Outbound) (channels.SendResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail != nil {
+		if err := c.fail(out); err != nil {
+			return channels.SendResult{}, err
+		}
+	}
+	if out.Text != "" && len(out.Text) > c.limits.MaxBytes {
+		return channels.SendResult{}, fmt.Errorf("chantest: %d bytes over the limit %d: %w", len(out.Text), c.limits.MaxBytes, channels.ErrPermanent)
+	}
+	c.sent = append(c.sent, out)
+	close(c.wake)
+	c.wake = make(chan struct{})
+	return channels.SendResult{MessageID: fmt.Sprint(len(c.sent))}, nil
+}
+
+// Sent returns everything sent so far, in order.
+func (c *Channel) Sent() []channels.Outbound {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]channels.Outbound(nil), c.sent...)
+}
+
+// WaitSent waits until at least n sends were recorded, or ctx ends.
+func (c *Channel) WaitSent(ctx context.Context, n int) ([]channels.Outbound, error) {
+	for {
+		c.mu.Lock()
+		sent, wake := append([]channels.Outbound(nil), c.sent...), c.wake
+		c.mu.Unlock()
+		if len(sent) >= n {
+			return sent, nil
+		}
+		select {
+		case <-ctx.Done():
+			return sent, fmt.Errorf("chantest: %d of %d sends: %w", len(sent), n, ctx.Err())
+		case <-wake:
+		}
+	}
+}
+
+// Message is a text message from user in chat; a group chat when group.
+func (c *Channel) Message(account, msgID, chatID, user, text string, group, mentioned bool) channels.Inbound {
+	chatType := channels.ChatSingle
+	if group {
+		chatType = channels.ChatGroup
+	}
+	rt, _ := json.Marshal(ReplyTo{ChatID: chatID, UserID: user})
+	return channels.Inbound{
+		Channel: c.name, Account: account, MsgID: msgID, MsgType: channels.TypeText,
+		ChatID: chatID, ChatType: chatType, Sender: channels.Identity{UserID: user, CorpID: "corp-test"},
+		Text: text, Mentioned: mentioned, ReplyTo: rt,
+	}
+}
+
+// AddressOf decodes what a send was addressed to.
+func AddressOf(out channels.Outbound) ReplyTo {
+	var rt ReplyTo
+	_ = json.Unmarshal(out.ReplyTo, &rt)
+	return rt
+}

@@ -1,0 +1,65 @@
+package wecom_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
+	"github.com/hermes-gw/hermes/channels/wecom"
+)
+
+// buildSection builds the channel of a `wecom:` section as the gateway
+// does: strict decoding, a token cache per secret.
+func buildSection(t *testing.T, section string) (channels.Channel, error) {
+	t.Helper()
+	decode := func(v any) error {
+		dec := yaml.NewDecoder(bytes.NewReader([]byte(section)))
+		dec.KnownFields(true)
+		return dec.Decode(v)
+	}
+	env := channels.Env{
+		TokenCache: func(string) (channels.TokenCache, error) { return chantest.NewTokenCache(), nil },
+		Now:        time.Now,
+	}
+	return wecom.Platform.New(context.Background(), decode, env)
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	key := strings.Repeat("a", 43)
+	cases := []struct{ name, yaml, want string }{
+		{"UnknownKey", "aps: []\n", "field aps not found"},
+		{"AppFields", "apps:\n  - name: hr\n    corp_id: c\n", "wecom.apps[0].secret: required"},
+		{"AESKey", "apps:\n  - name: hr\n    encoding_aes_key: short\n", "wecom.apps[0].encoding_aes_key: must be 43"},
+		{"AppName", "apps:\n  - name: HR App\n", "wecom.apps[0].name"},
+		{"DuplicateName", "apps:\n  - {name: hr, corp_id: c, agent_id: '1', secret: s, token: t, encoding_aes_key: " + key + "}\n" +
+			"bots:\n  - {name: hr, corp_id: c, token: t, encoding_aes_key: " + key + "}\n", "wecom.bots[0].name: duplicate"},
+		{"BotMode", "bots:\n  - {name: b, corp_id: c, mode: push}\n", "wecom.bots[0].mode"},
+		{"BotCallbackKey", "bots:\n  - {name: b, corp_id: c, token: t}\n", "wecom.bots[0].encoding_aes_key"},
+		{"BotSocketSecret", "bots:\n  - {name: b, corp_id: c, mode: websocket, bot_id: x}\n", "wecom.bots[0].secret: required"},
+		{"BotURL", "bots:\n  - {name: b, corp_id: c, mode: websocket, bot_id: x, secret: s, url: 'http://x'}\n", "wecom.bots[0].url"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := buildSection(t, c.yaml)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	t.Run("OK", func(t *testing.T) {
+		ch, err := buildSection(t, "apps:\n  - {name: hr, corp_id: c, agent_id: '1', secret: s, token: t, encoding_aes_key: "+key+"}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes := ch.(channels.HTTPReceiver).Routes(nil)
+		if len(routes) != 2 || routes[0].Path != "/wecom/hr/callback" {
+			t.Fatalf("routes %+v, want GET and POST /wecom/hr/callback", routes)
+		}
+	})
+}

@@ -1,0 +1,12 @@
+package main
+
+import (
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom"
+)
+
+// platforms are the chat platforms this binary serves, one line each; each
+// is configured by its own top-level section of hermes.yaml.
+var platforms = []channels.Platform{
+	wecom.Platform,
+}

@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// buildChannels builds the channel of every platform section of the
+// configuration, then adds the caller's own channels. A section no
+// platform claims is an error naming the key.
+func (g *Gateway) buildChannels(ctx context.Context, platforms []channels.Platform, extra []channels.Channel) error {
+	known := map[string]channels.Platform{}
+	for _, p := range platforms {
+		known[p.Name] = p
+	}
+	keys := make([]string, 0, len(g.cfg.Platforms))
+	for k := range g.cfg.Platforms {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	env := channels.Env{
+		TokenCache: func(secret string) (channels.TokenCache, error) {
+			return store.NewTokenCache(g.pool, secret, g.now)
+		},
+		Now:    g.now,
+		Logger: g.log,
+		Messages: channels.ChannelMessages{
+			Welcome: g.cfg.Messages.Welcome, Thinking: g.cfg.Messages.Thinking, Later: g.cfg.Messages.Later,
+		},
+	}
+	for _, key := range keys {
+		p, ok := known[key]
+		if !ok {
+			names := slices.Sorted(func(yield func(string) bool) {
+				for n := range known {
+					if !yield(n) {
+						return
+					}
+				}
+			})
+			return fmt.Errorf("config: unknown key %s (platforms: %s)", key, strings.Join(names, ", "))
+		}
+		node := g.cfg.Platforms[key]
+		ch, err := p.New(ctx, decodeSection(key, &node), env)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		g.channels[ch.Name()] = ch
+	}
+	for _, ch := range extra {
+		g.channels[ch.Name()] = ch
+	}
+	for name, ch := range g.channels {
+		if sr, ok := ch.(channels.StreamReceiver); ok {
+			for _, c := range sr.Connections() {
+				if c.Exclusive {
+					g.exclusive[name+"/"+c.Account] = "connection-" + name + "-" + c.Account
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// decodeSection decodes a platform's section strictly: an unknown key is
+// an error naming it.
+func decodeSection(key string, n *yaml.Node) func(any) error {
+	return func(v any) error {
+		data, err := yaml.Marshal(n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s: %s", key, cleanYAMLError(err))
+		}
+		return nil
+	}
+}
+
+// agentQueue is the queue of the jobs that answer channel's messages.
+func (g *Gateway) agentQueue(channel string) string {
+	q, _ := g.queueFor(channel)
+	return q
+}
+
+// deliveryQueue is the queue of the jobs that deliver account's replies:
+// the queue of the replica holding the account's one connection, when the
+// platform allows only one.
+func (g *Gateway) deliveryQueue(channel, account string) string {
+	if q, ok := g.exclusive[channel+"/"+account]; ok {
+		return q
+	}
+	_, q := g.queueFor(channel)
+	return q
+}

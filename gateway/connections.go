@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// takenOverPause is how long a replica leaves an account alone after the
+// platform gave its connection to another client (someone else runs the
+// same bot): fighting over it would only disconnect both, over and over.
+const takenOverPause = 5 * time.Minute
+
+// connections are the long connections this replica keeps.
+type connections struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startConnections runs every channel's long connections: on every replica
+// for platforms that spread events over clients, on one replica at a time
+// (under a lease) for accounts that allow one connection.
+func (g *Gateway) startConnections(ctx context.Context) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	g.conns.cancel = cancel
+	for name, ch := range g.channels {
+		sr, ok := ch.(channels.StreamReceiver)
+		if !ok {
+			continue
+		}
+		for _, c := range sr.Connections() {
+			g.conns.wg.Add(1)
+			go func() {
+				defer g.conns.wg.Done()
+				if c.Exclusive {
+					g.holdExclusive(ctx, name, c)
+				} else {
+					g.keepConnection(ctx, name, c)
+				}
+			}()
+		}
+	}
+}
+
+// stopConnections closes the connections and waits for them (until ctx
+// ends). Leases are released, so another replica takes over at once.
+func (g *Gateway) stopConnections(ctx context.Context) {
+	if g.conns.cancel == nil {
+		return
+	}
+	g.conns.cancel()
+	done := make(chan struct{})
+	go func() { g.conns.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// keepConnection runs a connection every replica keeps; Run reconnects by
+// itself, so a return other than ctx's end is logged and retried.
+func (g *Gateway) keepConnection(ctx context.Context, channel string, c channels.Connection) {
+	for ctx.Err() == nil {
+		err := c.Run(ctx, g)
+		if ctx.Err() != nil {
+			return
+		}
+		pause := g.cfg.Worker.ConnectionLease
+		if errors.Is(err, channels.ErrTakenOver) {
+			pause = takenOverPause
+		}
+		g.log.Error("long connection ended; starting it again", "channel", channel, "account", c.Account, "in", pause, "err", err)
+		sleep(ctx, pause)
+	}
+}
+
+// holdExclusive keeps trying to take the account's lease; while it holds
+// it, it runs the connection and works the account's delivery queue.
+func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.Connection) {
+	lease := "connection:" + channel + "/" + c.Account
+	retry := g.cfg.Worker.ConnectionLease / 4
+	for ctx.Err() == nil {
+		ok, err := store.AcquireLease(ctx, g.pool, lease, g.replicaID, g.now(), g.cfg.Worker.ConnectionLease)
+		if err != nil && ctx.Err() == nil {
+			g.log.Warn("connection lease unavailable", "lease", lease, "err", err)
+		}
+		if ok {
+			g.log.Info("holding the long connection", "channel", channel, "account", c.Account, "replica", g.replicaID)
+			err := g.runHeld(ctx, lease, g.exclusive[channel+"/"+c.Account], c)
+			if errors.Is(err, channels.ErrTakenOver) {
+				g.log.Error("the platform gave this account's connection to another client; leaving it alone",
+					"channel", channel, "account", c.Account, "for", takenOverPause)
+				sleep(ctx, takenOverPause)
+			} else if err != nil && ctx.Err() == nil {
+				g.log.Warn("long connection ended", "channel", channel, "account", c.Account, "err", err)
+			}
+		}
+		sleep(ctx, retry)
+	}
+}
+
+// runHeld runs a connection while this replica holds its lease: it renews
+// the lease, stops when it is lost, and works the account's delivery queue
+// meanwhile, so replies produced on any replica go out on this socket.
+func (g *Gateway) runHeld(ctx context.Context, lease, queue string, c channels.Connection) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer func() {
+		if err := store.ReleaseLease(context.WithoutCancel(ctx), g.pool, lease, g.replicaID); err != nil {
+			g.log.Warn("cannot release the connection lease; it expires by itself", "lease", lease, "err", err)
+		}
+	}()
+	deliveries, err := g.newDeliveryClient(queue)
+	if err != nil {
+		return err
+	}
+	if err := deliveries.Start(ctx); err != nil {
+		return fmt.Errorf("gateway: deliveries of %s: %w", queue, err)
+	}
+	defer func() {
+		stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), JobSlack)
+		defer stop()
+		_ = deliveries.Stop(stopCtx)
+	}()
+	go g.renewLease(ctx, cancel, lease)
+	return c.Run(ctx, g)
+}
+
+// renewLease renews the lease three times per term; when it cannot (lost
+// to another replica, or Postgres unreachable for the term) it cancels.
+func (g *Gateway) renewLease(ctx context.Context, lost context.CancelFunc, lease string) {
+	term := g.cfg.Worker.ConnectionLease
+	lastOK := g.now()
+	for sleep(ctx, term/3) {
+		ok, err := store.AcquireLease(ctx, g.pool, lease, g.replicaID, g.now(), term)
+		switch {
+		case err == nil && ok:
+			lastOK = g.now()
+			continue
+		case err == nil:
+			g.log.Warn("connection lease taken by another replica; closing the connection", "lease", lease)
+		case g.now().Sub(lastOK) < term:
+			continue // a blip; the lease still runs
+		default:
+			g.log.Warn("connection lease not renewed in time; closing the connection", "lease", lease, "err", err)
+		}
+		lost()
+		return
+	}
+}
+
+// newDeliveryClient is a job client that works only queue: the deliveries
+// of an account whose connection this replica holds.
+func (g *Gateway) newDeliveryClient(queue string) (*river.Client[pgx.Tx], error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &deliverWorker{g: g})
+	client, err := river.NewClient(riverpgxv5.New(g.pool), &river.Config{
+		Queues:               map[string]river.QueueConfig{queue: {MaxWorkers: g.cfg.Worker.DeliveryConcurrency}},
+		Workers:              workers,
+		Logger:               g.log,
+		JobTimeout:           g.cfg.Agent.RunTimeout + JobSlack,
+		RescueStuckJobsAfter: g.cfg.Worker.RescueAfter,
+		MaxAttempts:          g.cfg.Worker.MaxAttempts,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: deliveries of %s: %w", queue, err)
+	}
+	return client, nil
+}
+
+// sleep waits d or until ctx ends; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

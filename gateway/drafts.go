@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// draftWriter keeps the answer so far of one run and stores it every
+// worker.draft_interval, for platforms that show an answer while it grows
+// (they read it through Sink.Progress, on any replica). The agent's
+// progress callback must not block, so it only updates memory.
+type draftWriter struct {
+	mu      sync.Mutex
+	text    strings.Builder // model text of the current step
+	status  string          // what runs now, when no text has come yet
+	changed bool
+}
+
+// event takes one agent progress event.
+func (d *draftWriter) event(e agent.Event, working string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch e.Kind {
+	case agent.EventModelDelta:
+		d.text.WriteString(e.Text)
+	case agent.EventToolStart:
+		// A tool call ends the model's text of that step; what follows is a
+		// new answer.
+		d.text.Reset()
+		d.status = fmt.Sprintf(working, e.Tool)
+	default:
+		return
+	}
+	d.changed = true
+}
+
+// take returns the draft if it changed since the last take.
+func (d *draftWriter) take() (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.changed {
+		return "", false
+	}
+	d.changed = false
+	if d.text.Len() > 0 {
+		return d.text.String(), true
+	}
+	return d.status, true
+}
+
+// startDrafts stores row's draft while the run goes on, when its channel
+// streams; it returns the progress callback to give the agent (nil when
+// there is nothing to show) and a stop function.
+func (g *Gateway) startDrafts(ctx context.Context, ch channels.Channel, row store.InboundRow) (func(agent.Event), func()) {
+	if !ch.Limits(row.In.Account).Streams {
+		return nil, func() {}
+	}
+	d := &draftWriter{}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for sleep(ctx, g.cfg.Worker.DraftInterval) {
+			text, ok := d.take()
+			if !ok || text == "" {
+				continue
+			}
+			if err := store.SaveDraft(ctx, g.pool, row.ID, text, g.now()); err != nil && ctx.Err() == nil {
+				g.log.Warn("draft not stored", "inbound_id", row.ID, "err", err)
+			}
+		}
+	}()
+	return func(e agent.Event) { d.event(e, g.cfg.Messages.Working) }, func() { cancel(); <-done }
+}
+
+// startProcessingHint sends messages.processing once if the run is still
+// going after worker.processing_hint_after, on channels that show nothing
+// while a run goes on. The hint is best effort and not in the outbox: it
+// is worth nothing once the answer is there. stop waits for a hint in
+// flight, so the answer never overtakes it.
+func (g *Gateway) startProcessingHint(ctx context.Context, ch channels.Channel, row store.InboundRow) (stop func()) {
+	if ch.Limits(row.In.Account).Streams || g.isExclusive(row.In.Channel, row.In.Account) {
+		return func() {}
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	t := time.AfterFunc(g.cfg.Worker.ProcessingHintAfter, func() {
+		defer wg.Done()
+		_, err := ch.Send(ctx, channels.Outbound{
+			Account: row.In.Account, ReplyTo: row.In.ReplyTo, Format: channels.FormatText,
+			Text: g.cfg.Messages.Processing, Parts: 1, Key: fmt.Sprintf("hint:%d", row.ID),
+		})
+		if err != nil {
+			g.log.Warn("processing hint not sent", "inbound_id", row.ID, "err", err)
+		}
+	})
+	return func() {
+		if t.Stop() {
+			wg.Done()
+		}
+		wg.Wait()
+	}
+}
+
+// isExclusive reports whether account's sends must go through the replica
+// holding its one connection.
+func (g *Gateway) isExclusive(channel, account string) bool {
+	_, ok := g.exclusive[channel+"/"+account]
+	return ok
+}

@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SaveDraft stores the answer so far of the run answering inboundID.
+func SaveDraft(ctx context.Context, q Querier, inboundID int64, text string, at time.Time) error {
+	_, err := q.Exec(ctx, `
+INSERT INTO reply_drafts (inbound_id, text, updated_at) VALUES ($1, $2, $3)
+ON CONFLICT (inbound_id) DO UPDATE SET text = EXCLUDED.text, updated_at = EXCLUDED.updated_at`, inboundID, text, at)
+	if err != nil {
+		return fmt.Errorf("store: save draft: %w", err)
+	}
+	return nil
+}
+
+// ReplyProgress is how far the answer to one inbound message has come.
+type ReplyProgress struct {
+	Found      bool
+	InboundID  int64
+	Status     string    // the inbound status
+	ReceivedAt time.Time // when the platform delivered the message
+	Draft      string    // the run's answer so far (while pending)
+	First      string    // the final reply's first part (once answered)
+	Parts      int       // the final reply's number of parts
+	Shown      bool      // the first part was delivered (shown in a stream)
+}
+
+// ProgressOf reads the answer to the message (channel, account, msgID) so
+// far, in one round trip: the draft while the run goes on, the first part
+// of the reply in the outbox once it is written.
+func ProgressOf(ctx context.Context, q Querier, channel, account, msgID string) (ReplyProgress, error) {
+	var p ReplyProgress
+	var draft, first *string
+	var parts *int
+	var shown *bool
+	err := q.QueryRow(ctx, `
+SELECT m.id, m.status, m.received_at, d.text, o.text, o.parts, o.delivered_at IS NOT NULL
+FROM inbound_messages m
+LEFT JOIN reply_drafts d ON d.inbound_id = m.id
+LEFT JOIN outbox o ON o.reply_key = 'inbound:' || m.id AND o.part = 0
+WHERE m.channel = $1 AND m.account = $2 AND m.platform_msg_id = $3`, channel, account, msgID).Scan(
+		&p.InboundID, &p.Status, &p.ReceivedAt, &draft, &first, &parts, &shown)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, nil
+	}
+	if err != nil {
+		return p, fmt.Errorf("store: reply progress: %w", err)
+	}
+	p.Found = true
+	if draft != nil {
+		p.Draft = *draft
+	}
+	if first != nil {
+		p.First, p.Parts, p.Shown = *first, *parts, *shown
+	}
+	return p, nil
+}
+
+// MarkFirstPartShown records that the first part of the reply to
+// inboundID reached the user through a stream. It reports whether it was
+// still undelivered.
+func MarkFirstPartShown(ctx context.Context, q Querier, inboundID int64, at time.Time) (bool, error) {
+	tag, err := q.Exec(ctx, `
+UPDATE outbox SET delivered_at = $2, platform_msg_id = 'stream', last_error = ''
+WHERE reply_key = 'inbound:' || $1::bigint AND part = 0 AND delivered_at IS NULL AND failed_at IS NULL`, inboundID, at)
+	if err != nil {
+		return false, fmt.Errorf("store: mark shown: %w", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}

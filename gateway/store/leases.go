@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// AcquireLease takes the lease name for holder until now+ttl, or renews it
+// when holder has it. ok is false while another holder's lease runs.
+func AcquireLease(ctx context.Context, q Querier, name, holder string, now time.Time, ttl time.Duration) (bool, error) {
+	var got string
+	err := q.QueryRow(ctx, `
+INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, $3)
+ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+WHERE leases.holder = EXCLUDED.holder OR leases.expires_at <= $4
+RETURNING holder`, name, holder, now.Add(ttl), now).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: lease %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// ReleaseLease gives up holder's lease name (if it still has it).
+func ReleaseLease(ctx context.Context, q Querier, name, holder string) error {
+	if _, err := q.Exec(ctx, `DELETE FROM leases WHERE name = $1 AND holder = $2`, name, holder); err != nil {
+		return fmt.Errorf("store: release lease %s: %w", name, err)
+	}
+	return nil
+}
+
+// Lock is an exclusive hold on a name across all replicas: a Postgres
+// advisory lock on a dedicated connection.
+type Lock struct {
+	conn *pgxpool.Conn
+	id   int64
+}
+
+// TryLock takes the advisory lock of name on a dedicated connection. ok is
+// false when another holder has it. The lock dies with the connection, so
+// a crashed process never leaves it held.
+func TryLock(ctx context.Context, pool *pgxpool.Pool, name string) (lock *Lock, ok bool, err error) {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	id := int64(h.Sum64())
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: lock %s: %w", name, err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, id).Scan(&ok); err != nil {
+		conn.Release()
+		return nil, false, fmt.Errorf("store: lock %s: %w", name, err)
+	}
+	if !ok {
+		conn.Release()
+		return nil, false, nil
+	}
+	return &Lock{conn: conn, id: id}, true, nil
+}
+
+// Conn is the connection holding the lock.
+func (l *Lock) Conn() *pgxpool.Conn { return l.conn }
+
+// Unlock releases the lock.
+func (l *Lock) Unlock(ctx context.Context) {
+	if _, err := l.conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, l.id); err != nil {
+		// The lock is tied to the session; make sure it dies with it.
+		l.conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck
+	}
+	l.conn.Release()
+}
