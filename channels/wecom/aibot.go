@@ -125,13 +125,15 @@ func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) 
 func (b *Bot) Name() string { return b.name }
 
 // limits: the delivery layer cuts replies to what one stream or push
-// carries, keeping room for the asker's mention in groups.
+// carries, keeping room for the asker's mention in groups. Both modes
+// stream: the gateway stores the run's draft for Progress.
 func (b *Bot) limits() channels.Limits {
 	return channels.Limits{
 		MaxBytes:  MaxStreamBytes - mentionReserve,
 		Format:    channels.FormatMarkdown,
 		Dialect:   channels.DialectWeCom,
 		PerMinute: BotPushPerMinute,
+		Streams:   true,
 	}
 }
 
