@@ -532,3 +532,29 @@ func TestBot_FromConfig(t *testing.T) {
 		t.Fatalf("connections %+v", conns)
 	}
 }
+
+func TestBot_MentionStripped(t *testing.T) {
+	f := newCallbackBot(t)
+	tests := []struct {
+		name, chat, content, want string
+	}{
+		{"GroupU2005", "group", "@IT助手\u2005重置密码", "重置密码"},
+		{"GroupOnlyMention", "group", "@IT助手", ""},
+		{"GroupNoMention", "group", "重置密码 @IT助手", "重置密码 @IT助手"},
+		{"SingleKeepsAt", "single", "@all 是什么意思", "@all 是什么意思"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := f.single("m-at-" + strconv.Itoa(i))
+			if tt.chat == "group" {
+				m = f.group(m.MsgID)
+			}
+			f.post(t, m.Text(tt.content))
+			got := f.sink.Accepted()
+			in := got[len(got)-1]
+			if in.Text != tt.want || in.Mentioned != (tt.chat == "group") {
+				t.Fatalf("Text %q Mentioned %v, want %q %v", in.Text, in.Mentioned, tt.want, tt.chat == "group")
+			}
+		})
+	}
+}
