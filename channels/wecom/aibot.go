@@ -71,6 +71,7 @@ type Bot struct {
 	url, botID, secret string
 	timing             botTiming
 	live               atomic.Pointer[botConn] // the subscribed socket, nil when down
+	lost               lostStreams             // streams that ended without the reply
 }
 
 // NewBot builds a bot from its section (already defaulted and validated by
@@ -196,7 +197,7 @@ var errNoSocket = errors.New("no live connection to WeCom on this replica")
 //
 // The first part (out.Part == 0) of a message whose stream is still open
 // returns a *channels.DeferredError: the stream shows it, and Shown marks it
-// delivered. Otherwise a callback-mode bot POSTs markdown to the message's
+// delivered (unless this replica saw the stream lost). Otherwise a callback-mode bot POSTs markdown to the message's
 // response_url and a websocket bot pushes aibot_send_msg over its socket.
 //
 // Errors wrap channels.ErrPermanent when retrying cannot help: a ReplyTo
@@ -213,7 +214,7 @@ func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return channels.SendResult{}, fmt.Errorf("wecom: bot %q: send to %q: %w", b.name, rt.ChatID, err)
 	}
 	now := b.now()
-	if deadline := rt.receivedAt().Add(streamDeadline); out.Part == 0 && now.Before(deadline) {
+	if deadline := streamDeadlineOf(rt.receivedAt()); out.Part == 0 && now.Before(deadline) && !b.lost.has(rt.MsgID) {
 		return channels.SendResult{}, &channels.DeferredError{
 			Until:  deadline.Add(deferSlack),
 			Reason: "the first part is shown by the message's stream",

@@ -203,7 +203,10 @@ func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink
 			b.log.Warn("wecom bot: welcome not sent", "user_id", in.Sender.UserID, "err", err)
 		}
 	case answerStream:
-		b.stream(ctx, conn, sink, reqID, in)
+		if err := b.stream(ctx, conn, sink, reqID, in); err != nil {
+			b.lost.add(in.MsgID, b.now())
+			b.log.Warn("wecom bot: stream lost; Send delivers the reply", "msg_id", in.MsgID, "req_id", reqID, "err", err)
+		}
 	}
 }
 
@@ -211,12 +214,14 @@ func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink
 // (the whole text so far, whenever it changed) until the run is done or
 // the stream deadline comes. When the final first part is acked, Shown is
 // recorded; at the deadline the stream finishes with the "rest follows"
-// note and Send delivers the reply. If the socket dies first, the stream
-// is abandoned and Send delivers after the deferral.
-func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, in channels.Inbound) {
+// note and Send delivers the reply.
+//
+// It returns an error when the stream ends without showing the reply (the
+// socket closed, WeCom refused a frame, progress unreadable): Send then
+// delivers the first part without waiting for the deadline.
+func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, in channels.Inbound) error {
 	received := b.now()
 	ref := channels.MessageRef{Channel: ChannelName, Account: b.name, MsgID: in.MsgID}
-	log := b.log.With("msg_id", in.MsgID, "req_id", reqID)
 	respond := func(s botStream) error {
 		ack, err := conn.request(ctx, botCmdRespond, reqID, streamReply(s))
 		if err != nil {
@@ -226,8 +231,7 @@ func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, req
 	}
 	open := b.openStream(in)
 	if err := respond(open); err != nil {
-		log.Warn("wecom bot: stream not opened", "err", err)
-		return
+		return fmt.Errorf("open: %w", err)
 	}
 	shownContent := open.Content
 	ticker := time.NewTicker(b.timing.Poll)
@@ -235,17 +239,15 @@ func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, req
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil // shutting down: whoever takes over delivers
 		case <-conn.done:
-			log.Info("wecom bot: socket closed during a stream; the reply goes through Send")
-			return
+			return errSocketClosed
 		case <-ticker.C:
 		}
 		p, err := sink.Progress(ctx, ref)
 		if err != nil {
 			if b.now().After(received.Add(StreamLifetime)) {
-				log.Warn("wecom bot: stream abandoned: progress unreadable", "err", err)
-				return
+				return fmt.Errorf("progress unreadable: %w", err)
 			}
 			continue
 		}
@@ -254,8 +256,7 @@ func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, req
 			continue
 		}
 		if err := respond(st.stream); err != nil {
-			log.Warn("wecom bot: stream update failed; the reply goes through Send", "err", err)
-			return
+			return fmt.Errorf("update: %w", err)
 		}
 		shownContent = st.stream.Content
 		if !st.stream.Finish {
@@ -263,9 +264,40 @@ func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, req
 		}
 		if st.shown {
 			if err := sink.Shown(ctx, ref); err != nil {
-				log.Warn("wecom bot: record stream shown", "err", err)
+				b.log.Warn("wecom bot: record stream shown", "msg_id", in.MsgID, "err", err)
 			}
 		}
-		return
+		return nil
 	}
+}
+
+// lostStreams are the messages whose stream ended without showing their
+// reply, so that Send delivers the first part at once instead of waiting
+// out the stream deadline. It lives in memory on the replica holding the
+// connection, where the bot's deliveries run (the connection is
+// exclusive); elsewhere Send falls back to the deadline.
+type lostStreams struct {
+	mu   sync.Mutex
+	lost map[string]time.Time // msgid → when its stream was lost
+}
+
+func (l *lostStreams) add(msgID string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost == nil {
+		l.lost = map[string]time.Time{}
+	}
+	for id, at := range l.lost {
+		if now.Sub(at) > StreamLifetime {
+			delete(l.lost, id) // past its deadline: Send no longer defers it anyway
+		}
+	}
+	l.lost[msgID] = now
+}
+
+func (l *lostStreams) has(msgID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.lost[msgID]
+	return ok
 }

@@ -28,8 +28,10 @@ type wsBot struct {
 	sink  *fakeSink
 	clock *testClock
 	logs  *syncBuffer
-	done  chan error // Run's result
-	stop  context.CancelFunc
+	// logged receives the message of every log record, to wait on.
+	logged chan string
+	done   chan error // Run's result
+	stop   context.CancelFunc
 }
 
 // syncBuffer is a log buffer safe for the bot's goroutines.
@@ -48,6 +50,45 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// tapHandler copies each record's message to tap (dropping it when tap is
+// full) so that a test can wait for what the bot logged.
+type tapHandler struct {
+	slog.Handler
+	tap chan string
+}
+
+func (h tapHandler) Handle(ctx context.Context, r slog.Record) error {
+	select {
+	case h.tap <- r.Message:
+	default:
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h tapHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return tapHandler{Handler: h.Handler.WithAttrs(as), tap: h.tap}
+}
+
+func (h tapHandler) WithGroup(name string) slog.Handler {
+	return tapHandler{Handler: h.Handler.WithGroup(name), tap: h.tap}
+}
+
+// waitLogged blocks until the bot logs a message containing what.
+func (w *wsBot) waitLogged(t *testing.T, what string) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for {
+		select {
+		case m := <-w.logged:
+			if strings.Contains(m, what) {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("never logged %q; logs:\n%s", what, w.logs)
+		}
+	}
 }
 
 type wsOpts struct {
@@ -75,11 +116,12 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 		srv = wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	}
 	clock := newTestClock(botT0)
-	logs := &syncBuffer{}
+	logs, logged := &syncBuffer{}, make(chan string, 1000)
+	logger := slog.New(tapHandler{Handler: slog.NewTextHandler(logs, nil), tap: logged})
 	bot, err := wecom.NewBot(wecom.BotSection{
 		Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
 		BotID: wsBotID, Secret: o.secret, URL: srv.URL(),
-	}, 0, channels.Env{Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)), Messages: botMessages})
+	}, 0, channels.Env{Now: clock.Now, Logger: logger, Messages: botMessages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +137,7 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 		t.Fatalf("a websocket bot has routes: %+v", routes)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: newFakeSink(botT0), clock: clock, logs: logs, done: make(chan error, 1), stop: stop}
+	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: newFakeSink(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop}
 	go func() { w.done <- conns[0].Run(ctx, w.sink) }()
 	t.Cleanup(func() {
 		stop()
@@ -317,5 +359,25 @@ func TestBotWS_SecondReplicaTakesOver(t *testing.T) {
 	}
 	if n := len(a.srv.Subscriptions()); n != 2 {
 		t.Fatalf("%d subscriptions, want 2 (no fight)", n)
+	}
+}
+
+// A stream WeCom refuses (too many in progress, expired) shows nothing:
+// the first part then goes out at once, not after the stream deadline.
+func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
+	w := startWSBot(t, wsOpts{})
+	w.subscribed(t, 1)
+	w.srv.FailNext("aibot_respond_msg", 846605)
+	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-lost").Text("hi")); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLogged(t, "stream lost")
+	in := w.sink.Accepted()[0]
+	if _, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "答案", Parts: 1}); err != nil {
+		t.Fatalf("Send part 0 of a lost stream = %v, want it sent", err)
+	}
+	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_send_msg" })
+	if f.Reply.Markdown.Content != "答案" {
+		t.Fatalf("aibot_send_msg = %+v", f.Reply)
 	}
 }
