@@ -71,7 +71,7 @@ type Bot struct {
 	url, botID, secret string
 	timing             botTiming
 	live               atomic.Pointer[botConn] // the subscribed socket, nil when down
-	lost               lostStreams             // streams that ended without the reply
+	streams            liveStreams             // messages being answered over this replica's socket
 }
 
 // NewBot builds a bot from its section (already defaulted and validated by
@@ -189,16 +189,31 @@ func mention(chatType, userID string) string {
 	return "<@" + userID + ">\n"
 }
 
+// mayStream reports whether the stream of rt's message may still show its
+// reply's first part. In callback mode WeCom drives the stream from any
+// replica, so only the deadline tells; in websocket mode this replica's
+// socket carries every live stream of the bot.
+func (b *Bot) mayStream(rt botReplyTo, now time.Time) bool {
+	if !now.Before(streamDeadlineOf(rt.receivedAt())) {
+		return false
+	}
+	if rt.Mode == BotModeWebSocket {
+		return b.streams.has(rt.MsgID)
+	}
+	return true
+}
+
 // errNoSocket: a websocket bot's push needs the live connection, which
 // another replica holds or which is reconnecting. Retryable.
 var errNoSocket = errors.New("no live connection to WeCom on this replica")
 
 // Send delivers one reply part to the conversation in out.ReplyTo.
 //
-// The first part (out.Part == 0) of a message whose stream is still open
-// returns a *channels.DeferredError: the stream shows it, and Shown marks it
-// delivered (unless this replica saw the stream lost). Otherwise a callback-mode bot POSTs markdown to the message's
-// response_url and a websocket bot pushes aibot_send_msg over its socket.
+// The first part (out.Part == 0) of a message whose stream may still show
+// it returns a *channels.DeferredError until after the stream deadline:
+// the stream shows it, and Shown marks it delivered. Otherwise a
+// callback-mode bot POSTs markdown to the message's response_url and a
+// websocket bot pushes aibot_send_msg over its socket.
 //
 // Errors wrap channels.ErrPermanent when retrying cannot help: a ReplyTo
 // that is not a bot's, an image, content over MaxStreamBytes, a
@@ -214,7 +229,7 @@ func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return channels.SendResult{}, fmt.Errorf("wecom: bot %q: send to %q: %w", b.name, rt.ChatID, err)
 	}
 	now := b.now()
-	if deadline := streamDeadlineOf(rt.receivedAt()); out.Part == 0 && now.Before(deadline) && !b.lost.has(rt.MsgID) {
+	if deadline := streamDeadlineOf(rt.receivedAt()); out.Part == 0 && b.mayStream(rt, now) {
 		return channels.SendResult{}, &channels.DeferredError{
 			Until:  deadline.Add(deferSlack),
 			Reason: "the first part is shown by the message's stream",

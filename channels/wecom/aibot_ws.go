@@ -187,11 +187,20 @@ func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f
 }
 
 // handleFrame stores a message and, only then, answers it on the socket.
+// While it runs, the message counts as streaming (see liveStreams).
 func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) {
+	b.streams.begin(m.MsgID)
+	err := b.answerFrame(ctx, conn, sink, reqID, m, body)
+	b.streams.end(m.MsgID)
+	if err != nil {
+		b.log.Warn("wecom bot: message not answered on the socket", "msg_id", m.MsgID, "req_id", reqID, "err", err)
+	}
+}
+
+func (b *Bot) answerFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) error {
 	in, answer, err := b.accept(ctx, sink, m, body, reqID)
 	if err != nil {
-		b.log.Error("wecom bot: message not stored", "msg_id", m.MsgID, "req_id", reqID, "err", err)
-		return
+		return fmt.Errorf("not stored: %w", err)
 	}
 	switch answer {
 	case answerWelcome:
@@ -200,14 +209,14 @@ func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink
 			err = ack.result().err(botCmdRespondWelcome)
 		}
 		if err != nil {
-			b.log.Warn("wecom bot: welcome not sent", "user_id", in.Sender.UserID, "err", err)
+			return fmt.Errorf("welcome: %w", err)
 		}
 	case answerStream:
 		if err := b.stream(ctx, conn, sink, reqID, in); err != nil {
-			b.lost.add(in.MsgID, b.now())
-			b.log.Warn("wecom bot: stream lost; Send delivers the reply", "msg_id", in.MsgID, "req_id", reqID, "err", err)
+			return fmt.Errorf("stream lost, Send delivers the reply: %w", err)
 		}
 	}
+	return nil
 }
 
 // stream opens the message's stream and pushes the run's progress into it
@@ -217,8 +226,8 @@ func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink
 // note and Send delivers the reply.
 //
 // It returns an error when the stream ends without showing the reply (the
-// socket closed, WeCom refused a frame, progress unreadable): Send then
-// delivers the first part without waiting for the deadline.
+// socket closed, WeCom refused a frame, progress unreadable); Send then
+// delivers the first part, as the stream is no longer live.
 func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, in channels.Inbound) error {
 	received := b.now()
 	ref := channels.MessageRef{Channel: ChannelName, Account: b.name, MsgID: in.MsgID}
@@ -271,33 +280,35 @@ func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, req
 	}
 }
 
-// lostStreams are the messages whose stream ended without showing their
-// reply, so that Send delivers the first part at once instead of waiting
-// out the stream deadline. It lives in memory on the replica holding the
-// connection, where the bot's deliveries run (the connection is
-// exclusive); elsewhere Send falls back to the deadline.
-type lostStreams struct {
-	mu   sync.Mutex
-	lost map[string]time.Time // msgid → when its stream was lost
+// liveStreams are the messages this replica is answering over its socket,
+// from before sink.Accept until their stream ends. Deliveries of a
+// websocket bot run on the replica holding its connection (the connection
+// is exclusive), so Send asks here whether a stream may still show a first
+// part; a stream of a previous holder died with its socket.
+type liveStreams struct {
+	mu sync.Mutex
+	n  map[string]int // msgid → streams in progress (WeCom may push a message twice)
 }
 
-func (l *lostStreams) add(msgID string, now time.Time) {
+func (l *liveStreams) begin(msgID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.lost == nil {
-		l.lost = map[string]time.Time{}
+	if l.n == nil {
+		l.n = map[string]int{}
 	}
-	for id, at := range l.lost {
-		if now.Sub(at) > StreamLifetime {
-			delete(l.lost, id) // past its deadline: Send no longer defers it anyway
-		}
-	}
-	l.lost[msgID] = now
+	l.n[msgID]++
 }
 
-func (l *lostStreams) has(msgID string) bool {
+func (l *liveStreams) end(msgID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, ok := l.lost[msgID]
-	return ok
+	if l.n[msgID]--; l.n[msgID] <= 0 {
+		delete(l.n, msgID)
+	}
+}
+
+func (l *liveStreams) has(msgID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n[msgID] > 0
 }

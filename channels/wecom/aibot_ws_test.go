@@ -202,6 +202,12 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 	w.frame(t, isStream(botThink, false))
 	w.sink.setProgress("w-1", "第一步", false)
 	w.frame(t, isStream("第一步", false))
+	// While the stream is live, the first part waits for it.
+	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第一步，第二步", Parts: 2})
+	var deferred *channels.DeferredError
+	if !errors.As(err, &deferred) {
+		t.Fatalf("Send part 0 during the stream = %v, want deferred", err)
+	}
 	w.sink.setProgress("w-1", "第一步，第二步", true)
 	w.frame(t, isStream("第一步，第二步", true))
 	w.sink.waitShown(t, "w-1")
@@ -364,6 +370,8 @@ func TestBotWS_SecondReplicaTakesOver(t *testing.T) {
 
 // A stream WeCom refuses (too many in progress, expired) shows nothing:
 // the first part then goes out at once, not after the stream deadline.
+// (So does any first part while no stream of its message is live on this
+// replica: a follow-up, or a stream that died with a previous holder.)
 func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
 	w := startWSBot(t, wsOpts{})
 	w.subscribed(t, 1)
@@ -371,7 +379,7 @@ func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
 	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-lost").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	w.waitLogged(t, "stream lost")
+	w.waitLogged(t, "not answered on the socket")
 	in := w.sink.Accepted()[0]
 	if _, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "答案", Parts: 1}); err != nil {
 		t.Fatalf("Send part 0 of a lost stream = %v, want it sent", err)
