@@ -192,7 +192,11 @@ func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink
 	b.streams.begin(m.MsgID)
 	err := b.answerFrame(ctx, conn, sink, reqID, m, body)
 	b.streams.end(m.MsgID)
-	if err != nil {
+	switch {
+	case errors.Is(err, channels.ErrUnavailable) || errors.Is(err, ErrMalformed):
+		// Nothing tells WeCom to push the frame again: the message is lost.
+		b.log.Error("wecom bot: message not stored", "msg_id", m.MsgID, "req_id", reqID, "err", err)
+	case err != nil:
 		b.log.Warn("wecom bot: message not answered on the socket", "msg_id", m.MsgID, "req_id", reqID, "err", err)
 	}
 }
