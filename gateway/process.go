@@ -374,7 +374,7 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 	if !ok {
 		return river.JobCancel(fmt.Errorf("gateway: no channel %q configured for inbound %d", row.In.Channel, row.ID))
 	}
-	reply := replyFor(ch, row.In, fmt.Sprintf("inbound:%d", row.ID), out.reply)
+	reply := replyFor(ch, row.In, store.AnswerKey(row.ID), out.reply)
 	now := g.now()
 	return store.InTx(ctx, conn, func(tx pgx.Tx) error {
 		runID := ""

@@ -209,8 +209,8 @@ var errNoSocket = errors.New("no live connection to WeCom on this replica")
 
 // Send delivers one reply part to the conversation in out.ReplyTo.
 //
-// The first part (out.Part == 0) of a message whose stream may still show
-// it returns a *channels.DeferredError until after the stream deadline:
+// The first part (out.Part == 0) of the answer to a message whose stream
+// may still show it returns a *channels.DeferredError until after the stream deadline:
 // the stream shows it, and Shown marks it delivered. Otherwise a
 // callback-mode bot POSTs markdown to the message's response_url and a
 // websocket bot pushes aibot_send_msg over its socket.
@@ -229,7 +229,7 @@ func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return channels.SendResult{}, fmt.Errorf("wecom: bot %q: send to %q: %w", b.name, rt.ChatID, err)
 	}
 	now := b.now()
-	if deadline := streamDeadlineOf(rt.receivedAt()); out.Part == 0 && b.mayStream(rt, now) {
+	if deadline := streamDeadlineOf(rt.receivedAt()); out.Answer && out.Part == 0 && b.mayStream(rt, now) {
 		return channels.SendResult{}, &channels.DeferredError{
 			Until:  deadline.Add(deferSlack),
 			Reason: "the first part is shown by the message's stream",

@@ -419,7 +419,7 @@ func TestBot_Send_Deferred(t *testing.T) {
 	rt := f.sink.Accepted()[0].ReplyTo
 	f.clock.Set(botT0.Add(time.Minute))
 
-	_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt, Text: "x", Parts: 2})
+	_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt, Text: "x", Parts: 2, Answer: true})
 	var d *channels.DeferredError
 	if !errors.As(err, &d) {
 		t.Fatalf("Send part 0 = %v, want a *DeferredError", err)
@@ -556,5 +556,20 @@ func TestBot_MentionStripped(t *testing.T) {
 				t.Fatalf("Text %q Mentioned %v, want %q %v", in.Text, in.Mentioned, tt.want, tt.chat == "group")
 			}
 		})
+	}
+}
+
+// A later message to the conversation (an async result) is no answer to
+// the message: it goes out at once, never held for the message's stream.
+func TestBot_Send_FollowUpNotDeferred(t *testing.T) {
+	f := newCallbackBot(t)
+	f.reply(t, f.single("m-2").Text("hi"))
+	rt := f.sink.Accepted()[0].ReplyTo
+	f.clock.Set(botT0.Add(time.Minute))
+	if _, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt, Text: "结果", Parts: 1}); err != nil {
+		t.Fatalf("Send of a follow-up = %v, want it sent", err)
+	}
+	if len(f.resp.Posts()) != 1 {
+		t.Fatalf("response_url posts = %d, want 1", len(f.resp.Posts()))
 	}
 }

@@ -203,7 +203,7 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 	w.sink.setProgress("w-1", "第一步", false)
 	w.frame(t, isStream("第一步", false))
 	// While the stream is live, the first part waits for it.
-	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第一步，第二步", Parts: 2})
+	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第一步，第二步", Parts: 2, Answer: true})
 	var deferred *channels.DeferredError
 	if !errors.As(err, &deferred) {
 		t.Fatalf("Send part 0 during the stream = %v, want deferred", err)
