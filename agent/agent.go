@@ -53,6 +53,11 @@ type Turn struct {
 	// BoundTools names skills bound to this chat; they are offered on every
 	// turn, like Triggers.Always.
 	BoundTools []string
+	// RecentTools names the skills the session's previous run called (or
+	// was offered); they stay on offer so a follow-up such as 「那上个月呢」
+	// can use them. Optional: without it the previous user message in
+	// History is matched again, which finds the same skills in most cases.
+	RecentTools []string
 	// Resume continues a task that stopped with StopNeedsInput (or
 	// StopAwaitingConfirmation): set it to that run's Result.Continuation and
 	// UserText to the user's answer. SystemPrompt and History are then taken
@@ -82,8 +87,15 @@ type Options struct {
 	// Logger, default slog.Default(). Lines carry session_id and run_id.
 	Logger *slog.Logger
 
-	// MaxTools caps the skills offered per turn, default 8.
+	// MaxTools caps the skills offered in full per turn, default 8. A
+	// catalog of at most MaxTools skills is offered whole when the user's
+	// text matches none of them well.
 	MaxTools int
+	// IndexTokens: the compact skill index (one line per skill, offer.go)
+	// is shown on every turn while it costs at most this many tokens,
+	// default 800 (about 60 skills); a larger index only when the text
+	// matches no skill well. Negative: only then.
+	IndexTokens int
 	// MaxArgRetries is how often in a row the model may correct arguments
 	// that failed validation without using a step, default 2; negative:
 	// never.
@@ -149,6 +161,7 @@ const (
 	DefaultTimeout             = 90 * time.Second
 	DefaultMaxObservationBytes = 8 << 10
 	DefaultMaxTools            = 8
+	DefaultIndexTokens         = 800
 	DefaultMaxArgRetries       = 2
 	DefaultMaxRepeats          = 2
 	DefaultMaxIdleRounds       = 3

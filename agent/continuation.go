@@ -28,6 +28,7 @@ type Continuation struct {
 	Withdrawn    []string        `json:"withdrawn,omitempty"`
 	Failures     map[string]int  `json:"failures,omitempty"`
 	Recall       bool            `json:"recall,omitempty"` // recall_observation was offered
+	Index        bool            `json:"index,omitempty"`  // the skill index and load_skills were offered
 	Plan         *Plan           `json:"plan,omitempty"`
 	Subtask      int             `json:"subtask"` // index of the current subtask
 	Subtasks     []SubtaskResult `json:"subtasks,omitempty"`
@@ -61,6 +62,7 @@ func (r *run) continuation() *Continuation {
 		Rounds:       slices.Clone(r.rounds),
 		Failures:     maps.Clone(r.failures),
 		Recall:       r.recallOn,
+		Index:        r.indexOn,
 		Plan:         r.plan,
 		Subtask:      r.sub,
 		Subtasks:     slices.Clone(r.subs),

@@ -27,6 +27,8 @@ type callResult struct {
 	requested string
 	entry     *toolEntry // the skill; nil for built-ins and unknown names
 	recall    bool       // the built-in recall_observation
+	load      bool       // the built-in load_skills
+	loaded    []*toolEntry
 	args      json.RawMessage
 	runnable  bool
 	badArgs   bool
@@ -150,9 +152,14 @@ func (r *run) prepare(p proposedCall) *callResult {
 	case r.withdrawn[name]:
 		c.obs.text = fmt.Sprintf("error: withdrawn: %s failed too often and is withdrawn for the rest of this conversation. "+
 			"Do not call it again; tell the user this system is unavailable right now.", name)
-	case name == toolRecall:
-		c.recall, c.runnable, c.args = true, true, json.RawMessage(cmpOr(strings.TrimSpace(p.call.Function.Arguments), "{}"))
+	case name == toolRecall || name == toolLoadSkills:
+		c.recall, c.load = name == toolRecall, name == toolLoadSkills
+		c.runnable, c.args = true, json.RawMessage(cmpOr(strings.TrimSpace(p.call.Function.Arguments), "{}"))
 	default:
+		if r.byName[name] == nil { // a skill of the index, called without loading it first
+			r.install([]*toolEntry{r.indexEntry(name)})
+			c.deltas = append(c.deltas, "skill loaded from the index: "+name)
+		}
 		c.entry = r.byName[name]
 		args, aerr := validateArgs(c.entry, p.call.Function.Arguments)
 		if aerr != nil {
@@ -229,6 +236,8 @@ func (r *run) call(ctx context.Context, n int, c *callResult) {
 	switch {
 	case c.recall:
 		c.obs = r.recall(ctx, c.args)
+	case c.load:
+		c.obs, c.loaded = r.loadSkills(c.args)
 	default:
 		c.res, c.err = safeCall(ctx, c.entry.tool, c.args)
 		r.observe(ctx, c)
@@ -289,6 +298,14 @@ func safeCall(ctx context.Context, t skills.Tool, args json.RawMessage) (res ski
 // reply, and the trace step.
 func (r *run) account(c *callResult, out *roundOutcome) {
 	name := c.call.Function.Name
+	if len(c.loaded) > 0 {
+		r.install(c.loaded)
+		var names []string
+		for _, e := range c.loaded {
+			names = append(names, e.spec.Name)
+		}
+		c.deltas = append(c.deltas, "skills loaded from the index: "+strings.Join(names, ", "))
+	}
 	switch {
 	case c.entry == nil:
 	case c.obs.ok:

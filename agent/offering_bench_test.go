@@ -132,6 +132,7 @@ type offeringOutcome struct {
 	ratios         []float64 // per question, sorted
 	tools          []int     // full definitions per first request
 	misses         []string  // questions with a wanted skill not on offer
+	fromIndex      []string  // questions with a wanted skill only in the index
 	questionsCount int
 }
 
@@ -175,6 +176,8 @@ func measureOffering(tb testing.TB, tools []skills.Tool, qs []benchQuestion) off
 		}
 		if full {
 			out.full++
+		} else if all {
+			out.fromIndex = append(out.fromIndex, fmt.Sprintf("%s → in full %v", q.Q, names))
 		}
 		out.tools = append(out.tools, len(names))
 		ours := requestTokens(req.Messages, req.Tools)
@@ -201,5 +204,8 @@ func BenchmarkOffering_Catalog20(b *testing.B) {
 	b.ReportMetric(float64(out.tools[len(out.tools)/2]), "tools-median")
 	for _, m := range out.misses {
 		b.Logf("not offered: %s", m)
+	}
+	for _, m := range out.fromIndex {
+		b.Logf("only in the index: %s", m)
 	}
 }
