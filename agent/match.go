@@ -33,12 +33,12 @@ import (
 // Field weights: what the author declared as the words of the skill counts
 // more than the prose around it.
 const (
-	weightDeclared    = 3.0 // triggers, synonyms, display name
-	weightExample     = 2.0 // example requests
-	weightName        = 2.0 // the words of the skill's name (vpn, payslip)
-	weightProse       = 1.0 // description, usage notes, parameters
+	weightDeclared    = 3.0  // triggers, synonyms, display name
+	weightExample     = 2.0  // example requests
+	weightName        = 2.0  // the words of the skill's name (vpn, payslip)
+	weightProse       = 1.0  // description, usage notes, parameters
 	weightHanChar     = 0.35 // one Han character is a weaker clue than a word
-	phraseBonus       = 2.0 // a trigger or synonym occurs whole in the text
+	phraseBonus       = 2.0  // a trigger or synonym occurs whole in the text
 	maxDocCacheSkills = 4096
 )
 
