@@ -36,7 +36,11 @@ type Continuation struct {
 	Format       string          `json:"format,omitempty"`
 	Steps        int             `json:"steps"` // model calls so far; Step.N continues from here
 	ToolsDone    []string        `json:"tools_done,omitempty"`
-	SafeNumbers  []string        `json:"safe_numbers,omitempty"`
+	Facts        []string        `json:"facts,omitempty"` // facts learnt, for a partial answer
+	// Writes are the writes that succeeded (call key → result), so a
+	// resumed task does not run them again.
+	Writes      map[string]string `json:"writes,omitempty"`
+	SafeNumbers []string          `json:"safe_numbers,omitempty"`
 	// ArchiveRunID is the run whose archive holds compressed observations;
 	// Archived carries them when the archive was the in-memory one.
 	ArchiveRunID string            `json:"archive_run_id"`
@@ -70,6 +74,8 @@ func (r *run) continuation() *Continuation {
 		Format:       string(r.format),
 		Steps:        r.n,
 		ToolsDone:    slices.Clone(r.progress.done),
+		Facts:        slices.Clone(r.progress.facts),
+		Writes:       maps.Clone(r.writes),
 		ArchiveRunID: r.archiveRun,
 	}
 	for _, m := range r.meta {

@@ -29,6 +29,8 @@ type callResult struct {
 	recall    bool       // the built-in recall_observation
 	load      bool       // the built-in load_skills
 	loaded    []*toolEntry
+	dupOf     *callResult // an earlier call of the round this one repeats (a write)
+	key       string      // callKey, for repeats
 	args      json.RawMessage
 	runnable  bool
 	badArgs   bool
@@ -97,7 +99,8 @@ func (r *run) runCalls(ctx context.Context, msg openai.ChatCompletionMessage, ca
 		if !c.runnable || out.stop != "" {
 			continue
 		}
-		key := c.call.Function.Name + " " + canonicalJSON(c.args)
+		key := callKey(c.call.Function.Name, c.args)
+		c.key = key
 		if r.repeats[key]++; r.repeats[key] > r.opts.MaxRepeats {
 			out.stop, cut = StopRepeated, i
 			out.cause = fmt.Errorf("%s called %d times with the same arguments %s", c.call.Function.Name,
@@ -105,6 +108,7 @@ func (r *run) runCalls(ctx context.Context, msg openai.ChatCompletionMessage, ca
 		}
 	}
 	r.notRun(results[cut:], StopRepeated)
+	r.dedupeWrites(results[:cut])
 
 	r.rounds = append(r.rounds, len(r.msgs))
 	assistant := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: msg.Content}
@@ -116,6 +120,7 @@ func (r *run) runCalls(ctx context.Context, msg openai.ChatCompletionMessage, ca
 	r.appendMsg(assistant, msgOther, "")
 
 	r.execute(ctx, n, results[:cut])
+	settleDuplicates(results[:cut])
 	for _, c := range results {
 		r.account(c, &out)
 	}
@@ -309,10 +314,17 @@ func (r *run) account(c *callResult, out *roundOutcome) {
 	switch {
 	case c.entry == nil:
 	case c.obs.ok:
-		r.progress.record(name, true, "")
+		r.progress.record(displayName(c.entry.spec), true, "")
+		r.progress.addFact(displayName(c.entry.spec), factOf(c.obs))
 		out.succeeded = true
+		if c.ran && isWrite(c) {
+			r.writes[c.key] = c.obs.text
+		}
 	case c.obs.fail != nil:
-		r.progress.record(name, false, c.obs.fail.label(r.opts.Messages))
+		r.progress.record(displayName(c.entry.spec), false, c.obs.fail.label(r.opts.Messages))
+		if transient(c) && c.ran {
+			r.repeats[c.key]-- // retrying a transient failure is not a repeat
+		}
 		if c.obs.fail.counts {
 			r.failures[name]++
 			if r.failures[name] >= r.opts.MaxToolFailures && !r.withdrawn[name] {

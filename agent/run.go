@@ -41,6 +41,7 @@ type run struct {
 	retry      int  // argument-correction retries used in a row
 	idle       int  // idle rounds in a row
 	repeats    map[string]int
+	writes     map[string]string // callKey → result of a write that succeeded (writes.go)
 	failures   map[string]int
 	lastRound  []*callResult // the skill calls of the latest tool round, for templates
 	plan       *Plan
@@ -148,7 +149,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 	r := &run{
 		opts: opts, turn: turn, model: m,
 		log:       opts.Logger.With("session_id", turn.SessionID, "run_id", turn.RunID),
-		withdrawn: map[string]bool{}, repeats: map[string]int{}, failures: map[string]int{},
+		withdrawn: map[string]bool{}, repeats: map[string]int{}, failures: map[string]int{}, writes: map[string]string{},
 		archive: opts.Archive, archiveRun: turn.RunID,
 	}
 	if turn.Resume != nil {
@@ -229,7 +230,10 @@ func (r *run) resume(c *Continuation) error {
 	r.rounds = c.Rounds
 	r.plan, r.sub, r.subs, r.phase = c.Plan, c.Subtask, c.Subtasks, phase(c.Phase)
 	r.format, r.n = formatKind(c.Format), c.Steps
-	r.progress.done = c.ToolsDone
+	r.progress.done, r.progress.facts = c.ToolsDone, c.Facts
+	for key, text := range c.Writes {
+		r.writes[key] = text
+	}
 	for _, n := range c.SafeNumbers {
 		r.keep.add(n)
 	}
