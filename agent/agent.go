@@ -93,8 +93,10 @@ type Options struct {
 	MaxTools int
 	// IndexTokens: the compact skill index (one line per skill, offer.go)
 	// is shown on every turn while it costs at most this many tokens,
-	// default 800 (about 60 skills); a larger index only when the text
-	// matches no skill well. Negative: only then.
+	// default 2000 (about 140 skills with display names); a larger index
+	// only when the match is in doubt. Negative: only then. It sits in the
+	// system prompt, which is byte-stable for a user, so endpoints with
+	// prompt caching bill it at the cached rate after the first turn.
 	IndexTokens int
 	// MaxArgRetries is how often in a row the model may correct arguments
 	// that failed validation without using a step, default 2; negative:
@@ -161,7 +163,7 @@ const (
 	DefaultTimeout             = 90 * time.Second
 	DefaultMaxObservationBytes = 8 << 10
 	DefaultMaxTools            = 8
-	DefaultIndexTokens         = 800
+	DefaultIndexTokens         = 2000
 	DefaultMaxArgRetries       = 2
 	DefaultMaxRepeats          = 2
 	DefaultMaxIdleRounds       = 3

@@ -36,7 +36,8 @@ import (
 // at most Options.MaxTools of them, in that order of priority.
 //
 // When the best score is weak (below strongScore), a small catalog (at most
-// MaxTools skills) is offered whole. A larger one gets the compact skill
+// MaxTools skills) is offered whole. A larger one, or one with more matches
+// than MaxTools, gets the compact skill
 // index: one line per skill the user may use, in the system prompt, and the
 // built-in load_skills tool that loads full definitions (a skill named in
 // the index may also be called directly). The index is also shown when the
@@ -151,6 +152,8 @@ func offerTools(in offerInput) (offering, error) {
 			picked = append(picked, i)
 		}
 	}
+	// Matches beyond the cap are doubt too: the one needed may be among them.
+	capped := len(picked) > in.limit
 	picked = picked[:min(len(picked), in.limit)]
 	slices.Sort(picked)
 	out := offering{entries: make([]*toolEntry, 0, len(picked))}
@@ -158,7 +161,7 @@ func offerTools(in offerInput) (offering, error) {
 		out.entries = append(out.entries, newToolEntry(in.tools[i], specs[i]))
 	}
 	if len(picked) < len(specs) {
-		out.index = !strong || countTokens(skillIndex(specs)) <= in.indexTok
+		out.index = !strong || capped || countTokens(skillIndex(specs)) <= in.indexTok
 	}
 	return out, nil
 }

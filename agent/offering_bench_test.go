@@ -209,3 +209,94 @@ func BenchmarkOffering_Catalog20(b *testing.B) {
 		b.Logf("only in the index: %s", m)
 	}
 }
+
+// TestOffering_Catalog20Goals holds the goals of the benchmark: the skill
+// that can answer is on offer for at least 99% of the questions, and the
+// first request costs at most 0.3 of the plain all-tools request at the
+// median.
+func TestOffering_Catalog20Goals(t *testing.T) {
+	out := measureOffering(t, loadCatalog(t), loadQuestions(t))
+	if rate := float64(out.offered) / float64(out.questionsCount); rate < 0.99 {
+		t.Errorf("offered for %.0f%% of the questions, want at least 99%%; misses:\n%s", 100*rate, strings.Join(out.misses, "\n"))
+	}
+	if m := out.percentile(0.5); m > 0.3 {
+		t.Errorf("token ratio median %.3f, want at most 0.3", m)
+	}
+}
+
+// renamedTool is a catalog skill under another name, to grow the catalog.
+type renamedTool struct {
+	skills.Tool
+	name string
+}
+
+func (t renamedTool) Spec() skills.Spec {
+	s := t.Tool.Spec()
+	s.Name = t.name
+	return s
+}
+
+// scaledCatalog is the sample catalog repeated to n skills; the first 20
+// keep their names, so the questions' wanted skills are still there.
+func scaledCatalog(base []skills.Tool, n int) []skills.Tool {
+	out := make([]skills.Tool, 0, n)
+	for i := range n {
+		t := base[i%len(base)]
+		if i >= len(base) {
+			t = renamedTool{Tool: t, name: fmt.Sprintf("%s_%d", t.Spec().Name, i/len(base))}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// BenchmarkSkillIndex reports what the compact index costs for catalogs of
+// 20, 100 and 500 skills (the sample catalog repeated under new names):
+// its tokens with display names and without (the description's first
+// words instead), next to the same skills as plain tool definitions.
+func BenchmarkSkillIndex(b *testing.B) {
+	base := loadCatalog(b)
+	for _, n := range []int{20, 100, 500} {
+		var specs, bare []skills.Spec
+		for _, t := range scaledCatalog(base, n) {
+			s := t.Spec()
+			specs = append(specs, s)
+			s.DisplayName = ""
+			bare = append(bare, s)
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var index int
+			for b.Loop() {
+				index = countTokens(skillIndex(specs))
+			}
+			plain := 0
+			for _, s := range specs {
+				plain += perToolTokens + countTokens(s.Name) + countTokens(s.Description) + countTokens(string(s.Parameters))
+			}
+			b.ReportMetric(float64(index), "index-tokens")
+			b.ReportMetric(float64(index)/float64(n), "tokens/skill")
+			b.ReportMetric(float64(countTokens(skillIndex(bare)))/float64(n), "tokens/skill-no-display-name")
+			b.ReportMetric(float64(plain), "plain-tokens")
+		})
+	}
+}
+
+// BenchmarkOffering_Scaled is the offering benchmark over the catalog
+// grown to 100 and 500 skills: the index is then shown only when the match
+// is weak (Options.IndexTokens).
+func BenchmarkOffering_Scaled(b *testing.B) {
+	base, qs := loadCatalog(b), loadQuestions(b)
+	for _, n := range []int{100, 500} {
+		tools := scaledCatalog(base, n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var out offeringOutcome
+			for b.Loop() {
+				out = measureOffering(b, tools, qs)
+			}
+			b.ReportMetric(100*float64(out.offered)/float64(out.questionsCount), "offered%")
+			b.ReportMetric(100*float64(out.full)/float64(out.questionsCount), "full%")
+			b.ReportMetric(out.percentile(0.5), "ratio-median")
+			b.ReportMetric(out.percentile(0.9), "ratio-p90")
+		})
+	}
+}
