@@ -5,11 +5,12 @@
 //
 // loop.go holds the loop itself; each stage of a turn lives in its own
 // file: normalize.go and tokens.go (the user's text and its token budget),
-// offer.go, schema_text.go and context.go (which skills are offered and
-// what the model is told), plan.go and format.go (shaped and multi-part
-// requests), retry.go and stream.go (calling the model), toolcall.go
-// (names, the JSON-in-text fallback, argument validation), execute.go
-// (running a round of calls), observe.go, htmltext.go and truncate.go
+// match.go, offer.go, index.go and context.go (which skills are offered,
+// the compact skill index and what the model is told), plan.go and
+// format.go (shaped and multi-part requests), retry.go and stream.go
+// (calling the model), toolcall.go and schema_text.go (names, the
+// JSON-in-text fallback, argument validation), execute.go and writes.go
+// (running a round of calls; writes run once), observe.go, htmltext.go and truncate.go
 // (results as text), compress.go and archive.go (context compression),
 // respond.go and sanitize.go (the answer and what may reach a chat),
 // trace.go and errors.go (steps, stops and their sentinels).

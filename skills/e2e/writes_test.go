@@ -56,12 +56,16 @@ func (g *gate) seen() []string {
 	return slices.Clone(g.keys)
 }
 
-// samplesBehind loads the sample skills against handler.
-func samplesBehind(t *testing.T, handler http.Handler) *skills.Registry {
+// samplesBehind loads the sample skills, and extra ones, against handler.
+func samplesBehind(t *testing.T, handler http.Handler, extra ...*skills.Skill) *skills.Registry {
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	reg, err := skills.LoadRegistry(skills.SamplesFS(), skills.Options{BaseURL: srv.URL,
+	defs, err := skills.LoadDir(skills.SamplesFS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := skills.NewRegistry(append(defs, extra...), skills.Options{BaseURL: srv.URL,
 		Getenv: func(k string) string {
 			if k == "HERMES_DEMO_HMAC_KEY" {
 				return string(key)
@@ -73,6 +77,9 @@ func samplesBehind(t *testing.T, handler http.Handler) *skills.Registry {
 	}
 	return reg
 }
+
+// createTicket is the model calling the create skill.
+var createTicket = openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_create", createArgs)}}
 
 func runTurn(t *testing.T, model *openaitest.Server, caller skills.Caller, reg *skills.Registry, text string, opts agent.Options) agent.Result {
 	t.Helper()
@@ -107,8 +114,8 @@ func TestRepeatedCreateMakesOneTicket(t *testing.T) {
 	reg := samplesBehind(t, backend)
 	model := openaitest.NewServer(t)
 	model.Script(
-		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_create", createArgs)}},
-		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_create", createArgs)}},
+		createTicket,
+		createTicket,
 		openaitest.Reply{Content: "已为你创建工单 INC-1004。"},
 	)
 	caller := zhangsan
@@ -141,10 +148,7 @@ func TestRunAgainAfterCrashMakesOneTicket(t *testing.T) {
 	caller := zhangsan
 	caller.Origin = "inbound-42"
 	for run := range 2 {
-		model.Script(
-			openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_create", createArgs)}},
-			openaitest.Reply{Content: "工单已创建。"},
-		)
+		model.Script(createTicket, openaitest.Reply{Content: "工单已创建。"})
 		caller.TraceID = []string{"run-a", "run-b"}[run] // a new run id, the same message
 		runTurn(t, model, caller, reg, "打印机又卡纸了，帮我报个修", agent.Options{})
 	}
@@ -156,10 +160,7 @@ func TestRunAgainAfterCrashMakesOneTicket(t *testing.T) {
 
 	// Another message asking the same is a new request.
 	caller.Origin = "inbound-43"
-	model.Script(
-		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_create", createArgs)}},
-		openaitest.Reply{Content: "工单已创建。"},
-	)
+	model.Script(createTicket, openaitest.Reply{Content: "工单已创建。"})
 	runTurn(t, model, caller, reg, "打印机又卡纸了，帮我报个修", agent.Options{})
 	if n := ticketsCreated(backend); n != 2 {
 		t.Errorf("tickets created %d after a second message, want 2", n)
@@ -176,8 +177,8 @@ func TestTransientFailureRetried(t *testing.T) {
 	reg := samplesBehind(t, g)
 	model := openaitest.NewServer(t)
 	model.Script(
-		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_create", createArgs)}},
-		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_create", createArgs)}},
+		createTicket,
+		createTicket,
 		openaitest.Reply{Content: "已为你创建工单 INC-1004。"},
 	)
 	caller := zhangsan
@@ -207,7 +208,7 @@ func TestPartialAnswerKeepsTheTicket(t *testing.T) {
 	reg := samplesBehind(t, backend)
 	model := openaitest.NewServer(t)
 	model.Script(
-		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_create", createArgs)}},
+		createTicket,
 		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_status", `{"ticket_id":"INC-1004"}`)}},
 	)
 	caller := zhangsan
