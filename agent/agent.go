@@ -300,9 +300,12 @@ const (
 // Model text in events is masked like the reply but is only a preview: the
 // final Result.Reply can differ (templates, format fixes).
 type Event struct {
-	Kind  string
-	Text  string `json:",omitempty"`
-	Tool  string `json:",omitempty"`
-	Step  int
-	Error string `json:",omitempty"`
+	Kind string
+	Text string `json:",omitempty"`
+	Tool string `json:",omitempty"`
+	// ToolDisplay is the tool's display name, what users call it
+	// (skills.Spec.DisplayName, else its name): for progress lines.
+	ToolDisplay string `json:",omitempty"`
+	Step        int
+	Error       string `json:",omitempty"`
 }

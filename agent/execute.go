@@ -236,7 +236,11 @@ func parallelSafe(c *callResult) bool { return c.entry != nil && c.entry.spec.Pa
 // shared safe-number set locks.
 func (r *run) call(ctx context.Context, n int, c *callResult) {
 	name := c.call.Function.Name
-	r.emit(Event{Kind: EventToolStart, Tool: name, Step: n})
+	display := name
+	if c.entry != nil {
+		display = displayName(c.entry.spec)
+	}
+	r.emit(Event{Kind: EventToolStart, Tool: name, ToolDisplay: display, Step: n})
 	c.at, c.ran = r.opts.Now(), true
 	switch {
 	case c.recall:
@@ -248,7 +252,7 @@ func (r *run) call(ctx context.Context, n int, c *callResult) {
 		r.observe(ctx, c)
 	}
 	c.latency = r.opts.Now().Sub(c.at)
-	ev := Event{Kind: EventToolDone, Tool: name, Step: n}
+	ev := Event{Kind: EventToolDone, Tool: name, ToolDisplay: display, Step: n}
 	level := slog.LevelDebug
 	if c.obs.fail != nil {
 		ev.Error, level = firstLine(c.obs.text), slog.LevelWarn

@@ -71,3 +71,47 @@ func TestRun_TransientFailureRetryIsNotARepeat(t *testing.T) {
 		t.Errorf("the model was not told it may retry")
 	}
 }
+
+// TestRun_ResumedTaskKeepsIndexAndWrites: a task that stopped to ask the
+// user keeps, when resumed, the skill index and the writes already done.
+func TestRun_ResumedTaskKeepsIndexAndWrites(t *testing.T) {
+	log := &callLog{}
+	tools := append(indexTools(log),
+		&fakeTool{name: "s11_create", write: true, log: log, out: `{"summary":"已创建 REQ-7"}`, contentType: "application/json"},
+		&fakeTool{name: "s12_ask", log: log, contentType: "application/json",
+			out: `{"requires_followup": true, "question": "装在哪台电脑上？"}`})
+	srv, m := newModel(t)
+	srv.Script(call("s11_create", `{}`), call("s12_ask", `{}`))
+	turn := testTurn("想装个 PS 做图", tools)
+	first, err := agent.Run(context.Background(), m, turn, testOptions())
+	if err != nil || first.StopReason != agent.StopNeedsInput {
+		t.Fatalf("first Run = %q, %v", first.StopReason, err)
+	}
+	stored, err := json.Marshal(first.Continuation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cont agent.Continuation
+	if err := json.Unmarshal(stored, &cont); err != nil {
+		t.Fatal(err)
+	}
+
+	srv.Script(call("s11_create", `{}`), answer("已提交 REQ-7"))
+	resumed := turn
+	resumed.UserText, resumed.Resume, resumed.RunID = "笔记本", &cont, "r2"
+	second, err := agent.Run(context.Background(), m, resumed, testOptions())
+	if err != nil || second.StopReason != agent.StopFinished {
+		t.Fatalf("resumed Run = %q, %v", second.StopReason, err)
+	}
+	if got := log.all(); !slices.Equal(got, []string{"s11_create {}", "s12_ask {}"}) {
+		t.Errorf("calls %q, want the write once", got)
+	}
+	reqs := srv.Requests()
+	if !slices.Contains(toolNames(reqs[len(reqs)-2]), "load_skills") {
+		t.Errorf("resumed request lost load_skills: %q", toolNames(reqs[len(reqs)-2]))
+	}
+	last := reqs[len(reqs)-1].Messages
+	if obs := last[len(last)-1].Content; !strings.HasPrefix(obs, "already done:") {
+		t.Errorf("repeated write after resuming: %q", obs)
+	}
+}
