@@ -117,7 +117,7 @@ type Options struct {
 	// timeout) a skill is withdrawn for the rest of the run, default 2.
 	MaxToolFailures int
 	// MaxInputTokens is the token budget of the system prompt (with the
-	// skill context) plus the user's text, default 4096. The user's text is
+	// skill index) plus the user's text, default 4096. The user's text is
 	// cut to what remains, but never below 256 tokens.
 	MaxInputTokens int
 	// ContextWindow of the model in tokens, default 32768. Past

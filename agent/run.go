@@ -181,7 +181,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 }
 
 // buildContext assembles the first messages: the system prompt (with the
-// skill context and the plan), the session's recent turns, the user's
+// skill index and the plan), the session's recent turns, the user's
 // text. A resumed task instead continues its stored conversation with the
 // user's answer. It logs "context built".
 func (r *run) buildContext() {
