@@ -84,6 +84,18 @@ type SkillsConfig struct {
 	// ChatSkills binds skills to chats: chat id → skill names offered on
 	// every turn there, whatever their triggers (access rules still apply).
 	ChatSkills map[string][]string `yaml:"chat_skills"`
+	// IdentityKey is the default key that signs the caller's identity for
+	// skills without a key of their own: an environment variable or a
+	// secret file, read at every call. Without it such a skill does not
+	// load unless it says identity: none. Default: none.
+	IdentityKey SecretRef `yaml:"identity_key"`
+}
+
+// SecretRef names where a secret lives, never the secret: one of an
+// environment variable and an absolute file path.
+type SecretRef struct {
+	Env  string `yaml:"env"`  // variable name, e.g. HERMES_IDENTITY_KEY
+	File string `yaml:"file"` // or a file, e.g. /run/secrets/hermes_identity_key
 }
 
 // RouterConfig is the tool-router API (POST /v1/route).

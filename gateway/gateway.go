@@ -164,6 +164,8 @@ func (g *Gateway) buildSkills() (*skills.Registry, error) {
 		MCP:              g.mcp,
 		Logger:           g.log,
 	}
+	// The default identity key (skills.identity_key); NewRegistry validates it.
+	opts.DefaultHMACKeyEnv, opts.DefaultHMACKeyFile = g.cfg.Skills.IdentityKey.Env, g.cfg.Skills.IdentityKey.File
 	if g.skillsFS == nil {
 		return skills.NewRegistry(nil, opts)
 	}

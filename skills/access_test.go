@@ -17,7 +17,7 @@ func TestAccess(t *testing.T) {
 	hrOnly := &skills.Skill{Name: "hr_admin", Description: "hr admin", Endpoint: "/hr",
 		Access: skills.Access{Users: []string{"lisi"}, Chats: []string{"chat-hr"}}}
 	open := &skills.Skill{Name: "hr_policy", Description: "policies", Endpoint: "/policy"}
-	reg, err := skills.NewRegistry([]*skills.Skill{finance, hrOnly, open}, skills.Options{BaseURL: serverURL(t, rec)})
+	reg, err := skills.NewRegistry(unsigned(finance, hrOnly, open), skills.Options{BaseURL: serverURL(t, rec)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestConfirm(t *testing.T) {
 	s := &skills.Skill{Name: "it_password_reset", Description: "reset a password", Endpoint: "/it/reset",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"system":{"type":"string","enum":["vpn","email"]}},"required":["system"]}`),
 		Confirm:    &skills.ConfirmPolicy{Required: true, Prompt: "重置 {{.Caller.UserID}} 的 {{.Args.system}} 密码"}}
-	reg, err := skills.NewRegistry([]*skills.Skill{s}, skills.Options{BaseURL: serverURL(t, rec), Getenv: secrets})
+	reg, err := skills.NewRegistry(unsigned(s), skills.Options{BaseURL: serverURL(t, rec), Getenv: secrets})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func TestNewRegistry(t *testing.T) {
 	a := &skills.Skill{Name: "a_skill", Description: "a", Endpoint: "/a", Usage: "Use it well."}
 
 	t.Run("OK", func(t *testing.T) {
-		reg, err := skills.NewRegistry([]*skills.Skill{b, a}, skills.Options{BaseURL: "http://hr.internal"})
+		reg, err := skills.NewRegistry(unsigned(b, a), skills.Options{BaseURL: "http://hr.internal"})
 		if err != nil {
 			t.Fatalf("NewRegistry: %v", err)
 		}
@@ -50,7 +50,7 @@ func TestNewRegistry(t *testing.T) {
 		{"ErrInvalidSkill", []*skills.Skill{{Name: "Bad", Description: "x", Endpoint: "/a"}}, skills.Options{BaseURL: "http://x"}, "Bad: name:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := skills.NewRegistry(tc.defs, tc.opts)
+			_, err := skills.NewRegistry(unsigned(tc.defs...), tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
