@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -139,7 +140,8 @@ func (g *Gateway) completeAsync(r *http.Request, token string) error {
 		if cb.Status != skills.AsyncSucceeded {
 			format = g.cfg.Messages.AsyncFailed
 		}
-		return g.notifyOrigin(ctx, tx, task, fmt.Sprintf(format, asyncResultText(cb)))
+		// Masked like every other result a user reads.
+		return g.notifyOrigin(ctx, tx, task, fmt.Sprintf(format, agent.MaskedText(asyncResultText(cb))))
 	})
 }
 

@@ -155,6 +155,10 @@ type Messages struct {
 	AsyncFailed string `yaml:"async_failed"`    // async task failed; %s is the reason
 	AsyncLate   string `yaml:"async_timeout"`   // async task never answered; %s is its task id
 	Working     string `yaml:"working"`         // progress line while a skill runs; %s skill
+
+	// ConfirmFallback: a confirmed call did not run (its system is down) and
+	// its fallback needs its own 「确认」; %s what did not run, %s the fallback's prompt.
+	ConfirmFallback string `yaml:"confirm_fallback"`
 }
 
 // Default values, applied by applyDefaults.
@@ -188,6 +192,8 @@ var DefaultMessages = Messages{
 	AsyncFailed: "你之前提交的请求处理失败：%s",
 	AsyncLate:   "你之前提交的请求（任务 %s）长时间没有结果，已超时。请稍后重试或联系 IT 服务台。",
 	Working:     "正在调用 %s …",
+
+	ConfirmFallback: "未执行：%s。该系统暂时不可用。可以改用备用方式，回复「确认」以执行：%s",
 }
 
 // LoadConfig reads a YAML file, expands ${ENV} references in values, applies
@@ -295,7 +301,7 @@ func (c *Config) ApplyDefaults() {
 		{&m.Unsupported, d.Unsupported}, {&m.Failed, d.Failed}, {&m.Empty, d.Empty},
 		{&m.Confirmed, d.Confirmed}, {&m.ConfirmFail, d.ConfirmFail}, {&m.Cancelled, d.Cancelled},
 		{&m.ConfirmLate, d.ConfirmLate}, {&m.AsyncDone, d.AsyncDone}, {&m.AsyncFailed, d.AsyncFailed},
-		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working},
+		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working}, {&m.ConfirmFallback, d.ConfirmFallback},
 	} {
 		setDefault(f.p, f.v)
 	}

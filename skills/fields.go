@@ -88,6 +88,9 @@ var identityFields = map[string]fieldDecoder[*IdentityConfig]{
 }
 
 var accessFields = map[string]fieldDecoder[*Access]{
+	"corps":       valueField(func(a *Access) *[]string { return &a.Corps }),
+	"channels":    valueField(func(a *Access) *[]string { return &a.Channels }),
+	"accounts":    valueField(func(a *Access) *[]string { return &a.Accounts }),
 	"users":       valueField(func(a *Access) *[]string { return &a.Users }),
 	"departments": valueField(func(a *Access) *[]string { return &a.Departments }),
 	"chats":       valueField(func(a *Access) *[]string { return &a.Chats }),

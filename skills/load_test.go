@@ -205,7 +205,7 @@ circuit_breaker: {failures: 2, open_for: 1m}
 fallback: it_ticket_create
 auth: {type: header, header: X-Api-Key, token_file: /run/secrets/it}
 identity: {hmac_key_file: /run/secrets/hmac}
-access: {users: [zhangsan], departments: [IT], chats: [c1]}
+access: {corps: [ww1], channels: [wecom], accounts: [app-it], users: [zhangsan], departments: [IT], chats: [c1]}
 confirm: {prompt: "重置 {{.Caller.UserID}} 的 {{.Args.system}} 密码"}
 response_template: "{{.summary}}"
 triggers: {always: false, intent_contains: [密码], intent_regex: ["重置.*密码"]}
@@ -232,7 +232,7 @@ safe_fields: [phone]
 	if *s.Auth != (skills.Auth{Type: "header", Header: "X-Api-Key", TokenFile: "/run/secrets/it"}) || s.Identity.HMACKeyFile != "/run/secrets/hmac" {
 		t.Errorf("auth = %+v identity = %+v", s.Auth, s.Identity)
 	}
-	if fmt.Sprint(s.Access) != "{[zhangsan] [IT] [c1]}" || !s.Confirm.Required || s.ResponseTemplate != "{{.summary}}" {
+	if fmt.Sprint(s.Access) != "{[ww1] [wecom] [app-it] [zhangsan] [IT] [c1]}" || !s.Confirm.Required || s.ResponseTemplate != "{{.summary}}" {
 		t.Errorf("access = %+v confirm = %+v", s.Access, s.Confirm)
 	}
 	spec := s.Spec()

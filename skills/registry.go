@@ -232,6 +232,9 @@ func (s *Skill) clone() *Skill {
 	c.QueryParams = slices.Clone(s.QueryParams)
 	c.SuccessStatus = slices.Clone(s.SuccessStatus)
 	c.Retry.On = slices.Clone(s.Retry.On)
+	c.Access = Access{Corps: slices.Clone(s.Access.Corps), Channels: slices.Clone(s.Access.Channels),
+		Accounts: slices.Clone(s.Access.Accounts), Users: slices.Clone(s.Access.Users),
+		Departments: slices.Clone(s.Access.Departments), Chats: slices.Clone(s.Access.Chats)}
 	c.Breaker, c.Auth, c.Confirm = clonePtr(s.Breaker), clonePtr(s.Auth), clonePtr(s.Confirm)
 	if c.MCP = clonePtr(s.MCP); c.MCP != nil {
 		c.MCP.Args = slices.Clone(s.MCP.Args)

@@ -164,11 +164,17 @@ type IdentityConfig struct {
 	None bool
 }
 
-// Access says who may use a skill. A caller passes when (Users and
-// Departments are both empty, or the caller is in Users, or one of the
-// caller's departments is in Departments) and (Chats is empty or the
-// conversation is in Chats).
+// Access says who may use a skill. An empty Access lets everyone use it.
+// Otherwise a caller passes when their corp is in Corps (required: ids
+// are only unique within a corp), their channel in Channels and their
+// account in Accounts (each when given), and (Users and Departments are
+// both empty, or the caller is in Users, or one of the caller's
+// departments is in Departments) and (Chats is empty or the conversation
+// is in Chats).
 type Access struct {
+	Corps       []string // Caller.CorpID values; required when anything else is set
+	Channels    []string // Caller.Channel values (wecom, dingtalk...); empty: any
+	Accounts    []string // Caller.Account values (configured app names); empty: any
 	Users       []string // Caller.UserID values
 	Departments []string // Caller.Depts values
 	Chats       []string // Caller.ChatID values

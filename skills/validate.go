@@ -86,6 +86,9 @@ func (s *Skill) normalize() error {
 	s.normalizeBreaker(v)
 	s.normalizeAuth(v)
 	s.normalizeConfirm(v)
+	if !s.Access.empty() && len(s.Access.Corps) == 0 {
+		v.bad("access.corps", "is required with any access rule: user, department and chat ids are only unique within a corp")
+	}
 	if s.Async && s.Executor != ExecutorHTTP {
 		v.bad("async", "only HTTP skills can answer 202 and call back")
 	}
