@@ -272,7 +272,7 @@ func TestDepartmentAccessOnWeCom(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "finance"), 0o755)
 	os.WriteFile(filepath.Join(dir, "finance", "SKILL.md"), []byte(
-		"---\nname: finance_report\ndescription: 财务报表\nendpoint: /hr/leave-balance\nidentity: none\naccess:\n  corps: [\"" + testCorpID + "\"]\n  departments: [\"7\"]\n---\n"), 0o644)
+		"---\nname: finance_report\ndescription: 财务报表\nendpoint: /hr/leave-balance\nidentity: none\naccess:\n  corps: [\""+testCorpID+"\"]\n  departments: [\"7\"]\n---\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "leave"), 0o755)
 	os.WriteFile(filepath.Join(dir, "leave", "SKILL.md"), []byte(
 		"---\nname: leave_balance\ndescription: 年假余额\nendpoint: /hr/leave-balance\nidentity: none\n---\n"), 0o644)
