@@ -103,6 +103,13 @@ type RouterConfig struct {
 	// APIKeys map each caller system's key to the identity skills run as.
 	// No keys: the API answers 404.
 	APIKeys []RouterKey `yaml:"api_keys"`
+	// MaxToolCalls caps the tool calls of one request, default 16; more is
+	// refused with 400 before any runs.
+	MaxToolCalls int `yaml:"max_tool_calls"`
+	// RatePerMinute is how many requests one key may make per minute on
+	// each replica (a token bucket as large as a minute's worth), default
+	// 60; more are answered 429 with Retry-After.
+	RatePerMinute int `yaml:"rate_per_minute"`
 }
 
 // RouterKey is one API key of the tool-router API.

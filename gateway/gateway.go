@@ -72,6 +72,7 @@ type Gateway struct {
 	works    bool // this process works at least one queue
 	now      func() time.Time
 	log      *slog.Logger
+	routeUse routeLimiter // per router key, this replica
 }
 
 // New builds a gateway. It does not start workers; call Start.

@@ -134,6 +134,12 @@ func (h *harness) config2(extra string) *gateway.Config {
 // start runs a gateway (workers and HTTP) until the test ends.
 func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 	h.t.Helper()
+	return h.startConfig(h.config(), deps)
+}
+
+// startConfig runs a gateway with cfg (a changed h.config()).
+func (h *harness) startConfig(cfg *gateway.Config, deps gateway.Deps) *gateway.Gateway {
+	h.t.Helper()
 	ctx := context.Background()
 	if deps.Pool == nil {
 		deps.Pool = h.pool
@@ -141,7 +147,7 @@ func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 	if deps.Logger == nil {
 		deps.Logger = testLogger(h.t)
 	}
-	gw, err := gateway.New(ctx, h.config(), deps)
+	gw, err := gateway.New(ctx, cfg, deps)
 	if err != nil {
 		h.t.Fatal(err)
 	}

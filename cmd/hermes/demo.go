@@ -41,8 +41,8 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	fs.SetOutput(std.err)
 	interactive := fs.Bool("i", false, "after the scripted conversation, keep chatting in the terminal")
 	verbose := fs.Bool("v", false, "show the gateway's logs")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if !*verbose {
 		slog.SetDefault(slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelWarn})))
