@@ -128,3 +128,38 @@ func TestRefusalsLogNoLiveToken(t *testing.T) {
 		t.Errorf("refusals not logged under their own names:\n%s", text)
 	}
 }
+
+// TestAsyncResultMasked: a backend's late result reaches the chat masked
+// like every other result.
+func TestAsyncResultMasked(t *testing.T) {
+	h := newHarness(t)
+	h.model.SetHandler(vpnModel)
+	h.start(gateway.Deps{})
+	ctx := withTimeout(t, 30*time.Second)
+	u, body := h.callbackRequest(textXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", "mask-1"), time.Now())
+	post(t, u, body)
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	var url string
+	for _, c := range h.backend.Calls() {
+		url = c.CallbackURL
+	}
+	cb := skills.AsyncCallback{TaskID: "VPN-1001", Status: skills.AsyncSucceeded, Message: "已开通，有问题联系 IT 13812345678"}
+	req, _ := skills.NewCallbackRequest(ctx, url, cb, []byte(testHMACKey), time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("callback: %d", resp.StatusCode)
+	}
+	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msgs[1].Content; strings.Contains(got, "13812345678") || !strings.Contains(got, "138****5678") {
+		t.Errorf("async result = %q, want the number masked", got)
+	}
+}
