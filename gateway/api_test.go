@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -30,6 +31,45 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// requestVPN has zhangsan ask for VPN access and returns the callback URL
+// the backend was given.
+func requestVPN(t *testing.T, h *harness, ctx context.Context, msgID string) string {
+	t.Helper()
+	u, body := h.callbackRequest(textXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", msgID), time.Now())
+	post(t, u, body)
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	return h.callbackURL()
+}
+
+// callbackURL is the last callback URL the backend was given.
+func (h *harness) callbackURL() string {
+	var url string
+	for _, c := range h.backend.Calls() {
+		if c.CallbackURL != "" {
+			url = c.CallbackURL
+		}
+	}
+	return url
+}
+
+// postCallback posts cb to url as the backend would, signed with key
+// (unsigned when nil), and returns the status.
+func postCallback(t *testing.T, ctx context.Context, url string, cb skills.AsyncCallback, key []byte) int {
+	t.Helper()
+	req, err := skills.NewCallbackRequest(ctx, url, cb, key, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func postRoute(t *testing.T, h *harness, body string) *http.Response {
@@ -94,28 +134,15 @@ func TestRefusalsLogNoLiveToken(t *testing.T) {
 	var logs syncBuffer
 	h.start(gateway.Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := withTimeout(t, 30*time.Second)
-	u, body := h.callbackRequest(textXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", "tok-1"), time.Now())
-	post(t, u, body)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	var url string
-	for _, c := range h.backend.Calls() {
-		url = c.CallbackURL
-	}
+	url := requestVPN(t, h, ctx, "tok-1")
 	token := url[strings.LastIndex(url, "/")+1:]
 	// Unsigned, while the skill signs: refused, the token still live.
-	req, _ := skills.NewCallbackRequest(ctx, url, skills.AsyncCallback{TaskID: "VPN-1001", Status: skills.AsyncSucceeded}, nil, time.Now())
+	if status := postCallback(t, ctx, url, skills.AsyncCallback{TaskID: "VPN-1001", Status: skills.AsyncSucceeded}, nil); status != http.StatusUnauthorized {
+		t.Fatalf("unsigned callback: %d, want 401", status)
+	}
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/route", strings.NewReader(`{}`))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("unsigned callback: %d, want 401", resp.StatusCode)
-	}
-	req, _ = http.NewRequest(http.MethodPost, h.srv.URL+"/v1/route", strings.NewReader(`{}`))
-	if resp, err = http.DefaultClient.Do(req); err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
@@ -136,24 +163,10 @@ func TestAsyncResultMasked(t *testing.T) {
 	h.model.SetHandler(vpnModel)
 	h.start(gateway.Deps{})
 	ctx := withTimeout(t, 30*time.Second)
-	u, body := h.callbackRequest(textXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", "mask-1"), time.Now())
-	post(t, u, body)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	var url string
-	for _, c := range h.backend.Calls() {
-		url = c.CallbackURL
-	}
+	url := requestVPN(t, h, ctx, "mask-1")
 	cb := skills.AsyncCallback{TaskID: "VPN-1001", Status: skills.AsyncSucceeded, Message: "已开通，有问题联系 IT 13812345678"}
-	req, _ := skills.NewCallbackRequest(ctx, url, cb, []byte(testHMACKey), time.Now())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("callback: %d", resp.StatusCode)
+	if status := postCallback(t, ctx, url, cb, []byte(testHMACKey)); status != http.StatusOK {
+		t.Fatalf("callback: %d", status)
 	}
 	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
 	if err != nil {

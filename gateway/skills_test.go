@@ -38,21 +38,10 @@ func TestAsyncResultDeliveredOnceAcrossRestart(t *testing.T) {
 	}
 	// A result for another task, correctly signed for this call's URL, is
 	// refused: the 202 named the task this URL reports.
-	var url string
-	for _, c := range h.backend.Calls() {
-		if c.CallbackURL != "" {
-			url = c.CallbackURL
-		}
-	}
+	url := h.callbackURL()
 	other := skills.AsyncCallback{TaskID: "VPN-9999", Status: skills.AsyncSucceeded, Message: "别的任务"}
-	req, _ := skills.NewCallbackRequest(ctx, url, other, []byte(testHMACKey), time.Now())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("callback for another task answered %d, want 400", resp.StatusCode)
+	if status := postCallback(t, ctx, url, other, []byte(testHMACKey)); status != http.StatusBadRequest {
+		t.Fatalf("callback for another task answered %d, want 400", status)
 	}
 	// The workers stop (a deploy); the HTTP side keeps taking callbacks.
 	if err := first.Stop(ctx); err != nil {
@@ -76,24 +65,13 @@ func TestAsyncResultDeliveredOnceAcrossRestart(t *testing.T) {
 	}
 	// The same callback again (a backend retry, or a replay) changes nothing.
 	replay := skills.AsyncCallback{TaskID: "x", Status: skills.AsyncSucceeded, Message: "再来一次"}
-	req, _ = skills.NewCallbackRequest(ctx, url, replay, []byte(testHMACKey), time.Now())
-	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusGone {
-		t.Fatalf("replayed callback answered %d, want 410", resp.StatusCode)
+	if status := postCallback(t, ctx, url, replay, []byte(testHMACKey)); status != http.StatusGone {
+		t.Fatalf("replayed callback answered %d, want 410", status)
 	}
 	// A forged token is refused before any lookup.
 	forged := strings.TrimSuffix(url, url[len(url)-4:]) + "AAAA"
-	req, _ = skills.NewCallbackRequest(ctx, forged, replay, []byte(testHMACKey), time.Now())
-	if resp, err = http.DefaultClient.Do(req); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("forged callback answered %d, want 401", resp.StatusCode)
+	if status := postCallback(t, ctx, forged, replay, []byte(testHMACKey)); status != http.StatusUnauthorized {
+		t.Fatalf("forged callback answered %d, want 401", status)
 	}
 	h.waitIdle(ctx)
 	if n := len(h.wecomAPI.Messages()); n != 2 {
