@@ -22,6 +22,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
+	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/skills/demobackend"
 )
 
@@ -67,7 +68,8 @@ func newHarness(t testing.TB) *harness {
 	h.backend = demobackend.New([]byte(testHMACKey), nil)
 	backendSrv := httptest.NewServer(h.backend)
 	t.Cleanup(backendSrv.Close)
-	os.Setenv("HERMES_DEMO_HMAC_KEY", testHMACKey)
+	os.Setenv(skills.SampleHRKeyEnv, testHMACKey)
+	os.Setenv(skills.SampleITKeyEnv, testHMACKey)
 	os.Setenv("HERMES_TEST_SKILLS_BASE_URL", backendSrv.URL)
 	h.crypto, err = wecom.NewCrypto(testToken, testAESKey, testCorpID)
 	if err != nil {

@@ -21,8 +21,13 @@ func TestLoadDir_Samples(t *testing.T) {
 	for _, s := range defs {
 		names = append(names, s.Name)
 		byName[s.Name] = s
+		// One key per backend: HR skills share the HR key, IT skills the IT key.
+		keyEnv := skills.SampleITKeyEnv
+		if strings.HasPrefix(s.Name, "hr_") {
+			keyEnv = skills.SampleHRKeyEnv
+		}
 		if s.Method != "POST" || s.Timeout != 10*time.Second || s.Executor != skills.ExecutorHTTP ||
-			s.Identity.HMACKeyEnv != "HERMES_DEMO_HMAC_KEY" || !strings.HasPrefix(s.Endpoint, "/") || s.Triggers.Empty() {
+			s.Identity.HMACKeyEnv != keyEnv || !strings.HasPrefix(s.Endpoint, "/") || s.Triggers.Empty() {
 			t.Errorf("%s: %+v", s.Name, s)
 		}
 		if spec := s.Spec(); !strings.Contains(spec.Description, s.Usage) || s.Usage == "" || len(spec.Examples) == 0 {

@@ -86,7 +86,7 @@ func sampleRegistry(t *testing.T, backend *demobackend.Backend, async skills.Asy
 		t.Fatal(err)
 	}
 	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: serverURL(t, backend), Now: func() time.Time { return testNow },
-		Getenv: env(map[string]string{"HERMES_DEMO_HMAC_KEY": string(testKey)}), Async: async})
+		Getenv: env(map[string]string{"HERMES_DEMO_HR_KEY": string(testKey), "HERMES_DEMO_IT_KEY": string(testKey)}), Async: async})
 	if err != nil {
 		t.Fatal(err)
 	}

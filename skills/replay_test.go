@@ -40,7 +40,7 @@ func TestReplay_CapturedHeadersRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: srv.URL, Now: func() time.Time { return testNow },
-		Getenv: env(map[string]string{"HERMES_DEMO_HMAC_KEY": string(testKey)})})
+		Getenv: env(map[string]string{"HERMES_DEMO_HR_KEY": string(testKey), "HERMES_DEMO_IT_KEY": string(testKey)})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,4 +115,5 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "help", "this list; hermes help COMMAND (or hermes COMMAND --help) shows a command's flags")
 }

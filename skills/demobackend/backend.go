@@ -37,8 +37,14 @@ type Call struct {
 
 // Options configure a Backend.
 type Options struct {
-	HMACKey []byte           // identity key shared with Hermes; empty refuses every request
-	Now     func() time.Time // clock for signature skew and dates; default time.Now
+	// HMACKey is the identity key of the HR endpoints, shared with the
+	// hr_* skills; empty refuses every request to them.
+	HMACKey []byte
+	// ITKey is the identity key of the IT endpoints (and of the async
+	// callbacks they send): in a company HR and IT are separate backends,
+	// each with its own key. Empty: HMACKey.
+	ITKey []byte
+	Now   func() time.Time // clock for signature skew and dates; default time.Now
 	// HTTPClient posts async callbacks. Default: a client with a 10s timeout.
 	HTTPClient *http.Client
 	// AutoCompleteAfter, when positive, completes each accepted async task
@@ -93,22 +99,37 @@ type request struct {
 // status and a value to encode as JSON.
 type handler func(b *Backend, r request) (int, any)
 
-// route is one endpoint: its handler and the skill it serves. A request
-// signed for another skill (the audience) is refused, so headers captured
-// from one skill's call cannot be replayed to another endpoint.
+// route is one endpoint: its handler, the skill it serves and the system
+// (key) it belongs to. A request signed for another skill (the audience)
+// is refused, so headers captured from one skill's call cannot be replayed
+// to another endpoint.
 type route struct {
-	h     handler
-	skill string
+	h      handler
+	skill  string
+	system string // systemHR or systemIT
 }
 
+const (
+	systemHR = "hr"
+	systemIT = "it"
+)
+
 var routes = map[string]route{
-	"/hr/leave-balance":   {(*Backend).leaveBalance, "hr_leave_balance"},
-	"/hr/policies/search": {(*Backend).searchPolicies, "hr_policy_search"},
-	"/hr/payslip":         {(*Backend).payslip, "hr_payslip_summary"},
-	"/it/tickets":         {(*Backend).createTicket, "it_ticket_create"},
-	"/it/tickets/status":  {(*Backend).ticketStatus, "it_ticket_status"},
-	"/it/password/reset":  {(*Backend).resetPassword, "it_password_reset"},
-	"/it/vpn/access":      {(*Backend).requestVPN, "it_vpn_access"},
+	"/hr/leave-balance":   {(*Backend).leaveBalance, "hr_leave_balance", systemHR},
+	"/hr/policies/search": {(*Backend).searchPolicies, "hr_policy_search", systemHR},
+	"/hr/payslip":         {(*Backend).payslip, "hr_payslip_summary", systemHR},
+	"/it/tickets":         {(*Backend).createTicket, "it_ticket_create", systemIT},
+	"/it/tickets/status":  {(*Backend).ticketStatus, "it_ticket_status", systemIT},
+	"/it/password/reset":  {(*Backend).resetPassword, "it_password_reset", systemIT},
+	"/it/vpn/access":      {(*Backend).requestVPN, "it_vpn_access", systemIT},
+}
+
+// key is the identity key of a system.
+func (b *Backend) key(system string) []byte {
+	if system == systemIT && len(b.opts.ITKey) > 0 {
+		return b.opts.ITKey
+	}
+	return b.opts.HMACKey
 }
 
 // errorBody is how the backend explains a refusal; the text reaches the
@@ -136,7 +157,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The signature covers method, host, path, query, this body, the
 	// nonce and the skill: anything else is a replay or a forgery.
-	id, err := skills.VerifyRequest(r, body, b.opts.HMACKey, skills.VerifyOptions{
+	id, err := skills.VerifyRequest(r, body, b.key(rt.system), skills.VerifyOptions{
 		Audience: rt.skill, Now: b.opts.Now(), Nonces: b.nonces})
 	if err != nil {
 		writeJSON(w, http.StatusUnauthorized, errorBody{"身份校验失败：" + reason(err)})

@@ -36,11 +36,11 @@ func registry(t *testing.T, backend *demobackend.Backend) *skills.Registry {
 	// A finance-only skill over the same data: zhangsan is not in 财务部.
 	defs = append(defs, &skills.Skill{Name: "fin_salary_ledger", Description: "全员工资台账，仅财务部可用。",
 		Endpoint: "/hr/payslip", Access: skills.Access{Corps: []string{"ww-demo"}, Departments: []string{"财务部"}},
-		Identity: skills.IdentityConfig{HMACKeyEnv: "HERMES_DEMO_HMAC_KEY"},
+		Identity: skills.IdentityConfig{HMACKeyEnv: skills.SampleHRKeyEnv},
 		Triggers: skills.Triggers{IntentContains: []string{"工资"}}})
 	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: srv.URL,
 		Getenv: func(k string) string {
-			if k == "HERMES_DEMO_HMAC_KEY" {
+			if k == skills.SampleHRKeyEnv || k == skills.SampleITKeyEnv {
 				return string(key)
 			}
 			return ""
