@@ -99,6 +99,7 @@ func SignCallback(key []byte, token string, timestamp int64, body []byte) string
 }
 
 // CallbackToken is the token of a callback URL: its last path segment.
+// Errors: the URL does not parse, or its path is empty.
 func CallbackToken(callbackURL string) (string, error) {
 	u, err := url.Parse(callbackURL)
 	if err != nil {

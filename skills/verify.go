@@ -126,7 +126,8 @@ type MetaCaller struct {
 // CanonicalArguments is the form of MCP tool arguments that is signed: the
 // top-level object with keys sorted and values compacted. Client and server
 // both compute it from what they hold, so re-encoding on the way (key
-// order, spaces) does not break the signature.
+// order, spaces) does not break the signature. Errors: args is not a JSON
+// object (empty counts as {}).
 func CanonicalArguments(args json.RawMessage) ([]byte, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")

@@ -131,7 +131,8 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintln(stdout, "The backend never read a user id from the model's arguments: Hermes signed the sender's identity into the request headers.")
+	fmt.Fprintln(stdout, "The backend never read a user id from the model's arguments: Hermes signed the sender's identity into the request headers, "+
+		"bound to that one request (method, path, body, nonce, skill).")
 	if *interactive {
 		return sess.repl(ctx, std.in, stdout)
 	}
