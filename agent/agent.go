@@ -153,8 +153,10 @@ type Options struct {
 	// than what is left of Timeout.
 	CallTimeout time.Duration
 	// ToolsInText sends no native tools and asks the model to write calls
-	// as JSON in its text, for endpoints without function calling. The
-	// text fallback parser runs in every mode.
+	// as JSON in its text, for endpoints without function calling; calls
+	// are then taken from anywhere in the text. In native mode a call
+	// written in the text counts only when the whole message is calls: a
+	// JSON object inside prose may be quoted data and never runs.
 	ToolsInText bool
 }
 
@@ -232,7 +234,7 @@ type Step struct {
 	Content          string `json:",omitempty"` // model text, when it answered
 	PromptTokens     int
 	CompletionTokens int
-	At               time.Time // when the call started, from Options.Now
+	At               time.Time // when the call started, from Options.Now; for a tool call that never ran, when it was refused
 	Latency          time.Duration
 
 	Stage   string `json:",omitempty"` // StagePlan, StageCompose, StageFormat; empty: main loop
@@ -241,6 +243,9 @@ type Step struct {
 	Retry int `json:",omitempty"`
 	// Attempts of a model call, when the endpoint had to be retried.
 	Attempts int `json:",omitempty"`
+	// FailedAttempts are the errors of the attempts that were retried
+	// ("attempt 1: ... 503 ..."); the last attempt's error is Error.
+	FailedAttempts []string `json:",omitempty"`
 	// RequestedTool is the name the model wrote when it was corrected to Tool.
 	RequestedTool string `json:",omitempty"`
 	// Delta lists what changed in the run's state at this step, e.g.

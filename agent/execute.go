@@ -55,7 +55,10 @@ type roundOutcome struct {
 // proposedCalls returns the calls of an assistant message with their names
 // resolved: the native ones, or when there are none those written as JSON
 // in its text (only objects naming a tool on offer count, so an answer
-// that is JSON data is not mistaken for a call).
+// that is JSON data is not mistaken for a call). Text calls are taken only
+// when the model was told to write them (ToolsInText) or when the whole
+// message is calls: a JSON object inside prose may be echoed from a tool
+// result or the user's message, and must never run.
 func (r *run) proposedCalls(msg openai.ChatCompletionMessage) ([]proposedCall, bool) {
 	names := r.callableNames()
 	resolve := func(c openai.ToolCall) proposedCall {
@@ -72,6 +75,9 @@ func (r *run) proposedCalls(msg openai.ChatCompletionMessage) ([]proposedCall, b
 			out = append(out, resolve(c))
 		}
 		return out, false
+	}
+	if !r.opts.ToolsInText && !onlyJSONObjects(msg.Content) {
+		return nil, false
 	}
 	for _, c := range textToolCalls(msg.Content) {
 		if p := resolve(c); p.known {
@@ -141,9 +147,11 @@ func (r *run) runCalls(ctx context.Context, msg openai.ChatCompletionMessage, ca
 	return out
 }
 
-// prepare checks one call before anything runs.
+// prepare checks one call before anything runs. Its time is when it was
+// checked; call() sets it again when it runs, so a call that never ran is
+// still placed in time in the trace.
 func (r *run) prepare(p proposedCall) *callResult {
-	c := &callResult{call: p.call, requested: p.requested}
+	c := &callResult{call: p.call, requested: p.requested, at: r.opts.Now()}
 	name := p.call.Function.Name
 	if p.requested != "" {
 		c.deltas = append(c.deltas, fmt.Sprintf("tool name corrected: %s → %s", p.requested, name))

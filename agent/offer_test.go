@@ -17,7 +17,7 @@ import (
 // caller; its backends are never reached by these tests.
 func catalog20(t *testing.T) []skills.Tool {
 	t.Helper()
-	reg, err := skills.LoadRegistry(os.DirFS("testdata/catalog20/skills"), skills.Options{BaseURL: "http://backend.invalid"})
+	reg, err := skills.LoadRegistry(os.DirFS("testdata/catalog20/skills"), skills.Options{BaseURL: "http://backend.invalid", DefaultHMACKeyEnv: "CATALOG20_HMAC_KEY"})
 	if err != nil {
 		t.Fatal(err)
 	}

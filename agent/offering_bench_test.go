@@ -48,7 +48,7 @@ type benchQuestion struct {
 // loadCatalog binds the sample catalog to one caller.
 func loadCatalog(tb testing.TB) []skills.Tool {
 	tb.Helper()
-	reg, err := skills.LoadRegistry(os.DirFS(catalogDir+"/skills"), skills.Options{BaseURL: "http://backend.invalid"})
+	reg, err := skills.LoadRegistry(os.DirFS(catalogDir+"/skills"), skills.Options{BaseURL: "http://backend.invalid", DefaultHMACKeyEnv: "CATALOG20_HMAC_KEY"})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -105,7 +105,9 @@ func TestOfflineDemo_EndToEnd(t *testing.T) {
 		t.Fatalf("LoadDir: %v", err)
 	}
 	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: srv.URL, Now: now,
-		Getenv: func(k string) string { return map[string]string{"HERMES_DEMO_HMAC_KEY": string(key)}[k] }})
+		Getenv: func(k string) string {
+			return map[string]string{skills.SampleHRKeyEnv: string(key), skills.SampleITKeyEnv: string(key)}[k]
+		}})
 	if err != nil {
 		t.Fatalf("NewRegistry: %v", err)
 	}

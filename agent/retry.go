@@ -36,10 +36,11 @@ func (r *run) ask(ctx context.Context, req openai.ChatCompletionRequest, info st
 	if r.multi() && r.phase == phaseWork && info.stage == "" {
 		step.Subtask = r.sub + 1
 	}
-	resp, attempts, err := r.chat(ctx, req, n, info.stream)
+	resp, failed, err := r.chat(ctx, req, n, info.stream)
+	attempts := len(failed) + 1
 	step.Latency = r.opts.Now().Sub(step.At)
 	if attempts > 1 {
-		step.Attempts = attempts
+		step.Attempts, step.FailedAttempts = attempts, failed
 	}
 	step.PromptTokens, step.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
 	r.result.PromptTokens += step.PromptTokens
@@ -67,14 +68,14 @@ func (r *run) ask(ctx context.Context, req openai.ChatCompletionRequest, info st
 // what is worth retrying: 429, 5xx, timeouts and dropped connections, at
 // most ModelAttempts times, with exponential backoff and jitter. Each
 // attempt has CallTimeout, capped by the run's own deadline. A stream that
-// already showed text is not retried: the user would see it twice.
-func (r *run) chat(ctx context.Context, req openai.ChatCompletionRequest, n int, stream bool) (openai.ChatCompletionResponse, int, error) {
+// already showed text is not retried: the user would see it twice. failed
+// holds the error of each attempt that was retried, for the trace.
+func (r *run) chat(ctx context.Context, req openai.ChatCompletionRequest, n int, stream bool) (
+	resp openai.ChatCompletionResponse, failed []string, err error) {
 	streamer, canStream := r.model.(Streamer)
 	stream = stream && canStream && r.opts.Progress != nil
 	for attempt := 1; ; attempt++ {
 		callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
-		var resp openai.ChatCompletionResponse
-		var err error
 		shown := false
 		if stream {
 			f := &deltaFilter{r: r, step: n}
@@ -87,15 +88,16 @@ func (r *run) chat(ctx context.Context, req openai.ChatCompletionRequest, n int,
 		}
 		cancel()
 		if err == nil || attempt >= r.opts.ModelAttempts || shown || !retryable(ctx, err) {
-			return resp, attempt, err
+			return resp, failed, err
 		}
 		d := backoffDelay(r.opts.Backoff, attempt, rand.Float64())
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
-			return resp, attempt, err // no time left to wait and try again
+			return resp, failed, err // no time left to wait and try again
 		}
 		r.log.Info("agent: model call failed; retrying", "step", n, "attempt", attempt, "delay", d, "error", err)
+		failed = append(failed, fmt.Sprintf("attempt %d: %v", attempt, err))
 		if serr := r.opts.Sleep(ctx, d); serr != nil {
-			return resp, attempt, err
+			return resp, failed, err
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
 
@@ -194,6 +195,32 @@ func callFromObject(obj map[string]any) (openai.ToolCall, bool) {
 		break
 	}
 	return textCall(name, args), true
+}
+
+// onlyJSONObjects reports whether content is nothing but JSON objects,
+// optionally in one ```json fence: a message that is the call itself, not
+// prose quoting one.
+func onlyJSONObjects(content string) bool {
+	content = strings.TrimSpace(content)
+	if fenced, ok := strings.CutPrefix(content, "```"); ok {
+		_, body, _ := strings.Cut(fenced, "\n") // drop the language tag
+		content, ok = strings.CutSuffix(strings.TrimSpace(body), "```")
+		if !ok {
+			return false
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(content))
+	n := 0
+	for ; ; n++ {
+		var obj map[string]any
+		err := dec.Decode(&obj)
+		if err == io.EOF {
+			return n > 0
+		}
+		if err != nil || obj == nil {
+			return false
+		}
+	}
 }
 
 func textCall(name, args string) openai.ToolCall {

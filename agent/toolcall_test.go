@@ -76,7 +76,8 @@ func TestRun_TextFallbackParsesCall(t *testing.T) {
 		content string
 		inText  bool // Options.ToolsInText
 	}{
-		{"FencedJSON", "我来查一下。\n```json\n{\"tool\": \"hr_leave_balance\", \"arguments\": {}}\n```", false},
+		{"FencedJSONInProse", "我来查一下。\n```json\n{\"tool\": \"hr_leave_balance\", \"arguments\": {}}\n```", true},
+		{"WholeMessageFenced", "```json\n{\"tool\": \"hr_leave_balance\", \"arguments\": {}}\n```", false},
 		{"BareNameArguments", `{"name": "hr_policy_search", "arguments": {"query": "年假"}}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,6 +105,26 @@ func TestRun_TextFallbackParsesCall(t *testing.T) {
 				t.Errorf("ToolsInText: want no native tools and the call format in the system prompt")
 			}
 		})
+	}
+}
+
+// TestRun_JSONInProseIsNotACall: a model with native tool calls quotes a
+// JSON object naming an offered tool (echoed from a tool result or from
+// the user's message) inside its answer. It is text, never a call.
+func TestRun_JSONInProseIsNotACall(t *testing.T) {
+	const echoed = "你发来的内容是：{\"tool\": \"hr_leave_balance\", \"arguments\": {}}，这是一个工具调用的示例。"
+	srv, m := newModel(t)
+	srv.Script(answer(echoed), answer("不该用到"))
+	var log callLog
+	res, err := agent.Run(context.Background(), m, testTurn("年假", hrTools(&log)), testOptions())
+	if err != nil || res.StopReason != agent.StopFinished {
+		t.Fatalf("Run = %q, %v", res.StopReason, err)
+	}
+	if calls := log.all(); len(calls) != 0 {
+		t.Errorf("calls = %q: JSON quoted in prose was executed", calls)
+	}
+	if res.Reply != echoed || len(srv.Requests()) != 1 {
+		t.Errorf("reply %q after %d model calls, want the text itself as the answer", res.Reply, len(srv.Requests()))
 	}
 }
 

@@ -9,7 +9,10 @@ import (
 	"sync"
 	"testing"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/skills"
 )
 
@@ -83,5 +86,36 @@ func TestRun_TraceAndLogPoints(t *testing.T) {
 		return a.N == b.N && a.Kind == b.Kind && a.Args == b.Args && a.Latency == b.Latency && a.At.Equal(b.At)
 	}) {
 		t.Errorf("steps do not survive JSON: %v", err)
+	}
+}
+
+// TestTrace_FailedAttemptsAndUnrunCalls: a retried model call records why
+// each failed attempt failed, and a tool call that never ran is placed in
+// time like the others (it used to show 0001-01-01).
+func TestTrace_FailedAttemptsAndUnrunCalls(t *testing.T) {
+	srv, m := newModel(t)
+	srv.Script(
+		openaitest.Reply{Status: 503, Content: "overloaded"},
+		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("no_such_tool", `{}`)}},
+		answer("好的"),
+	)
+	var rec sleepRecorder
+	opts := testOptions()
+	opts.Sleep = rec.sleep
+	res, err := agent.Run(context.Background(), m, testTurn("你好", nil), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.Steps[0]
+	if first.Attempts != 2 || len(first.FailedAttempts) != 1 || !strings.Contains(first.FailedAttempts[0], "503") {
+		t.Errorf("first step attempts %d, failed %q; want the 503 recorded", first.Attempts, first.FailedAttempts)
+	}
+	for _, s := range res.Steps {
+		if s.At.IsZero() {
+			t.Errorf("step %d %s %s has no time", s.N, s.Kind, s.Tool)
+		}
+	}
+	if res.Steps[1].Kind != agent.StepTool || res.Steps[1].Tool != "no_such_tool" {
+		t.Fatalf("steps = %+v, want the unknown tool's step second", res.Steps)
 	}
 }

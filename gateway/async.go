@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -83,6 +84,16 @@ func (a asyncRegistrar) Begin(ctx context.Context, c skills.Caller, skill string
 	return strings.TrimSuffix(g.cfg.Server.PublicURL, "/") + "/v1/async/" + token, nil
 }
 
+// Accepted implements skills.AsyncRegistrar: the task id of the 202 is
+// recorded at once, so the callback can be held to it.
+func (a asyncRegistrar) Accepted(ctx context.Context, callbackURL, taskID string) error {
+	token, err := skills.CallbackToken(callbackURL)
+	if err != nil {
+		return err
+	}
+	return store.SetAsyncTaskID(ctx, a.g.pool, tokenHash(token), taskID)
+}
+
 // completeAsync handles a backend's result posted to a callback URL: the
 // token must be ours, the body signed with the skill's key (when it has
 // one), and each token works once. The result becomes a message to the chat
@@ -103,9 +114,13 @@ func (g *Gateway) completeAsync(r *http.Request, token string) error {
 	} else if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	cb, err := g.decodeCallback(r, task.Skill, body)
+	cb, err := g.decodeCallback(r, token, task.Skill, body)
 	if err != nil {
 		return err
+	}
+	if task.Status == store.AsyncWaiting && task.TaskID != "" && cb.TaskID != task.TaskID {
+		// A result for another task, posted to this call's URL.
+		return fmt.Errorf("%w: callback reports task %q, the call was accepted as %q", ErrBadRequest, cb.TaskID, task.TaskID)
 	}
 	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		task, err := store.CompleteAsyncTask(ctx, tx, tokenHash(token), cb.TaskID, g.now())
@@ -119,14 +134,15 @@ func (g *Gateway) completeAsync(r *http.Request, token string) error {
 		if cb.Status != skills.AsyncSucceeded {
 			format = g.cfg.Messages.AsyncFailed
 		}
-		return g.notifyOrigin(ctx, tx, task, fmt.Sprintf(format, asyncResultText(cb)))
+		// Masked like every other result a user reads.
+		return g.notifyOrigin(ctx, tx, task, fmt.Sprintf(format, agent.MaskedText(asyncResultText(cb))))
 	})
 }
 
-// decodeCallback checks the backend's signature over body with the skill's
-// key, or only decodes it when the skill signs nothing (then the URL's
+// decodeCallback checks the backend's signature over the token and body
+// with the skill's key, or only decodes it when the skill signs nothing (then the URL's
 // secret token is the only proof).
-func (g *Gateway) decodeCallback(r *http.Request, skill string, body []byte) (skills.AsyncCallback, error) {
+func (g *Gateway) decodeCallback(r *http.Request, token, skill string, body []byte) (skills.AsyncCallback, error) {
 	key, err := g.skills.Load().CallbackKey(skill)
 	if err != nil {
 		return skills.AsyncCallback{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -139,7 +155,7 @@ func (g *Gateway) decodeCallback(r *http.Request, skill string, body []byte) (sk
 		return cb, nil
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	cb, err := skills.VerifyCallback(r, key, g.now(), 0)
+	cb, err := skills.VerifyCallback(r, token, key, g.now(), 0)
 	switch {
 	case errors.Is(err, skills.ErrCallbackMalformed):
 		return cb, fmt.Errorf("%w: %w", ErrBadRequest, err)

@@ -109,6 +109,18 @@ type SkillsConfig struct {
 	// ChatSkills binds skills to chats: chat id → skill names offered on
 	// every turn there, whatever their triggers (access rules still apply).
 	ChatSkills map[string][]string `yaml:"chat_skills"`
+	// IdentityKey is the default key that signs the caller's identity for
+	// skills without a key of their own: an environment variable or a
+	// secret file, read at every call. Without it such a skill does not
+	// load unless it says identity: none. Default: none.
+	IdentityKey SecretRef `yaml:"identity_key"`
+}
+
+// SecretRef names where a secret lives, never the secret: one of an
+// environment variable and an absolute file path.
+type SecretRef struct {
+	Env  string `yaml:"env"`  // variable name, e.g. HERMES_IDENTITY_KEY
+	File string `yaml:"file"` // or a file, e.g. /run/secrets/hermes_identity_key
 }
 
 // RouterConfig is the tool-router API (POST /v1/route).
@@ -116,6 +128,13 @@ type RouterConfig struct {
 	// APIKeys map each caller system's key to the identity skills run as.
 	// No keys: the API answers 404.
 	APIKeys []RouterKey `yaml:"api_keys"`
+	// MaxToolCalls caps the tool calls of one request, default 16; more is
+	// refused with 400 before any runs.
+	MaxToolCalls int `yaml:"max_tool_calls"`
+	// RatePerMinute is how many requests one key may make per minute on
+	// each replica (a token bucket as large as a minute's worth), default
+	// 60; more are answered 429 with Retry-After.
+	RatePerMinute int `yaml:"rate_per_minute"`
 }
 
 // RouterKey is one API key of the tool-router API.
@@ -170,6 +189,10 @@ type Messages struct {
 	Help        string `yaml:"help"`            // /help (帮助) header; %s lists the skills
 	NoSkills    string `yaml:"no_skills"`       // /help when the user may use no skill
 	UnknownCmd  string `yaml:"unknown_command"` // an unknown /command; %s is the command
+
+	// ConfirmFallback: a confirmed call did not run (its system is down) and
+	// its fallback needs its own 「确认」; %s what did not run, %s the fallback's prompt.
+	ConfirmFallback string `yaml:"confirm_fallback"`
 }
 
 // Default values, applied by applyDefaults.
@@ -219,6 +242,8 @@ var DefaultMessages = Messages{
 	Help:        "我可以帮你：\n%s\n\n直接用文字提问即可；发送 /reset 开始新的会话。",
 	NoSkills:    "你目前没有可用的技能，我只能回答一般性问题。发送 /reset 开始新的会话。",
 	UnknownCmd:  "不认识的命令 %s。可用命令：/help（帮助）查看我能做什么，/reset（重置）开始新的会话。",
+
+	ConfirmFallback: "未执行：%s。该系统暂时不可用。可以改用备用方式，回复「确认」以执行：%s",
 }
 
 // LoadConfig reads a YAML file, expands ${ENV} references in values, applies
@@ -330,6 +355,7 @@ func (c *Config) ApplyDefaults() {
 		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working}, {&m.Processing, d.Processing},
 		{&m.Welcome, d.Welcome}, {&m.Thinking, d.Thinking}, {&m.Later, d.Later}, {&m.Reset, d.Reset},
 		{&m.Help, d.Help}, {&m.NoSkills, d.NoSkills}, {&m.UnknownCmd, d.UnknownCmd},
+		{&m.ConfirmFallback, d.ConfirmFallback},
 	} {
 		setDefault(f.p, f.v)
 	}

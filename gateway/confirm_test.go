@@ -1,8 +1,14 @@
 package gateway_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,4 +140,68 @@ func TestConfirmationFlow(t *testing.T) {
 			t.Fatalf("zhangsan's own 确认 afterwards: %q", done)
 		}
 	})
+}
+
+// TestConfirmedCallWhoseFallbackNeedsConfirmation: 「确认」 of a call whose
+// breaker is open runs its fallback; when the fallback needs confirmation
+// itself nothing runs, so the user must not read 「已执行」 but be asked
+// about the fallback. What finally runs is stored and shown masked.
+func TestConfirmedCallWhoseFallbackNeedsConfirmation(t *testing.T) {
+	var fallbackCalls atomic.Int32
+	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(primary.Close)
+	fallback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fallbackCalls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"summary":"备用系统已重置，临时密码已发到 13812345678","debug":"host=db7"}`)
+	}))
+	t.Cleanup(fallback.Close)
+	dir := t.TempDir()
+	params := "parameters:\n  type: object\n  properties:\n    system: {type: string}\n    new_password: {type: string}\n"
+	for name, def := range map[string]string{
+		"primary": "name: it_reset_primary\ndescription: 重置密码\n" + params + "endpoint: " + primary.URL + "/reset\n" +
+			"confirm: {prompt: \"重置 VPN 密码\"}\ncircuit_breaker: {failures: 1, open_for: 1h}\nfallback: it_reset_backup\nidentity: none\n",
+		"backup": "name: it_reset_backup\ndescription: 备用重置\n" + params + "endpoint: " + fallback.URL + "/reset\n" +
+			"confirm: {prompt: \"用备用系统重置 VPN 密码\"}\nidentity: none\n",
+	} {
+		os.MkdirAll(filepath.Join(dir, name), 0o755)
+		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\n"+def+"---\n"), 0o644)
+	}
+	h := newHarness(t)
+	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == openai.ChatMessageRoleUser && strings.Contains(last.Content, "重置") {
+			return openaitest.Reply{ToolCalls: []openai.ToolCall{
+				openaitest.ToolCall("it_reset_primary", `{"system":"vpn","new_password":"S3cret-pw"}`)}}
+		}
+		return openaitest.Reply{Content: "好的。"}
+	})
+	f := &confirmFlow{h: h, clock: time.Now}
+	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+
+	f.say(t, "zhangsan", "帮我重置 VPN 密码")
+	if got := f.say(t, "zhangsan", "确认"); !strings.Contains(got, "执行失败") {
+		t.Fatalf("first 确认 (backend down): %q", got)
+	} // the breaker is open now
+	f.say(t, "zhangsan", "帮我重置 VPN 密码")
+	got := f.say(t, "zhangsan", "确认")
+	if strings.Contains(got, "已执行") || !strings.Contains(got, "未执行") || !strings.Contains(got, "用备用系统重置 VPN 密码") ||
+		fallbackCalls.Load() != 0 {
+		t.Fatalf("breaker open, fallback needs confirmation: replied %q with %d fallback calls; want no 已执行 and a question",
+			got, fallbackCalls.Load())
+	}
+	got = f.say(t, "zhangsan", "确认")
+	if fallbackCalls.Load() != 1 || !strings.Contains(got, "已执行：备用系统已重置") || strings.Contains(got, "13812345678") {
+		t.Fatalf("confirming the fallback: %q (%d calls), want it run and the number masked", got, fallbackCalls.Load())
+	}
+	// The trace of the confirmation path holds no secret argument, no
+	// personal number and no debug field.
+	if n := h.count(`SELECT count(*) FROM run_steps WHERE args LIKE '%S3cret%' OR observation LIKE '%13812345678%' OR observation LIKE '%db7%'`); n != 0 {
+		t.Errorf("%d run steps store raw secrets, numbers or debug fields", n)
+	}
+	if n := h.count(`SELECT count(*) FROM run_steps WHERE tool = 'it_reset_backup' AND observation LIKE '%138****5678%'`); n != 1 {
+		t.Errorf("the fallback's masked answer is not in the trace (%d steps)", n)
+	}
 }

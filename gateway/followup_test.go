@@ -46,6 +46,7 @@ parameters:
     system: {type: string}
 endpoint: `+backend.URL+`/access
 confirm: false
+identity: none
 ---
 `), 0o644)
 

@@ -80,6 +80,7 @@ type Gateway struct {
 	conns     connections
 	now       func() time.Time
 	log       *slog.Logger
+	routeUse  routeLimiter // per router key, this replica
 }
 
 // New builds a gateway. It does not start workers; call Start.
@@ -170,6 +171,8 @@ func (g *Gateway) buildSkills() (*skills.Registry, error) {
 		MCP:              g.mcp,
 		Logger:           g.log,
 	}
+	// The default identity key (skills.identity_key); NewRegistry validates it.
+	opts.DefaultHMACKeyEnv, opts.DefaultHMACKeyFile = g.cfg.Skills.IdentityKey.Env, g.cfg.Skills.IdentityKey.File
 	if g.skillsFS == nil {
 		return skills.NewRegistry(nil, opts)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
+	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/skills/demobackend"
 )
 
@@ -72,7 +73,8 @@ func newHarness(t testing.TB) *harness {
 	h.backend = demobackend.New([]byte(testHMACKey), nil)
 	backendSrv := httptest.NewServer(h.backend)
 	t.Cleanup(backendSrv.Close)
-	os.Setenv("HERMES_DEMO_HMAC_KEY", testHMACKey)
+	os.Setenv(skills.SampleHRKeyEnv, testHMACKey)
+	os.Setenv(skills.SampleITKeyEnv, testHMACKey)
 	os.Setenv("HERMES_TEST_SKILLS_BASE_URL", backendSrv.URL)
 	h.crypto, err = wecom.NewCrypto(testToken, testAESKey, testCorpID)
 	if err != nil {
@@ -145,6 +147,12 @@ func (h *harness) start(deps gateway.Deps) *gateway.Gateway {
 // startExtra is start with configYAML(extra).
 func (h *harness) startExtra(extra string, deps gateway.Deps) *gateway.Gateway {
 	h.t.Helper()
+	return h.startConfig(h.config2(extra), deps)
+}
+
+// startConfig runs a gateway with cfg (a changed h.config()).
+func (h *harness) startConfig(cfg *gateway.Config, deps gateway.Deps) *gateway.Gateway {
+	h.t.Helper()
 	ctx := context.Background()
 	if deps.Pool == nil {
 		deps.Pool = h.pool
@@ -155,7 +163,7 @@ func (h *harness) startExtra(extra string, deps gateway.Deps) *gateway.Gateway {
 	if deps.Platforms == nil {
 		deps.Platforms = platforms
 	}
-	gw, err := gateway.New(ctx, h.config2(extra), deps)
+	gw, err := gateway.New(ctx, cfg, deps)
 	if err != nil {
 		h.t.Fatal(err)
 	}

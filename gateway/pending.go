@@ -38,10 +38,11 @@ func confirmSubject(prompt string) string {
 
 // confirmResult is what resolving a confirmation produced.
 type confirmResult struct {
-	done  bool   // the message is fully answered by text
-	text  string // the reply, or a note to put before the agent's answer
-	run   *store.RunRecord
-	steps []store.StepRecord
+	done    bool   // the message is fully answered by text
+	text    string // the reply, or a note to put before the agent's answer
+	run     *store.RunRecord
+	steps   []store.StepRecord
+	pending *store.Pending // a new confirmation the session waits for
 }
 
 // resolveConfirmation handles the user's next message after a skill call
@@ -76,28 +77,64 @@ func (g *Gateway) resolveConfirmation(ctx context.Context, conn dbConn, row stor
 	if callErr != nil && ctx.Err() != nil {
 		return confirmResult{}, callErr // shutting down; the claim is spent, the user asks again
 	}
-	step := store.StepRecord{Step: 1, Kind: agent.StepTool, Tool: pc.Tool, Args: string(pc.Args), Latency: g.now().Sub(started)}
-	var text string
-	if callErr != nil {
+	// Stored and shown masked, like the agent's own tool steps.
+	step := store.StepRecord{Step: 1, Kind: agent.StepTool, Tool: pc.Tool, Args: agent.MaskedArgs(string(pc.Args)),
+		Latency: g.now().Sub(started)}
+	cr := confirmResult{done: true}
+	stop := stopConfirmed
+	switch {
+	case callErr != nil:
 		step.Error = callErr.Error()
-		text = fmt.Sprintf(g.cfg.Messages.ConfirmFail, subject, userFacingError(callErr))
-	} else {
-		step.Observation = string(res.Body)
-		text = fmt.Sprintf(g.cfg.Messages.Confirmed, resultSummary(res, subject))
+		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFail, subject, userFacingError(callErr))
+	case res.Confirm != nil:
+		// The breaker is open and the fallback needs its own 「确认」:
+		// nothing ran, so nothing is reported as executed.
+		step.Observation = "not executed: " + pc.Tool + " is unavailable; its fallback " + res.Confirm.Skill + " awaits confirmation"
+		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFallback, subject, res.Confirm.Prompt)
+		cr.pending = g.fallbackPending(sessionID, caller.TraceID, res.Confirm)
+		stop = agent.StopAwaitingConfirmation
+	default:
+		masked := agent.MaskedResult(res, g.skillSpec(res.Skill), 0)
+		step.Observation = masked
+		cr.text = fmt.Sprintf(g.cfg.Messages.Confirmed, resultSummary(masked, subject))
 	}
-	run := &store.RunRecord{ID: caller.TraceID, SessionID: sessionID, InboundID: row.ID, Model: "confirmation",
-		StopReason: stopConfirmed, Reply: text, StartedAt: started, FinishedAt: g.now()}
-	return confirmResult{done: true, text: text, run: run, steps: []store.StepRecord{step}}, nil
+	cr.run = &store.RunRecord{ID: caller.TraceID, SessionID: sessionID, InboundID: row.ID, Model: "confirmation",
+		StopReason: stop, Reply: cr.text, StartedAt: started, FinishedAt: g.now()}
+	cr.steps = []store.StepRecord{step}
+	return cr, nil
 }
 
 // stopConfirmed is the stop reason of a run that executed a confirmed call.
 const stopConfirmed = "confirmed"
 
+// fallbackPending is the confirmation a fallback skill waits for.
+func (g *Gateway) fallbackPending(sessionID int64, runID string, c *skills.Confirmation) *store.Pending {
+	payload, err := json.Marshal(agent.PendingConfirmation{Tool: c.Skill, Args: c.Args, Prompt: c.Prompt})
+	if err != nil {
+		return nil // a RawMessage that came from validation marshals
+	}
+	now := g.now()
+	return &store.Pending{SessionID: sessionID, Kind: store.PendingConfirm, Payload: payload, RunID: runID,
+		CreatedAt: now, ExpiresAt: now.Add(g.cfg.Agent.ConfirmTimeout)}
+}
+
+// skillSpec is the current definition's Spec of a skill (its safe
+// fields), or an empty one when it was removed meanwhile.
+func (g *Gateway) skillSpec(name string) skills.Spec {
+	for _, s := range g.skills.Load().Skills() {
+		if s.Name == name {
+			return s.Spec()
+		}
+	}
+	return skills.Spec{Name: name}
+}
+
 // resultSummary is the line a backend meant for the user ("summary" or
-// "message" in a JSON answer), else what was done.
-func resultSummary(res skills.Result, subject string) string {
+// "message" in a JSON answer), else what was done. masked is the answer
+// as agent.MaskedResult shows it.
+func resultSummary(masked, subject string) string {
 	var m map[string]any
-	if json.Unmarshal(res.Body, &m) == nil {
+	if json.Unmarshal([]byte(masked), &m) == nil {
 		for _, k := range []string{"summary", "message"} {
 			if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
 				return s

@@ -154,7 +154,7 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 			return err
 		}
 		if cr.done {
-			out.reply, out.run, out.steps = cr.text, cr.run, cr.steps
+			out.reply, out.run, out.steps, out.setPending = cr.text, cr.run, cr.steps, cr.pending
 			return g.commitAnswer(ctx, conn, row, sessionID, out)
 		}
 		note = cr.text

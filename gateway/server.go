@@ -76,11 +76,6 @@ func (g *Gateway) channelRoutes() []channels.Route {
 	return routes
 }
 
-// fail logs a refused request once and answers with its mapped status.
-func (g *Gateway) fail(c *gin.Context, err error) {
-	channels.Refuse(c.Writer, c.Request, g.log, "callback", err)
-}
-
 // newRunID returns a random 128-bit id in hex: the run's trace id, also sent
 // to skill backends as X-Request-ID.
 func newRunID() string {

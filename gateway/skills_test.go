@@ -36,6 +36,13 @@ func TestAsyncResultDeliveredOnceAcrossRestart(t *testing.T) {
 	if n := len(h.backend.Pending()); n != 1 {
 		t.Fatalf("backend holds %d pending tasks, want 1", n)
 	}
+	// A result for another task, correctly signed for this call's URL, is
+	// refused: the 202 named the task this URL reports.
+	url := h.callbackURL()
+	other := skills.AsyncCallback{TaskID: "VPN-9999", Status: skills.AsyncSucceeded, Message: "别的任务"}
+	if status := postCallback(t, ctx, url, other, []byte(testHMACKey)); status != http.StatusBadRequest {
+		t.Fatalf("callback for another task answered %d, want 400", status)
+	}
 	// The workers stop (a deploy); the HTTP side keeps taking callbacks.
 	if err := first.Stop(ctx); err != nil {
 		t.Fatal(err)
@@ -57,31 +64,14 @@ func TestAsyncResultDeliveredOnceAcrossRestart(t *testing.T) {
 		t.Fatalf("messages %+v, want the acceptance then the async result to zhangsan", msgs)
 	}
 	// The same callback again (a backend retry, or a replay) changes nothing.
-	var url string
-	for _, c := range h.backend.Calls() {
-		if c.CallbackURL != "" {
-			url = c.CallbackURL
-		}
-	}
 	replay := skills.AsyncCallback{TaskID: "x", Status: skills.AsyncSucceeded, Message: "再来一次"}
-	req, _ := skills.NewCallbackRequest(ctx, url, replay, []byte(testHMACKey), time.Now())
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusGone {
-		t.Fatalf("replayed callback answered %d, want 410", resp.StatusCode)
+	if status := postCallback(t, ctx, url, replay, []byte(testHMACKey)); status != http.StatusGone {
+		t.Fatalf("replayed callback answered %d, want 410", status)
 	}
 	// A forged token is refused before any lookup.
 	forged := strings.TrimSuffix(url, url[len(url)-4:]) + "AAAA"
-	req, _ = skills.NewCallbackRequest(ctx, forged, replay, []byte(testHMACKey), time.Now())
-	if resp, err = http.DefaultClient.Do(req); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("forged callback answered %d, want 401", resp.StatusCode)
+	if status := postCallback(t, ctx, forged, replay, []byte(testHMACKey)); status != http.StatusUnauthorized {
+		t.Fatalf("forged callback answered %d, want 401", status)
 	}
 	h.waitIdle(ctx)
 	if n := len(h.wecomAPI.Messages()); n != 2 {
@@ -190,7 +180,7 @@ func TestSkillsReloadKeepsOldSetWhenBroken(t *testing.T) {
 		}
 	}
 	skill := func(name string) string {
-		return "---\nname: " + name + "\ndescription: test skill\nendpoint: /hr/leave-balance\n---\n"
+		return "---\nname: " + name + "\ndescription: test skill\nendpoint: /hr/leave-balance\nidentity: none\n---\n"
 	}
 	write("one", skill("skill_one"))
 	gw := h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
@@ -260,10 +250,10 @@ func TestDepartmentAccessOnWeCom(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "finance"), 0o755)
 	os.WriteFile(filepath.Join(dir, "finance", "SKILL.md"), []byte(
-		"---\nname: finance_report\ndescription: 财务报表\nendpoint: /hr/leave-balance\naccess:\n  departments: [\"7\"]\n---\n"), 0o644)
+		"---\nname: finance_report\ndescription: 财务报表\nendpoint: /hr/leave-balance\nidentity: none\naccess:\n  corps: [\""+testCorpID+"\"]\n  departments: [\"7\"]\n---\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "leave"), 0o755)
 	os.WriteFile(filepath.Join(dir, "leave", "SKILL.md"), []byte(
-		"---\nname: leave_balance\ndescription: 年假余额\nendpoint: /hr/leave-balance\n---\n"), 0o644)
+		"---\nname: leave_balance\ndescription: 年假余额\nendpoint: /hr/leave-balance\nidentity: none\n---\n"), 0o644)
 	h.wecomAPI.SetDepartments("zhangsan", 7)
 	h.wecomAPI.SetDepartments("lisi", 3)
 	h.model.Script(openaitest.Reply{Content: "好的"})

@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
+	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/skills/demobackend"
 )
 
@@ -61,7 +62,8 @@ func BenchmarkTurn(b *testing.B) {
 	defer pool.Close()
 	backend := httptest.NewServer(demobackend.New([]byte("bench-key"), nil))
 	defer backend.Close()
-	os.Setenv("HERMES_DEMO_HMAC_KEY", "bench-key")
+	os.Setenv(skills.SampleHRKeyEnv, "bench-key")
+	os.Setenv(skills.SampleITKeyEnv, "bench-key")
 
 	cfg := &Config{}
 	cfg.Database.URL = "unused"

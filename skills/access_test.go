@@ -10,14 +10,24 @@ import (
 	"github.com/hermes-gw/hermes/skills"
 )
 
+func lisiIn(corp, channel, account, chat string) skills.Caller {
+	return skills.Caller{UserID: "lisi", CorpID: corp, Channel: channel, Account: account, ChatID: chat}
+}
+
 func TestAccess(t *testing.T) {
 	rec := &recorder{body: `{"ok":true}`}
 	finance := &skills.Skill{Name: "fin_ledger", Description: "general ledger", Endpoint: "/fin",
-		Access: skills.Access{Departments: []string{"财务部"}}}
+		Access: skills.Access{Corps: []string{"ww123"}, Departments: []string{"财务部"}}}
 	hrOnly := &skills.Skill{Name: "hr_admin", Description: "hr admin", Endpoint: "/hr",
-		Access: skills.Access{Users: []string{"lisi"}, Chats: []string{"chat-hr"}}}
+		Access: skills.Access{Corps: []string{"ww123"}, Channels: []string{"wecom"}, Accounts: []string{"app-hr"},
+			Users: []string{"lisi"}, Chats: []string{"chat-hr"}}}
 	open := &skills.Skill{Name: "hr_policy", Description: "policies", Endpoint: "/policy"}
-	reg, err := skills.NewRegistry([]*skills.Skill{finance, hrOnly, open}, skills.Options{BaseURL: serverURL(t, rec)})
+	noCorp := &skills.Skill{Name: "hr_nocorp", Description: "x", Endpoint: "/x", Access: skills.Access{Users: []string{"lisi"}}}
+	if _, err := skills.NewRegistry(unsigned(noCorp), skills.Options{BaseURL: "http://x"}); err == nil ||
+		!strings.Contains(err.Error(), "access.corps: is required") {
+		t.Errorf("a rule without corps loaded: %v", err)
+	}
+	reg, err := skills.NewRegistry(unsigned(finance, hrOnly, open), skills.Options{BaseURL: serverURL(t, rec)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +44,15 @@ func TestAccess(t *testing.T) {
 		want   string
 	}{
 		{"Everyone", zhang, "hr_policy"},
-		{"Department", skills.Caller{UserID: "wangwu", Depts: []string{"财务部"}}, "fin_ledger,hr_policy"},
-		{"UserInWrongChat", skills.Caller{UserID: "lisi", ChatID: "chat-9"}, "hr_policy"},
-		{"UserInChat", skills.Caller{UserID: "lisi", ChatID: "chat-hr"}, "hr_admin,hr_policy"},
+		{"Department", skills.Caller{UserID: "wangwu", CorpID: "ww123", Depts: []string{"财务部"}}, "fin_ledger,hr_policy"},
+		{"UserInWrongChat", lisiIn("ww123", "wecom", "app-hr", "chat-9"), "hr_policy"},
+		{"UserInChat", lisiIn("ww123", "wecom", "app-hr", "chat-hr"), "hr_admin,hr_policy"},
+		// The same ids in another corp are other people and other chats.
+		{"SameUserOtherCorp", lisiIn("ww-other", "wecom", "app-hr", "chat-hr"), "hr_policy"},
+		{"SameDepartmentOtherCorp", skills.Caller{UserID: "wangwu", CorpID: "ww-other", Depts: []string{"财务部"}}, "hr_policy"},
+		{"NoCorp", lisiIn("", "wecom", "app-hr", "chat-hr"), "hr_policy"},
+		{"OtherChannel", lisiIn("ww123", "dingtalk", "app-hr", "chat-hr"), "hr_policy"},
+		{"OtherAccount", lisiIn("ww123", "wecom", "app-it", "chat-hr"), "hr_policy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := names(tc.caller); got != tc.want {
@@ -69,7 +85,7 @@ func TestConfirm(t *testing.T) {
 	s := &skills.Skill{Name: "it_password_reset", Description: "reset a password", Endpoint: "/it/reset",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"system":{"type":"string","enum":["vpn","email"]}},"required":["system"]}`),
 		Confirm:    &skills.ConfirmPolicy{Required: true, Prompt: "重置 {{.Caller.UserID}} 的 {{.Args.system}} 密码"}}
-	reg, err := skills.NewRegistry([]*skills.Skill{s}, skills.Options{BaseURL: serverURL(t, rec), Getenv: secrets})
+	reg, err := skills.NewRegistry(unsigned(s), skills.Options{BaseURL: serverURL(t, rec), Getenv: secrets})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,6 +27,11 @@ import (
 // the call with ErrUnavailable and nothing is sent.
 type AsyncRegistrar interface {
 	Begin(ctx context.Context, c Caller, skill string) (callbackURL string, err error)
+	// Accepted records the task id the backend's 202 named for the call
+	// that got callbackURL, before the call returns: the callback must
+	// then report that task and no other. An error changes
+	// nothing: the call succeeded, the error is logged.
+	Accepted(ctx context.Context, callbackURL, taskID string) error
 }
 
 // Outcomes an AsyncCallback reports.
@@ -67,15 +75,41 @@ func DecodeCallback(body []byte) (AsyncCallback, error) {
 	return cb, nil
 }
 
-// SignCallback returns hex(HMAC-SHA256(key, "v1-callback\n"+timestamp+"\n"+body)),
-// sent as X-Hermes-Signature with X-Hermes-Timestamp. The key is the skill's
-// identity key; the prefix keeps a callback signature from ever passing
-// as an identity signature and back.
-func SignCallback(key []byte, timestamp int64, body []byte) string {
+// CallbackSignatureVersion opens the string a backend signs for a
+// callback; distinct from SignatureVersion so that neither signature can
+// ever pass as the other.
+const CallbackSignatureVersion = "HERMES-HMAC-SHA256-v2-callback"
+
+// CallbackStringToSign is the exact bytes a callback signature covers:
+// the version, the callback token (the last path segment of
+// X-Hermes-Callback-URL), the timestamp and the body's SHA-256 (hex),
+// joined by "\n". Covering the token binds the result to the one call it
+// answers: it cannot be posted to another call's URL.
+func CallbackStringToSign(token string, timestamp int64, body []byte) string {
+	return strings.Join([]string{CallbackSignatureVersion, token, strconv.FormatInt(timestamp, 10), BodySHA256(body)}, "\n")
+}
+
+// SignCallback returns hex(HMAC-SHA256(key, CallbackStringToSign(...))),
+// sent as X-Hermes-Signature with X-Hermes-Timestamp. The key is the
+// skill's identity key.
+func SignCallback(key []byte, token string, timestamp int64, body []byte) string {
 	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte("v1-callback\n" + strconv.FormatInt(timestamp, 10) + "\n"))
-	mac.Write(body)
+	mac.Write([]byte(CallbackStringToSign(token, timestamp, body)))
 	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// CallbackToken is the token of a callback URL: its last path segment.
+// Errors: the URL does not parse, or its path is empty.
+func CallbackToken(callbackURL string) (string, error) {
+	u, err := url.Parse(callbackURL)
+	if err != nil {
+		return "", err
+	}
+	token := path.Base(u.EscapedPath())
+	if token == "" || token == "/" || token == "." {
+		return "", fmt.Errorf("callback URL %q has no token", callbackURL)
+	}
+	return token, nil
 }
 
 // NewCallbackRequest builds the POST a backend sends to a callback URL,
@@ -83,6 +117,10 @@ func SignCallback(key []byte, timestamp int64, body []byte) string {
 // demo backend uses it).
 func NewCallbackRequest(ctx context.Context, callbackURL string, cb AsyncCallback, key []byte, now time.Time) (*http.Request, error) {
 	body, err := json.Marshal(cb)
+	if err != nil {
+		return nil, err
+	}
+	token, err := CallbackToken(callbackURL)
 	if err != nil {
 		return nil, err
 	}
@@ -94,16 +132,17 @@ func NewCallbackRequest(ctx context.Context, callbackURL string, cb AsyncCallbac
 	if len(key) > 0 {
 		ts := now.Unix()
 		req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-		req.Header.Set(HeaderSignature, SignCallback(key, ts, body))
+		req.Header.Set(HeaderSignature, SignCallback(key, token, ts, body))
 	}
 	return req, nil
 }
 
-// VerifyCallback reads a callback request (at most MaxCallbackBytes),
-// checks its signature and time against key, and decodes it. maxSkew <= 0
-// means DefaultMaxSkew. Errors: ErrIdentityMissing, ErrIdentityInvalid or
-// ErrIdentityExpired for the signature, ErrCallbackMalformed for the body.
-func VerifyCallback(r *http.Request, key []byte, now time.Time, maxSkew time.Duration) (AsyncCallback, error) {
+// VerifyCallback reads a callback request (at most MaxCallbackBytes) posted
+// to the URL holding token, checks its signature and time against key, and
+// decodes it. maxSkew <= 0 means DefaultMaxSkew. Errors: ErrIdentityMissing,
+// ErrIdentityInvalid or ErrIdentityExpired for the signature,
+// ErrCallbackMalformed for the body.
+func VerifyCallback(r *http.Request, token string, key []byte, now time.Time, maxSkew time.Duration) (AsyncCallback, error) {
 	if len(key) == 0 {
 		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w: empty key", ErrIdentityInvalid)
 	}
@@ -123,7 +162,7 @@ func VerifyCallback(r *http.Request, key []byte, now time.Time, maxSkew time.Dur
 		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w: bad timestamp %q", ErrIdentityInvalid, ts)
 	}
 	got, err := hex.DecodeString(sig)
-	want, _ := hex.DecodeString(SignCallback(key, t, body))
+	want, _ := hex.DecodeString(SignCallback(key, token, t, body))
 	if err != nil || !hmac.Equal(got, want) {
 		return AsyncCallback{}, fmt.Errorf("skills: verify callback: %w", ErrIdentityInvalid)
 	}

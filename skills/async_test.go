@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -25,11 +26,12 @@ type fakeGateway struct {
 	n    int
 	got  map[string]skills.AsyncCallback // callback path → verified body
 	who  map[string]string               // callback path → user who began
+	task map[string]string               // callback URL → task id of the 202
 	fail error
 }
 
 func newFakeGateway(t *testing.T) *fakeGateway {
-	g := &fakeGateway{t: t, got: map[string]skills.AsyncCallback{}, who: map[string]string{}}
+	g := &fakeGateway{t: t, got: map[string]skills.AsyncCallback{}, who: map[string]string{}, task: map[string]string{}}
 	g.url = serverURL(t, g)
 	return g
 }
@@ -46,12 +48,19 @@ func (g *fakeGateway) Begin(_ context.Context, c skills.Caller, skill string) (s
 	return g.url + path, nil
 }
 
+func (g *fakeGateway) Accepted(_ context.Context, callbackURL, taskID string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.task[callbackURL] = taskID
+	return nil
+}
+
 func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key, err := g.reg().CallbackKey("it_vpn_access")
 	if err != nil {
 		g.t.Errorf("CallbackKey: %v", err)
 	}
-	cb, err := skills.VerifyCallback(r, key, testNow, 0)
+	cb, err := skills.VerifyCallback(r, path.Base(r.URL.Path), key, testNow, 0)
 	if err != nil {
 		g.t.Errorf("callback %s: %v", r.URL.Path, err)
 		http.Error(w, err.Error(), http.StatusUnauthorized)
@@ -83,11 +92,14 @@ func TestAsync_DemoVPN(t *testing.T) {
 	if err := backend.CompleteAsync(context.Background()); err != nil {
 		t.Fatalf("CompleteAsync: %v", err)
 	}
-	path := strings.TrimPrefix(res.Async.CallbackURL, gw.url)
-	cb := gw.got[path]
+	cbPath := strings.TrimPrefix(res.Async.CallbackURL, gw.url)
+	cb := gw.got[cbPath]
 	if cb.TaskID != "VPN-1001" || cb.Status != skills.AsyncSucceeded || !strings.Contains(cb.Message, "张三") ||
-		!strings.Contains(string(cb.Result), `"days":7`) || gw.who[path] != "zhangsan" {
-		t.Errorf("callback = %+v (began by %s)", cb, gw.who[path])
+		!strings.Contains(string(cb.Result), `"days":7`) || gw.who[cbPath] != "zhangsan" {
+		t.Errorf("callback = %+v (began by %s)", cb, gw.who[cbPath])
+	}
+	if gw.task[res.Async.CallbackURL] != "VPN-1001" {
+		t.Errorf("task ids recorded at the 202: %v", gw.task)
 	}
 	if len(backend.Pending()) != 0 {
 		t.Errorf("pending after completion: %v", backend.Pending())
@@ -119,14 +131,40 @@ func TestAsync_Failures(t *testing.T) {
 
 func TestCallback_Signature(t *testing.T) {
 	cb := skills.AsyncCallback{TaskID: "T-1", Status: skills.AsyncFailed, Message: "审批被拒"}
-	req, err := skills.NewCallbackRequest(context.Background(), "http://gw.test/v1/async/x", cb, testKey, testNow)
-	if err != nil {
-		t.Fatal(err)
+	newReq := func() *http.Request {
+		req, err := skills.NewCallbackRequest(context.Background(), "http://gw.test/v1/async/tok-1", cb, testKey, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
 	}
-	req.Header.Set(skills.HeaderTimestamp, fmt.Sprint(testNow.Unix()+1)) // replayed with another time
-	if _, err := skills.VerifyCallback(req, testKey, testNow, 0); !errors.Is(err, skills.ErrIdentityInvalid) {
-		t.Errorf("tampered timestamp: err = %v", err)
-	}
+	t.Run("OK", func(t *testing.T) {
+		got, err := skills.VerifyCallback(newReq(), "tok-1", testKey, testNow, 0)
+		if err != nil || got.TaskID != "T-1" {
+			t.Fatalf("VerifyCallback = %+v, %v", got, err)
+		}
+	})
+	t.Run("ErrOtherTimestamp", func(t *testing.T) {
+		req := newReq()
+		req.Header.Set(skills.HeaderTimestamp, fmt.Sprint(testNow.Unix()+1)) // replayed with another time
+		if _, err := skills.VerifyCallback(req, "tok-1", testKey, testNow, 0); !errors.Is(err, skills.ErrIdentityInvalid) {
+			t.Errorf("tampered timestamp: err = %v", err)
+		}
+	})
+	// The signature covers the token: a result signed for one call's URL
+	// is refused at another call's URL.
+	t.Run("ErrOtherToken", func(t *testing.T) {
+		if _, err := skills.VerifyCallback(newReq(), "tok-2", testKey, testNow, 0); !errors.Is(err, skills.ErrIdentityInvalid) {
+			t.Errorf("callback posted to another token: err = %v, want ErrIdentityInvalid", err)
+		}
+	})
+	t.Run("Format", func(t *testing.T) {
+		body := []byte(`{"task_id":"T-1"}`)
+		want := "HERMES-HMAC-SHA256-v2-callback\ntok-1\n1772355600\n" + skills.BodySHA256(body)
+		if got := skills.CallbackStringToSign("tok-1", testNow.Unix(), body); got != want {
+			t.Errorf("CallbackStringToSign = %q, want %q", got, want)
+		}
+	})
 	if _, err := skills.DecodeCallback([]byte(`{"task_id":"T","status":"done"}`)); !errors.Is(err, skills.ErrCallbackMalformed) {
 		t.Errorf("bad status: err = %v", err)
 	}
@@ -137,7 +175,7 @@ func TestCallback_Signature(t *testing.T) {
 func TestAsync_OpenBreakerRegistersNothing(t *testing.T) {
 	gw := newFakeGateway(t)
 	s := &skills.Skill{Name: "it_vpn_access", Description: "vpn", Endpoint: "/vpn", Async: true,
-		Breaker: &skills.BreakerPolicy{Failures: 1, OpenFor: time.Hour}}
+		Breaker: &skills.BreakerPolicy{Failures: 1, OpenFor: time.Hour}, Identity: skills.IdentityConfig{None: true}}
 	reg, err := skills.NewRegistry([]*skills.Skill{s}, skills.Options{BaseURL: serverURL(t, &recorder{status: 503}), Async: gw})
 	if err != nil {
 		t.Fatal(err)

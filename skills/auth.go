@@ -90,16 +90,25 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// hmacKeySource returns which setting names the skill's HMAC key.
+// hmacKeySource returns which setting names the skill's HMAC key; env and
+// file are both empty for a skill with identity: none.
 func (r *Registry) hmacKeySource(s *Skill) (field, env, file string) {
 	switch {
+	case s.Identity.None:
+		return "identity", "", ""
 	case s.Identity.HMACKeyFile != "":
 		return "identity.hmac_key_file", "", s.Identity.HMACKeyFile
 	case s.Identity.HMACKeyEnv != "":
 		return "identity.hmac_key_env", s.Identity.HMACKeyEnv, ""
 	}
-	return "default HMAC key", r.opts.DefaultHMACKeyEnv, ""
+	return "skills.identity_key (the gateway's default)", r.opts.DefaultHMACKeyEnv, r.opts.DefaultHMACKeyFile
 }
+
+// errUnsigned refuses a skill that would send the caller's identity
+// unsigned without saying so: a backend could not tell Hermes's headers
+// from anyone's.
+var errUnsigned = errors.New("no key signs the caller's identity: set identity.hmac_key_env or identity.hmac_key_file, " +
+	"or the gateway's skills.identity_key; write identity: none to send it unsigned on purpose")
 
 // CheckEnv reports every secret a skill needs that is missing now (unset
 // variable, unreadable or empty file), one error per secret naming the

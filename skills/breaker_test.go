@@ -68,7 +68,7 @@ func TestBreaker(t *testing.T) {
 			{Name: "hr_plain", Description: "no fallback", Endpoint: "http://it.test/primary",
 				Breaker: &skills.BreakerPolicy{Failures: 1, OpenFor: time.Minute}},
 		}
-		reg, err := skills.NewRegistry(defs, skills.Options{HTTPClient: &http.Client{Transport: handlerTransport{backend}},
+		reg, err := skills.NewRegistry(unsigned(defs...), skills.Options{HTTPClient: &http.Client{Transport: handlerTransport{backend}},
 			Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)

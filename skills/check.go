@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -143,9 +142,14 @@ func (c *checker) errors() {
 		case prog == "":
 		case c.opts.CommandAllowList == nil:
 			c.add(SeverityWarning, field, "%s must be in the gateway's command allow-list (skills.command_allow_list)", prog)
-		case !slices.Contains(c.opts.CommandAllowList, filepath.Clean(prog)):
-			c.add(SeverityError, field, "%s is not in the command allow-list", prog)
+		default:
+			if _, err := allowedProgram(prog, c.opts.CommandAllowList); err != nil {
+				c.add(SeverityError, field, "%s", err)
+			}
 		}
+	}
+	if !s.Identity.None && s.Identity.HMACKeyEnv == "" && s.Identity.HMACKeyFile == "" && c.opts.DefaultHMACKeyEnv == "" {
+		c.add(SeverityError, "identity", "%s (hermes skills check --hmac-key-env VAR names the gateway's default)", errUnsigned)
 	}
 }
 
@@ -182,10 +186,10 @@ func (c *checker) warnings() {
 			c.add(SeverityWarning, "endpoint", "%s is plain http:// outside loopback: identity headers and tokens travel unencrypted", target)
 		}
 	}
-	if s.Identity.HMACKeyEnv == "" && s.Identity.HMACKeyFile == "" && c.opts.DefaultHMACKeyEnv == "" {
-		c.add(SeverityWarning, "identity", "no identity signing: the backend cannot tell Hermes's headers from anyone's "+
-			"(set identity.hmac_key_env)")
+	if s.Identity.None {
+		c.add(SeverityWarning, "identity", "identity: none sends the caller's identity unsigned: the backend cannot tell Hermes's headers from anyone's")
 	}
+	c.argvWarnings()
 }
 
 // plainRemoteHTTP reports an http:// URL whose host is not loopback.
@@ -205,4 +209,28 @@ func plainRemoteHTTP(raw string) bool {
 // HasErrors reports whether any finding is an error.
 func HasErrors(findings []Finding) bool {
 	return slices.ContainsFunc(findings, func(f Finding) bool { return f.Severity == SeverityError })
+}
+
+// argvWarnings explains where the "--" Hermes inserts before the first
+// argument starting with a template goes, and what it changes.
+func (c *checker) argvWarnings() {
+	cmd := c.s.Command
+	if cmd == nil {
+		return
+	}
+	first := slices.IndexFunc(cmd.Argv, rendersData)
+	switch {
+	case first < 0:
+	case cmd.NoEndOfOptions:
+		c.add(SeverityWarning, "command.end_of_options", "is false: a value starting with \"-\" in %s becomes an option of %s",
+			cmd.Argv[first], cmd.Path)
+	case first > 0 && strings.HasPrefix(cmd.Argv[first-1], "-"):
+		c.add(SeverityWarning, fmt.Sprintf("command.argv[%d]", first-1), "Hermes inserts \"--\" before %s, which separates it from the option %s; "+
+			"write %s=%s", cmd.Argv[first], cmd.Argv[first-1], cmd.Argv[first-1], cmd.Argv[first])
+	}
+	for i := first + 1; first >= 0 && !cmd.NoEndOfOptions && i < len(cmd.Argv); i++ {
+		if strings.HasPrefix(cmd.Argv[i], "-") {
+			c.add(SeverityWarning, fmt.Sprintf("command.argv[%d]", i), "%s comes after the inserted \"--\": the program reads it as an operand, not an option", cmd.Argv[i])
+		}
+	}
 }

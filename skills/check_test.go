@@ -68,11 +68,11 @@ func TestCheck(t *testing.T) {
 func TestCheck_IdentityAndBaseURL(t *testing.T) {
 	files := fstest.MapFS{"a/SKILL.md": skill("name: hr_a", "description: d", "endpoint: /a")}
 	text := fmt.Sprint(skills.Check(files, skills.CheckOptions{}))
-	if !strings.Contains(text, "no identity signing") || !strings.Contains(text, "skills.base_url") {
+	if !strings.Contains(text, "identity: error: no key signs the caller's identity") || !strings.Contains(text, "skills.base_url") {
 		t.Errorf("findings = %s", text)
 	}
 	text = fmt.Sprint(skills.Check(files, skills.CheckOptions{BaseURL: "http://10.0.0.8", DefaultHMACKeyEnv: "K"}))
-	if strings.Contains(text, "no identity signing") || !strings.Contains(text, "plain http://") {
+	if strings.Contains(text, "no key signs") || !strings.Contains(text, "plain http://") {
 		t.Errorf("findings = %s", text)
 	}
 	if f := skills.Check(files, skills.CheckOptions{BaseURL: "http://127.0.0.1:8080", DefaultHMACKeyEnv: "K"}); len(f) != 0 {

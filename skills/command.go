@@ -38,11 +38,16 @@ func (r *Registry) callCommand(ctx context.Context, inv *invocation) (Result, er
 	if err != nil {
 		return Result{}, fmt.Errorf("skill %s: %w: %v", s.Name, ErrInvalidArguments, err)
 	}
-	argv := make([]string, len(s.argvTmpl))
+	argv := make([]string, 0, len(s.argvTmpl)+1)
 	for i, t := range s.argvTmpl {
-		if argv[i], err = render(t, data); err != nil {
+		if i == s.endOfOpts {
+			argv = append(argv, "--") // what follows is data, even "-rf"
+		}
+		arg, err := render(t, data)
+		if err != nil {
 			return Result{}, fmt.Errorf("skill %s: %w: command.argv[%d]: %v", s.Name, ErrInvalidArguments, i, err)
 		}
+		argv = append(argv, arg)
 	}
 	env, err := commandEnv(inv, r.opts.Now())
 	if err != nil {
@@ -51,7 +56,9 @@ func (r *Registry) callCommand(ctx context.Context, inv *invocation) (Result, er
 
 	callCtx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(callCtx, c.Path, argv...)
+	// s.program is the path the allow-list check resolved: run exactly it,
+	// never the configured path again (a symlink may have changed).
+	cmd := exec.CommandContext(callCtx, s.program, argv...)
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(inv.args)
 	stdout := &cappedBuffer{max: c.MaxOutputBytes, overflow: cancel}
@@ -85,7 +92,7 @@ func (r *Registry) callCommand(ctx context.Context, inv *invocation) (Result, er
 	case errors.As(runErr, &exitErr):
 		return Result{}, fmt.Errorf("skill %s %w (%s): %s", s.Name, ErrUnavailable, exitErr.ProcessState, reason())
 	default: // could not start: missing or not executable
-		return Result{}, fmt.Errorf("skill %s %w: run %s: %w", s.Name, ErrMisconfigured, c.Path, runErr)
+		return Result{}, fmt.Errorf("skill %s %w: run %s: %w", s.Name, ErrMisconfigured, s.program, runErr)
 	}
 	out := stdout.Bytes()
 	contentType := "text/plain; charset=utf-8"
@@ -99,9 +106,14 @@ func (r *Registry) callCommand(ctx context.Context, inv *invocation) (Result, er
 // the caller's identity (signed like the headers), the run's trace and the
 // skill's token. Hermes's own environment (model keys, database URL) is
 // never inherited.
+//
+// HERMES_SIGNATURE signs a SignedRequest with Method SignedMethodExec, Path
+// the program run, no host or query, and the SHA-256 of stdin (the
+// arguments JSON).
 func commandEnv(inv *invocation, now time.Time) ([]string, error) {
 	h := http.Header{}
-	if err := setIdentityHeaders(h, inv.caller, now, inv.creds.hmacKey); err != nil {
+	sr := inv.signRequest(now, SignedMethodExec, "", inv.skill.program, "", inv.args)
+	if err := setIdentityHeaders(h, inv.caller, sr, inv.creds.hmacKey); err != nil {
 		return nil, err
 	}
 	env := []string{
@@ -119,6 +131,8 @@ func commandEnv(inv *invocation, now time.Time) ([]string, error) {
 		"HERMES_CHAT_ID":    HeaderChatID,
 		"HERMES_TIMESTAMP":  HeaderTimestamp,
 		"HERMES_SIGNATURE":  HeaderSignature,
+		"HERMES_NONCE":      HeaderNonce,
+		"HERMES_AUDIENCE":   HeaderAudience,
 		"HERMES_REQUEST_ID": HeaderRequestID,
 	} {
 		if v := h.Get(header); v != "" {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"mime/multipart"
 	"net/http"
@@ -44,16 +43,16 @@ func mapArgs(s *Skill, args json.RawMessage) (apiArgs, bool, error) {
 // content type (or, for GET and DELETE, all in the query string). Errors
 // wrap ErrInvalidArguments (a placeholder without its argument) or are
 // plain (a URL that does not parse: misconfiguration).
-func (r *Registry) newHTTPRequest(ctx context.Context, s *Skill, args json.RawMessage) (*http.Request, error) {
+func (r *Registry) newHTTPRequest(ctx context.Context, s *Skill, args json.RawMessage) (*http.Request, []byte, error) {
 	fields, changed, err := mapArgs(s, args)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
 	endpoint := s.Endpoint
 	if isPath(endpoint) {
 		endpoint = strings.TrimSuffix(r.opts.BaseURL, "/") + endpoint
 	}
-	var missing []string
+	var missing, bad []string
 	endpoint = pathParamRE.ReplaceAllStringFunc(endpoint, func(m string) string {
 		name := m[1 : len(m)-1]
 		v, ok := fields[name]
@@ -63,15 +62,23 @@ func (r *Registry) newHTTPRequest(ctx context.Context, s *Skill, args json.RawMe
 		}
 		delete(fields, name)
 		changed = true
-		vals := jsonValues(v)
-		return url.PathEscape(strings.Join(vals, ","))
+		segment := strings.Join(jsonValues(v), ",")
+		if !validPathSegment(segment) {
+			bad = append(bad, name)
+			return m
+		}
+		return url.PathEscape(segment)
 	})
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: the endpoint needs %s", ErrInvalidArguments, strings.Join(missing, ", "))
+		return nil, nil, fmt.Errorf("%w: the endpoint needs %s", ErrInvalidArguments, strings.Join(missing, ", "))
+	}
+	if len(bad) > 0 {
+		return nil, nil, fmt.Errorf("%w: %s must not be empty, \".\" or \"..\" (it fills a path segment)", ErrInvalidArguments,
+			strings.Join(bad, ", "))
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	q := u.Query()
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
@@ -85,30 +92,39 @@ func (r *Registry) newHTTPRequest(ctx context.Context, s *Skill, args json.RawMe
 	}
 	u.RawQuery = q.Encode()
 	if !methodHasBody[s.Method] {
-		return http.NewRequestWithContext(ctx, s.Method, u.String(), nil)
+		req, err := http.NewRequestWithContext(ctx, s.Method, u.String(), nil)
+		return req, nil, err
 	}
 	body, contentType, err := encodeBody(s.ContentType, fields, args, changed)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, s.Method, u.String(), body)
+	req, err := http.NewRequestWithContext(ctx, s.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
-	return req, nil
+	return req, body, nil
+}
+
+// validPathSegment refuses what would change which endpoint a filled-in
+// path reaches: "." and ".." survive url.PathEscape and are resolved by
+// proxies and servers ("/tickets/../status" is "/status"), and an empty
+// value merges two slashes or drops the segment.
+func validPathSegment(v string) bool {
+	return v != "" && v != "." && v != ".."
 }
 
 // encodeBody encodes the remaining arguments. JSON bodies are the model's
 // arguments byte for byte when nothing was renamed or moved.
-func encodeBody(contentType string, fields apiArgs, original json.RawMessage, changed bool) (io.Reader, string, error) {
+func encodeBody(contentType string, fields apiArgs, original json.RawMessage, changed bool) ([]byte, string, error) {
 	switch contentType {
 	case ContentForm:
 		form := url.Values{}
 		for name, v := range fields {
 			form[name] = jsonValues(v)
 		}
-		return strings.NewReader(form.Encode()), ContentForm, nil
+		return []byte(form.Encode()), ContentForm, nil
 	case ContentMultipart:
 		var b bytes.Buffer
 		w := multipart.NewWriter(&b)
@@ -122,13 +138,13 @@ func encodeBody(contentType string, fields apiArgs, original json.RawMessage, ch
 		if err := w.Close(); err != nil {
 			return nil, "", err
 		}
-		return &b, w.FormDataContentType(), nil
+		return b.Bytes(), w.FormDataContentType(), nil
 	default:
 		if !changed {
-			return bytes.NewReader(original), ContentJSON, nil
+			return original, ContentJSON, nil
 		}
 		b, err := json.Marshal(fields) // sorted keys, values as received
-		return bytes.NewReader(b), ContentJSON, err
+		return b, ContentJSON, err
 	}
 }
 

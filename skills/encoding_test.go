@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -152,5 +153,32 @@ func TestHTTP_ErrorsAs(t *testing.T) {
 	var he *skills.HTTPError
 	if !errors.As(err, &he) || he.Status != 409 || !strings.Contains(he.Body, "已有同名工单") || !errors.Is(err, skills.ErrRefused) {
 		t.Errorf("err = %v, want *HTTPError 409 wrapped with ErrRefused", err)
+	}
+}
+
+// TestHTTP_PathParamDotSegments: "." and ".." pass url.PathEscape and
+// would turn /tickets/{ticketNo}/comments into a sibling endpoint once a
+// proxy normalises the path; an empty value drops the segment.
+func TestHTTP_PathParamDotSegments(t *testing.T) {
+	for _, id := range []string{"..", ".", ""} {
+		t.Run(strconv.Quote(id), func(t *testing.T) {
+			rec := &recorder{}
+			tool := bind(t, rec, ticketSkill(skills.ContentJSON), zhang, secrets)
+			_, err := tool.Call(context.Background(), json.RawMessage(`{"ticket_id":`+strconv.Quote(id)+`,"text":"x"}`))
+			if !errors.Is(err, skills.ErrInvalidArguments) || !strings.Contains(err.Error(), "ticketNo") {
+				t.Errorf("err = %v, want ErrInvalidArguments naming ticketNo", err)
+			}
+			if rec.count() != 0 {
+				t.Errorf("backend called at %s", rec.reqs[0].URL.Path)
+			}
+		})
+	}
+	rec := &recorder{}
+	tool := bind(t, rec, ticketSkill(skills.ContentJSON), zhang, secrets)
+	if _, err := tool.Call(context.Background(), json.RawMessage(`{"ticket_id":"../status","text":"x"}`)); err != nil {
+		t.Fatalf("a value with a slash is escaped, not refused: %v", err)
+	}
+	if got := rec.reqs[0].URL.EscapedPath(); got != "/api/tickets/..%2Fstatus/comments" {
+		t.Errorf("path = %s", got)
 	}
 }

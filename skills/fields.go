@@ -47,9 +47,7 @@ var skillFields = map[string]fieldDecoder[*Skill]{
 		s.Auth = &Auth{}
 		return decodeMapping(s.Auth, n, authFields, "auth.", lines)
 	},
-	"identity": func(s *Skill, n *yaml.Node, lines map[string]int) error {
-		return decodeMapping(&s.Identity, n, identityFields, "identity.", lines)
-	},
+	"identity": decodeIdentity,
 	"access": func(s *Skill, n *yaml.Node, lines map[string]int) error {
 		return decodeMapping(&s.Access, n, accessFields, "access.", lines)
 	},
@@ -93,6 +91,9 @@ var identityFields = map[string]fieldDecoder[*IdentityConfig]{
 }
 
 var accessFields = map[string]fieldDecoder[*Access]{
+	"corps":       valueField(func(a *Access) *[]string { return &a.Corps }),
+	"channels":    valueField(func(a *Access) *[]string { return &a.Channels }),
+	"accounts":    valueField(func(a *Access) *[]string { return &a.Accounts }),
 	"users":       valueField(func(a *Access) *[]string { return &a.Users }),
 	"departments": valueField(func(a *Access) *[]string { return &a.Departments }),
 	"chats":       valueField(func(a *Access) *[]string { return &a.Chats }),
@@ -118,6 +119,27 @@ var commandFields = map[string]fieldDecoder[*CommandConfig]{
 	"path":             stringField(func(c *CommandConfig) *string { return &c.Path }),
 	"argv":             valueField(func(c *CommandConfig) *[]string { return &c.Argv }),
 	"max_output_bytes": valueField(func(c *CommandConfig) *int { return &c.MaxOutputBytes }),
+	"end_of_options": func(c *CommandConfig, n *yaml.Node, _ map[string]int) error {
+		var insert bool
+		if err := n.Decode(&insert); err != nil || n.Tag != "!!bool" {
+			return errors.New("must be true or false")
+		}
+		c.NoEndOfOptions = !insert
+		return nil
+	},
+}
+
+// decodeIdentity accepts `identity: none` (send the identity unsigned, on
+// purpose) or a mapping naming the key.
+func decodeIdentity(s *Skill, n *yaml.Node, lines map[string]int) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value != "none" {
+			return errors.New(`must be "none" or a mapping with hmac_key_env or hmac_key_file`)
+		}
+		s.Identity.None = true
+		return nil
+	}
+	return decodeMapping(&s.Identity, n, identityFields, "identity.", lines)
 }
 
 // decodeConfirm accepts `confirm: true|false` or a mapping with a prompt

@@ -37,7 +37,7 @@ func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error
 	s, creds := inv.skill, inv.creds
 	callCtx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	req, err := r.newHTTPRequest(callCtx, s, inv.args)
+	req, body, err := r.newHTTPRequest(callCtx, s, inv.args)
 	if errors.Is(err, ErrInvalidArguments) {
 		return Result{}, fmt.Errorf("skill %s: %w", s.Name, err)
 	}
@@ -47,7 +47,9 @@ func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error
 	h := req.Header
 	h.Set("User-Agent", userAgent)
 	h.Set("Accept", "application/json")
-	if err := setIdentityHeaders(h, inv.caller, r.opts.Now(), creds.hmacKey); err != nil {
+	// Signed per attempt: each attempt is its own request with its own nonce.
+	sr := inv.signRequest(r.opts.Now(), req.Method, req.URL.Host, req.URL.EscapedPath(), req.URL.RawQuery, body)
+	if err := setIdentityHeaders(h, inv.caller, sr, creds.hmacKey); err != nil {
 		return Result{}, fmt.Errorf("skill %s: %w", s.Name, err)
 	}
 	h.Set(HeaderTraceparent, traceparent(inv.caller))
@@ -65,7 +67,7 @@ func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error
 		return Result{}, transportError(ctx, s, err, creds)
 	}
 	defer resp.Body.Close()
-	body, err := readCapped(resp.Body, r.opts.MaxResponseBytes)
+	answer, err := readCapped(resp.Body, r.opts.MaxResponseBytes)
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			err = fmt.Errorf("no complete answer within %s: %w", s.Timeout, context.DeadlineExceeded)
@@ -74,7 +76,7 @@ func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error
 			redactErr(err, creds))
 	}
 	// A backend that echoes the request must not leak our token to the model.
-	text := redact(body, creds.secrets()...)
+	text := redact(answer, creds.secrets()...)
 	code := resp.StatusCode
 	if !s.succeeded(code) {
 		he := &HTTPError{Status: code, Body: shortBody(text, code), RetryAfter: retryAfter(resp.Header)}
@@ -91,6 +93,15 @@ func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error
 		}
 		_ = json.Unmarshal(res.Body, &accepted) // the callback URL identifies the call even without an id
 		res.Async = &AsyncTask{TaskID: accepted.TaskID, CallbackURL: inv.callbackURL}
+		if accepted.TaskID != "" {
+			// Not an error of the call: the backend has the work, and
+			// failing here would retry it. The callback is then checked
+			// against the token alone.
+			if err := r.opts.Async.Accepted(ctx, inv.callbackURL, accepted.TaskID); err != nil {
+				r.opts.Logger.Warn("skills: accepted task id not recorded", "skill", s.Name, "task_id", accepted.TaskID,
+					"trace_id", inv.caller.TraceID, "err", err)
+			}
+		}
 	}
 	return res, nil
 }

@@ -127,9 +127,13 @@ func TestHTTP_IdentityInjected(t *testing.T) {
 	if skills.UserName(r) != "张三" {
 		t.Errorf("UserName = %q", skills.UserName(r))
 	}
-	id, err := skills.VerifyIdentity(r, testKey, testNow.Add(time.Minute), 0)
+	if r.Header.Get(skills.HeaderAudience) != "hr_leave_apply" || len(r.Header.Get(skills.HeaderNonce)) != 32 {
+		t.Errorf("audience %q nonce %q", r.Header.Get(skills.HeaderAudience), r.Header.Get(skills.HeaderNonce))
+	}
+	id, err := skills.VerifyRequest(r, []byte(body), testKey, skills.VerifyOptions{Audience: "hr_leave_apply",
+		Now: testNow.Add(time.Minute), Nonces: skills.NewNonceCache()})
 	if err != nil {
-		t.Fatalf("VerifyIdentity: %v", err)
+		t.Fatalf("VerifyRequest: %v", err)
 	}
 	if id.UserID != "zhangsan" || id.CorpID != "ww123" || id.ChatID != "chat-9" {
 		t.Errorf("verified identity = %+v, want zhangsan's", id)
@@ -143,16 +147,34 @@ func TestHTTP_IdentityInjected(t *testing.T) {
 	}
 }
 
-func TestHTTP_UnsignedWithoutKeyEnv(t *testing.T) {
-	rec := &recorder{body: "ok"}
+// TestHTTP_UnsignedOnlyByChoice: a skill without a key does not load
+// (it used to send the identity unsigned, silently); identity: none sends
+// it unsigned on purpose; the gateway's default key signs the others.
+func TestHTTP_UnsignedOnlyByChoice(t *testing.T) {
 	s := hrSkill()
 	s.Identity = skills.IdentityConfig{}
+	_, err := skills.NewRegistry([]*skills.Skill{s}, skills.Options{BaseURL: "http://hr.internal", Getenv: secrets})
+	if err == nil || !strings.Contains(err.Error(), "identity: no key signs the caller's identity") {
+		t.Fatalf("NewRegistry = %v, want the unsigned skill refused", err)
+	}
+
+	reg, err := skills.NewRegistry([]*skills.Skill{s}, skills.Options{BaseURL: "http://hr.internal", Getenv: secrets,
+		DefaultHMACKeyEnv: "HR_HMAC"})
+	if err != nil {
+		t.Fatalf("with the gateway's default key: %v", err)
+	}
+	if key, err := reg.CallbackKey(s.Name); err != nil || string(key) != string(testKey) {
+		t.Errorf("default key = %q, %v", key, err)
+	}
+
+	rec := &recorder{body: "ok"}
+	s.Identity = skills.IdentityConfig{None: true}
 	tool := bind(t, rec, s, zhang, secrets)
 	if _, err := tool.Call(context.Background(), json.RawMessage(`{"days":1}`)); err != nil {
 		t.Fatalf("Call: %v", err)
 	}
 	if sig := rec.reqs[0].Header.Get(skills.HeaderSignature); sig != "" {
-		t.Errorf("signature %q sent without a configured key", sig)
+		t.Errorf("signature %q sent with identity: none", sig)
 	}
 	if rec.reqs[0].Header.Get(skills.HeaderUserID) != "zhangsan" {
 		t.Errorf("identity headers missing")

@@ -15,7 +15,7 @@ func TestLive_Reload(t *testing.T) {
 	base := serverURL(t, rec)
 	files := fstest.MapFS{"a/SKILL.md": skill("name: a", "description: first", "endpoint: /a")}
 	build := func() (*skills.Registry, error) {
-		return skills.LoadRegistry(files, skills.Options{BaseURL: base})
+		return skills.LoadRegistry(files, skills.Options{BaseURL: base, DefaultHMACKeyEnv: "HR_HMAC", Getenv: secrets})
 	}
 	reg, err := build()
 	if err != nil {

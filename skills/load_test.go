@@ -21,8 +21,13 @@ func TestLoadDir_Samples(t *testing.T) {
 	for _, s := range defs {
 		names = append(names, s.Name)
 		byName[s.Name] = s
+		// One key per backend: HR skills share the HR key, IT skills the IT key.
+		keyEnv := skills.SampleITKeyEnv
+		if strings.HasPrefix(s.Name, "hr_") {
+			keyEnv = skills.SampleHRKeyEnv
+		}
 		if s.Method != "POST" || s.Timeout != 10*time.Second || s.Executor != skills.ExecutorHTTP ||
-			s.Identity.HMACKeyEnv != "HERMES_DEMO_HMAC_KEY" || !strings.HasPrefix(s.Endpoint, "/") || s.Triggers.Empty() {
+			s.Identity.HMACKeyEnv != keyEnv || !strings.HasPrefix(s.Endpoint, "/") || s.Triggers.Empty() {
 			t.Errorf("%s: %+v", s.Name, s)
 		}
 		if spec := s.Spec(); !strings.Contains(spec.Description, s.Usage) || s.Usage == "" || len(spec.Examples) == 0 {
@@ -205,7 +210,7 @@ circuit_breaker: {failures: 2, open_for: 1m}
 fallback: it_ticket_create
 auth: {type: header, header: X-Api-Key, token_file: /run/secrets/it}
 identity: {hmac_key_file: /run/secrets/hmac}
-access: {users: [zhangsan], departments: [IT], chats: [c1]}
+access: {corps: [ww1], channels: [wecom], accounts: [app-it], users: [zhangsan], departments: [IT], chats: [c1]}
 confirm: {prompt: "重置 {{.Caller.UserID}} 的 {{.Args.system}} 密码"}
 response_template: "{{.summary}}"
 triggers: {always: false, intent_contains: [密码], intent_regex: ["重置.*密码"]}
@@ -232,7 +237,7 @@ safe_fields: [phone]
 	if *s.Auth != (skills.Auth{Type: "header", Header: "X-Api-Key", TokenFile: "/run/secrets/it"}) || s.Identity.HMACKeyFile != "/run/secrets/hmac" {
 		t.Errorf("auth = %+v identity = %+v", s.Auth, s.Identity)
 	}
-	if fmt.Sprint(s.Access) != "{[zhangsan] [IT] [c1]}" || !s.Confirm.Required || s.ResponseTemplate != "{{.summary}}" {
+	if fmt.Sprint(s.Access) != "{[ww1] [wecom] [app-it] [zhangsan] [IT] [c1]}" || !s.Confirm.Required || s.ResponseTemplate != "{{.summary}}" {
 		t.Errorf("access = %+v confirm = %+v", s.Access, s.Confirm)
 	}
 	spec := s.Spec()

@@ -31,6 +31,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// unsigned marks test skills that do not care about signing as
+// identity: none, which a skill without a key must say to load.
+func unsigned(defs ...*skills.Skill) []*skills.Skill {
+	for _, d := range defs {
+		if d.Identity == (skills.IdentityConfig{}) {
+			d.Identity.None = true
+		}
+	}
+	return defs
+}
+
 // testBinary is the absolute path of this test binary, for allow-lists.
 func testBinary(t *testing.T) string {
 	t.Helper()
@@ -93,12 +104,14 @@ func runHelper(mode string, args []string) int {
 // the caller it verified from _meta (and, over HTTP, from the headers).
 func whoamiServer(key []byte, now func() time.Time, seen func(*mcp.CallToolRequest)) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "whoami", Version: "1"}, nil)
+	nonces := skills.NewNonceCache()
 	srv.AddTool(&mcp.Tool{Name: "whoami", Description: "who is asking", InputSchema: &jsonschema.Schema{Type: "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if seen != nil {
 				seen(req)
 			}
-			id, err := skills.VerifyMeta(req.Params.Meta, key, now(), 0)
+			id, err := skills.VerifyMeta(req.Params.Meta, req.Params.Name, req.Params.Arguments, key,
+				skills.VerifyOptions{Audience: "hr_whoami", Now: now(), Nonces: nonces})
 			if err != nil {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "refused: " + err.Error()}}}, nil
 			}

@@ -1,10 +1,15 @@
 package skills
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -23,47 +28,10 @@ const MetaKeyCaller = "hermes/caller"
 // servers that see no HTTP headers.
 const MetaKeyTraceparent = "traceparent"
 
-// MetaCaller is the value of _meta["hermes/caller"] on every tools/call
-// Hermes sends. Signature covers the same fields as X-Hermes-Signature
-// (SignIdentity); empty when the skill signs nothing.
-type MetaCaller struct {
-	UserID    string `json:"user_id"`
-	UserName  string `json:"user_name,omitempty"` // not signed
-	Channel   string `json:"channel,omitempty"`
-	Account   string `json:"account,omitempty"`
-	CorpID    string `json:"corp_id,omitempty"`
-	ChatID    string `json:"chat_id,omitempty"`
-	Timestamp int64  `json:"timestamp"`
-	Signature string `json:"signature,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
-}
-
-// VerifyMeta checks the signed caller in an MCP request's _meta (for MCP
-// servers written in Go) and returns the identity. maxSkew <= 0 means
-// DefaultMaxSkew. Errors are VerifyIdentity's.
-func VerifyMeta(meta map[string]any, key []byte, now time.Time, maxSkew time.Duration) (SignedIdentity, error) {
-	if len(key) == 0 {
-		return SignedIdentity{}, fmt.Errorf("skills: verify meta: %w: empty key", ErrIdentityInvalid)
-	}
-	if maxSkew <= 0 {
-		maxSkew = DefaultMaxSkew
-	}
-	raw, _ := json.Marshal(meta[MetaKeyCaller])
-	var mc MetaCaller
-	if err := json.Unmarshal(raw, &mc); err != nil || mc.UserID == "" || mc.Signature == "" {
-		return SignedIdentity{}, fmt.Errorf("skills: verify meta: %w: need %s with user_id and signature", ErrIdentityMissing, MetaKeyCaller)
-	}
-	id := SignedIdentity{UserID: mc.UserID, Channel: mc.Channel, Account: mc.Account, CorpID: mc.CorpID,
-		ChatID: mc.ChatID, Timestamp: mc.Timestamp}
-	if err := checkSignature(id, mc.Signature, key, now, maxSkew); err != nil {
-		return SignedIdentity{}, fmt.Errorf("skills: verify meta: %w", err)
-	}
-	return id, nil
-}
-
-// MCPClients caches one MCP client session per server, shared by every
-// skill and caller using that server (the identity travels per call in
-// _meta and headers, never in the session). It is safe for concurrent use.
+// MCPClients caches one MCP client session per server and skill
+// credential, shared by every caller of the skills using that server with
+// that credential (the identity travels per call in _meta and headers,
+// never in the session). It is safe for concurrent use.
 type MCPClients struct {
 	mu       sync.Mutex
 	sessions map[string]*mcpEntry
@@ -142,52 +110,85 @@ func (m *MCPClients) dropSession(key string, cs *mcp.ClientSession) {
 	}
 }
 
-// mcpHeadersKey carries per-call HTTP headers to mcpTransport through the
-// request context: the SDK builds each POST with the caller's context.
-type mcpHeadersKey struct{}
+// mcpCallKey carries the call being made to mcpTransport through the
+// request context: the SDK builds each POST of a tools/call with the
+// caller's context. Session setup (initialize and its notification) runs
+// under the session's own context and so carries no caller.
+type mcpCallKey struct{}
 
-// mcpTransport adds the skill's auth (fixed at connect) and the call's
-// identity headers to every request of a streamable HTTP session.
+// mcpCall is what mcpTransport needs to sign a tools/call POST.
+type mcpCall struct {
+	inv         *invocation
+	now         func() time.Time
+	traceparent string
+}
+
+// mcpTransport adds the skill's auth (fixed at connect) to every request
+// of a streamable HTTP session, and to the POSTs of a call the caller's
+// identity, signed over that exact HTTP request.
 type mcpTransport struct {
 	base   http.RoundTripper
 	static http.Header
 }
 
 func (t *mcpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	perCall, _ := req.Context().Value(mcpHeadersKey{}).(http.Header)
 	req = req.Clone(req.Context())
 	for k, v := range t.static {
 		req.Header[k] = v
 	}
-	for k, v := range perCall {
-		req.Header[k] = v
+	if call, ok := req.Context().Value(mcpCallKey{}).(*mcpCall); ok {
+		if err := call.sign(req); err != nil {
+			return nil, err
+		}
 	}
 	return t.base.RoundTrip(req)
 }
 
+// sign reads the body (so it can be hashed) and sets the identity headers.
+func (c *mcpCall) sign(req *http.Request) error {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return fmt.Errorf("read MCP request body: %w", err)
+		}
+		body = b
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	sr := c.inv.signRequest(c.now(), req.Method, cmp.Or(req.Host, req.URL.Host), req.URL.EscapedPath(), req.URL.RawQuery, body)
+	req.Header.Set(HeaderTraceparent, c.traceparent)
+	return setIdentityHeaders(req.Header, c.inv.caller, sr, c.inv.creds.hmacKey)
+}
+
 // callMCP calls the skill's tool on its MCP server with the caller's
-// identity in _meta (and, over HTTP, in headers too).
+// identity in _meta, signed over the tool and its arguments (and, over
+// HTTP, in headers signed over each POST).
 func (r *Registry) callMCP(ctx context.Context, inv *invocation) (Result, error) {
 	s, creds := inv.skill, inv.creds
-	now := r.opts.Now()
-	headers := http.Header{}
-	if err := setIdentityHeaders(headers, inv.caller, now, creds.hmacKey); err != nil {
+	if err := checkCaller(inv.caller); err != nil {
 		return Result{}, fmt.Errorf("skill %s: %w", s.Name, err)
 	}
 	tp := traceparent(inv.caller)
-	headers.Set(HeaderTraceparent, tp)
-	creds.apply(headers)
 	fields, _, err := mapArgs(s, inv.args)
 	if err != nil {
 		return Result{}, fmt.Errorf("skill %s: %w: %v", s.Name, ErrInvalidArguments, err)
 	}
+	raw, _ := json.Marshal(fields)
+	canonical, err := CanonicalArguments(raw)
+	if err != nil {
+		return Result{}, fmt.Errorf("skill %s: %w: %v", s.Name, ErrInvalidArguments, err)
+	}
+	sr := inv.signRequest(r.opts.Now(), SignedMethodMCP, "", s.MCP.Tool, "", canonical)
 	params := &mcp.CallToolParams{Name: s.MCP.Tool, Arguments: fields, Meta: mcp.Meta{
-		MetaKeyCaller:      metaCaller(inv.caller, headers),
+		MetaKeyCaller:      metaCaller(inv.caller, sr, creds.hmacKey),
 		MetaKeyTraceparent: tp,
 	}}
 
 	key, connect := r.mcpServer(s, creds)
-	callCtx, cancel := context.WithTimeout(context.WithValue(ctx, mcpHeadersKey{}, headers), s.Timeout)
+	call := &mcpCall{inv: inv, now: r.opts.Now, traceparent: tp}
+	callCtx, cancel := context.WithTimeout(context.WithValue(ctx, mcpCallKey{}, call), s.Timeout)
 	defer cancel()
 	began := r.opts.Now()
 	for {
@@ -222,20 +223,31 @@ func (r *Registry) callMCP(ctx context.Context, inv *invocation) (Result, error)
 	}
 }
 
-func metaCaller(c Caller, h http.Header) MetaCaller {
-	mc := MetaCaller{UserID: c.UserID, UserName: c.Name, Channel: c.Channel, Account: c.Account, CorpID: c.CorpID,
-		ChatID: c.ChatID, Signature: h.Get(HeaderSignature), RequestID: c.TraceID}
-	fmt.Sscan(h.Get(HeaderTimestamp), &mc.Timestamp) //nolint:errcheck // we wrote it just now
+func metaCaller(c Caller, sr SignedRequest, key []byte) MetaCaller {
+	id := sr.Identity
+	mc := MetaCaller{UserID: id.UserID, UserName: c.Name, Channel: id.Channel, Account: id.Account, CorpID: id.CorpID,
+		ChatID: id.ChatID, Timestamp: id.Timestamp, Nonce: sr.Nonce, Audience: sr.Audience, RequestID: c.TraceID}
+	if len(key) > 0 {
+		mc.Signature = sr.Sign(key)
+	}
 	return mc
+}
+
+// credentialKey tells sessions of different credentials apart without
+// keeping the secret itself in the cache key.
+func credentialKey(creds credentials) string {
+	sum := sha256.Sum256([]byte(creds.authHeader + "\x00" + creds.authValue))
+	return hex.EncodeToString(sum[:8])
 }
 
 // mcpServer returns the session cache key and how to connect.
 func (r *Registry) mcpServer(s *Skill, creds credentials) (string, func(context.Context) (*mcp.ClientSession, error)) {
 	client := func() *mcp.Client { return mcp.NewClient(&mcp.Implementation{Name: "hermes", Version: "1"}, nil) }
 	if s.MCP.Command != "" {
-		key := "stdio " + s.MCP.Command + "\x00" + strings.Join(s.MCP.Args, "\x00")
+		key := "stdio " + s.program + "\x00" + strings.Join(s.MCP.Args, "\x00")
 		return key, func(ctx context.Context) (*mcp.ClientSession, error) {
-			cmd := exec.Command(s.MCP.Command, s.MCP.Args...)
+			// s.program is the path checked against the allow-list.
+			cmd := exec.Command(s.program, s.MCP.Args...)
 			cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"} // nothing of Hermes's own environment
 			return client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		}
@@ -244,7 +256,9 @@ func (r *Registry) mcpServer(s *Skill, creds credentials) (string, func(context.
 	if isPath(endpoint) {
 		endpoint = strings.TrimSuffix(r.opts.BaseURL, "/") + endpoint
 	}
-	return "http " + endpoint, func(ctx context.Context) (*mcp.ClientSession, error) {
+	// Keyed by credential too: a second skill on the same server with
+	// another token must not ride on the first skill's session.
+	return "http " + endpoint + " " + credentialKey(creds), func(ctx context.Context) (*mcp.ClientSession, error) {
 		base := r.opts.HTTPClient.Transport
 		if base == nil {
 			base = http.DefaultTransport

@@ -32,6 +32,7 @@ func TestMCP_StreamableHTTP(t *testing.T) {
 	})
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	var connects int
+	nonces := skills.NewNonceCache()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The skill's own credential must be on every request, the
 		// handshake included.
@@ -41,11 +42,24 @@ func TestMCP_StreamableHTTP(t *testing.T) {
 		}
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
-			mu.Lock()
+		mu.Lock()
+		switch {
+		case bytes.Contains(body, []byte(`"method":"initialize"`)):
 			connects++
-			mu.Unlock()
+			fallthrough
+		case !bytes.Contains(body, []byte(`"method":"tools/call"`)):
+			// Session setup serves every caller: it carries no identity.
+			if r.Header.Get(skills.HeaderUserID) != "" {
+				t.Errorf("session setup request carries identity %q", r.Header.Get(skills.HeaderUserID))
+			}
+		default:
+			// Each tools/call POST is signed over exactly that request.
+			if _, err := skills.VerifyRequest(r, body, testKey, skills.VerifyOptions{Audience: "hr_whoami", Now: testNow,
+				Nonces: nonces}); err != nil {
+				t.Errorf("tools/call headers: %v", err)
+			}
 		}
+		mu.Unlock()
 		handler.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
@@ -96,12 +110,61 @@ func TestMCP_StreamableHTTP(t *testing.T) {
 	t.Run("UnknownTool", func(t *testing.T) {
 		bad := *s
 		bad.MCP = &skills.MCPConfig{Tool: "nope"}
-		reg2, _ := skills.NewRegistry([]*skills.Skill{&bad}, skills.Options{Getenv: secrets})
+		reg2, _ := skills.NewRegistry([]*skills.Skill{&bad}, skills.Options{Getenv: secrets, Now: func() time.Time { return testNow }})
 		t.Cleanup(func() { reg2.Close() })
 		if _, err := reg2.Call(context.Background(), zhang, "hr_whoami", nil); !errors.Is(err, skills.ErrRefused) {
 			t.Errorf("err = %v, want ErrRefused", err)
 		}
 	})
+}
+
+// TestMCP_SessionPerCredential: two skills on one server with different
+// tokens get a session each; the second never rides on the first's auth.
+func TestMCP_SessionPerCredential(t *testing.T) {
+	srv := whoamiServer(testKey, func() time.Time { return testNow }, nil)
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var (
+		mu   sync.Mutex
+		keys []string // X-Api-Key of each request
+	)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	skill := func(name, tokenEnv string) *skills.Skill {
+		return &skills.Skill{Name: name, Description: "who am I", Executor: skills.ExecutorMCP, Endpoint: ts.URL + "/mcp",
+			MCP: &skills.MCPConfig{Tool: "whoami"}, Parameters: mcpParams,
+			Auth:     &skills.Auth{Type: skills.AuthHeader, Header: "X-Api-Key", TokenEnv: tokenEnv},
+			Identity: skills.IdentityConfig{HMACKeyEnv: "HR_HMAC"}}
+	}
+	getenv := env(map[string]string{"HR_TOKEN": "tok-hr", "IT_TOKEN": "tok-it", "HR_HMAC": string(testKey)})
+	reg, err := skills.NewRegistry([]*skills.Skill{skill("hr_whoami", "HR_TOKEN"), skill("it_whoami", "IT_TOKEN")},
+		skills.Options{Getenv: getenv, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	for _, name := range []string{"hr_whoami", "it_whoami"} {
+		mu.Lock()
+		keys = nil
+		mu.Unlock()
+		// The server verifies the audience hr_whoami; only the auth matters here.
+		reg.Call(context.Background(), zhang, name, json.RawMessage(`{}`))
+		mu.Lock()
+		want := map[string]string{"hr_whoami": "tok-hr", "it_whoami": "tok-it"}[name]
+		if len(keys) == 0 {
+			t.Errorf("%s: no request reached the server", name)
+		}
+		for _, k := range keys {
+			if k != want {
+				t.Errorf("%s sent X-Api-Key %q, want its own %q", name, k, want)
+			}
+		}
+		mu.Unlock()
+	}
 }
 
 func TestMCP_Stdio(t *testing.T) {
@@ -142,17 +205,36 @@ func TestMCP_Stdio(t *testing.T) {
 }
 
 func TestVerifyMeta(t *testing.T) {
-	id := skills.SignedIdentity{UserID: "zhangsan", Channel: "wecom", Timestamp: testNow.Unix()}
-	meta := map[string]any{skills.MetaKeyCaller: map[string]any{"user_id": "zhangsan", "channel": "wecom",
-		"timestamp": testNow.Unix(), "signature": skills.SignIdentity(testKey, id)}}
-	if got, err := skills.VerifyMeta(meta, testKey, testNow, 0); err != nil || got.UserID != "zhangsan" {
+	args := json.RawMessage(`{"q": "年假", "employee_id":"zhangsan"}`)
+	canonical, _ := skills.CanonicalArguments(args)
+	sr := skills.SignedRequest{Method: skills.SignedMethodMCP, Path: "whoami", BodySHA256: skills.BodySHA256(canonical),
+		Nonce: "n-1", Audience: "hr_whoami", Identity: skills.SignedIdentity{UserID: "zhangsan", Channel: "wecom", Timestamp: testNow.Unix()}}
+	meta := func(user string) map[string]any {
+		return map[string]any{skills.MetaKeyCaller: map[string]any{"user_id": user, "channel": "wecom",
+			"timestamp": testNow.Unix(), "nonce": "n-1", "signature": sr.Sign(testKey)}}
+	}
+	opts := skills.VerifyOptions{Audience: "hr_whoami", Now: testNow}
+	// The server re-encodes the arguments: key order and spaces must not matter.
+	reordered := json.RawMessage(`{"employee_id":"zhangsan","q":"年假"}`)
+	if got, err := skills.VerifyMeta(meta("zhangsan"), "whoami", reordered, testKey, opts); err != nil || got.UserID != "zhangsan" {
 		t.Fatalf("VerifyMeta = %+v, %v", got, err)
 	}
-	meta[skills.MetaKeyCaller].(map[string]any)["user_id"] = "lisi"
-	if _, err := skills.VerifyMeta(meta, testKey, testNow, 0); !errors.Is(err, skills.ErrIdentityInvalid) {
-		t.Errorf("edited user_id: err = %v, want ErrIdentityInvalid", err)
+	for name, tc := range map[string]struct {
+		meta map[string]any
+		tool string
+		args json.RawMessage
+		opts skills.VerifyOptions
+	}{
+		"ErrOtherUser":     {meta("lisi"), "whoami", args, opts},
+		"ErrOtherTool":     {meta("zhangsan"), "reset_password", args, opts},
+		"ErrOtherArgs":     {meta("zhangsan"), "whoami", json.RawMessage(`{"q":"工资","employee_id":"zhangsan"}`), opts},
+		"ErrOtherAudience": {meta("zhangsan"), "whoami", args, skills.VerifyOptions{Audience: "it_reset", Now: testNow}},
+	} {
+		if _, err := skills.VerifyMeta(tc.meta, tc.tool, tc.args, testKey, tc.opts); !errors.Is(err, skills.ErrIdentityInvalid) {
+			t.Errorf("%s: err = %v, want ErrIdentityInvalid", name, err)
+		}
 	}
-	if _, err := skills.VerifyMeta(map[string]any{}, testKey, testNow, 0); !errors.Is(err, skills.ErrIdentityMissing) {
+	if _, err := skills.VerifyMeta(map[string]any{}, "whoami", args, testKey, opts); !errors.Is(err, skills.ErrIdentityMissing) {
 		t.Errorf("no caller: err = %v, want ErrIdentityMissing", err)
 	}
 }

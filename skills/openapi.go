@@ -71,6 +71,18 @@ type importer struct {
 	seen map[string]bool // names used so far
 }
 
+// keyEnv names the identity key of the imported API: one key per backend,
+// named after its title (Petstore → PETSTORE_HMAC_KEY).
+func (im *importer) keyEnv() string {
+	info, _ := im.doc["info"].(map[string]any)
+	title, _ := info["title"].(string)
+	name := strings.Trim(nonWordRE.ReplaceAllString(strings.ToLower(title), "_"), "_")
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		name = "api_" + name
+	}
+	return strings.ToUpper(strings.TrimSuffix(name, "_")) + "_HMAC_KEY"
+}
+
 // serverBase is servers[0].url with its variables at their defaults,
 // without a trailing slash; "" when there is none.
 func serverBase(doc map[string]any) string {
@@ -90,21 +102,22 @@ func serverBase(doc map[string]any) string {
 
 // front is a generated SKILL.md front matter, in reading order.
 type front struct {
-	Name        string         `yaml:"name"`
-	Description string         `yaml:"description"`
-	Parameters  map[string]any `yaml:"parameters"`
-	Endpoint    string         `yaml:"endpoint"`
-	Method      string         `yaml:"method"`
-	ContentType string         `yaml:"content_type,omitempty"`
-	QueryParams []string       `yaml:"query_params,omitempty"`
-	Timeout     string         `yaml:"timeout"`
-	Confirm     bool           `yaml:"confirm,omitempty"`
+	Name        string            `yaml:"name"`
+	Description string            `yaml:"description"`
+	Parameters  map[string]any    `yaml:"parameters"`
+	Endpoint    string            `yaml:"endpoint"`
+	Method      string            `yaml:"method"`
+	ContentType string            `yaml:"content_type,omitempty"`
+	QueryParams []string          `yaml:"query_params,omitempty"`
+	Timeout     string            `yaml:"timeout"`
+	Confirm     bool              `yaml:"confirm,omitempty"`
+	Identity    map[string]string `yaml:"identity"`
 }
 
 func (im *importer) operation(path, method string, item, op map[string]any) (GeneratedSkill, error) {
 	name := im.name(op, method, path)
 	f := front{Name: name, Endpoint: im.base + path, Method: strings.ToUpper(method), Timeout: DefaultTimeout.String(),
-		Confirm: method != "get"}
+		Confirm: method != "get", Identity: map[string]string{"hmac_key_env": im.keyEnv()}}
 	summary, _ := op["summary"].(string)
 	desc, _ := op["description"].(string)
 	f.Description = strings.TrimSpace(strings.TrimSpace(summary) + "\n" + strings.TrimSpace(desc))

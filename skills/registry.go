@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -43,9 +42,13 @@ type Options struct {
 	// Now stamps X-Hermes-Timestamp and measures durations. Default time.Now.
 	Now func() time.Time
 	// DefaultHMACKeyEnv names the environment variable of the HMAC key for
-	// skills without identity.hmac_key_env/file. Empty: such skills send
-	// the identity unsigned.
+	// skills without identity.hmac_key_env/file (the gateway's
+	// skills.identity_key.env). With neither it nor DefaultHMACKeyFile,
+	// such skills do not load unless they say identity: none.
 	DefaultHMACKeyEnv string
+	// DefaultHMACKeyFile is an absolute path of a file holding that key
+	// instead (skills.identity_key.file).
+	DefaultHMACKeyFile string
 	// MaxResponseBytes caps the response body a call returns, default
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int
@@ -119,6 +122,11 @@ func NewRegistry(defs []*Skill, opts Options) (*Registry, error) {
 			return nil, fmt.Errorf("skills: base URL %q must be an absolute http(s) URL", opts.BaseURL)
 		}
 	}
+	if opts.DefaultHMACKeyEnv != "" || opts.DefaultHMACKeyFile != "" {
+		if err := checkSecretSource(opts.DefaultHMACKeyEnv, opts.DefaultHMACKeyFile, "env", "file"); err != nil {
+			return nil, fmt.Errorf("skills: default identity key: %w", err)
+		}
+	}
 	r := &Registry{opts: opts, byName: map[string]*Skill{}, breakers: map[string]*gobreaker.CircuitBreaker[Result]{}}
 	var errs []error
 	for _, def := range defs {
@@ -179,16 +187,25 @@ func LoadRegistry(fsys fs.FS, opts Options) (*Registry, error) {
 	return NewRegistry(defs, opts)
 }
 
-// checkPlacement checks what depends on the options: base URL and the
-// command allow-list.
+// checkPlacement checks what depends on the options: base URL, the
+// command allow-list (resolving the program once, for good) and a key to
+// sign the identity with.
 func (r *Registry) checkPlacement(s *Skill) *fieldError {
 	if s.Endpoint != "" && isPath(s.Endpoint) && r.opts.BaseURL == "" {
 		return &fieldError{field: "endpoint", err: fmt.Errorf("%q is a path but no base URL is configured", s.Endpoint)}
 	}
 	for field, prog := range map[string]string{"command.path": commandPath(s), "mcp.command": mcpCommand(s)} {
-		if prog != "" && !slices.Contains(r.opts.CommandAllowList, filepath.Clean(prog)) {
-			return &fieldError{field: field, err: fmt.Errorf("%s is not in the command allow-list", prog)}
+		if prog == "" {
+			continue
 		}
+		resolved, err := allowedProgram(prog, r.opts.CommandAllowList)
+		if err != nil {
+			return &fieldError{field: field, err: err}
+		}
+		s.program = resolved
+	}
+	if _, env, file := r.hmacKeySource(s); env == "" && file == "" && !s.Identity.None {
+		return &fieldError{field: "identity", err: errUnsigned}
 	}
 	return nil
 }
@@ -215,6 +232,9 @@ func (s *Skill) clone() *Skill {
 	c.QueryParams = slices.Clone(s.QueryParams)
 	c.SuccessStatus = slices.Clone(s.SuccessStatus)
 	c.Retry.On = slices.Clone(s.Retry.On)
+	c.Access = Access{Corps: slices.Clone(s.Access.Corps), Channels: slices.Clone(s.Access.Channels),
+		Accounts: slices.Clone(s.Access.Accounts), Users: slices.Clone(s.Access.Users),
+		Departments: slices.Clone(s.Access.Departments), Chats: slices.Clone(s.Access.Chats)}
 	c.Breaker, c.Auth, c.Confirm = clonePtr(s.Breaker), clonePtr(s.Auth), clonePtr(s.Confirm)
 	if c.MCP = clonePtr(s.MCP); c.MCP != nil {
 		c.MCP.Args = slices.Clone(s.MCP.Args)

@@ -16,7 +16,7 @@ func TestNewRegistry(t *testing.T) {
 	a := &skills.Skill{Name: "a_skill", Description: "a", Endpoint: "/a", Usage: "Use it well."}
 
 	t.Run("OK", func(t *testing.T) {
-		reg, err := skills.NewRegistry([]*skills.Skill{b, a}, skills.Options{BaseURL: "http://hr.internal"})
+		reg, err := skills.NewRegistry(unsigned(b, a), skills.Options{BaseURL: "http://hr.internal"})
 		if err != nil {
 			t.Fatalf("NewRegistry: %v", err)
 		}
@@ -50,7 +50,7 @@ func TestNewRegistry(t *testing.T) {
 		{"ErrInvalidSkill", []*skills.Skill{{Name: "Bad", Description: "x", Endpoint: "/a"}}, skills.Options{BaseURL: "http://x"}, "Bad: name:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := skills.NewRegistry(tc.defs, tc.opts)
+			_, err := skills.NewRegistry(unsigned(tc.defs...), tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
@@ -86,7 +86,7 @@ func sampleRegistry(t *testing.T, backend *demobackend.Backend, async skills.Asy
 		t.Fatal(err)
 	}
 	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: serverURL(t, backend), Now: func() time.Time { return testNow },
-		Getenv: env(map[string]string{"HERMES_DEMO_HMAC_KEY": string(testKey)}), Async: async})
+		Getenv: env(map[string]string{"HERMES_DEMO_HR_KEY": string(testKey), "HERMES_DEMO_IT_KEY": string(testKey)}), Async: async})
 	if err != nil {
 		t.Fatal(err)
 	}

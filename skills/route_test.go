@@ -40,7 +40,7 @@ func routeRegistry(t *testing.T) *skills.Registry {
 		{Name: "it_broken", Description: "always 500", Endpoint: "/broken"},
 		{Name: "it_reset", Description: "reset", Endpoint: "/fast", Confirm: &skills.ConfirmPolicy{Required: true}},
 	}
-	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: base, MaxParallel: 3})
+	reg, err := skills.NewRegistry(unsigned(defs...), skills.Options{BaseURL: base, MaxParallel: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestRoute_Bounded(t *testing.T) {
 		{Name: "hr_slow", Description: "waits for fast", Endpoint: "/slow", Timeout: 200 * time.Millisecond},
 		{Name: "hr_fast", Description: "fast", Endpoint: "/fast"},
 	}
-	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: base, MaxParallel: 1})
+	reg, err := skills.NewRegistry(unsigned(defs...), skills.Options{BaseURL: base, MaxParallel: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

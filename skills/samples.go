@@ -6,11 +6,18 @@ import (
 )
 
 // Samples holds the sample skills shipped in the binary, under "samples/".
-// They talk to the demo backend (skills/demobackend) and sign the caller's
-// identity with the key in HERMES_DEMO_HMAC_KEY.
+// They talk to the demo backend (skills/demobackend), whose HR and IT
+// systems stand for two backends with a key each: hr_* skills sign with
+// the key in SampleHRKeyEnv, it_* skills with the one in SampleITKeyEnv.
 //
 //go:embed samples
 var Samples embed.FS
+
+// The variables holding the sample skills' identity keys: one per backend.
+const (
+	SampleHRKeyEnv = "HERMES_DEMO_HR_KEY"
+	SampleITKeyEnv = "HERMES_DEMO_IT_KEY"
+)
 
 // SamplesFS returns the sample skills rooted at the samples directory, ready
 // for LoadDir.

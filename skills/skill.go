@@ -122,6 +122,8 @@ type Skill struct {
 	args        *jsonschema.Resolved // compiled Parameters, set by normalize
 	confirmTmpl *template.Template   // compiled Confirm.Prompt
 	argvTmpl    []*template.Template // compiled Command.Argv
+	endOfOpts   int                  // index in argvTmpl before which "--" goes; -1: none
+	program     string               // Command.Path or MCP.Command resolved (symlinks evaluated) and allow-listed; what runs
 }
 
 // RetryPolicy says when an attempt is repeated. Waits grow exponentially
@@ -154,21 +156,33 @@ type Auth struct {
 	TokenFile string // or: a file holding it (trailing whitespace trimmed)
 }
 
-// IdentityConfig says how the caller's identity headers are signed.
+// IdentityConfig says how the caller's identity is signed. One key per
+// skill or per backend: a key shared by unrelated backends lets each of
+// them forge requests to the others.
 type IdentityConfig struct {
 	// HMACKeyEnv names the environment variable holding the HMAC key for
-	// X-Hermes-Signature. Empty (and no HMACKeyFile): Options.DefaultHMACKeyEnv,
-	// and if that is empty too the identity is sent unsigned.
+	// X-Hermes-Signature. Empty (and no HMACKeyFile): the gateway's default
+	// key (Options.DefaultHMACKeyEnv or DefaultHMACKeyFile); with none of
+	// them the skill does not load unless None is set.
 	HMACKeyEnv string
 	// HMACKeyFile is a file holding the key instead (e.g. a mounted secret).
 	HMACKeyFile string
+	// None (SKILL.md "identity: none") sends the identity unsigned, by
+	// explicit choice: the backend cannot trust it.
+	None bool
 }
 
-// Access says who may use a skill. A caller passes when (Users and
-// Departments are both empty, or the caller is in Users, or one of the
-// caller's departments is in Departments) and (Chats is empty or the
-// conversation is in Chats).
+// Access says who may use a skill. An empty Access lets everyone use it.
+// Otherwise a caller passes when their corp is in Corps (required: ids
+// are only unique within a corp), their channel in Channels and their
+// account in Accounts (each when given), and (Users and Departments are
+// both empty, or the caller is in Users, or one of the caller's
+// departments is in Departments) and (Chats is empty or the conversation
+// is in Chats).
 type Access struct {
+	Corps       []string // Caller.CorpID values; required when anything else is set
+	Channels    []string // Caller.Channel values (wecom, dingtalk...); empty: any
+	Accounts    []string // Caller.Account values (configured app names); empty: any
 	Users       []string // Caller.UserID values
 	Departments []string // Caller.Depts values
 	Chats       []string // Caller.ChatID values
@@ -199,6 +213,11 @@ type CommandConfig struct {
 	// one argument, whatever it contains.
 	Argv           []string
 	MaxOutputBytes int // stdout cap, default DefaultMaxOutputBytes; more is an error
+	// NoEndOfOptions (SKILL.md "end_of_options: false") keeps Hermes from
+	// inserting "--" before the first argument that renders the model's
+	// arguments. Without "--" a value starting with "-" becomes an option
+	// of the program; `hermes skills check` warns.
+	NoEndOfOptions bool
 }
 
 // Spec is what the agent knows about this skill: the description with the

@@ -91,6 +91,9 @@ func (s *Skill) normalize() error {
 	s.normalizeBreaker(v)
 	s.normalizeAuth(v)
 	s.normalizeConfirm(v)
+	if !s.Access.empty() && len(s.Access.Corps) == 0 {
+		v.bad("access.corps", "is required with any access rule: user, department and chat ids are only unique within a corp")
+	}
 	if s.Async && s.Executor != ExecutorHTTP {
 		v.bad("async", "only HTTP skills can answer 202 and call back")
 	}
@@ -199,7 +202,10 @@ func (s *Skill) normalizeCommand(v *validator) {
 	if c.MaxOutputBytes == 0 {
 		c.MaxOutputBytes = DefaultMaxOutputBytes
 	}
-	s.argvTmpl = nil
+	s.argvTmpl, s.endOfOpts = nil, -1
+	if !c.NoEndOfOptions {
+		s.endOfOpts = slices.IndexFunc(c.Argv, rendersData)
+	}
 	for i, arg := range c.Argv {
 		t, err := newTemplate(fmt.Sprintf("argv[%d]", i), arg)
 		if err != nil {
@@ -219,6 +225,12 @@ func (s *Skill) normalizeCommand(v *validator) {
 		v.bad("mcp", "only for executor mcp")
 	}
 }
+
+// rendersData reports an argv entry that starts with a template: its
+// first characters come from the model's arguments or the caller, not
+// from the definition, so it could start with "-". ("--user={{...}}" and
+// "INC-{{...}}" cannot.)
+func rendersData(arg string) bool { return strings.HasPrefix(arg, "{{") }
 
 // httpOnlyFields refuses HTTP settings on other executors, where they
 // would silently mean nothing.
@@ -305,6 +317,9 @@ func (s *Skill) normalizeAuth(v *validator) {
 		v.add(secretField("auth.", "token", a.TokenFile), checkSecretSource(a.TokenEnv, a.TokenFile, "token_env", "token_file"))
 	}
 	id := s.Identity
+	if id.None && (id.HMACKeyEnv != "" || id.HMACKeyFile != "") {
+		v.bad("identity", `is "none" but names a key too`)
+	}
 	if id.HMACKeyEnv != "" || id.HMACKeyFile != "" {
 		v.add(secretField("identity.", "hmac_key", id.HMACKeyFile),
 			checkSecretSource(id.HMACKeyEnv, id.HMACKeyFile, "hmac_key_env", "hmac_key_file"))

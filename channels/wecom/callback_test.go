@@ -21,7 +21,7 @@ const testAccount = "app-test"
 
 // newVectorApp is an app with the official test token and key, whose clock
 // stands still at now.
-func newVectorApp(t *testing.T, now time.Time) *wecom.App {
+func newVectorApp(t testing.TB, now time.Time) *wecom.App {
 	t.Helper()
 	app, err := wecom.NewApp(wecom.AppConfig{
 		Name:           testAccount,

@@ -31,18 +31,14 @@ var demoScript = []string{
 	"我下周出差，帮我申请 7 天 VPN",
 }
 
-// demoHMACKeyEnv is the variable the sample skills read their identity
-// signing key from (see skills/samples/*/SKILL.md).
-const demoHMACKeyEnv = "HERMES_DEMO_HMAC_KEY"
-
 func runDemo(ctx context.Context, args []string, std stdio) error {
 	stdout := std.out
 	fs := flag.NewFlagSet("hermes demo", flag.ContinueOnError)
 	fs.SetOutput(std.err)
 	interactive := fs.Bool("i", false, "after the scripted conversation, keep chatting in the terminal")
 	verbose := fs.Bool("v", false, "show the gateway's logs")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if !*verbose {
 		slog.SetDefault(slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelWarn})))
@@ -56,13 +52,12 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	defer cleanup()
 
 	// The demo HR/IT backend, verifying the identity Hermes signs.
-	// A fresh signing key per run, handed to the skills through the
-	// environment as a real deployment would.
-	raw := make([]byte, 32)
-	_, _ = rand.Read(raw)
-	key := hex.EncodeToString(raw)
-	os.Setenv(demoHMACKeyEnv, key)
-	backend := demobackend.New([]byte(key), time.Now)
+	// Fresh signing keys per run, one per backend (HR, IT), handed to the
+	// skills through the environment as a real deployment would.
+	hrKey, itKey, callbackKey := randomHex(32), randomHex(32), randomHex(16)
+	os.Setenv(skills.SampleHRKeyEnv, hrKey)
+	os.Setenv(skills.SampleITKeyEnv, itKey)
+	backend := demobackend.NewWithOptions(demobackend.Options{HMACKey: []byte(hrKey), ITKey: []byte(itKey), Now: time.Now})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -81,7 +76,7 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	cfg := demoConfig(dbURL)
 	cfg.Skills.BaseURL = backendURL
 	cfg.Server.PublicURL = "http://" + gwLn.Addr().String()
-	cfg.Server.CallbackKey = hex.EncodeToString(raw[:16]) + "-callbacks"
+	cfg.Server.CallbackKey = callbackKey + "-callbacks"
 	var model agent.Model
 	if cfg.Model.Provider == "offline" {
 		logf("model: none configured (set HERMES_MODEL_BASE_URL and HERMES_MODEL_NAME) — using the offline demo model")
@@ -136,7 +131,8 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintln(stdout, "The backend never read a user id from the model's arguments: Hermes signed the sender's identity into the request headers.")
+	fmt.Fprintln(stdout, "The backend never read a user id from the model's arguments: Hermes signed the sender's identity into the request headers, "+
+		"bound to that one request (method, path, body, nonce, skill).")
 	if *interactive {
 		return sess.repl(ctx, std.in, stdout)
 	}
@@ -153,6 +149,13 @@ func demoConfig(dbURL string) *gateway.Config {
 	}
 	cfg.ApplyDefaults()
 	return cfg
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand never fails on supported platforms
+	return hex.EncodeToString(b)
 }
 
 func shortID(s string) string {

@@ -5,7 +5,9 @@
 //	hermes migrate --config hermes.yaml   apply database migrations and exit
 //	hermes chat    --config hermes.yaml   talk to the agent in the terminal
 //	hermes demo                           everything on embedded defaults, with a scripted conversation
+//	hermes runs list|show                 find runs and print their traces
 //	hermes version                        print the version
+//	hermes help [command]                 this list, or a command's flags
 package main
 
 import (
@@ -37,7 +39,7 @@ var commands = map[string]command{
 	"chat":    {"talk to the agent in the terminal (console channel)", runChat},
 	"demo":    {"run Hermes on embedded defaults and play a short conversation", runDemo},
 	"skills":  {"check skill definitions, import skills from OpenAPI", runSkills},
-	"runs":    {"runs show RUN_ID: print an agent run's trace", runRuns},
+	"runs":    {"find agent runs (runs list) and print one's trace (runs show)", runRuns},
 	"version": {"print the version", func(_ context.Context, _ []string, io stdio) error {
 		_, err := fmt.Fprintln(io.out, "hermes", version)
 		return err
@@ -53,6 +55,14 @@ type stdio struct {
 // errUsage makes main print usage and exit 2.
 var errUsage = errors.New("usage")
 
+// errHelp ends a command whose help was asked for and printed: exit 0.
+var errHelp = errors.New("help shown")
+
+// isHelp reports an argument asking for help instead of a command.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
+}
+
 func main() {
 	gateway.Version = version
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
@@ -67,6 +77,15 @@ func run(ctx context.Context, args []string, std stdio) int {
 		usage(stderr)
 		return 2
 	}
+	if isHelp(args[0]) {
+		// "hermes help serve" is "hermes serve --help".
+		if len(args) > 1 && commands[args[1]].run != nil {
+			args = []string{args[1], "--help"}
+		} else {
+			usage(std.out)
+			return 0
+		}
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "hermes: unknown command %q\n", args[0])
@@ -74,7 +93,10 @@ func run(ctx context.Context, args []string, std stdio) int {
 		return 2
 	}
 	if err := cmd.run(ctx, args[1:], std); err != nil {
-		if errors.Is(err, errUsage) {
+		switch {
+		case errors.Is(err, errHelp):
+			return 0
+		case errors.Is(err, errUsage):
 			return 2
 		}
 		fmt.Fprintf(stderr, "hermes %s: %v\n", args[0], err)
@@ -93,4 +115,5 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "help", "this list; hermes help COMMAND (or hermes COMMAND --help) shows a command's flags")
 }

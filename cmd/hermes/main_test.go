@@ -87,6 +87,50 @@ func TestMigrateAndChatOnTheConsoleChannel(t *testing.T) {
 	if code, _, errOut = runCmd(t, "", "runs", "show", "--config", cfg, "no-such-run"); code != 1 || !strings.Contains(errOut, "not found") {
 		t.Fatalf("unknown run: code %d stderr %q", code, errOut)
 	}
+
+	// Found without SQL: by user, chat, time and stop reason, and shown by
+	// the platform message it answered.
+	var msgID, chatID string
+	if err := conn.QueryRow(context.Background(), `SELECT platform_msg_id, chat_id FROM inbound_messages`).Scan(&msgID, &chatID); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{}, {"--user", "lisi"}, {"--chat", chatID}, {"--since", "1h"}, {"--since", "2020-01-01", "--until", "2999-01-01T00:00:00Z"},
+		{"--stop", "finished", "--user", "lisi"}} {
+		code, out, errOut := runCmd(t, "", append([]string{"runs", "list", "--config", cfg}, args...)...)
+		if code != 0 || !strings.Contains(out, runID) || !strings.Contains(out, "user lisi") || !strings.Contains(out, `"你好"`) {
+			t.Errorf("runs list %v: code %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"--user", "zhangsan"}, {"--stop", "timeout"}, {"--until", "1h"}} {
+		if code, out, _ := runCmd(t, "", append([]string{"runs", "list", "--config", cfg}, args...)...); code != 0 || strings.Contains(out, runID) {
+			t.Errorf("runs list %v: code %d, listed the run\n%s", args, code, out)
+		}
+	}
+	if code, _, _ := runCmd(t, "", "runs", "list", "--config", cfg, "--since", "yesterday"); code != 2 {
+		t.Errorf("bad --since: code %d, want 2", code)
+	}
+	code, out, errOut = runCmd(t, "", "runs", "show", "--config", cfg, "--message", msgID)
+	if code != 0 || !strings.Contains(out, "run "+runID) {
+		t.Fatalf("runs show --message: code %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut = runCmd(t, "", "runs", "show", "--config", cfg, "--message", "nope"); code != 1 || !strings.Contains(errOut, "no run answered") {
+		t.Fatalf("unknown message: code %d stderr %q", code, errOut)
+	}
+}
+
+// TestHelpExitsZero: asking for help is not an error.
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"help", "serve"}, {"serve", "--help"}, {"migrate", "-h"},
+		{"chat", "--help"}, {"demo", "--help"}, {"runs", "--help"}, {"runs", "help"}, {"runs", "list", "--help"},
+		{"runs", "show", "--help"}, {"skills", "--help"}, {"skills", "check", "--help"}, {"skills", "import-openapi", "--help"}} {
+		code, out, errOut := runCmd(t, "", args...)
+		if text := strings.ToLower(out + errOut); code != 0 || !strings.Contains(text, "usage") {
+			t.Errorf("hermes %v: code %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	if _, out, _ := runCmd(t, "", "help"); !strings.Contains(out, "runs") || !strings.Contains(out, "serve") {
+		t.Errorf("hermes help lists no commands:\n%s", out)
+	}
 }
 
 func TestDemoPlaysTheConversationWithIdentityInjection(t *testing.T) {

@@ -15,18 +15,32 @@ import (
 // runsShowFieldLimit keeps one printed field readable in a terminal.
 const runsShowFieldLimit = 600
 
+// runsCommands are the subcommands of `hermes runs`.
+var runsCommands = map[string]command{
+	"list": {"find runs: hermes runs list [--user ID] [--chat ID] [--since T] [--until T] [--stop REASON]", runRunsList},
+	"show": {"print a run's trace: hermes runs show RUN_ID, or --message MSG_ID", runRunsShow},
+}
+
+// runRuns dispatches `hermes runs <subcommand>`.
 func runRuns(ctx context.Context, args []string, std stdio) error {
-	if len(args) == 0 || args[0] != "show" {
-		fmt.Fprintln(std.err, "usage: hermes runs show [--config FILE] RUN_ID")
-		return errUsage
-	}
+	return runSubcommand(ctx, "runs", runsCommands, args, std)
+}
+
+// runRunsShow prints the trace of a run, named by its id or by the
+// platform message it answered.
+func runRunsShow(ctx context.Context, args []string, std stdio) error {
 	fs, path := newFlags("runs show", std.err)
-	cfg, err := parseAndLoad(fs, path, args[1:])
+	msgID := fs.String("message", "", "the platform message id the run answered, instead of RUN_ID")
+	fs.Usage = func() {
+		fmt.Fprintln(std.err, "usage: hermes runs show [--config FILE] RUN_ID | --message MSG_ID")
+		fs.PrintDefaults()
+	}
+	cfg, err := parseAndLoad(fs, path, args)
 	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(std.err, "usage: hermes runs show [--config FILE] RUN_ID")
+	if (fs.NArg() == 1) == (*msgID != "") || fs.NArg() > 1 {
+		fs.Usage()
 		return errUsage
 	}
 	pool, err := store.Open(ctx, cfg.Database.URL, 2)
@@ -34,15 +48,29 @@ func runRuns(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer pool.Close()
-	run, err := store.GetRun(ctx, pool, fs.Arg(0))
-	if err != nil {
-		return err
+	ids := fs.Args()
+	if *msgID != "" {
+		if ids, err = store.RunIDsByMessage(ctx, pool, *msgID); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return fmt.Errorf("no run answered message %s: %w", *msgID, store.ErrNotFound)
+		}
 	}
-	steps, err := store.GetRunSteps(ctx, pool, run.ID)
-	if err != nil {
-		return err
+	for i, id := range ids {
+		if i > 0 {
+			fmt.Fprintln(std.out)
+		}
+		run, err := store.GetRun(ctx, pool, id)
+		if err != nil {
+			return err
+		}
+		steps, err := store.GetRunSteps(ctx, pool, run.ID)
+		if err != nil {
+			return err
+		}
+		printRun(std.out, run, steps)
 	}
-	printRun(std.out, run, steps)
 	return nil
 }
 

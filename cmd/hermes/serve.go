@@ -33,10 +33,23 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
 
 // parseAndLoad parses args and loads the configuration file.
 func parseAndLoad(fs *flag.FlagSet, path *string, args []string) (*gateway.Config, error) {
-	if err := fs.Parse(args); err != nil {
-		return nil, errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
 	}
 	return gateway.LoadConfig(*path)
+}
+
+// parseFlags parses args: -h or --help prints the flags and ends the
+// command successfully (errHelp); a bad flag is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		return errHelp
+	}
+	return errUsage
 }
 
 // openDB connects and migrates.

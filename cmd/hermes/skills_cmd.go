@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,28 +23,38 @@ var skillsCommands = map[string]command{
 
 // runSkills dispatches `hermes skills <subcommand>`.
 func runSkills(ctx context.Context, args []string, std stdio) error {
+	return runSubcommand(ctx, "skills", skillsCommands, args, std)
+}
+
+// runSubcommand dispatches `hermes <name> <subcommand>`; "help", -h and
+// --help print the subcommands and succeed.
+func runSubcommand(ctx context.Context, name string, table map[string]command, args []string, std stdio) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		subcommandUsage(std.out, name, table)
+		return errHelp
+	}
 	if len(args) == 0 {
-		skillsUsage(std)
+		subcommandUsage(std.err, name, table)
 		return errUsage
 	}
-	sub, ok := skillsCommands[args[0]]
+	sub, ok := table[args[0]]
 	if !ok {
-		fmt.Fprintf(std.err, "hermes skills: unknown subcommand %q\n", args[0])
-		skillsUsage(std)
+		fmt.Fprintf(std.err, "hermes %s: unknown subcommand %q\n", name, args[0])
+		subcommandUsage(std.err, name, table)
 		return errUsage
 	}
 	return sub.run(ctx, args[1:], std)
 }
 
-func skillsUsage(std stdio) {
-	fmt.Fprintln(std.err, "usage: hermes skills <subcommand> [flags]")
-	names := make([]string, 0, len(skillsCommands))
-	for n := range skillsCommands {
+func subcommandUsage(w io.Writer, name string, table map[string]command) {
+	fmt.Fprintf(w, "usage: hermes %s <subcommand> [flags]\n", name)
+	names := make([]string, 0, len(table))
+	for n := range table {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(std.err, "  %-15s %s\n", n, skillsCommands[n].summary)
+		fmt.Fprintf(w, "  %-15s %s\n", n, table[n].summary)
 	}
 }
 
@@ -82,10 +93,11 @@ func runSkillsCheck(_ context.Context, args []string, std stdio) error {
 	}
 	dir, err := parseWithPositional(fset, args)
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(std.err, "hermes skills check:", err)
-			fset.Usage()
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
 		}
+		fmt.Fprintln(std.err, "hermes skills check:", err)
+		fset.Usage()
 		return errUsage
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -132,10 +144,11 @@ func runSkillsImport(_ context.Context, args []string, std stdio) error {
 	}
 	specPath, err := parseWithPositional(fset, args)
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(std.err, "hermes skills import-openapi:", err)
-			fset.Usage()
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
 		}
+		fmt.Fprintln(std.err, "hermes skills import-openapi:", err)
+		fset.Usage()
 		return errUsage
 	}
 	spec, err := os.ReadFile(specPath)

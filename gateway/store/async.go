@@ -110,6 +110,17 @@ SELECT id, skill, task_id, run_id, inbound_id, user_id, status, expires_at FROM 
 	return t, nil
 }
 
+// SetAsyncTaskID records the task id a backend answered (202) for the call
+// behind a callback token, when none is recorded yet: its callback must
+// then name that task.
+func SetAsyncTaskID(ctx context.Context, q Querier, tokenHash []byte, taskID string) error {
+	_, err := q.Exec(ctx, `UPDATE async_tasks SET task_id = $2 WHERE token_hash = $1 AND task_id = ''`, tokenHash, taskID)
+	if err != nil {
+		return fmt.Errorf("store: set async task id: %w", err)
+	}
+	return nil
+}
+
 // SetRunAsyncTaskID records the task id a backend answered (202) for the
 // oldest call of skill in run that has none yet, so a timeout can name it.
 func SetRunAsyncTaskID(ctx context.Context, q Querier, runID, skill, taskID string) error {

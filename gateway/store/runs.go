@@ -127,3 +127,69 @@ FROM run_steps WHERE run_id = $1 ORDER BY seq`, runID)
 	}
 	return out, rows.Err()
 }
+
+// RunFilter selects runs for ListRuns; an empty field matches every run.
+type RunFilter struct {
+	UserID     string    // the sender the run answered
+	ChatID     string    // the conversation
+	StopReason string    // e.g. "timeout", "fatal_tool_error"
+	Since      time.Time // started at or after
+	Until      time.Time // started before
+	Limit      int       // newest first, default 50
+}
+
+// RunSummary is one line of ListRuns: the run and the message it answered.
+type RunSummary struct {
+	ID, StopReason, Channel, Account, UserID, ChatID, MessageID, Text string
+	StartedAt, FinishedAt                                             time.Time
+}
+
+// ListRuns returns the runs matching f, newest first.
+func ListRuns(ctx context.Context, q Querier, f RunFilter) ([]RunSummary, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	rows, err := q.Query(ctx, `
+SELECT r.id, r.stop_reason, s.channel, s.account, s.user_id, s.chat_id, i.platform_msg_id, i.text, r.started_at, r.finished_at
+FROM runs r JOIN sessions s ON s.id = r.session_id JOIN inbound_messages i ON i.id = r.inbound_id
+WHERE ($1 = '' OR s.user_id = $1) AND ($2 = '' OR s.chat_id = $2) AND ($3 = '' OR r.stop_reason = $3)
+  AND ($4::timestamptz IS NULL OR r.started_at >= $4) AND ($5::timestamptz IS NULL OR r.started_at < $5)
+ORDER BY r.started_at DESC, r.id LIMIT $6`,
+		f.UserID, f.ChatID, f.StopReason, timeOrNil(f.Since), timeOrNil(f.Until), f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: list runs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RunSummary, error) {
+		var r RunSummary
+		err := row.Scan(&r.ID, &r.StopReason, &r.Channel, &r.Account, &r.UserID, &r.ChatID, &r.MessageID, &r.Text,
+			&r.StartedAt, &r.FinishedAt)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list runs: %w", err)
+	}
+	return out, nil
+}
+
+func timeOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// RunIDsByMessage returns the runs that answered the platform message
+// msgID (one per channel and account that used that id), oldest first.
+func RunIDsByMessage(ctx context.Context, q Querier, msgID string) ([]string, error) {
+	rows, err := q.Query(ctx, `
+SELECT r.id FROM runs r JOIN inbound_messages i ON i.id = r.inbound_id
+WHERE i.platform_msg_id = $1 ORDER BY r.started_at`, msgID)
+	if err != nil {
+		return nil, fmt.Errorf("store: runs by message: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store: runs by message: %w", err)
+	}
+	return ids, nil
+}

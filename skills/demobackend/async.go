@@ -55,7 +55,7 @@ func (b *Backend) report(ctx context.Context, t pendingTask) error {
 	result, _ := json.Marshal(map[string]any{"user_id": t.User.ID, "days": t.Days, "valid_until": until})
 	cb := skills.AsyncCallback{TaskID: t.TaskID, Status: skills.AsyncSucceeded, Result: result,
 		Message: fmt.Sprintf("%s 的 VPN 权限申请 %s 已批准，有效期 %d 天（至 %s）。", t.User.Name, t.TaskID, t.Days, until)}
-	req, err := skills.NewCallbackRequest(ctx, t.CallbackURL, cb, b.opts.HMACKey, now)
+	req, err := skills.NewCallbackRequest(ctx, t.CallbackURL, cb, b.key(systemIT), now)
 	if err != nil {
 		return err
 	}

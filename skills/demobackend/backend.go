@@ -39,8 +39,14 @@ type Call struct {
 
 // Options configure a Backend.
 type Options struct {
-	HMACKey []byte           // identity key shared with Hermes; empty refuses every request
-	Now     func() time.Time // clock for signature skew and dates; default time.Now
+	// HMACKey is the identity key of the HR endpoints, shared with the
+	// hr_* skills; empty refuses every request to them.
+	HMACKey []byte
+	// ITKey is the identity key of the IT endpoints (and of the async
+	// callbacks they send): in a company HR and IT are separate backends,
+	// each with its own key. Empty: HMACKey.
+	ITKey []byte
+	Now   func() time.Time // clock for signature skew and dates; default time.Now
 	// HTTPClient posts async callbacks. Default: a client with a 10s timeout.
 	HTTPClient *http.Client
 	// AutoCompleteAfter, when positive, completes each accepted async task
@@ -66,6 +72,7 @@ type Backend struct {
 	nextID  int
 	pending []pendingTask // accepted async work not yet reported
 	nextVPN int
+	nonces  *skills.NonceCache // refuses a signed request seen before
 }
 
 // New returns a backend that accepts identities signed with hmacKey (an
@@ -84,7 +91,7 @@ func NewWithOptions(opts Options) *Backend {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	return &Backend{opts: opts, tickets: seedTickets(), nextID: firstFreeTicket, nextVPN: firstVPNTask,
-		created: map[string]string{}}
+		created: map[string]string{}, nonces: skills.NewNonceCache()}
 }
 
 // request is one verified request as a handler sees it.
@@ -98,14 +105,37 @@ type request struct {
 // status and a value to encode as JSON.
 type handler func(b *Backend, r request) (int, any)
 
-var routes = map[string]handler{
-	"/hr/leave-balance":   (*Backend).leaveBalance,
-	"/hr/policies/search": (*Backend).searchPolicies,
-	"/hr/payslip":         (*Backend).payslip,
-	"/it/tickets":         (*Backend).createTicket,
-	"/it/tickets/status":  (*Backend).ticketStatus,
-	"/it/password/reset":  (*Backend).resetPassword,
-	"/it/vpn/access":      (*Backend).requestVPN,
+// route is one endpoint: its handler, the skill it serves and the system
+// (key) it belongs to. A request signed for another skill (the audience)
+// is refused, so headers captured from one skill's call cannot be replayed
+// to another endpoint.
+type route struct {
+	h      handler
+	skill  string
+	system string // systemHR or systemIT
+}
+
+const (
+	systemHR = "hr"
+	systemIT = "it"
+)
+
+var routes = map[string]route{
+	"/hr/leave-balance":   {(*Backend).leaveBalance, "hr_leave_balance", systemHR},
+	"/hr/policies/search": {(*Backend).searchPolicies, "hr_policy_search", systemHR},
+	"/hr/payslip":         {(*Backend).payslip, "hr_payslip_summary", systemHR},
+	"/it/tickets":         {(*Backend).createTicket, "it_ticket_create", systemIT},
+	"/it/tickets/status":  {(*Backend).ticketStatus, "it_ticket_status", systemIT},
+	"/it/password/reset":  {(*Backend).resetPassword, "it_password_reset", systemIT},
+	"/it/vpn/access":      {(*Backend).requestVPN, "it_vpn_access", systemIT},
+}
+
+// key is the identity key of a system.
+func (b *Backend) key(system string) []byte {
+	if system == systemIT && len(b.opts.ITKey) > 0 {
+		return b.opts.ITKey
+	}
+	return b.opts.HMACKey
 }
 
 // errorBody is how the backend explains a refusal; the text reaches the
@@ -116,7 +146,7 @@ type errorBody struct {
 
 func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	began := time.Now() // real time, whatever the demo clock says: this is a duration
-	h, ok := routes[r.URL.Path]
+	rt, ok := routes[r.URL.Path]
 	if !ok {
 		writeJSON(w, http.StatusNotFound, errorBody{"没有这个接口：" + r.URL.Path})
 		return
@@ -126,17 +156,20 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, errorBody{"只支持 POST"})
 		return
 	}
-	id, err := skills.VerifyIdentity(r, b.opts.HMACKey, b.opts.Now(), 0)
-	if err != nil {
-		writeJSON(w, http.StatusUnauthorized, errorBody{"身份校验失败：" + reason(err)})
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{"请求体过大"})
 		return
 	}
-	status, out := h(b, request{id: id, body: body, header: r.Header})
+	// The signature covers method, host, path, query, this body, the
+	// nonce and the skill: anything else is a replay or a forgery.
+	id, err := skills.VerifyRequest(r, body, b.key(rt.system), skills.VerifyOptions{
+		Audience: rt.skill, Now: b.opts.Now(), Nonces: b.nonces})
+	if err != nil {
+		writeJSON(w, http.StatusUnauthorized, errorBody{"身份校验失败：" + reason(err)})
+		return
+	}
+	status, out := rt.h(b, request{id: id, body: body, header: r.Header})
 	b.mu.Lock()
 	b.calls = append(b.calls, Call{Path: r.URL.Path, Identity: id, UserName: skills.UserName(r),
 		RequestID: r.Header.Get(skills.HeaderRequestID), Traceparent: r.Header.Get(skills.HeaderTraceparent),
@@ -162,6 +195,8 @@ func reason(err error) string {
 		return "缺少身份签名"
 	case errors.Is(err, skills.ErrIdentityExpired):
 		return "签名已过期"
+	case errors.Is(err, skills.ErrReplayed):
+		return "重复的请求（nonce 已用过）"
 	default:
 		return "签名无效"
 	}

@@ -3,8 +3,10 @@ package demobackend_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,22 +21,40 @@ var (
 	now = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 )
 
+// audiences are the skills the demo backend's endpoints serve.
+var audiences = map[string]string{
+	"/hr/leave-balance": "hr_leave_balance", "/hr/policies/search": "hr_policy_search", "/hr/payslip": "hr_payslip_summary",
+	"/it/tickets": "it_ticket_create", "/it/tickets/status": "it_ticket_status", "/it/password/reset": "it_password_reset",
+	"/it/vpn/access": "it_vpn_access", "/hr/salary": "hr_salary",
+}
+
+var nonce int
+
+// sign signs r (with body) as Hermes would for user, with signer.
+func sign(r *http.Request, user, body string, signer func(sr skills.SignedRequest) string) {
+	nonce++
+	sr := skills.SignedRequest{Method: r.Method, Host: r.Host, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery,
+		BodySHA256: skills.BodySHA256([]byte(body)), Nonce: fmt.Sprintf("nonce-%d", nonce), Audience: audiences[r.URL.Path],
+		Identity: skills.SignedIdentity{UserID: user, Channel: "console", Timestamp: now.Unix()}}
+	r.Header.Set(skills.HeaderUserID, user)
+	r.Header.Set(skills.HeaderChannel, "console")
+	r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	r.Header.Set(skills.HeaderNonce, sr.Nonce)
+	r.Header.Set(skills.HeaderSignature, signer(sr))
+}
+
 // post sends a request signed as user (unsigned when user is "").
-func post(b *demobackend.Backend, path, user, body string, sign func(id skills.SignedIdentity) string) *httptest.ResponseRecorder {
+func post(b *demobackend.Backend, path, user, body string, signer func(sr skills.SignedRequest) string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 	if user != "" {
-		id := skills.SignedIdentity{UserID: user, Channel: "console", Timestamp: now.Unix()}
-		r.Header.Set(skills.HeaderUserID, user)
-		r.Header.Set(skills.HeaderChannel, "console")
-		r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(id.Timestamp, 10))
-		r.Header.Set(skills.HeaderSignature, sign(id))
+		sign(r, user, body, signer)
 	}
 	w := httptest.NewRecorder()
 	b.ServeHTTP(w, r)
 	return w
 }
 
-func good(id skills.SignedIdentity) string { return skills.SignIdentity(key, id) }
+func good(sr skills.SignedRequest) string { return sr.Sign(key) }
 
 func newBackend() *demobackend.Backend { return demobackend.New(key, func() time.Time { return now }) }
 
@@ -69,14 +89,22 @@ func TestBackend_RefusesBadIdentity(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		user string
-		sign func(skills.SignedIdentity) string
+		sign func(skills.SignedRequest) string
 		want string
 	}{
 		{"Unsigned", "", nil, "缺少身份签名"},
-		{"WrongKey", "zhangsan", func(id skills.SignedIdentity) string { return skills.SignIdentity([]byte("guess"), id) }, "签名无效"},
-		{"SignedForSomeoneElse", "zhangsan", func(id skills.SignedIdentity) string {
-			id.UserID = "lisi"
-			return skills.SignIdentity(key, id)
+		{"WrongKey", "zhangsan", func(sr skills.SignedRequest) string { return sr.Sign([]byte("guess")) }, "签名无效"},
+		{"SignedForSomeoneElse", "zhangsan", func(sr skills.SignedRequest) string {
+			sr.Identity.UserID = "lisi"
+			return sr.Sign(key)
+		}, "签名无效"},
+		{"SignedForAnotherSkill", "zhangsan", func(sr skills.SignedRequest) string {
+			sr.Audience = "it_password_reset"
+			return sr.Sign(key)
+		}, "签名无效"},
+		{"SignedForAnotherBody", "zhangsan", func(sr skills.SignedRequest) string {
+			sr.BodySHA256 = skills.BodySHA256([]byte(`{"user_id":"lisi"}`))
+			return sr.Sign(key)
 		}, "签名无效"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -166,10 +194,7 @@ func TestBackend_PasswordResetTakesAForm(t *testing.T) {
 	b := newBackend()
 	r := httptest.NewRequest(http.MethodPost, "/it/password/reset", strings.NewReader("target_system=vpn"))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	id := skills.SignedIdentity{UserID: "lisi", Timestamp: now.Unix()}
-	r.Header.Set(skills.HeaderUserID, "lisi")
-	r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	r.Header.Set(skills.HeaderSignature, good(id))
+	sign(r, "lisi", "target_system=vpn", good)
 	w := httptest.NewRecorder()
 	b.ServeHTTP(w, r)
 	if w.Code != 200 || !strings.Contains(w.Body.String(), "已重置李四的 VPN 密码") || w.Header().Get(skills.HeaderExecutionTime) == "" {
@@ -183,7 +208,7 @@ func TestBackend_PasswordResetTakesAForm(t *testing.T) {
 func TestBackend_VPNIsAsync(t *testing.T) {
 	var got []skills.AsyncCallback
 	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cb, err := skills.VerifyCallback(r, key, now, 0)
+		cb, err := skills.VerifyCallback(r, path.Base(r.URL.Path), key, now, 0)
 		if err != nil {
 			t.Errorf("callback: %v", err)
 		}
@@ -195,10 +220,7 @@ func TestBackend_VPNIsAsync(t *testing.T) {
 		t.Errorf("without a callback URL: %d, want 400", w.Code)
 	}
 	r := httptest.NewRequest(http.MethodPost, "/it/vpn/access", strings.NewReader(`{"reason":"出差","days":7}`))
-	id := skills.SignedIdentity{UserID: "wangwu", Timestamp: now.Unix()}
-	r.Header.Set(skills.HeaderUserID, "wangwu")
-	r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	r.Header.Set(skills.HeaderSignature, good(id))
+	sign(r, "wangwu", `{"reason":"出差","days":7}`, good)
 	r.Header.Set(skills.HeaderCallbackURL, gateway.URL+"/v1/async/tok")
 	w := httptest.NewRecorder()
 	b.ServeHTTP(w, r)
@@ -222,13 +244,33 @@ func TestBackend_VPNIsAsync(t *testing.T) {
 func TestBackend_CallbackFailureKeepsTask(t *testing.T) {
 	b := demobackend.NewWithOptions(demobackend.Options{HMACKey: key, Now: func() time.Time { return now }})
 	r := httptest.NewRequest(http.MethodPost, "/it/vpn/access", strings.NewReader(`{"reason":"出差","days":1}`))
-	id := skills.SignedIdentity{UserID: "lisi", Timestamp: now.Unix()}
-	r.Header.Set(skills.HeaderUserID, "lisi")
-	r.Header.Set(skills.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	r.Header.Set(skills.HeaderSignature, good(id))
+	sign(r, "lisi", `{"reason":"出差","days":1}`, good)
 	r.Header.Set(skills.HeaderCallbackURL, "http://127.0.0.1:1/unreachable")
 	b.ServeHTTP(httptest.NewRecorder(), r)
 	if err := b.CompleteAsync(context.Background()); err == nil || len(b.Pending()) != 1 {
 		t.Errorf("err = %v, pending %v; want the task kept for the next try", err, b.Pending())
+	}
+}
+
+// TestBackend_RefusesReplayedNonce: the same signed request twice within
+// the window is refused the second time.
+func TestBackend_RefusesReplayedNonce(t *testing.T) {
+	b := newBackend()
+	send := func() *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/hr/leave-balance", strings.NewReader(`{}`))
+		sign(r, "zhangsan", `{}`, good)
+		r.Header.Set(skills.HeaderNonce, "same-nonce")
+		sr := skills.SignedRequest{Method: "POST", Host: r.Host, Path: "/hr/leave-balance", BodySHA256: skills.BodySHA256([]byte(`{}`)),
+			Nonce: "same-nonce", Audience: "hr_leave_balance", Identity: skills.SignedIdentity{UserID: "zhangsan", Channel: "console", Timestamp: now.Unix()}}
+		r.Header.Set(skills.HeaderSignature, sr.Sign(key))
+		w := httptest.NewRecorder()
+		b.ServeHTTP(w, r)
+		return w
+	}
+	if w := send(); w.Code != 200 {
+		t.Fatalf("first: %d %s", w.Code, w.Body)
+	}
+	if w := send(); w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "重复的请求") {
+		t.Errorf("replay: %d %s, want 401 重复的请求", w.Code, w.Body)
 	}
 }

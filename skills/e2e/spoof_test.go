@@ -28,8 +28,8 @@ func registry(t *testing.T, backend *demobackend.Backend) *skills.Registry {
 	t.Helper()
 	// A finance-only skill over the same data: zhangsan is not in 财务部.
 	return samplesBehind(t, backend, &skills.Skill{Name: "fin_salary_ledger", Description: "全员工资台账，仅财务部可用。",
-		Endpoint: "/hr/payslip", Access: skills.Access{Departments: []string{"财务部"}},
-		Identity: skills.IdentityConfig{HMACKeyEnv: "HERMES_DEMO_HMAC_KEY"},
+		Endpoint: "/hr/payslip", Access: skills.Access{Corps: []string{"ww-demo"}, Departments: []string{"财务部"}},
+		Identity: skills.IdentityConfig{HMACKeyEnv: skills.SampleHRKeyEnv},
 		Triggers: skills.Triggers{IntentContains: []string{"工资"}}})
 }
 

@@ -67,7 +67,7 @@ func samplesBehind(t *testing.T, handler http.Handler, extra ...*skills.Skill) *
 	}
 	reg, err := skills.NewRegistry(append(defs, extra...), skills.Options{BaseURL: srv.URL,
 		Getenv: func(k string) string {
-			if k == "HERMES_DEMO_HMAC_KEY" {
+			if k == skills.SampleHRKeyEnv || k == skills.SampleITKeyEnv {
 				return string(key)
 			}
 			return ""
