@@ -30,8 +30,9 @@ func (r *robot) streamAnswer(ctx context.Context, sink channels.Sink, in channel
 	if err := json.Unmarshal(in.ReplyTo, &rt); err != nil || rt.Card == "" {
 		return
 	}
-	deadline := rt.received().Add(r.cfg.StreamDeadline)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
+	// The deadline counts on the injected clock; the timer runs on the
+	// real one.
+	ctx, cancel := context.WithTimeout(ctx, rt.received().Add(r.cfg.StreamDeadline).Sub(r.now()))
 	defer cancel()
 	ref := channels.MessageRef{Channel: ChannelName, Account: r.cfg.Name, MsgID: in.MsgID}
 	log := r.log.With("msg_id", in.MsgID, "card", rt.Card)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,9 @@ import (
 
 // tokenExpiresIn is accessToken's expireIn, seconds.
 const tokenExpiresIn = 7200
+
+// webhookPath is where the fake's session webhooks live.
+const webhookPath = "/robot/sendBySession"
 
 // Sent is one robot message the fake accepted.
 type Sent struct {
@@ -76,7 +80,7 @@ func NewServer(t testing.TB, appKey, appSecret string) *Server {
 	mux.HandleFunc("POST /v1.0/card/instances/createAndDeliver", s.withToken(s.cardCreate))
 	mux.HandleFunc("PUT /v1.0/card/streaming", s.withToken(s.cardStream))
 	mux.HandleFunc("POST /topapi/v2/user/get", s.userGet)
-	mux.HandleFunc("POST /robot/sendBySession", s.webhook)
+	mux.HandleFunc("POST "+webhookPath, s.webhook)
 	mux.HandleFunc("POST /v1.0/gateway/connections/open", s.stream.open)
 	mux.HandleFunc("GET /connect", s.stream.connect)
 	s.srv = httptest.NewUnstartedServer(mux)
@@ -91,7 +95,7 @@ func (s *Server) URL() string { return s.srv.URL }
 
 // SessionWebhook is the session webhook URL of session.
 func (s *Server) SessionWebhook(session string) string {
-	return s.srv.URL + "/robot/sendBySession?session=" + session
+	return s.srv.URL + webhookPath + "?session=" + session
 }
 
 // Fail makes the next n calls of path (e.g. "/v1.0/robot/groupMessages/send")
@@ -219,6 +223,9 @@ func (s *Server) live(tok string) bool {
 	return s.tokens[tok]
 }
 
+// failing answers an injected failure of path, if one is left: as the
+// OpenAPI does ({code, message} with the status), or for a session webhook
+// as it does (errcode in a 200).
 func (s *Server) failing(w http.ResponseWriter, path string) bool {
 	s.mu.Lock()
 	f := s.fail[path]
@@ -228,6 +235,11 @@ func (s *Server) failing(w http.ResponseWriter, path string) bool {
 	}
 	f.left--
 	s.mu.Unlock()
+	if path == webhookPath {
+		code, _ := strconv.Atoi(f.code)
+		writeJSON(w, map[string]any{"errcode": code, "errmsg": "injected failure"})
+		return true
+	}
 	writeError(w, f.status, f.code, "injected failure")
 	return true
 }
@@ -263,7 +275,7 @@ func (s *Server) robotSend(w http.ResponseWriter, body []byte, path string) {
 }
 
 func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
-	if s.failing(w, "/robot/sendBySession") {
+	if s.failing(w, webhookPath) {
 		return
 	}
 	var req struct {
