@@ -44,6 +44,7 @@ func (c *clock) Add(d time.Duration) {
 type memSink struct {
 	mu       sync.Mutex
 	accepted []channels.Inbound
+	calls    int // Accept calls that returned, failed or not
 	seen     map[string]bool
 	fail     error
 	gate     chan struct{} // when set, Accept waits for it to close
@@ -65,12 +66,13 @@ func (s *memSink) Accept(ctx context.Context, in channels.Inbound) (channels.Rec
 			return channels.Receipt{}, ctx.Err()
 		}
 	}
-	if fail != nil {
-		return channels.Receipt{}, fail
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.notifyLocked()
+	s.calls++
+	if fail != nil {
+		return channels.Receipt{}, fail
+	}
 	answer := in.ChatType == channels.ChatSingle || in.Mentioned
 	if s.seen[in.MsgID] {
 		return channels.Receipt{Answer: answer}, nil
@@ -117,6 +119,12 @@ func (s *memSink) Accepted() []channels.Inbound {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]channels.Inbound(nil), s.accepted...)
+}
+
+func (s *memSink) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
 }
 
 func (s *memSink) Shows() int {
