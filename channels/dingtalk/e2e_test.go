@@ -45,7 +45,7 @@ func (c *clock) Add(d time.Duration) {
 // hermes is one real gateway on Postgres with the DingTalk platform, a fake
 // DingTalk and a fake model.
 type hermes struct {
-	t     *testing.T
+	t     testing.TB
 	pool  *pgxpool.Pool
 	fake  *dingtalktest.Server
 	model *openaitest.Server
@@ -54,7 +54,7 @@ type hermes struct {
 }
 
 // start runs a gateway whose one DingTalk robot has the extra keys robot.
-func start(t *testing.T, robot string) *hermes {
+func start(t testing.TB, robot string) *hermes {
 	t.Helper()
 	h := &hermes{t: t, clock: &clock{t: time.Now()}}
 	dbURL := storetest.URL(t)

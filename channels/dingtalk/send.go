@@ -80,7 +80,7 @@ func (r *robot) viaWebhook(ctx context.Context, rt replyTo, title, text string, 
 	m.Markdown.Title, m.Markdown.Text = title, text
 	if mention {
 		// DingTalk draws the mention only where the text names the user.
-		m.Markdown.Text = "@" + rt.User + " " + text
+		m.Markdown.Text = withMention(rt.User, text)
 		m.At = &struct {
 			AtUserIDs []string `json:"atUserIds"`
 		}{AtUserIDs: []string{rt.User}}
@@ -118,7 +118,7 @@ func (r *robot) viaOpenAPI(ctx context.Context, rt replyTo, title, text string, 
 		if name == "" {
 			name = rt.User
 		}
-		text = "@" + name + " " + text
+		text = withMention(name, text)
 	}
 	param, err := json.Marshal(map[string]string{"title": title, "text": text})
 	if err != nil {
@@ -147,6 +147,16 @@ func (r *robot) viaOpenAPI(ctx context.Context, rt replyTo, title, text string, 
 		return fmt.Errorf("dingtalk: robot %q: user %q is flow controlled; will retry", r.cfg.Name, rt.User)
 	}
 	return nil
+}
+
+// withMention puts "@name" before text: on the same line, or on a line of
+// its own when text opens with a markdown block (a heading, list, quote,
+// fence or table) that a prefix would break.
+func withMention(name, text string) string {
+	if strings.ContainsAny(text[:1], "#>-*|`0123456789") {
+		return "@" + name + "\n\n" + text
+	}
+	return "@" + name + " " + text
 }
 
 // titleOf is a markdown message's title, which notifications show: the

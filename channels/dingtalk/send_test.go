@@ -38,13 +38,13 @@ func TestSend_Routes(t *testing.T) {
 		{"SingleWebhook", replyTo{Conversation: "c1", User: "zhangsan", Webhook: fake.SessionWebhook("s1"), WebhookExpires: live}, 0,
 			dingtalktest.Sent{Via: "webhook", Conversation: "s1", MsgKey: "markdown", Title: "年假", Text: "## 年假\n还有 5 天"}},
 		{"GroupWebhookMentions", replyTo{Group: true, Conversation: "c2", User: "lisi", Webhook: fake.SessionWebhook("s2"), WebhookExpires: live}, 0,
-			dingtalktest.Sent{Via: "webhook", Conversation: "s2", MsgKey: "markdown", Title: "年假", Text: "@lisi ## 年假\n还有 5 天", AtUserIDs: []string{"lisi"}}},
+			dingtalktest.Sent{Via: "webhook", Conversation: "s2", MsgKey: "markdown", Title: "年假", Text: "@lisi\n\n## 年假\n还有 5 天", AtUserIDs: []string{"lisi"}}},
 		{"GroupLaterPartNoMention", replyTo{Group: true, Conversation: "c2", User: "lisi", Webhook: fake.SessionWebhook("s2"), WebhookExpires: live}, 1,
 			dingtalktest.Sent{Via: "webhook", Conversation: "s2", MsgKey: "markdown", Title: "年假", Text: "## 年假\n还有 5 天"}},
 		{"SingleOpenAPI", replyTo{Conversation: "c1", User: "zhangsan", Webhook: fake.SessionWebhook("s1"), WebhookExpires: expired}, 0,
 			dingtalktest.Sent{Via: "openapi", Users: []string{"zhangsan"}, MsgKey: "sampleMarkdown", Title: "年假", Text: "## 年假\n还有 5 天"}},
 		{"GroupOpenAPI", replyTo{Group: true, Conversation: "c2", User: "lisi", Nick: "李四"}, 0,
-			dingtalktest.Sent{Via: "openapi", Conversation: "c2", MsgKey: "sampleMarkdown", Title: "年假", Text: "@李四 ## 年假\n还有 5 天"}},
+			dingtalktest.Sent{Via: "openapi", Conversation: "c2", MsgKey: "sampleMarkdown", Title: "年假", Text: "@李四\n\n## 年假\n还有 5 天"}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

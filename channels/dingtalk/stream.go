@@ -19,11 +19,11 @@ import (
 // DingTalk pushes JSON frames over a WebSocket and waits for an ack per
 // frame; an unacked frame is pushed again (about 60 s later).
 const (
-	botTopic       = "/v1.0/im/bot/messages/get"
-	frameSystem    = "SYSTEM"
-	frameCallback  = "CALLBACK"
-	topicPing      = "ping"
-	topicDisconnct = "disconnect"
+	botTopic        = "/v1.0/im/bot/messages/get"
+	frameSystem     = "SYSTEM"
+	frameCallback   = "CALLBACK"
+	topicPing       = "ping"
+	topicDisconnect = "disconnect"
 	// maxFrameBytes bounds one frame; a robot message is a few KiB.
 	maxFrameBytes = 1 << 20
 )
@@ -183,7 +183,7 @@ func (r *robot) handleFrame(ctx context.Context, conn *websocket.Conn, data []by
 	switch {
 	case f.Type == frameSystem && topic == topicPing:
 		return r.writeAck(ctx, conn, id, f.Data)
-	case f.Type == frameSystem && topic == topicDisconnct:
+	case f.Type == frameSystem && topic == topicDisconnect:
 		return errDisconnect
 	case f.Type == frameCallback && topic == botTopic:
 		received := time.Now()

@@ -124,48 +124,33 @@ func TestStream_NoAckWhenAcceptFails(t *testing.T) {
 	}
 }
 
-func TestStream_DisconnectReconnects(t *testing.T) {
-	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
-	c := newClock()
-	r := streamRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
-	ctx := withTimeout(t, 10*time.Second)
-	runStreamRobot(t, r, sink)
-	waitConnections(t, ctx, fake, 1, 1)
-	if err := fake.Disconnect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitConnections(t, ctx, fake, 2, 1)
-	m := dingtalktest.Message{MsgID: "msg-2", Text: "还在吗", ConversationID: "cid", StaffID: "zhangsan", CorpID: testCorpID}
-	id, err := fake.PushCallback(ctx, m.JSON())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fake.WaitStream(ctx, func(acks []dingtalktest.Ack, _, _ int) bool { a, ok := ackOf(acks, id); return ok && a.Conn == 2 }); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// A socket that goes silent (no frames, no pongs) is replaced.
-func TestStream_SilentSocketReplaced(t *testing.T) {
-	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
-	c := newClock()
-	r := streamRobot(t, fake, c, 100*time.Millisecond)
-	sink := newMemSink()
-	ctx := withTimeout(t, 10*time.Second)
-	runStreamRobot(t, r, sink)
-	waitConnections(t, ctx, fake, 1, 1)
-	if err := fake.Silence(); err != nil {
-		t.Fatal(err)
-	}
-	waitConnections(t, ctx, fake, 2, 1)
-	m := dingtalktest.Message{MsgID: "msg-3", Text: "喂", ConversationID: "cid", StaffID: "zhangsan", CorpID: testCorpID}
-	id, err := fake.PushCallback(ctx, m.JSON())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fake.WaitStream(ctx, func(acks []dingtalktest.Ack, _, _ int) bool { a, ok := ackOf(acks, id); return ok && a.Conn == 2 }); err != nil {
-		t.Fatal(err)
+// A connection DingTalk ends with a disconnect frame, and one that goes
+// silent (no frames, no pongs), are replaced; the next message arrives and
+// is acked on the new one.
+func TestStream_ConnectionReplaced(t *testing.T) {
+	for name, end := range map[string]func(ctx context.Context, fake *dingtalktest.Server) error{
+		"Disconnect": func(ctx context.Context, fake *dingtalktest.Server) error { return fake.Disconnect(ctx) },
+		"Silent":     func(_ context.Context, fake *dingtalktest.Server) error { return fake.Silence() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
+			r := streamRobot(t, fake, newClock(), 100*time.Millisecond)
+			ctx := withTimeout(t, 10*time.Second)
+			runStreamRobot(t, r, newMemSink())
+			waitConnections(t, ctx, fake, 1, 1)
+			if err := end(ctx, fake); err != nil {
+				t.Fatal(err)
+			}
+			waitConnections(t, ctx, fake, 2, 1)
+			m := dingtalktest.Message{MsgID: "msg-2", Text: "还在吗", ConversationID: "cid", StaffID: "zhangsan", CorpID: testCorpID}
+			id, err := fake.PushCallback(ctx, m.JSON())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fake.WaitStream(ctx, func(acks []dingtalktest.Ack, _, _ int) bool { a, ok := ackOf(acks, id); return ok && a.Conn == 2 }); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
