@@ -334,3 +334,32 @@ func TestE2E_TokenRefreshedOnceAcrossReplicas(t *testing.T) {
 		t.Errorf("sent %d, want 4", n)
 	}
 }
+
+// HTTP mode with an AI card and an answer longer than one message: the
+// card shows the first part, the delivery layer sends only the rest.
+func TestE2E_LongAnswerCardThenRest(t *testing.T) {
+	h := start(t, `      card_template_id: tpl.schema
+      card_interval: 20ms
+`)
+	long := strings.Repeat("年假规则说明。", 1500) // 21000 bytes: two parts
+	h.model.Script(openaitest.Reply{Content: long})
+	ctx := ctxFor(t, 60*time.Second)
+	m := dingtalktest.Message{MsgID: "msg-long", Text: "年假规则是什么", ConversationID: "cid-zl", StaffID: "zhaoliu", CorpID: corpID,
+		SessionWebhook: h.fake.SessionWebhook("s-zl"), WebhookExpiresAt: h.clock.Now().Add(90 * time.Minute)}
+	if got := h.post(m, appSecret); got != http.StatusOK {
+		t.Fatalf("status %d", got)
+	}
+	if err := h.fake.Wait(ctx, func(sent []dingtalktest.Sent, cards []dingtalktest.CardCall) bool {
+		return len(sent) == 1 && len(cards) > 0 && cards[len(cards)-1].Finalize
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cards, sent := h.fake.Cards(), h.fake.Sent()
+	first := cards[len(cards)-1].Content
+	if strings.ReplaceAll(first+sent[0].Text, "\n", "") != long { // the split may leave a line break
+		t.Errorf("card part (%d bytes) and message part (%d bytes) do not make the answer (%d bytes)", len(first), len(sent[0].Text), len(long))
+	}
+	if len(first) > dingtalk.MaxMarkdownBytes || sent[0].Via != "webhook" {
+		t.Errorf("card part %d bytes, message via %s", len(first), sent[0].Via)
+	}
+}
