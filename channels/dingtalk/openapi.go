@@ -135,8 +135,10 @@ func (a *api) callOAPI(ctx context.Context, path string, in any, out any) error 
 			return fmt.Errorf("dingtalk: %s: answer: %w", path, err)
 		}
 		if head.ErrCode != 0 {
+			// errcode 88 is a family; its sub_code says which (an expired
+			// token, a missing permission).
 			code := fmt.Sprint(head.ErrCode)
-			if _, known := apiErrorKinds[code]; !known && head.SubCode != "" {
+			if _, known := apiErrorKinds[head.SubCode]; known {
 				code = head.SubCode
 			}
 			return &APIError{Status: http.StatusOK, Code: code, Message: head.ErrMsg}
