@@ -15,8 +15,8 @@ import (
 // admin console names it.
 const robotSendPermission = "企业内机器人发送消息权限 (qyapi_robot_sendmsg)"
 
-// send delivers one part of a reply: the first part is held back while an
-// AI card may still show it; otherwise through the session webhook while it
+// send delivers one part of a reply: the first part of a message's answer
+// is held back while the message's AI card may still show it; otherwise through the session webhook while it
 // is valid, else through the robot OpenAPI. Group replies mention the asker
 // in their first part.
 //
@@ -37,7 +37,9 @@ func (r *robot) send(ctx context.Context, out channels.Outbound) (channels.SendR
 	case len(out.Text) > MaxMarkdownBytes:
 		return channels.SendResult{}, fmt.Errorf("dingtalk: robot %q: %d bytes over DingTalk's %d: %w", r.cfg.Name, len(out.Text), MaxMarkdownBytes, channels.ErrPermanent)
 	}
-	if until := rt.received().Add(r.cfg.StreamDeadline); out.Part == 0 && rt.Card != "" && r.now().Before(until) {
+	// Only the answer to the message the card belongs to may wait for it;
+	// async results and reports to the same chat go at once.
+	if until := rt.received().Add(r.cfg.StreamDeadline); out.Answer && out.Part == 0 && rt.Card != "" && r.now().Before(until) {
 		return channels.SendResult{}, &channels.DeferredError{Until: until, Reason: "the AI card may still show the first part"}
 	}
 	if err := r.deliver(ctx, rt, out.Text, out.Part == 0); err != nil {

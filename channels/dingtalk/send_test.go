@@ -154,20 +154,24 @@ func TestSend_DefersFirstPartToCard(t *testing.T) {
 	r := testRobot(t, fake, c, nil, func(s *RobotSection) { s.CardTemplateID = "tpl.schema" })
 	ctx := withTimeout(t, 10*time.Second)
 	rt := addr(t, replyTo{User: "zhangsan", Conversation: "c1", Card: "hermes-x", Received: c.Now().UnixMilli()})
-	_, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "x", Part: 0, Parts: 2})
+	_, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "x", Part: 0, Parts: 2, Answer: true})
 	var d *channels.DeferredError
 	if !errors.As(err, &d) || !d.Until.Equal(c.Now().Add(DefaultStreamDeadline)) {
 		t.Fatalf("err = %v, want deferred until received+deadline", err)
 	}
-	if _, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "y", Part: 1, Parts: 2}); err != nil {
+	if _, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "y", Part: 1, Parts: 2, Answer: true}); err != nil {
 		t.Fatalf("later part: %v", err)
 	}
+	// An async result to the same chat is not the card's answer: at once.
+	if _, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "z", Part: 0, Parts: 1}); err != nil {
+		t.Fatalf("async result: %v", err)
+	}
 	c.Add(DefaultStreamDeadline)
-	if _, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "x", Part: 0, Parts: 2}); err != nil {
+	if _, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "x", Part: 0, Parts: 2, Answer: true}); err != nil {
 		t.Fatalf("after the deadline: %v", err)
 	}
-	if n := len(fake.Sent()); n != 2 {
-		t.Errorf("sent %d, want 2", n)
+	if n := len(fake.Sent()); n != 3 {
+		t.Errorf("sent %d, want 3", n)
 	}
 }
 
