@@ -27,6 +27,12 @@ func slowModel(h *hermes) {
 	})
 }
 
+// benchMessage is the i-th message of a benchmark, from 50 users.
+func benchMessage(i int) dingtalktest.Message {
+	return dingtalktest.Message{MsgID: fmt.Sprintf("bench-%d", i), Text: "我还有几天年假？", ConversationID: fmt.Sprintf("cid-%d", i%50),
+		StaffID: fmt.Sprintf("user%d", i%50), CorpID: corpID}
+}
+
 func report(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
@@ -43,8 +49,7 @@ func BenchmarkHTTPAck(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		m := dingtalktest.Message{MsgID: fmt.Sprintf("bench-%d", i), Text: "我还有几天年假？", ConversationID: fmt.Sprintf("cid-%d", i%50),
-			StaffID: fmt.Sprintf("user%d", i%50), CorpID: corpID}
+		m := benchMessage(i)
 		t0 := time.Now()
 		if status := h.post(m, appSecret); status != http.StatusOK {
 			b.Fatalf("ack %d answered %d", i, status)
@@ -70,8 +75,7 @@ func BenchmarkStreamAck(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		m := dingtalktest.Message{MsgID: fmt.Sprintf("bench-%d", i), Text: "我还有几天年假？", ConversationID: fmt.Sprintf("cid-%d", i%50),
-			StaffID: fmt.Sprintf("user%d", i%50), CorpID: corpID}
+		m := benchMessage(i)
 		t0 := time.Now()
 		id, err := h.fake.PushCallback(ctx, m.JSON())
 		if err != nil {

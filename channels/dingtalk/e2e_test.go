@@ -29,19 +29,6 @@ const (
 	corpID    = "dinge2ecorp"
 )
 
-// clock is the gateway's clock, settable by the test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // hermes is one real gateway on Postgres with the DingTalk platform, a fake
 // DingTalk and a fake model.
 type hermes struct {
@@ -49,14 +36,14 @@ type hermes struct {
 	pool  *pgxpool.Pool
 	fake  *dingtalktest.Server
 	model *openaitest.Server
-	clock *clock
+	clock *dingtalktest.Clock
 	url   string // the public base URL
 }
 
 // start runs a gateway whose one DingTalk robot has the extra keys robot.
 func start(t testing.TB, robot string) *hermes {
 	t.Helper()
-	h := &hermes{t: t, clock: &clock{t: time.Now()}}
+	h := &hermes{t: t, clock: dingtalktest.NewClock(time.Now())}
 	dbURL := storetest.URL(t)
 	pool, err := store.Open(context.Background(), dbURL, 30)
 	if err != nil {

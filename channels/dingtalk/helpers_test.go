@@ -19,25 +19,10 @@ const (
 	testCorpID    = "dingcorp0001"
 )
 
-// clock is a settable clock for tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// clock is the tests' settable clock.
+type clock = dingtalktest.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *clock { return dingtalktest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) }
 
 // memSink is an in-memory channels.Sink: it dedupes by message id like the
 // gateway, and can be made to fail or to block until released.
