@@ -139,8 +139,11 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 		}
 	}()
 
+	// The ping runs beside the loop: frames keep being handled while it
+	// waits, and the reader keeps reading, which is what receives the pong.
 	idle := time.NewTimer(r.cfg.Keepalive)
 	defer idle.Stop()
+	pinged := make(chan error, 1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -148,9 +151,16 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 		case err := <-readErr:
 			return true, fmt.Errorf("dingtalk: stream: read: %w", err)
 		case <-idle.C:
-			pctx, stop := context.WithTimeout(connCtx, r.cfg.PingWait)
-			err := conn.Ping(pctx)
-			stop()
+			go func() {
+				pctx, stop := context.WithTimeout(connCtx, r.cfg.PingWait)
+				defer stop()
+				err := conn.Ping(pctx)
+				select {
+				case pinged <- err:
+				case <-connCtx.Done():
+				}
+			}()
+		case err := <-pinged:
 			if err != nil {
 				return true, fmt.Errorf("dingtalk: stream: no frame for %s and no pong within %s: %w", r.cfg.Keepalive, r.cfg.PingWait, err)
 			}
