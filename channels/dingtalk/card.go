@@ -65,11 +65,16 @@ func (r *robot) streamAnswer(ctx context.Context, sink channels.Sink, in channel
 		}
 		select {
 		case <-ctx.Done():
-			if cardOK && shown != "" {
-				// Close the card with what it shows and say the rest follows;
-				// the delivery layer now sends the answer as a message.
+			if cardOK {
+				// Close the card with what it shows and say the rest follows
+				// (a card left "thinking" would look stuck); the delivery
+				// layer now sends the answer as a message.
+				text := r.msgs.Later
+				if shown != "" {
+					text = shown + "\n\n" + text
+				}
 				fctx, stop := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-				_ = r.updateCard(fctx, rt, cutUTF8(shown+"\n\n"+r.msgs.Later, MaxMarkdownBytes), true)
+				_ = r.updateCard(fctx, rt, cutUTF8(text, MaxMarkdownBytes), true)
 				stop()
 			}
 			log.Info("AI card stream reached its deadline; the answer goes as a message")
