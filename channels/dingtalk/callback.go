@@ -1,0 +1,72 @@
+package dingtalk
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// maxCallbackBytes bounds a callback body; a robot message is a few KiB.
+const maxCallbackBytes = 1 << 20
+
+// route is the robot's callback URL.
+func (r *robot) route(sink channels.Sink) channels.Route {
+	return channels.Route{
+		Method:  http.MethodPost,
+		Path:    "/dingtalk/" + r.cfg.Name + "/callback",
+		Handler: func(w http.ResponseWriter, req *http.Request) { r.serveCallback(w, req, sink) },
+	}
+}
+
+// serveCallback verifies the headers before reading anything else,
+// decodes and stores the message, and answers 200 only after Accept
+// returned. It never calls the model or a skill.
+func (r *robot) serveCallback(w http.ResponseWriter, req *http.Request, sink channels.Sink) {
+	if err := r.verifyHeaders(req.Header); err != nil {
+		channels.Refuse(w, req, r.log, "dingtalk callback", err)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxCallbackBytes+1))
+	if err == nil && len(body) > maxCallbackBytes {
+		err = fmt.Errorf("body over %d bytes", maxCallbackBytes)
+	}
+	if err != nil {
+		channels.Refuse(w, req, r.log, "dingtalk callback", fmt.Errorf("dingtalk: read callback: %w: %w", channels.ErrBadRequest, err))
+		return
+	}
+	if err := r.receive(req.Context(), body, sink); err != nil {
+		channels.Refuse(w, req, r.log, "dingtalk callback", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte("{}"))
+}
+
+// receive decodes a verified message and hands it to sink; when the robot
+// streams and the message is new and to be answered, it starts the card
+// stream. It returns after Accept committed (or failed), so the caller
+// acknowledges only what is stored.
+//
+// Errors wrap ErrMalformed or channels.ErrUnavailable.
+func (r *robot) receive(ctx context.Context, data []byte, sink channels.Sink) error {
+	in, ok, err := r.decodeMessage(data)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		r.log.Info("message without senderStaffId (external contact?) not answered")
+		return nil
+	}
+	receipt, err := sink.Accept(ctx, in)
+	if err != nil {
+		return err
+	}
+	if receipt.New && receipt.Answer && r.cfg.CardTemplateID != "" {
+		// The stream outlives the callback; it ends at its own deadline.
+		go r.streamAnswer(context.WithoutCancel(ctx), sink, in)
+	}
+	return nil
+}

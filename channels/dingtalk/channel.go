@@ -1,0 +1,126 @@
+package dingtalk
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// Channel is DingTalk: every configured robot, each an account of its own.
+type Channel struct {
+	robots map[string]*robot
+}
+
+var (
+	_ channels.HTTPReceiver   = (*Channel)(nil)
+	_ channels.StreamReceiver = (*Channel)(nil)
+	_ channels.Directory      = (*Channel)(nil)
+)
+
+// robot is one configured robot with its API client.
+type robot struct {
+	cfg    RobotSection
+	window time.Duration
+	api    *api
+	now    func() time.Time
+	log    *slog.Logger
+	msgs   channels.ChannelMessages
+	dir    directory
+	// backoff is the wait before each reconnect attempt of a stream
+	// connection (the last entry repeats); data so tests can shorten it.
+	backoff []time.Duration
+}
+
+// reconnectBackoff: a dead socket or a failed open is retried quickly at
+// first, then at most once a minute so a wrong secret does not hammer
+// DingTalk.
+var reconnectBackoff = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute}
+
+func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, env channels.Env) *robot {
+	log := env.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("channel", ChannelName, "account", s.Name)
+	now := env.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &robot{
+		cfg: s, window: window, now: now, log: log, msgs: env.Messages,
+		api: &api{
+			base: s.APIBaseURL, oapi: s.OAPIBaseURL, appKey: s.AppKey, appSecret: s.AppSecret,
+			tokens: tokens, http: &http.Client{Timeout: defaultHTTPTimeout}, log: log,
+		},
+		dir:     directory{entries: map[string]dirEntry{}},
+		backoff: reconnectBackoff,
+	}
+}
+
+// Name returns ChannelName.
+func (c *Channel) Name() string { return ChannelName }
+
+// Limits are a robot's message limits: markdown, split under
+// MaxMarkdownBytes, paced to GroupMessagesPerMinute; streamed when the robot
+// has an AI card template.
+func (c *Channel) Limits(account string) channels.Limits {
+	streams := false
+	if r, ok := c.robots[account]; ok {
+		streams = r.cfg.CardTemplateID != ""
+	}
+	// DingTalk's markdown draws headings, bold, links, images and lists but
+	// no tables: the WeCom dialect turns tables into lines the same way.
+	return channels.Limits{
+		MaxBytes: MaxMarkdownBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectWeCom,
+		PerMinute: GroupMessagesPerMinute, Streams: streams,
+	}
+}
+
+// Send delivers one part through the robot named out.Account (see
+// robot.send for the errors).
+func (c *Channel) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
+	r, ok := c.robots[out.Account]
+	if !ok {
+		return channels.SendResult{}, fmt.Errorf("dingtalk: unknown account %q: %w", out.Account, channels.ErrPermanent)
+	}
+	return r.send(ctx, out)
+}
+
+// Routes are the callback URLs /dingtalk/<name>/callback of the robots in
+// http mode.
+func (c *Channel) Routes(sink channels.Sink) []channels.Route {
+	var routes []channels.Route
+	for _, r := range c.robots {
+		if r.cfg.Mode == ModeHTTP {
+			routes = append(routes, r.route(sink))
+		}
+	}
+	return routes
+}
+
+// Connections are the stream connections of the robots in stream mode.
+// DingTalk spreads a client's messages over all its connections, so every
+// replica keeps one (not Exclusive).
+func (c *Channel) Connections() []channels.Connection {
+	var conns []channels.Connection
+	for _, r := range c.robots {
+		if r.cfg.Mode == ModeStream {
+			conns = append(conns, channels.Connection{Account: r.cfg.Name, Run: r.runStream})
+		}
+	}
+	return conns
+}
+
+// Departments returns the ids of the departments userID belongs to, for
+// skill access rules; looked up through the user API and cached.
+func (c *Channel) Departments(ctx context.Context, account, userID string) ([]string, error) {
+	r, ok := c.robots[account]
+	if !ok {
+		return nil, fmt.Errorf("dingtalk: unknown account %q", account)
+	}
+	return r.departments(ctx, userID)
+}

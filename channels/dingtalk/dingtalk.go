@@ -1,0 +1,73 @@
+// Package dingtalk is the DingTalk (钉钉) platform: robots of enterprise
+// internal apps (企业内部应用机器人), receiving messages by HTTP callback or
+// by Stream mode (a long connection, no public URL), and answering through
+// the message's session webhook, the robot OpenAPI, or a streaming AI card.
+// Everything DingTalk-specific lives here: the `dingtalk:` YAML section, the
+// callback route, the signature check, the stream client and the senders.
+//
+// The Stream client is written by hand over github.com/coder/websocket
+// rather than taken from open-dingtalk/dingtalk-stream-sdk-go: the SDK acks
+// every frame itself once its handler returns (an error becomes an error
+// ack), so it cannot leave a frame unacked for DingTalk to send again, and it
+// reconnects on a fixed sleep with a package-level logger and no context.
+package dingtalk
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// ChannelName is the platform name used in channels.Inbound.Channel.
+const ChannelName = "dingtalk"
+
+// Limits taken from DingTalk's documentation.
+const (
+	// MaxMarkdownBytes: a robot message's content is at most 20000 bytes
+	// (robot message documentation; longer content is refused). Replies are
+	// split below it.
+	MaxMarkdownBytes = 20000
+	// GroupMessagesPerMinute: a robot may send 20 messages per minute to
+	// one group; past it DingTalk throttles the robot for 10 minutes (robot
+	// documentation, protocols.md).
+	GroupMessagesPerMinute = 20
+	// CallbackTimestampWindow: DingTalk's robot callback documentation
+	// asks to refuse a timestamp more than one hour from now.
+	CallbackTimestampWindow = time.Hour
+	// maxTitleRunes: the markdown title is what a notification shows; the
+	// documentation gives no limit, so keep it as short as a preview line.
+	maxTitleRunes = 20
+)
+
+// Defaults for RobotSection.
+const (
+	DefaultAPIBaseURL       = "https://api.dingtalk.com"
+	DefaultOAPIBaseURL      = "https://oapi.dingtalk.com"
+	DefaultStreamDeadline   = 3 * time.Minute
+	DefaultCardInterval     = 500 * time.Millisecond
+	DefaultCardContentKey   = "content"
+	DefaultStreamKeepalive  = 60 * time.Second
+	DefaultStreamPingWait   = 5 * time.Second
+	DefaultDepartmentsTTL   = 10 * time.Minute
+	defaultHTTPTimeout      = 10 * time.Second
+	webhookExpiryMargin     = time.Minute // a webhook this close to expiry is not trusted
+	tokenKeyPrefix          = "dingtalk:token:"
+	defaultTitle            = "回复"
+	permissionConsoleMarker = "开发者后台 → 应用开发 → 企业内部应用 → 权限管理"
+)
+
+// Sentinel errors that callers branch on; every error the package returns for
+// these conditions wraps one of them (test with errors.Is). They wrap the
+// shared channels errors, so ErrSignature and ErrStale answer 401 and
+// ErrMalformed 400 (channels.HTTPStatus).
+var (
+	// ErrSignature: the sign header is missing or does not match.
+	ErrSignature = fmt.Errorf("dingtalk: bad signature: %w", channels.ErrUnauthorized)
+	// ErrStale: the timestamp header is missing, unparsable or outside the
+	// window.
+	ErrStale = fmt.Errorf("dingtalk: stale callback: %w", channels.ErrUnauthorized)
+	// ErrMalformed: a body or frame that is not the JSON DingTalk sends, or
+	// lacks a field that identifies the message.
+	ErrMalformed = fmt.Errorf("dingtalk: malformed message: %w", channels.ErrBadRequest)
+)

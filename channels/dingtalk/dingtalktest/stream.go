@@ -1,0 +1,272 @@
+package dingtalktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// BotTopic is the robot message topic of Stream mode.
+const BotTopic = "/v1.0/im/bot/messages/get"
+
+// Ack is one frame answer a client sent.
+type Ack struct {
+	Code      int
+	MessageID string
+	Data      string
+	Conn      int // which connection (1-based, in order of connecting)
+}
+
+// streamGateway is the fake Stream gateway: connections/open hands out
+// single-use tickets, /connect upgrades to a WebSocket that pushes frames.
+type streamGateway struct {
+	s *Server
+
+	mu      sync.Mutex
+	tickets map[string]bool
+	conns   []*streamConn
+	acks    []Ack
+	pending map[string][]byte // messageId → CALLBACK frame not acked yet
+	nextID  int
+	changed chan struct{}
+}
+
+type streamConn struct {
+	n      int
+	remote string // the client's address, to freeze its TCP connection
+	ws     *websocket.Conn
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newStreamGateway(s *Server) *streamGateway {
+	return &streamGateway{s: s, tickets: map[string]bool{}, pending: map[string][]byte{}, changed: make(chan struct{})}
+}
+
+func (g *streamGateway) open(w http.ResponseWriter, r *http.Request) {
+	if !strings.Contains(r.Header.Get("Accept"), "application/json") {
+		// DingTalk answers XML unless asked for JSON.
+		w.Header().Set("Content-Type", "application/xml")
+		_, _ = w.Write([]byte("<OpenConnectionResponse><endpoint/></OpenConnectionResponse>"))
+		return
+	}
+	var req struct {
+		ClientID      string `json:"clientId"`
+		ClientSecret  string `json:"clientSecret"`
+		Subscriptions []struct{ Type, Topic string }
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.ClientID != g.s.appKey || req.ClientSecret != g.s.appSecret {
+		writeError(w, http.StatusUnauthorized, "InvalidAuthentication", "clientId or clientSecret invalid")
+		return
+	}
+	subscribed := false
+	for _, sub := range req.Subscriptions {
+		subscribed = subscribed || (sub.Type == "CALLBACK" && sub.Topic == BotTopic)
+	}
+	if !subscribed {
+		writeError(w, http.StatusBadRequest, "InvalidParameter", "no subscription")
+		return
+	}
+	g.mu.Lock()
+	g.nextID++
+	ticket := fmt.Sprintf("ticket-%d", g.nextID)
+	g.tickets[ticket] = true
+	g.mu.Unlock()
+	writeJSON(w, map[string]string{"endpoint": "ws" + strings.TrimPrefix(g.s.srv.URL, "http") + "/connect", "ticket": ticket})
+}
+
+func (g *streamGateway) connect(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	ok := g.tickets[r.URL.Query().Get("ticket")]
+	delete(g.tickets, r.URL.Query().Get("ticket"))
+	g.mu.Unlock()
+	if !ok {
+		http.Error(w, "invalid ticket", http.StatusUnauthorized)
+		return
+	}
+	ws, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &streamConn{ws: ws, ctx: ctx, cancel: cancel, remote: r.RemoteAddr}
+	g.mu.Lock()
+	g.conns = append(g.conns, c)
+	c.n = len(g.conns)
+	g.notifyLocked()
+	g.mu.Unlock()
+	defer cancel()
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			cancel()
+			g.mu.Lock()
+			g.notifyLocked()
+			g.mu.Unlock()
+			return
+		}
+		var a struct {
+			Code    int
+			Headers map[string]string
+			Data    string
+		}
+		if json.Unmarshal(data, &a) != nil {
+			continue
+		}
+		g.mu.Lock()
+		id := a.Headers["messageId"]
+		g.acks = append(g.acks, Ack{Code: a.Code, MessageID: id, Data: a.Data, Conn: c.n})
+		if a.Code == http.StatusOK {
+			delete(g.pending, id)
+		}
+		g.notifyLocked()
+		g.mu.Unlock()
+	}
+}
+
+func (g *streamGateway) notifyLocked() {
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+func (g *streamGateway) closeAll() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.conns {
+		c.cancel()
+		_ = c.ws.CloseNow()
+	}
+}
+
+// live is the newest connection still open.
+func (g *streamGateway) live() (*streamConn, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := len(g.conns) - 1; i >= 0; i-- {
+		if g.conns[i].ctx.Err() == nil {
+			return g.conns[i], nil
+		}
+	}
+	return nil, fmt.Errorf("dingtalktest: no live stream connection")
+}
+
+func (g *streamGateway) push(ctx context.Context, typ, topic, id, data string) error {
+	c, err := g.live()
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(map[string]any{
+		"specVersion": "1.0", "type": typ, "data": data,
+		"headers": map[string]string{"topic": topic, "messageId": id, "contentType": "application/json", "time": "1700000000000"},
+	})
+	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// PushCallback pushes a robot message (its JSON) on the newest live
+// connection as a CALLBACK frame and returns the frame's messageId.
+func (s *Server) PushCallback(ctx context.Context, data []byte) (string, error) {
+	g := s.stream
+	g.mu.Lock()
+	g.nextID++
+	id := fmt.Sprintf("frame-%d", g.nextID)
+	g.pending[id] = data
+	g.mu.Unlock()
+	return id, g.push(ctx, "CALLBACK", BotTopic, id, string(data))
+}
+
+// Redeliver pushes every CALLBACK frame not acked with 200 again, as
+// DingTalk does about a minute later; it returns their messageIds.
+func (s *Server) Redeliver(ctx context.Context) ([]string, error) {
+	g := s.stream
+	g.mu.Lock()
+	again := make(map[string][]byte, len(g.pending))
+	for id, d := range g.pending {
+		again[id] = d
+	}
+	g.mu.Unlock()
+	var ids []string
+	for id, d := range again {
+		if err := g.push(ctx, "CALLBACK", BotTopic, id, string(d)); err != nil {
+			return ids, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// Ping pushes a SYSTEM ping frame with data; the client must echo it.
+func (s *Server) Ping(ctx context.Context, id, data string) error {
+	return s.stream.push(ctx, "SYSTEM", "ping", id, data)
+}
+
+// Disconnect pushes a SYSTEM disconnect frame, then closes that
+// connection, as DingTalk does before moving a client.
+func (s *Server) Disconnect(ctx context.Context) error {
+	c, err := s.stream.live()
+	if err != nil {
+		return err
+	}
+	if err := s.stream.push(ctx, "SYSTEM", "disconnect", "disconnect-1", `{"reason":"server restart"}`); err != nil {
+		return err
+	}
+	c.cancel()
+	return c.ws.Close(websocket.StatusNormalClosure, "disconnect")
+}
+
+// Silence makes the newest connection go silent without closing, like a
+// path that black-holes packets: whatever the server writes on it (pongs,
+// frames) is dropped.
+func (s *Server) Silence() error {
+	c, err := s.stream.live()
+	if err != nil {
+		return err
+	}
+	s.freeze(c.remote)
+	return nil
+}
+
+// Acks returns the frame answers received so far.
+func (s *Server) Acks() []Ack {
+	g := s.stream
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]Ack(nil), g.acks...)
+}
+
+// Connections counts WebSocket connections made so far, and the live ones.
+func (s *Server) Connections() (made, live int) {
+	g := s.stream
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.conns {
+		if c.ctx.Err() == nil {
+			live++
+		}
+	}
+	return len(g.conns), live
+}
+
+// WaitStream waits until cond holds over the acks and connection counts,
+// or ctx ends.
+func (s *Server) WaitStream(ctx context.Context, cond func(acks []Ack, made, live int) bool) error {
+	g := s.stream
+	for {
+		made, live := s.Connections()
+		g.mu.Lock()
+		acks, wake := append([]Ack(nil), g.acks...), g.changed
+		g.mu.Unlock()
+		if cond(acks, made, live) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("dingtalktest: stream condition not met (%d acks, %d/%d connections): %w", len(acks), live, made, ctx.Err())
+		case <-wake:
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package dingtalk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// Stream mode: Hermes opens a connection with the app's credentials, then
+// DingTalk pushes JSON frames over a WebSocket and waits for an ack per
+// frame; an unacked frame is pushed again (about 60 s later).
+const (
+	botTopic        = "/v1.0/im/bot/messages/get"
+	frameSystem     = "SYSTEM"
+	frameCallback   = "CALLBACK"
+	topicPing       = "ping"
+	topicDisconnect = "disconnect"
+	// maxFrameBytes bounds one frame; a robot message is a few KiB.
+	maxFrameBytes = 1 << 20
+)
+
+// frame is a frame DingTalk pushes. Header values are strings.
+type frame struct {
+	SpecVersion string            `json:"specVersion"`
+	Type        string            `json:"type"`
+	Headers     map[string]string `json:"headers"`
+	Data        string            `json:"data"`
+}
+
+// ack answers a frame; messageId repeats the frame's.
+type ack struct {
+	Code    int               `json:"code"`
+	Headers map[string]string `json:"headers"`
+	Message string            `json:"message"`
+	Data    string            `json:"data"`
+}
+
+// errDisconnect: DingTalk asked the client to reconnect (a SYSTEM
+// disconnect frame, e.g. before it moves the connection elsewhere).
+var errDisconnect = errors.New("dingtalk: stream: server asked to reconnect")
+
+// runStream keeps the robot's stream connection up until ctx ends:
+// connect, serve, and on any failure reconnect after the next backoff step
+// (at once after a disconnect frame). A connection that got as far as
+// serving resets the backoff.
+func (r *robot) runStream(ctx context.Context, sink channels.Sink) error {
+	failures := 0
+	for {
+		served, err := r.serveStream(ctx, sink)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if served {
+			failures = 0
+		}
+		wait := time.Duration(0)
+		if !errors.Is(err, errDisconnect) {
+			wait = r.backoff[min(failures, len(r.backoff)-1)]
+			failures++
+		}
+		r.log.Warn("stream connection ended; reconnecting", "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// openConnection asks for a stream endpoint and its one-time ticket.
+func (r *robot) openConnection(ctx context.Context) (string, error) {
+	req := map[string]any{
+		"clientId": r.cfg.AppKey, "clientSecret": r.cfg.AppSecret, "ua": "hermes",
+		"subscriptions": []map[string]string{{"type": frameCallback, "topic": botTopic}},
+	}
+	var ans struct {
+		Endpoint string `json:"endpoint"`
+		Ticket   string `json:"ticket"`
+	}
+	if err := r.api.do(ctx, http.MethodPost, r.cfg.APIBaseURL+"/v1.0/gateway/connections/open", nil, req, &ans); err != nil {
+		return "", fmt.Errorf("dingtalk: stream: open connection (check app_key and app_secret): %w", err)
+	}
+	if ans.Endpoint == "" || ans.Ticket == "" {
+		return "", fmt.Errorf("dingtalk: stream: open connection: no endpoint or ticket in the answer")
+	}
+	return ans.Endpoint + "?ticket=" + url.QueryEscape(ans.Ticket), nil
+}
+
+// serveStream runs one connection: it reads frames, answers pings, hands
+// robot messages to sink and acks each after Accept returned, and pings
+// the socket after Keepalive without a frame, replacing it when the pong
+// does not come within PingWait. served reports whether the socket was up.
+func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served bool, err error) {
+	u, err := r.openConnection(ctx)
+	if err != nil {
+		return false, err
+	}
+	conn, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: r.api.http})
+	if err != nil {
+		return false, fmt.Errorf("dingtalk: stream: dial: %w", redactURL(err))
+	}
+	conn.SetReadLimit(maxFrameBytes)
+	r.log.Info("stream connected")
+
+	connCtx, cancel := context.WithCancel(ctx)
+	var inflight sync.WaitGroup
+	defer func() {
+		// Frames being stored still get their ack if the socket lives.
+		inflight.Wait()
+		cancel()
+		_ = conn.Close(websocket.StatusNormalClosure, "")
+	}()
+
+	frames := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			_, data, err := conn.Read(connCtx)
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case frames <- data:
+			case <-connCtx.Done():
+				return
+			}
+		}
+	}()
+
+	// The ping runs beside the loop: frames keep being handled while it
+	// waits, and the reader keeps reading, which is what receives the pong.
+	idle := time.NewTimer(r.cfg.Keepalive)
+	defer idle.Stop()
+	pinged := make(chan error, 1)
+	for {
+		select {
+		case <-ctx.Done():
+			return true, ctx.Err()
+		case err := <-readErr:
+			return true, fmt.Errorf("dingtalk: stream: read: %w", err)
+		case <-idle.C:
+			go func() {
+				pctx, stop := context.WithTimeout(connCtx, r.cfg.PingWait)
+				defer stop()
+				err := conn.Ping(pctx)
+				select {
+				case pinged <- err:
+				case <-connCtx.Done():
+				}
+			}()
+		case err := <-pinged:
+			if err != nil {
+				return true, fmt.Errorf("dingtalk: stream: no frame for %s and no pong within %s: %w", r.cfg.Keepalive, r.cfg.PingWait, err)
+			}
+			idle.Reset(r.cfg.Keepalive)
+		case data := <-frames:
+			if !idle.Stop() {
+				select {
+				case <-idle.C:
+				default:
+				}
+			}
+			idle.Reset(r.cfg.Keepalive)
+			if err := r.handleFrame(ctx, conn, data, sink, &inflight); err != nil {
+				return true, err
+			}
+		}
+	}
+}
+
+// handleFrame answers one frame. A robot message is stored on its own
+// goroutine (reading goes on) and acked only after Accept returned; when
+// Accept fails the frame is left unacked for DingTalk to push again.
+func (r *robot) handleFrame(ctx context.Context, conn *websocket.Conn, data []byte, sink channels.Sink, inflight *sync.WaitGroup) error {
+	var f frame
+	if err := json.Unmarshal(data, &f); err != nil {
+		r.log.Warn("stream frame is not JSON; ignored", "err", err)
+		return nil
+	}
+	id, topic := f.Headers["messageId"], f.Headers["topic"]
+	switch {
+	case f.Type == frameSystem && topic == topicPing:
+		return r.writeAck(ctx, conn, id, f.Data)
+	case f.Type == frameSystem && topic == topicDisconnect:
+		return errDisconnect
+	case f.Type == frameCallback && topic == botTopic:
+		received := time.Now()
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			err := r.receive(ctx, []byte(f.Data), sink)
+			if errors.Is(err, channels.ErrUnavailable) || ctx.Err() != nil {
+				r.log.Warn("robot message not stored; left unacked for DingTalk to push again", "message_id", id, "err", err)
+				return
+			}
+			if err != nil {
+				// A frame that cannot be decoded never will be: ack it so it
+				// does not come back forever.
+				r.log.Warn("robot message refused", "message_id", id, "err", err)
+			}
+			if err := r.writeAck(ctx, conn, id, "{}"); err != nil {
+				r.log.Warn("ack not sent; DingTalk will push the frame again", "message_id", id, "err", err)
+				return
+			}
+			r.log.Debug("robot message acked", "message_id", id, "after", time.Since(received))
+		}()
+		return nil
+	default:
+		// Nothing else is subscribed; ack so it is not pushed again.
+		return r.writeAck(ctx, conn, id, "{}")
+	}
+}
+
+// writeAck acks the frame messageID with data.
+func (r *robot) writeAck(ctx context.Context, conn *websocket.Conn, messageID, data string) error {
+	b, err := json.Marshal(ack{
+		Code: http.StatusOK, Message: "OK", Data: data,
+		Headers: map[string]string{"contentType": "application/json", "messageId": messageID},
+	})
+	if err != nil {
+		return fmt.Errorf("dingtalk: stream: ack: %w", err)
+	}
+	if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
+		return fmt.Errorf("dingtalk: stream: ack: %w", err)
+	}
+	return nil
+}
