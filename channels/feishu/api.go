@@ -62,6 +62,7 @@ var codes = map[int]codeInfo{
 	10014:    {"app secret invalid", actPermanent, "check feishu app_secret in the Hermes configuration"},
 	99991672: {"the app lacks a permission scope", actPermanent, "grant the scope named in the message (开发者后台 → 权限管理) and publish a new version"},
 	230002:   {"the bot is not in the chat", actPermanent, ""},
+	41050:    {"the user is outside the app's contact range", actPermanent, "widen 权限管理 → 通讯录权限范围 if department rules must apply to this user"},
 	230011:   {"the message to reply to was withdrawn", actPermanent, ""},
 	230099:   {"message content rejected", actPermanent, ""},
 }
