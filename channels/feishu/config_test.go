@@ -27,7 +27,7 @@ func buildErr(section string) error {
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
 	for name, tc := range map[string]struct{ yaml, want string }{
-		"SecretRequired": {"apps:\n  - {name: a, app_id: x, verification_token: t, encrypt_key: k}", "feishu.apps[0].app_secret: required"},
+		"SecretRequired":   {"apps:\n  - {name: a, app_id: x, verification_token: t, encrypt_key: k}", "feishu.apps[0].app_secret: required"},
 		"EncryptKeyInHTTP": {"apps:\n  - {name: a, app_id: x, app_secret: s, verification_token: t}", "feishu.apps[0].encrypt_key: required"},
 		"TokenInHTTP":      {"apps:\n  - {name: a, app_id: x, app_secret: s, encrypt_key: k}", "feishu.apps[0].verification_token: required"},
 		"Mode":             {"apps:\n  - {name: a, mode: poll, app_id: x, app_secret: s}", "feishu.apps[0].mode: must be http or websocket"},
