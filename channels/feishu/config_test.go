@@ -3,6 +3,7 @@ package feishu_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -50,5 +51,36 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 func TestConfigOK(t *testing.T) {
 	if err := buildErr("apps:\n  - {name: a, mode: websocket, app_id: x, app_secret: s, domain: " + feishu.DomainLark + ", streaming: true, stream_deadline: 2m}"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The commented app in hermes.example.yaml is a valid app once uncommented:
+// every key it documents exists.
+func TestExampleSectionDecodes(t *testing.T) {
+	data, err := os.ReadFile("../../hermes.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "\nfeishu:\n  apps: []\n")
+	if !ok {
+		t.Fatal("no feishu section in hermes.example.yaml")
+	}
+	var app []string
+	for _, line := range strings.Split(rest, "\n") {
+		body, ok := strings.CutPrefix(line, "  #")
+		if !ok {
+			break
+		}
+		if strings.HasPrefix(strings.TrimSpace(body), "#") {
+			continue // a comment about the key
+		}
+		app = append(app, body)
+	}
+	if len(app) < 9 {
+		t.Fatalf("example app has %d keys:\n%s", len(app), strings.Join(app, "\n"))
+	}
+	section := os.Expand("apps:\n"+strings.Join(app, "\n"), func(string) string { return "x" })
+	if err := buildErr(section); err != nil {
+		t.Fatalf("%v\n%s", err, section)
 	}
 }

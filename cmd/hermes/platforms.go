@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/wecom"
 )
 
@@ -9,4 +10,5 @@ import (
 // is configured by its own top-level section of hermes.yaml.
 var platforms = []channels.Platform{
 	wecom.Platform,
+	feishu.Platform,
 }
