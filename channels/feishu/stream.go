@@ -22,6 +22,9 @@ const (
 	cardUpdateGap = time.Second / (CardUpdatesPerSecond - 2)
 	// streamCloseTimeout bounds closing a card after its stream ended.
 	streamCloseTimeout = 5 * time.Second
+	// streamMargin: a stream stops this long (at most a tenth of the
+	// deadline) before its deadline.
+	streamMargin = 5 * time.Second
 )
 
 // startStream shows the answer to in while it grows: a streaming card
@@ -34,7 +37,10 @@ func (a *App) startStream(sink channels.Sink, in channels.Inbound) {
 	go func() {
 		defer a.streams.Done()
 		received := a.now()
-		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.StreamDeadline)
+		// The stream ends a little before Send stops deferring the part, so
+		// the card never shows an answer that is also sent as a message.
+		margin := min(streamMargin, a.cfg.StreamDeadline/10)
+		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.StreamDeadline-margin)
 		defer cancel()
 		a.stream(ctx, sink, in, received)
 	}()
