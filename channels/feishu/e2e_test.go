@@ -34,7 +34,7 @@ type e2e struct {
 	offset atomic.Int64 // the gateway's clock runs this far ahead, ns
 }
 
-func newE2E(t *testing.T, mode, extra string) *e2e {
+func newE2E(t testing.TB, mode, extra string) *e2e {
 	t.Helper()
 	h := &e2e{api: feishutest.NewServer(t, testAppID, testSecret), model: openaitest.NewServer(t), crypto: feishu.NewCrypto(testEncrypt)}
 	dbURL := storetest.URL(t)
@@ -77,7 +77,7 @@ func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
 }
 
-func (h *e2e) post(t *testing.T, plain []byte) int {
+func (h *e2e) post(t testing.TB, plain []byte) int {
 	t.Helper()
 	hdr, body := feishutest.EncryptedRequest(h.crypto, plain, time.Now())
 	status, resp, err := feishutest.Post(http.DefaultClient, h.url, hdr, body)

@@ -122,3 +122,25 @@ func TestSilentSocketIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Wrong credentials: the endpoint answers a code with "data":{}; the
+// connection keeps retrying with backoff and never dials.
+func TestEndpointErrorRetried(t *testing.T) {
+	api := feishutest.NewServer(t, testAppID, "another-secret")
+	ch := newChannel(t, appYAML(api.URL(), feishu.ModeWebSocket, ""), channels.Env{})
+	app, _ := ch.App(testAccount)
+	app.SetWSTimings(50*time.Millisecond, 200*time.Millisecond, 5*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ch.Connections()[0].Run(ctx, newMemSink()) }()
+	if err := api.WaitFor(withTimeout(t, 5*time.Second), func() bool { return api.EndpointCalls() >= 3 }); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+	if n := api.Connections(); n != 0 {
+		t.Fatalf("%d sockets opened without a URL", n)
+	}
+}
