@@ -105,89 +105,75 @@ func (f *Frame) Marshal() []byte {
 // UnmarshalFrame decodes a frame; unknown fields are skipped.
 func UnmarshalFrame(b []byte) (Frame, error) {
 	var f Frame
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return f, fmt.Errorf("feishu: frame: %w", protowire.ParseError(n))
-		}
-		b = b[n:]
-		switch {
-		case typ == protowire.VarintType && num >= 1 && num <= 4:
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return f, fmt.Errorf("feishu: frame field %d: %w", num, protowire.ParseError(n))
-			}
-			b = b[n:]
-			switch num {
-			case 1:
-				f.SeqID = v
-			case 2:
-				f.LogID = v
-			case 3:
-				f.Service = int32(v)
-			case 4:
-				f.Method = int32(v)
-			}
-		case typ == protowire.BytesType && num >= 5 && num <= 9:
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return f, fmt.Errorf("feishu: frame field %d: %w", num, protowire.ParseError(n))
-			}
-			b = b[n:]
-			switch num {
-			case 5:
-				h, err := unmarshalHeader(v)
-				if err != nil {
-					return f, err
+	err := eachField(b, func(num protowire.Number, v uint64, bs []byte) error {
+		switch num {
+		case 1:
+			f.SeqID = v
+		case 2:
+			f.LogID = v
+		case 3:
+			f.Service = int32(v)
+		case 4:
+			f.Method = int32(v)
+		case 5:
+			var h Header
+			err := eachField(bs, func(num protowire.Number, _ uint64, bs []byte) error {
+				switch num {
+				case 1:
+					h.Key = string(bs)
+				case 2:
+					h.Value = string(bs)
 				}
-				f.Headers = append(f.Headers, h)
-			case 6:
-				f.PayloadEncoding = string(v)
-			case 7:
-				f.PayloadType = string(v)
-			case 8:
-				f.Payload = append([]byte(nil), v...)
-			case 9:
-				f.LogIDNew = string(v)
-			}
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return f, fmt.Errorf("feishu: frame field %d: %w", num, protowire.ParseError(n))
-			}
-			b = b[n:]
+				return nil
+			})
+			f.Headers = append(f.Headers, h)
+			return err
+		case 6:
+			f.PayloadEncoding = string(bs)
+		case 7:
+			f.PayloadType = string(bs)
+		case 8:
+			f.Payload = append([]byte(nil), bs...)
+		case 9:
+			f.LogIDNew = string(bs)
 		}
+		return nil
+	})
+	if err != nil {
+		return Frame{}, fmt.Errorf("feishu: frame: %w", err)
 	}
 	return f, nil
 }
 
-func unmarshalHeader(b []byte) (Header, error) {
-	var h Header
+// eachField calls fn with every varint (v) and length-delimited (bs) field
+// of a protobuf message; fields of other wire types are skipped.
+func eachField(b []byte, fn func(num protowire.Number, v uint64, bs []byte) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return h, fmt.Errorf("feishu: frame header: %w", protowire.ParseError(n))
+			return protowire.ParseError(n)
 		}
 		b = b[n:]
-		if typ != protowire.BytesType {
+		var v uint64
+		var bs []byte
+		switch typ {
+		case protowire.VarintType:
+			v, n = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			bs, n = protowire.ConsumeBytes(b)
+		default:
 			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return h, fmt.Errorf("feishu: frame header: %w", protowire.ParseError(n))
-			}
-			b = b[n:]
+		}
+		if n < 0 {
+			return fmt.Errorf("field %d: %w", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ != protowire.VarintType && typ != protowire.BytesType {
 			continue
 		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return h, fmt.Errorf("feishu: frame header: %w", protowire.ParseError(n))
-		}
-		b = b[n:]
-		switch num {
-		case 1:
-			h.Key = string(v)
-		case 2:
-			h.Value = string(v)
+		if err := fn(num, v, bs); err != nil {
+			return err
 		}
 	}
-	return h, nil
+	return nil
 }
