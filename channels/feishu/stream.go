@@ -3,6 +3,7 @@ package feishu
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"fmt"
 	"net/http"
 	"time"
@@ -180,7 +181,7 @@ func (a *App) setStreaming(ctx context.Context, c *card, on bool) error {
 
 // closeCard shows text (if it differs) and ends streaming, on a context of
 // its own: the stream's may have ended.
-func (a *App) closeCard(c *card, text string, log interface{ Warn(string, ...any) }) {
+func (a *App) closeCard(c *card, text string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), streamCloseTimeout)
 	defer cancel()
 	if text != c.shown {
