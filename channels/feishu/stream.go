@@ -3,8 +3,8 @@ package feishu
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 	"unicode/utf8"
