@@ -12,7 +12,8 @@ test:
 	$(GO) test ./...
 
 # Benchmarks: the callback ack latency while a 2 s model is busy, one whole
-# turn with Postgres writes, and the agent loop alone.
+# turn with Postgres writes, the agent loop alone, and skill offering over the
+# 20-skill sample catalog (offered%, token ratio median/p90, index cost).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 300x -benchmem ./gateway/
 	$(GO) test -run '^$$' -bench . -benchmem ./agent/

@@ -168,6 +168,10 @@ type Outbound struct {
 	Image  *Image // with FormatImage
 	// Part and Parts place this part in its reply (0-based; Parts ≥ 1).
 	Part, Parts int
+	// Answer: this reply answers the message ReplyTo came from (a stream of
+	// that message may show its first part). False for later messages to
+	// the same conversation: async results, reports.
+	Answer bool
 	// Key is the part's idempotency key, the same on every attempt.
 	Key string
 	// Attempt counts earlier delivery attempts of this same part (0 on the

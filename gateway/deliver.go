@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,7 +122,8 @@ func (g *Gateway) sendPart(ctx context.Context, ch channels.Channel, p store.Out
 	}
 	res, sendErr := ch.Send(ctx, channels.Outbound{
 		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image,
-		Part: p.Part, Parts: p.Parts, Key: fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
+		Part: p.Part, Parts: p.Parts, Answer: strings.HasPrefix(p.ReplyKey, store.AnswerKeyPrefix),
+		Key:     fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
 		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
 	})
 	var deferred *channels.DeferredError

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -34,7 +35,7 @@ func (d *draftWriter) event(e agent.Event, working string) {
 		// A tool call ends the model's text of that step; what follows is a
 		// new answer.
 		d.text.Reset()
-		d.status = fmt.Sprintf(working, e.Tool)
+		d.status = fmt.Sprintf(working, cmp.Or(e.ToolDisplay, e.Tool))
 	default:
 		return
 	}

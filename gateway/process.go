@@ -288,7 +288,12 @@ func (g *Gateway) runWithProgress(ctx context.Context, conn dbConn, row store.In
 
 func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event)) (agent.Result, error) {
-	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns, g.now().Add(-g.cfg.Agent.HistoryIdle))
+	since := g.now().Add(-g.cfg.Agent.HistoryIdle)
+	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns, since)
+	if err != nil {
+		return agent.Result{StopReason: agent.StopError}, err
+	}
+	recent, err := store.RecentTools(ctx, conn, sessionID, since)
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
 	}
@@ -304,6 +309,7 @@ func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRo
 		UserText:     row.In.Text,
 		Tools:        g.skills.Load().ToolsFor(caller),
 		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
+		RecentTools:  recent,
 		Resume:       resume,
 	}
 	return agent.Run(ctx, g.model, turn, agent.Options{
@@ -339,7 +345,7 @@ func (g *Gateway) progressFor(ctx context.Context, ch channels.Channel, row stor
 	}
 	return func(e agent.Event) {
 		if e.Kind == agent.EventToolStart {
-			pr.Report(ctx, row.In.Account, row.In.ReplyTo, fmt.Sprintf(g.cfg.Messages.Working, e.Tool))
+			pr.Report(ctx, row.In.Account, row.In.ReplyTo, fmt.Sprintf(g.cfg.Messages.Working, cmp.Or(e.ToolDisplay, e.Tool)))
 		}
 	}
 }
@@ -374,7 +380,7 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 	if !ok {
 		return river.JobCancel(fmt.Errorf("gateway: no channel %q configured for inbound %d", row.In.Channel, row.ID))
 	}
-	reply := replyFor(ch, row.In, fmt.Sprintf("inbound:%d", row.ID), out.reply)
+	reply := replyFor(ch, row.In, store.AnswerKey(row.ID), out.reply)
 	now := g.now()
 	return store.InTx(ctx, conn, func(tx pgx.Tx) error {
 		runID := ""

@@ -19,10 +19,11 @@ import (
 // out.Key, so Feishu drops a repeat of the same part within an hour (an
 // attempt whose answer was lost).
 //
-// While a streaming card may still show the first part, Send returns a
-// *channels.DeferredError until the stream deadline: the streamer marks it
-// shown (and Send is not called again), or the deadline passes and the part
-// is sent as a message.
+// While a streaming card may still show the first part of the answer to
+// the message (out.Answer), Send returns a *channels.DeferredError until
+// the stream deadline: the streamer marks it shown (and Send is not called
+// again), or the deadline passes and the part is sent as a message. Later
+// messages to the same conversation (async results) go at once.
 //
 // Errors wrap channels.ErrPermanent for a reply address or part that cannot
 // be sent and for codes no retry fixes (bot not in the chat, missing
@@ -32,7 +33,7 @@ func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || rt.MessageID == "" {
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: bad reply address %s: %w", a.cfg.Name, out.ReplyTo, channels.ErrPermanent)
 	}
-	if rt.Stream && out.Part == 0 {
+	if rt.Stream && out.Answer && out.Part == 0 {
 		until := time.UnixMilli(rt.Received).Add(a.cfg.StreamDeadline)
 		if a.now().Before(until) {
 			return channels.SendResult{}, &channels.DeferredError{Until: until, Reason: "a streaming card may show it"}

@@ -167,7 +167,7 @@ func TestSendDefersWhileAStreamMayShowIt(t *testing.T) {
 	rt := []byte(`{"message_id":"om_s","chat_id":"oc","open_id":"ou","stream":true,"received_ms":` +
 		strconv.FormatInt(start.UnixMilli(), 10) + `}`)
 	ctx := withTimeout(t, 10*time.Second)
-	out := channels.Outbound{Account: testAccount, ReplyTo: rt, Format: channels.FormatMarkdown, Text: "答案", Parts: 2, Key: "r/0"}
+	out := channels.Outbound{Account: testAccount, ReplyTo: rt, Format: channels.FormatMarkdown, Text: "答案", Parts: 2, Key: "r/0", Answer: true}
 	_, err := ch.Send(ctx, out)
 	var deferred *channels.DeferredError
 	if !errors.As(err, &deferred) || !deferred.Until.Equal(time.UnixMilli(start.UnixMilli()).Add(2*time.Minute)) {
@@ -178,12 +178,18 @@ func TestSendDefersWhileAStreamMayShowIt(t *testing.T) {
 	if _, err := ch.Send(ctx, second); err != nil {
 		t.Fatalf("part 1: %v", err)
 	}
+	// An async result to the same conversation is not the answer: at once.
+	async := out
+	async.Answer, async.Key, async.Text = false, "async:1/0", "审批已通过"
+	if _, err := ch.Send(ctx, async); err != nil {
+		t.Fatalf("async result deferred: %v", err)
+	}
 	later := start.Add(2*time.Minute + time.Second)
 	now.Store(&later)
 	if _, err := ch.Send(ctx, out); err != nil {
 		t.Fatalf("after the deadline: %v", err)
 	}
-	if got := api.Delivered(); len(got) != 2 || !strings.Contains(got[1].Text(), "答案") {
+	if got := api.Delivered(); len(got) != 3 || !strings.Contains(got[2].Text(), "答案") {
 		t.Fatalf("got %+v", got)
 	}
 }
