@@ -30,6 +30,10 @@ func (DeliverReplyArgs) Kind() string { return "hermes.deliver_reply" }
 // delivery of the same conversation runs (which sends this reply too).
 const conversationBusySnooze = time.Second
 
+// deferRecheck is how often a part held back for a stream is looked at
+// again.
+const deferRecheck = 5 * time.Second
+
 type deliverWorker struct {
 	river.WorkerDefaults[DeliverReplyArgs]
 	g *Gateway
@@ -64,7 +68,10 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	case res.err != nil:
 		return res.err
 	case !res.deferUntil.IsZero():
-		return river.JobSnooze(max(res.deferUntil.Sub(g.now()), 0))
+		// Usually the stream shows the part within seconds (Sink.Shown then
+		// queues the rest at once): look again soon rather than lingering in
+		// the queue until the deadline.
+		return river.JobSnooze(min(max(res.deferUntil.Sub(g.now()), 0), deferRecheck))
 	}
 	return nil
 }
