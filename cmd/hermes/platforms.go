@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/dingtalk"
+	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/wecom"
 )
 
@@ -11,4 +12,5 @@ import (
 var platforms = []channels.Platform{
 	wecom.Platform,
 	dingtalk.Platform,
+	feishu.Platform,
 }

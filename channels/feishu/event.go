@@ -1,0 +1,247 @@
+package feishu
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// EventMessageReceive is the one event type Hermes answers.
+const EventMessageReceive = "im.message.receive_v1"
+
+// eventV2 is an event of schema 2.0, decrypted.
+type eventV2 struct {
+	Schema string          `json:"schema"`
+	Header eventHeader     `json:"header"`
+	Event  json.RawMessage `json:"event"`
+}
+
+type eventHeader struct {
+	EventID    string `json:"event_id"`
+	EventType  string `json:"event_type"`
+	CreateTime string `json:"create_time"`
+	Token      string `json:"token"`
+	AppID      string `json:"app_id"`
+	TenantKey  string `json:"tenant_key"`
+}
+
+// userIDs are the ids Feishu gives a user.
+type userIDs struct {
+	OpenID  string `json:"open_id"`
+	UserID  string `json:"user_id"`
+	UnionID string `json:"union_id"`
+}
+
+type mention struct {
+	Key       string  `json:"key"` // "@_user_1"
+	ID        userIDs `json:"id"`
+	Name      string  `json:"name"`
+	TenantKey string  `json:"tenant_key"`
+}
+
+// messageReceive is im.message.receive_v1's event.
+type messageReceive struct {
+	Sender struct {
+		SenderID   userIDs `json:"sender_id"`
+		SenderType string  `json:"sender_type"`
+		TenantKey  string  `json:"tenant_key"`
+	} `json:"sender"`
+	Message struct {
+		MessageID   string    `json:"message_id"`
+		RootID      string    `json:"root_id"`
+		ParentID    string    `json:"parent_id"`
+		CreateTime  string    `json:"create_time"`
+		ChatID      string    `json:"chat_id"`
+		ThreadID    string    `json:"thread_id"`
+		ChatType    string    `json:"chat_type"` // p2p | group | topic_group
+		MessageType string    `json:"message_type"`
+		Content     string    `json:"content"` // a JSON string
+		Mentions    []mention `json:"mentions"`
+	} `json:"message"`
+}
+
+// replyTo is this channel's Inbound.ReplyTo: everything Send and the
+// streamer need, on any replica, after any restart.
+type replyTo struct {
+	MessageID string `json:"message_id"`       // the message to reply to
+	ChatID    string `json:"chat_id"`          // its chat
+	Group     bool   `json:"group,omitempty"`  // a group chat: mention the asker
+	OpenID    string `json:"open_id"`          // the asker, for <at user_id="...">
+	Received  int64  `json:"received_ms"`      // when it arrived, Unix ms
+	Stream    bool   `json:"stream,omitempty"` // a streaming card may show part 0 until Received+deadline
+}
+
+// decodeEvent turns a decrypted, verified event into an Inbound. ok is
+// false for an event Hermes does not answer (another event type, a message
+// from a bot): it is acknowledged and nothing is stored.
+//
+// Errors wrap ErrMalformed, channels.ErrUnauthorized (an event of another
+// app) or channels.ErrUnavailable (the bot's identity could not be read to
+// tell whether it was mentioned; Feishu retries).
+func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inbound, ok bool, err error) {
+	var ev eventV2
+	if err := json.Unmarshal(plain, &ev); err != nil {
+		return in, false, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if ev.Schema != "2.0" {
+		return in, false, fmt.Errorf("%w: schema %q, want 2.0 (subscribe with the v2 event format)", ErrMalformed, ev.Schema)
+	}
+	if ev.Header.AppID != "" && ev.Header.AppID != a.cfg.AppID {
+		return in, false, fmt.Errorf("feishu: event of app %q, not %q: %w", ev.Header.AppID, a.cfg.AppID, channels.ErrUnauthorized)
+	}
+	if ev.Header.EventType != EventMessageReceive {
+		return in, false, nil
+	}
+	var m messageReceive
+	if err := json.Unmarshal(ev.Event, &m); err != nil {
+		return in, false, fmt.Errorf("%w: %s: %v", ErrMalformed, ev.Header.EventType, err)
+	}
+	msg := m.Message
+	if msg.MessageID == "" || msg.ChatID == "" || m.Sender.SenderID.OpenID == "" {
+		return in, false, fmt.Errorf("%w: message without message_id, chat_id or sender open_id", ErrMalformed)
+	}
+	if m.Sender.SenderType != "" && m.Sender.SenderType != "user" {
+		return in, false, nil
+	}
+	userID := m.Sender.SenderID.OpenID
+	if a.cfg.IDType == IDTypeUserID {
+		userID = m.Sender.SenderID.UserID
+		if userID == "" {
+			a.log.Error("feishu: event without the sender's user_id; the message is dropped: grant the scope "+
+				"contact:user.employee_id:readonly (获取用户 user ID) and publish a version, or set id_type: open_id",
+				"message_id", msg.MessageID)
+			return in, false, nil
+		}
+	}
+	tenant := ev.Header.TenantKey
+	if tenant == "" {
+		tenant = m.Sender.TenantKey
+	}
+	in = channels.Inbound{
+		Channel:  ChannelName,
+		Account:  a.cfg.Name,
+		MsgID:    msg.MessageID, // event_id changes per push; message_id does not
+		MsgType:  msg.MessageType,
+		ChatID:   msg.ChatID,
+		ChatType: channels.ChatSingle,
+		Sender:   channels.Identity{UserID: userID, CorpID: tenant},
+		Raw:      json.RawMessage(plain),
+	}
+	if msg.ChatType != "p2p" {
+		in.ChatType = channels.ChatGroup
+	}
+	if text, ok := messageText(msg.MessageType, msg.Content); ok {
+		in.MsgType = channels.TypeText
+		in.Text = text
+	}
+	if len(msg.Mentions) > 0 {
+		botID, err := a.botOpenID(ctx)
+		if err != nil {
+			return in, false, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
+		}
+		in.Text, in.Mentioned = resolveMentions(in.Text, msg.Mentions, botID)
+	}
+	rt, err := json.Marshal(replyTo{
+		MessageID: msg.MessageID, ChatID: msg.ChatID, Group: in.ChatType == channels.ChatGroup,
+		OpenID: m.Sender.SenderID.OpenID, Received: a.now().UnixMilli(), Stream: a.cfg.Streaming,
+	})
+	if err != nil {
+		return in, false, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	in.ReplyTo = rt
+	return in, true, nil
+}
+
+// resolveMentions replaces each mention key ("@_user_1") with "@name" and
+// removes the bot's own; mentioned reports whether the bot was among them.
+func resolveMentions(text string, mentions []mention, botOpenID string) (string, bool) {
+	mentioned := false
+	pairs := make([]string, 0, 2*len(mentions))
+	for _, m := range mentions {
+		if m.Key == "" {
+			continue
+		}
+		if m.ID.OpenID != "" && m.ID.OpenID == botOpenID {
+			mentioned = true
+			pairs = append(pairs, m.Key+" ", "", m.Key, "")
+			continue
+		}
+		pairs = append(pairs, m.Key, "@"+m.Name)
+	}
+	// Longest keys first: "@_user_1" must not eat the start of "@_user_10".
+	sortByKeyLength(pairs)
+	text = strings.NewReplacer(pairs...).Replace(text)
+	return strings.TrimSpace(text), mentioned
+}
+
+// sortByKeyLength orders replacer pairs by descending key length.
+func sortByKeyLength(pairs []string) {
+	for i := 2; i < len(pairs); i += 2 {
+		for j := i; j >= 2 && len(pairs[j]) > len(pairs[j-2]); j -= 2 {
+			pairs[j], pairs[j-2] = pairs[j-2], pairs[j]
+			pairs[j+1], pairs[j-1] = pairs[j-1], pairs[j+1]
+		}
+	}
+}
+
+// messageText is the text of a text or post message; ok is false for
+// other types (image, file, ...), which the gateway answers as unsupported.
+func messageText(msgType, content string) (string, bool) {
+	switch msgType {
+	case "text":
+		var c struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal([]byte(content), &c) != nil {
+			return "", false
+		}
+		return c.Text, true
+	case "post":
+		return postText(content)
+	}
+	return "", false
+}
+
+// postText flattens a received post (rich text): title, then each
+// paragraph's text, link and mention elements, one line per paragraph.
+func postText(content string) (string, bool) {
+	var c struct {
+		Title   string `json:"title"`
+		Content [][]struct {
+			Tag      string `json:"tag"`
+			Text     string `json:"text"`
+			Href     string `json:"href"`
+			UserName string `json:"user_name"`
+			UserID   string `json:"user_id"`
+		} `json:"content"`
+	}
+	if json.Unmarshal([]byte(content), &c) != nil {
+		return "", false
+	}
+	var lines []string
+	if c.Title != "" {
+		lines = append(lines, c.Title)
+	}
+	for _, para := range c.Content {
+		var b strings.Builder
+		for _, el := range para {
+			switch el.Tag {
+			case "text", "md", "code_block":
+				b.WriteString(el.Text)
+			case "a":
+				b.WriteString(el.Text)
+				if el.Href != "" && el.Href != el.Text {
+					b.WriteString(" (" + el.Href + ")")
+				}
+			case "at":
+				// Received posts carry the mention key in user_id, like text.
+				b.WriteString(el.UserID)
+			}
+		}
+		lines = append(lines, b.String())
+	}
+	return strings.Join(lines, "\n"), true
+}

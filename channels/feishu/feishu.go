@@ -1,0 +1,78 @@
+// Package feishu is the Feishu / Lark (飞书) platform: custom apps (企业自建应用)
+// with the bot capability, receiving im.message.receive_v1 either by HTTP
+// event subscription (v2, encrypted and signed) or by long connection
+// (长连接), and answering with the reply API, as a CardKit streaming card
+// while the answer grows when streaming is on. Everything Feishu-specific
+// lives here: the `feishu:` YAML section, the event route, the crypto, the
+// long-connection frames and the OpenAPI calls.
+//
+// Neither the official SDK's event dispatcher nor its ws client is used.
+// The ws client (oapi-sdk-go v3.5.3) blocks forever in Start, cannot be
+// stopped with a context, never notices a socket that went silent (no read
+// deadline), and reconnects with time.Sleep; the long-connection protocol
+// is small (one endpoint call, protobuf frames, ping/pong, fragments), so
+// ws.go speaks it with coder/websocket and frame.go encodes the frames with
+// protowire. The OpenAPI calls are plain JSON over HTTP so that tokens go
+// through the gateway's shared token cache.
+package feishu
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// ChannelName is the platform name used in channels.Inbound.Channel.
+const ChannelName = "feishu"
+
+// Domains of the two clouds.
+const (
+	DomainFeishu = "https://open.feishu.cn"
+	DomainLark   = "https://open.larksuite.com"
+)
+
+// Limits taken from Feishu's documentation.
+const (
+	// MaxPartBytes: a post (rich text) or card request body may be at most
+	// 30 KB ("卡片及富文本消息请求体最大不能超过30KB"); the content is a JSON
+	// string inside JSON, so quotes and newlines are escaped twice and a part
+	// keeps well under half of that.
+	MaxPartBytes = 12 * 1024
+	// SendsPerMinute: replies to one user, or by all bots to one group, are
+	// limited to 5 QPS ("向同一用户发送消息的限频为 5 QPS、向同一群组发送消息
+	// 的限频为群内机器人共享 5 QPS").
+	SendsPerMinute = 5 * 60
+	// CardUpdatesPerSecond: a card accepts at most 10 updates per second
+	// (CardKit: "单个卡片 10 次/秒"); the streamer stays under it.
+	CardUpdatesPerSecond = 10
+	// AppCardUpdatesPerSecond: CardKit update calls are limited to 50/s per
+	// app; this replica's streams share one budget under it.
+	AppCardUpdatesPerSecond = 50
+	// CallbackDeadline: Feishu waits 3 s for the answer to an event
+	// (HTTP or long connection), then retries (15 s, 5 min, 1 h, 6 h).
+	CallbackDeadline = 3 * time.Second
+	// MaxReplyUUID: the reply API's uuid (1-hour duplicate suppression) is
+	// at most 50 characters.
+	MaxReplyUUID = 50
+)
+
+// Defaults of the `feishu:` section.
+const (
+	DefaultStreamDeadline = 3 * time.Minute
+	DefaultIDType         = "user_id"
+)
+
+// Sentinel errors callers branch on; they wrap the shared channels errors so
+// channels.HTTPStatus answers 401 for ErrSignature and ErrToken, 400 for
+// ErrDecrypt and ErrMalformed.
+var (
+	// ErrSignature: X-Lark-Signature missing or not matching.
+	ErrSignature = fmt.Errorf("feishu: bad signature: %w", channels.ErrUnauthorized)
+	// ErrToken: the verification token in the event is not the app's.
+	ErrToken = fmt.Errorf("feishu: bad verification token: %w", channels.ErrUnauthorized)
+	// ErrDecrypt: encrypt not base64, not whole blocks, or bad padding.
+	ErrDecrypt = fmt.Errorf("feishu: cannot decrypt: %w", channels.ErrBadRequest)
+	// ErrMalformed: a body or event that is not what Feishu sends.
+	ErrMalformed = fmt.Errorf("feishu: malformed event: %w", channels.ErrBadRequest)
+)

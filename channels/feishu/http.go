@@ -1,0 +1,133 @@
+package feishu
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// maxEventBytes bounds an event body; Feishu's events are a few KiB.
+const maxEventBytes = 1 << 20
+
+// Headers Feishu signs events with.
+const (
+	HeaderSignature = "X-Lark-Signature"
+	HeaderTimestamp = "X-Lark-Request-Timestamp"
+	HeaderNonce     = "X-Lark-Request-Nonce"
+)
+
+// envelope is an event body as posted: {"encrypt": ...} when an Encrypt
+// Key is set, and, once decrypted (or in plain), either a URL
+// verification or a v2 event.
+type envelope struct {
+	Encrypt   string       `json:"encrypt"`
+	Type      string       `json:"type"` // "url_verification"
+	Challenge string       `json:"challenge"`
+	Token     string       `json:"token"`
+	Header    *eventHeader `json:"header"`
+}
+
+// serveEvents handles POST /feishu/<name>/events:
+//  1. a URL verification, plain or encrypted, is answered first with
+//     {"challenge"} once its token matches (Feishu sends it when the URL is
+//     saved, before it signs anything);
+//  2. otherwise the body must be encrypted and X-Lark-Signature must match;
+//     the decrypted header's token must be the verification token;
+//  3. an im.message.receive_v1 is handed to sink.Accept, and Feishu is
+//     answered 200 only after it returned (the message and its job have
+//     committed). Feishu gives up after 3 s and retries for hours.
+//
+// Refusals store nothing and answer 401 or 400 (channels.Refuse); a failed
+// Accept answers 503, so Feishu retries.
+func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.Sink) {
+	const what = "feishu event"
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxEventBytes+1))
+	if err != nil || len(body) > maxEventBytes {
+		channels.Refuse(w, r, a.log, what, fmt.Errorf("%w: body unreadable or over %d bytes", ErrMalformed, maxEventBytes))
+		return
+	}
+	var outer envelope
+	if err := json.Unmarshal(body, &outer); err != nil {
+		channels.Refuse(w, r, a.log, what, fmt.Errorf("%w: %v", ErrMalformed, err))
+		return
+	}
+	plain, env := body, outer
+	if outer.Encrypt != "" {
+		if plain, err = a.crypto.Decrypt(outer.Encrypt); err != nil {
+			channels.Refuse(w, r, a.log, what, err)
+			return
+		}
+		if err := json.Unmarshal(plain, &env); err != nil {
+			channels.Refuse(w, r, a.log, what, fmt.Errorf("%w: decrypted body: %v", ErrMalformed, err))
+			return
+		}
+	}
+	if env.Type == "url_verification" {
+		a.answerChallenge(w, r, env)
+		return
+	}
+	if outer.Encrypt == "" {
+		// The Encrypt Key is configured, so Feishu encrypts and signs every
+		// event: a plain one did not come from Feishu.
+		channels.Refuse(w, r, a.log, what, fmt.Errorf("%w: event not encrypted", ErrSignature))
+		return
+	}
+	if !a.crypto.VerifySignature(r.Header.Get(HeaderSignature), r.Header.Get(HeaderTimestamp), r.Header.Get(HeaderNonce), body) {
+		channels.Refuse(w, r, a.log, what, ErrSignature)
+		return
+	}
+	if env.Header == nil || !a.tokenMatches(env.Header.Token) {
+		channels.Refuse(w, r, a.log, what, ErrToken)
+		return
+	}
+	in, ok, err := a.decodeEvent(r.Context(), plain)
+	if err != nil {
+		channels.Refuse(w, r, a.log, what, err)
+		return
+	}
+	if !ok {
+		writeJSON(w, map[string]any{})
+		return
+	}
+	receipt, err := sink.Accept(r.Context(), in)
+	if err != nil {
+		channels.Refuse(w, r, a.log, what, err)
+		return
+	}
+	writeJSON(w, map[string]any{})
+	a.afterAccept(sink, in, receipt)
+}
+
+// answerChallenge answers a URL verification whose token is the app's.
+func (a *App) answerChallenge(w http.ResponseWriter, r *http.Request, env envelope) {
+	if !a.tokenMatches(env.Token) {
+		channels.Refuse(w, r, a.log, "feishu url_verification", ErrToken)
+		return
+	}
+	a.log.Info("feishu: event URL verified")
+	writeJSON(w, map[string]string{"challenge": env.Challenge})
+}
+
+// tokenMatches compares a verification token in constant time.
+func (a *App) tokenMatches(token string) bool {
+	want := a.cfg.VerificationToken
+	return want != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
+}
+
+// afterAccept opens the streaming card of a message that is new and will be
+// answered; a repeat delivery opens nothing (its first delivery did).
+func (a *App) afterAccept(sink channels.Sink, in channels.Inbound, receipt channels.Receipt) {
+	if a.cfg.Streaming && receipt.New && receipt.Answer {
+		a.startStream(sink, in)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	b, _ := json.Marshal(v) // maps of strings always marshal
+	_, _ = w.Write(b)
+}

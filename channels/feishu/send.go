@@ -1,0 +1,116 @@
+package feishu
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// Send replies to the message in out.ReplyTo with one part: a post with a
+// markdown element (FormatMarkdown) or a text message, the asker mentioned
+// in group chats on the first part. Each part carries a uuid derived from
+// out.Key, so Feishu drops a repeat of the same part within an hour (an
+// attempt whose answer was lost).
+//
+// While a streaming card may still show the first part of the answer to
+// the message (out.Answer), Send returns a *channels.DeferredError until
+// the stream deadline: the streamer marks it shown (and Send is not called
+// again), or the deadline passes and the part is sent as a message. Later
+// messages to the same conversation (async results) go at once.
+//
+// Errors wrap channels.ErrPermanent for a reply address or part that cannot
+// be sent and for codes no retry fixes (bot not in the chat, missing
+// scope); they wrap *APIError when Feishu answered.
+func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
+	var rt replyTo
+	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || rt.MessageID == "" {
+		return channels.SendResult{}, fmt.Errorf("feishu: app %q: bad reply address %s: %w", a.cfg.Name, out.ReplyTo, channels.ErrPermanent)
+	}
+	if rt.Stream && out.Answer && out.Part == 0 {
+		until := time.UnixMilli(rt.Received).Add(a.cfg.StreamDeadline)
+		if a.now().Before(until) {
+			return channels.SendResult{}, &channels.DeferredError{Until: until, Reason: "a streaming card may show it"}
+		}
+	}
+	if out.Format == channels.FormatImage {
+		return channels.SendResult{}, fmt.Errorf("feishu: app %q: images are not supported yet: %w", a.cfg.Name, channels.ErrPermanent)
+	}
+	if strings.TrimSpace(out.Text) == "" {
+		return channels.SendResult{}, fmt.Errorf("feishu: app %q: empty part: %w", a.cfg.Name, channels.ErrPermanent)
+	}
+	msgType, content := messageContent(out.Format, out.Text, mentionOf(rt, out.Part))
+	id, err := a.reply(ctx, rt.MessageID, msgType, content, replyUUID(out.Key))
+	if err != nil {
+		a.alert(err)
+		return channels.SendResult{}, fmt.Errorf("feishu: app %q: reply to %s: %w", a.cfg.Name, rt.MessageID, err)
+	}
+	return channels.SendResult{MessageID: id}, nil
+}
+
+// mentionOf is the open_id to mention: the asker, on a group reply's first
+// part.
+func mentionOf(rt replyTo, part int) string {
+	if rt.Group && part == 0 {
+		return rt.OpenID
+	}
+	return ""
+}
+
+// messageContent builds msg_type and content (a JSON string) of a part.
+func messageContent(format, text, mentionOpenID string) (string, string) {
+	at := ""
+	if mentionOpenID != "" {
+		at = `<at user_id="` + mentionOpenID + `"></at> `
+	}
+	if format == channels.FormatText {
+		b, _ := marshalJSON(map[string]string{"text": at + text})
+		return "text", string(b)
+	}
+	post := map[string]any{"zh_cn": map[string]any{
+		"content": [][]map[string]string{{{"tag": "md", "text": at + text}}},
+	}}
+	b, _ := marshalJSON(post) // strings and maps always marshal
+	return "post", string(b)
+}
+
+// replyUUID is the reply's duplicate-suppression id: the same part, on
+// every attempt and replica, gets the same one.
+func replyUUID(key string) string {
+	sum := sha256.Sum256([]byte("hermes-feishu-reply:" + key))
+	return hex.EncodeToString(sum[:16]) // 32 characters, under MaxReplyUUID
+}
+
+// reply calls im/v1/messages/:message_id/reply and returns the new
+// message's id.
+func (a *App) reply(ctx context.Context, messageID, msgType, content, uuid string) (string, error) {
+	var out struct {
+		Data struct {
+			MessageID string `json:"message_id"`
+		} `json:"data"`
+	}
+	body := map[string]string{"msg_type": msgType, "content": content}
+	if uuid != "" {
+		body["uuid"] = uuid
+	}
+	err := a.api.call(ctx, "im/v1/messages/reply", http.MethodPost,
+		"/open-apis/im/v1/messages/"+pathEscape(messageID)+"/reply", nil, body, &out)
+	return out.Data.MessageID, err
+}
+
+// alert logs, once per failure, the codes an operator must act on.
+func (a *App) alert(err error) {
+	e := apiErrorOf(err)
+	if e == nil {
+		return
+	}
+	if info := lookupCode(e.Code); info.hint != "" {
+		a.log.Error("feishu: "+info.what+": "+info.hint, "op", e.Op, "code", e.Code, "msg", e.Msg)
+	}
+}
