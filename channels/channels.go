@@ -131,7 +131,7 @@ const (
 // Markdown dialects a channel accepts; the delivery layer adapts replies.
 const (
 	DialectNone     = ""         // plain text: markdown syntax is removed
-	DialectWeCom    = "wecom"    // WeCom's subset: no tables, no images
+	DialectBasic    = "basic"    // no tables, no images (WeCom, DingTalk)
 	DialectStandard = "standard" // CommonMark with tables
 )
 
@@ -291,8 +291,10 @@ type Platform struct {
 	// Name is the platform's top-level YAML key, e.g. "wecom".
 	Name string
 	// New decodes the platform's YAML section with decode (unknown keys are
-	// errors) and builds the channel. Errors name the key within the
-	// section, e.g. "apps[0].token: required".
+	// errors) and builds the channel. Errors name the full key, e.g.
+	// "wecom.apps[0].token: required". ctx lives as long as the gateway
+	// (hermes serve: until shutdown); background work a channel starts on
+	// its own, such as a stream it pushes, may end with it.
 	New func(ctx context.Context, decode func(any) error, env Env) (Channel, error)
 }
 

@@ -75,7 +75,7 @@ func (c *Channel) Limits(account string) channels.Limits {
 	// DingTalk's markdown draws headings, bold, links, images and lists but
 	// no tables: the WeCom dialect turns tables into lines the same way.
 	return channels.Limits{
-		MaxBytes: MaxMarkdownBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectWeCom,
+		MaxBytes: MaxMarkdownBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectBasic,
 		PerMinute: GroupMessagesPerMinute, Streams: streams,
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -69,7 +68,6 @@ type RobotSection struct {
 	OAPIBaseURL string `yaml:"oapi_base_url"`
 }
 
-var accountName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // Platform registers DingTalk under the `dingtalk:` key.
 var Platform = channels.Platform{Name: ChannelName, New: newFromConfig}
@@ -129,7 +127,7 @@ func (c *Config) validate() error {
 	seen := map[string]bool{}
 	for i, r := range c.Robots {
 		key := fmt.Sprintf("robots[%d]", i)
-		if !accountName.MatchString(r.Name) {
+		if !channels.ValidAccountName(r.Name) {
 			bad(key+".name", "required, lower-case letters, digits and '-', got %q", r.Name)
 		} else if seen[r.Name] {
 			bad(key+".name", "duplicate name %q", r.Name)

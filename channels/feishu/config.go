@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -62,7 +61,6 @@ type AppSection struct {
 	StreamDeadline time.Duration `yaml:"stream_deadline"`
 }
 
-var accountName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // Platform registers Feishu under the `feishu:` key.
 var Platform = channels.Platform{Name: ChannelName, New: newFromConfig}
@@ -113,7 +111,7 @@ func (c *Config) validate() error {
 	seen := map[string]bool{}
 	for i, a := range c.Apps {
 		key := fmt.Sprintf("apps[%d]", i)
-		if !accountName.MatchString(a.Name) {
+		if !channels.ValidAccountName(a.Name) {
 			bad(key+".name", "required, lower-case letters, digits and '-', got %q", a.Name)
 		} else if seen[a.Name] {
 			bad(key+".name", "duplicate name %q", a.Name)

@@ -132,7 +132,7 @@ func (b *Bot) limits() channels.Limits {
 	return channels.Limits{
 		MaxBytes:  MaxStreamBytes - mentionReserve,
 		Format:    channels.FormatMarkdown,
-		Dialect:   channels.DialectWeCom,
+		Dialect:   channels.DialectBasic,
 		PerMinute: BotPushPerMinute,
 		Streams:   true,
 	}

@@ -504,7 +504,7 @@ func TestBot_Callback_GroupMention(t *testing.T) {
 func TestBot_Limits(t *testing.T) {
 	f := newCallbackBot(t)
 	l := f.ch.Limits(botName)
-	if l.Format != channels.FormatMarkdown || l.Dialect != channels.DialectWeCom || l.PerMinute != wecom.BotPushPerMinute || !l.Streams ||
+	if l.Format != channels.FormatMarkdown || l.Dialect != channels.DialectBasic || l.PerMinute != wecom.BotPushPerMinute || !l.Streams ||
 		l.MaxBytes > wecom.MaxStreamBytes || l.MaxBytes < wecom.MaxStreamBytes-100 {
 		t.Fatalf("Limits = %+v", l)
 	}

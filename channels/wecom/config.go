@@ -3,7 +3,6 @@ package wecom
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -66,7 +65,6 @@ type BotSection struct {
 // DefaultBotURL is the public long-connection endpoint of AI bots.
 const DefaultBotURL = "wss://openws.work.weixin.qq.com"
 
-var accountName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // Platform registers WeCom under the `wecom:` key.
 var Platform = channels.Platform{Name: ChannelName, New: newFromConfig}
@@ -124,7 +122,7 @@ func (c *Config) validate() error {
 	}
 	seen := map[string]bool{}
 	name := func(key, n string) {
-		if !accountName.MatchString(n) {
+		if !channels.ValidAccountName(n) {
 			bad(key+".name", "required, lower-case letters, digits and '-', got %q", n)
 		} else if seen[n] {
 			bad(key+".name", "duplicate name %q (apps and bots share one name space)", n)
