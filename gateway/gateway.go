@@ -78,6 +78,9 @@ type Gateway struct {
 	serves    bool   // a full replica: it also keeps the long connections
 	pacers    pacers
 	conns     connections
+	leases    runLeases
+	stopLease context.CancelFunc // ends keepLeases
+	leaseDone chan struct{}      // closed when keepLeases returned
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -136,8 +139,8 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 	}
 
 	if need := g.connsNeeded(deps); deps.Pool.Config().MaxConns < need {
-		return nil, fmt.Errorf("config: database.max_conns: %d connections cannot serve %d concurrent jobs; need at least %d",
-			deps.Pool.Config().MaxConns, need-riverConns, need)
+		return nil, fmt.Errorf("config: database.max_conns: %d connections are too few; need at least %d (worker.delivery_concurrency + %d)",
+			deps.Pool.Config().MaxConns, need, minSpareConns)
 	}
 	client, err := g.newRiver(deps)
 	if err != nil {
@@ -190,21 +193,21 @@ func (g *Gateway) ReloadSkills() error {
 // asyncExpiryInterval is how often unanswered async tasks are looked for.
 const asyncExpiryInterval = 30 * time.Second
 
-// riverConns is what River itself uses beside running jobs (fetching,
-// completing, leader election, LISTEN) plus room for callbacks.
-const riverConns = 6
+// minSpareConns are the connections a replica needs beside its
+// deliveries: River's own (fetching, completing, leader election, LISTEN)
+// and room for the runs' short transactions and the callbacks. Runs hold
+// no connection while they wait, so agent concurrency does not count.
+const minSpareConns = 8
 
-// connsNeeded is the pool size this process needs: one connection per
-// concurrent job (a run holds its session lock on one) plus River's own.
+// connsNeeded is the smallest pool this process works with: a delivery
+// holds its conversation's lock on a connection while it sends, and needs
+// a second one for its queries.
 func (g *Gateway) connsNeeded(deps Deps) int32 {
-	n := int32(riverConns)
-	if deps.Queues == nil {
-		return n + int32(g.cfg.Worker.AgentConcurrency+g.cfg.Worker.DeliveryConcurrency)
+	deliveries := g.cfg.Worker.DeliveryConcurrency
+	if deps.Queues != nil {
+		deliveries = deps.Queues[QueueDelivery]
 	}
-	for _, c := range deps.Queues {
-		n += int32(c)
-	}
-	return n
+	return int32(deliveries + minSpareConns)
 }
 
 func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
@@ -260,6 +263,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.river.Start(ctx); err != nil {
 		return fmt.Errorf("gateway: start workers: %w", err)
 	}
+	leaseCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	g.stopLease, g.leaseDone = stop, make(chan struct{})
+	go func() { defer close(g.leaseDone); g.keepLeases(leaseCtx) }()
 	if g.serves {
 		g.startConnections(ctx)
 	}
@@ -274,6 +280,8 @@ func (g *Gateway) Stop(ctx context.Context) error {
 		return nil
 	}
 	g.stopConnections(ctx)
+	// Runs still renew their leases until they end.
+	defer func() { g.stopLease(); <-g.leaseDone }()
 	err := g.river.Stop(ctx)
 	if err != nil && ctx.Err() != nil {
 		return g.river.StopAndCancel(context.WithoutCancel(ctx))
