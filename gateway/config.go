@@ -67,7 +67,7 @@ type ServerConfig struct {
 
 // DatabaseConfig is the Postgres connection.
 type DatabaseConfig struct {
-	URL      string `yaml:"url"`       // required, e.g. postgres://hermes@127.0.0.1:5432/hermes
+	URL string `yaml:"url"` // required, e.g. postgres://hermes@127.0.0.1:5432/hermes
 	// MaxConns is the pool size per replica, default 20. Runs hold a
 	// connection only for short transactions, so it does not grow with
 	// worker.agent_concurrency; at least delivery_concurrency + 8.
@@ -219,8 +219,8 @@ const (
 	defaultMaxRetryAfter    = 30 * time.Second
 	defaultQueuedHintAfter  = 3 * time.Second
 	// A dead replica's runs are taken up within about 1.25 × this.
-	defaultRunLease = 10 * time.Second
-	defaultMaxAttempts     = 8
+	defaultRunLease    = 10 * time.Second
+	defaultMaxAttempts = 8
 	// A run that takes longer than this gets a 「处理中…」 on channels
 	// that cannot show progress.
 	defaultProcessingHintAfter = 5 * time.Second
