@@ -64,6 +64,7 @@ type Gateway struct {
 	pool     *pgxpool.Pool
 	river    *river.Client[pgx.Tx]
 	model    agent.Model
+	limiter  *modelLimiter // in front of model, shared by this replica's runs
 	skills   *skills.Live
 	skillsFS fs.FS // where skill definitions are (re)loaded from; nil: none
 	mcp      *skills.MCPClients
@@ -118,6 +119,7 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 		}
 		g.model = m
 	}
+	g.limiter = newModelLimiter(cfg.Model)
 
 	g.skillsFS = deps.SkillsFS
 	if g.skillsFS == nil && cfg.Skills.Dir != "" {
@@ -156,7 +158,7 @@ func NewModel(cfg ModelConfig) (agent.Model, error) {
 	case "offline":
 		return agent.OfflineModel{}, nil
 	case "openai", "":
-		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Timeout: cfg.Timeout}), nil
+		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: modelHTTPClient(cfg)}), nil
 	default:
 		return nil, fmt.Errorf("config: model.provider: unknown provider %q", cfg.Provider)
 	}

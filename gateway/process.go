@@ -278,28 +278,32 @@ func (g *Gateway) runWithProgress(ctx context.Context, row store.InboundRow, ses
 	caller skills.Caller, resume *agent.Continuation) (agent.Result, error) {
 	ch, ok := g.channels[row.In.Channel]
 	if !ok {
-		return g.runAgent(ctx, row, sessionID, caller, resume, nil)
+		return g.runAgent(ctx, g.limiter.model(g.model, nil), row, sessionID, caller, resume, nil)
 	}
-	onDraft, stopDrafts := g.startDrafts(ctx, ch, row)
+	draft, stopDrafts := g.startDrafts(ctx, ch, row)
 	defer stopDrafts()
 	stopHint := g.startProcessingHint(ctx, ch, row)
 	defer stopHint()
 	report := g.progressFor(ctx, ch, row)
 	var progress func(agent.Event)
-	if onDraft != nil || report != nil {
+	var queued func(bool) // a run waiting for the model shows 「排队中…」 in its draft
+	if draft != nil {
+		queued = draft.queue
+	}
+	if draft != nil || report != nil {
 		progress = func(e agent.Event) {
-			if onDraft != nil {
-				onDraft(e)
+			if draft != nil {
+				draft.event(e)
 			}
 			if report != nil {
 				report(e)
 			}
 		}
 	}
-	return g.runAgent(ctx, row, sessionID, caller, resume, progress)
+	return g.runAgent(ctx, g.limiter.model(g.model, queued), row, sessionID, caller, resume, progress)
 }
 
-func (g *Gateway) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
+func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event)) (agent.Result, error) {
 	history, err := store.RecentHistory(ctx, g.pool, sessionID, 2*g.cfg.Agent.HistoryTurns, g.now().Add(-g.cfg.Agent.HistoryIdle))
 	if err != nil {
@@ -319,7 +323,7 @@ func (g *Gateway) runAgent(ctx context.Context, row store.InboundRow, sessionID 
 		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
 		Resume:       resume,
 	}
-	return agent.Run(ctx, g.model, turn, agent.Options{
+	return agent.Run(ctx, model, turn, agent.Options{
 		Model:    g.cfg.Model.Name,
 		MaxSteps: g.cfg.Agent.MaxSteps,
 		Timeout:  g.cfg.Agent.RunTimeout,
