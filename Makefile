@@ -11,10 +11,14 @@ demo:
 test:
 	$(GO) test ./...
 
-# Benchmarks: the callback ack latency while a 2 s model is busy, one whole
-# turn with Postgres writes, and the agent loop alone.
+# Benchmarks: 1,000 conversations at once against a 2 s model on one and on
+# two replicas (figures and ratios printed), the ack path against a bare
+# insert, the callback ack latency while a 2 s model is busy, one whole turn
+# with Postgres writes, and the agent loop alone.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 300x -benchmem ./gateway/
+	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
+	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
+	$(GO) test -run '^$$' -bench 'CallbackAck|Turn' -benchtime 300x -benchmem ./gateway/
 	$(GO) test -run '^$$' -bench . -benchmem ./agent/
 
 build:
