@@ -315,3 +315,18 @@ func sendAll(t testing.TB, n, at int, msg func(i int) channels.Inbound, gws []*g
 	}
 	return lat
 }
+
+// The pool's size no longer depends on agent_concurrency, but deliveries
+// hold a connection each: a pool too small for them is refused, naming the key.
+func TestTooSmallPoolIsRefused(t *testing.T) {
+	h := newHarness(t)
+	_, err := gateway.New(context.Background(), h.config2("worker:\n  agent_concurrency: 5000\n"),
+		gateway.Deps{Pool: h.newPool(10), Platforms: platforms, Logger: testLogger(t)})
+	if err == nil || !strings.Contains(err.Error(), "database.max_conns") {
+		t.Fatalf("err = %v, want one naming database.max_conns", err)
+	}
+	if _, err := gateway.New(context.Background(), h.config2("worker:\n  agent_concurrency: 5000\n"),
+		gateway.Deps{Pool: h.newPool(20), Platforms: platforms, Logger: testLogger(t)}); err != nil {
+		t.Fatalf("a pool of 20 with 5000 runs in flight refused: %v", err)
+	}
+}

@@ -290,8 +290,10 @@ func (g *Gateway) Stop(ctx context.Context) error {
 		return nil
 	}
 	g.stopConnections(ctx)
-	// Runs still renew their leases until they end.
-	defer func() { g.stopLease(); <-g.leaseDone }()
+	if g.stopLease != nil {
+		// Runs still renew their leases until they end.
+		defer func() { g.stopLease(); <-g.leaseDone }()
+	}
 	err := g.river.Stop(ctx)
 	if err != nil && ctx.Err() != nil {
 		return g.river.StopAndCancel(context.WithoutCancel(ctx))

@@ -142,13 +142,19 @@ func (g *Gateway) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, chann
 	return nil
 }
 
-// keepLeases renews this replica's session leases every third of
-// worker.run_lease and sweeps lapsed ones every quarter, until ctx ends.
+// keepLeases renews this process's session leases every third of
+// worker.run_lease and, on a full replica, sweeps lapsed ones every
+// quarter, until ctx ends. A process working queues of its own (a
+// terminal's) does not sweep: it would route other channels' messages to
+// its own queue.
 func (g *Gateway) keepLeases(ctx context.Context) {
 	term := g.cfg.Worker.RunLease
 	renew, sweep := time.NewTicker(term/3), time.NewTicker(term/4)
 	defer renew.Stop()
 	defer sweep.Stop()
+	if !g.serves {
+		sweep.Stop()
+	}
 	for {
 		select {
 		case <-ctx.Done():
