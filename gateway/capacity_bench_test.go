@@ -296,6 +296,6 @@ func BenchmarkAcceptVsInsert(b *testing.B) {
 	if b.N == 1 {
 		return // the probe run of -benchtime; too few to say anything
 	}
-	fmt.Printf("median per transaction: %s; accept / bare insert = %.2f\n", strings.Join(line, ", "),
+	fmt.Printf("\nmedian per transaction: %s; accept / bare insert = %.2f\n", strings.Join(line, ", "),
 		float64(lat[2][len(lat[2])/2])/float64(lat[0][len(lat[0])/2]))
 }
