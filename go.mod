@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3
+	github.com/coder/websocket v1.8.15
 	github.com/gin-gonic/gin v1.12.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/jackc/pgx/v5 v5.13.0

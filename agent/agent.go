@@ -5,11 +5,12 @@
 //
 // loop.go holds the loop itself; each stage of a turn lives in its own
 // file: normalize.go and tokens.go (the user's text and its token budget),
-// offer.go, schema_text.go and context.go (which skills are offered and
-// what the model is told), plan.go and format.go (shaped and multi-part
-// requests), retry.go and stream.go (calling the model), toolcall.go
-// (names, the JSON-in-text fallback, argument validation), execute.go
-// (running a round of calls), observe.go, htmltext.go and truncate.go
+// match.go, offer.go, index.go and context.go (which skills are offered,
+// the compact skill index and what the model is told), plan.go and
+// format.go (shaped and multi-part requests), retry.go and stream.go
+// (calling the model), toolcall.go and schema_text.go (names, the
+// JSON-in-text fallback, argument validation), execute.go and writes.go
+// (running a round of calls; writes run once), observe.go, htmltext.go and truncate.go
 // (results as text), compress.go and archive.go (context compression),
 // respond.go and sanitize.go (the answer and what may reach a chat),
 // trace.go and errors.go (steps, stops and their sentinels).
@@ -53,6 +54,11 @@ type Turn struct {
 	// BoundTools names skills bound to this chat; they are offered on every
 	// turn, like Triggers.Always.
 	BoundTools []string
+	// RecentTools names the skills the session's previous run called (or
+	// was offered); they stay on offer so a follow-up such as 「那上个月呢」
+	// can use them. Optional: without it the previous user message in
+	// History is matched again, which finds the same skills in most cases.
+	RecentTools []string
 	// Resume continues a task that stopped with StopNeedsInput (or
 	// StopAwaitingConfirmation): set it to that run's Result.Continuation and
 	// UserText to the user's answer. SystemPrompt and History are then taken
@@ -82,8 +88,17 @@ type Options struct {
 	// Logger, default slog.Default(). Lines carry session_id and run_id.
 	Logger *slog.Logger
 
-	// MaxTools caps the skills offered per turn, default 8.
+	// MaxTools caps the skills offered in full per turn, default 8. A
+	// catalog of at most MaxTools skills is offered whole when the user's
+	// text matches none of them well.
 	MaxTools int
+	// IndexTokens: the compact skill index (one line per skill, offer.go)
+	// is shown on every turn while it costs at most this many tokens,
+	// default 2000 (about 140 skills with display names); a larger index
+	// only when the match is in doubt. Negative: only then. It sits in the
+	// system prompt, which is byte-stable for a user, so endpoints with
+	// prompt caching bill it at the cached rate after the first turn.
+	IndexTokens int
 	// MaxArgRetries is how often in a row the model may correct arguments
 	// that failed validation without using a step, default 2; negative:
 	// never.
@@ -102,7 +117,7 @@ type Options struct {
 	// timeout) a skill is withdrawn for the rest of the run, default 2.
 	MaxToolFailures int
 	// MaxInputTokens is the token budget of the system prompt (with the
-	// skill context) plus the user's text, default 4096. The user's text is
+	// skill index) plus the user's text, default 4096. The user's text is
 	// cut to what remains, but never below 256 tokens.
 	MaxInputTokens int
 	// ContextWindow of the model in tokens, default 32768. Past
@@ -149,6 +164,7 @@ const (
 	DefaultTimeout             = 90 * time.Second
 	DefaultMaxObservationBytes = 8 << 10
 	DefaultMaxTools            = 8
+	DefaultIndexTokens         = 2000
 	DefaultMaxArgRetries       = 2
 	DefaultMaxRepeats          = 2
 	DefaultMaxIdleRounds       = 3
@@ -284,9 +300,12 @@ const (
 // Model text in events is masked like the reply but is only a preview: the
 // final Result.Reply can differ (templates, format fixes).
 type Event struct {
-	Kind  string
-	Text  string `json:",omitempty"`
-	Tool  string `json:",omitempty"`
-	Step  int
-	Error string `json:",omitempty"`
+	Kind string
+	Text string `json:",omitempty"`
+	Tool string `json:",omitempty"`
+	// ToolDisplay is the tool's display name, what users call it
+	// (skills.Spec.DisplayName, else its name): for progress lines.
+	ToolDisplay string `json:",omitempty"`
+	Step        int
+	Error       string `json:",omitempty"`
 }

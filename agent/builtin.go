@@ -16,14 +16,17 @@ const (
 	toolRecall = "recall_observation"
 )
 
-func isBuiltin(name string) bool { return name == toolFinish || name == toolRecall }
+func isBuiltin(name string) bool {
+	return name == toolFinish || name == toolRecall || name == toolLoadSkills
+}
 
+// finishDef is sent with every request that has tools, so its text is
+// kept short: each word here is paid on every model call.
 var finishDef = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-	Name: toolFinish,
-	Description: "Call this alone when the task (or the current subtask) is complete, with the answer for the user. " +
-		"If it cannot be done, call it with status \"failed\" and explain in the answer what could not be done and why.",
-	Parameters: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string","description":"the answer for the user, in the user's language"},` +
-		`"status":{"type":"string","enum":["done","failed"],"description":"done (default) or failed"}},"required":["answer"]}`),
+	Name:        toolFinish,
+	Description: "Call alone when the task (or subtask) is complete, with the answer. If it cannot be done, status \"failed\" and say why.",
+	Parameters: json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"},` +
+		`"status":{"type":"string","enum":["done","failed"]}},"required":["answer"]}`),
 }}
 
 var recallDef = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{

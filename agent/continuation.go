@@ -28,6 +28,7 @@ type Continuation struct {
 	Withdrawn    []string        `json:"withdrawn,omitempty"`
 	Failures     map[string]int  `json:"failures,omitempty"`
 	Recall       bool            `json:"recall,omitempty"` // recall_observation was offered
+	Index        bool            `json:"index,omitempty"`  // the skill index and load_skills were offered
 	Plan         *Plan           `json:"plan,omitempty"`
 	Subtask      int             `json:"subtask"` // index of the current subtask
 	Subtasks     []SubtaskResult `json:"subtasks,omitempty"`
@@ -35,7 +36,11 @@ type Continuation struct {
 	Format       string          `json:"format,omitempty"`
 	Steps        int             `json:"steps"` // model calls so far; Step.N continues from here
 	ToolsDone    []string        `json:"tools_done,omitempty"`
-	SafeNumbers  []string        `json:"safe_numbers,omitempty"`
+	Facts        []string        `json:"facts,omitempty"` // facts learnt, for a partial answer
+	// Writes are the writes that succeeded (call key → result), so a
+	// resumed task does not run them again.
+	Writes      map[string]string `json:"writes,omitempty"`
+	SafeNumbers []string          `json:"safe_numbers,omitempty"`
 	// ArchiveRunID is the run whose archive holds compressed observations;
 	// Archived carries them when the archive was the in-memory one.
 	ArchiveRunID string            `json:"archive_run_id"`
@@ -61,6 +66,7 @@ func (r *run) continuation() *Continuation {
 		Rounds:       slices.Clone(r.rounds),
 		Failures:     maps.Clone(r.failures),
 		Recall:       r.recallOn,
+		Index:        r.indexOn,
 		Plan:         r.plan,
 		Subtask:      r.sub,
 		Subtasks:     slices.Clone(r.subs),
@@ -68,6 +74,8 @@ func (r *run) continuation() *Continuation {
 		Format:       string(r.format),
 		Steps:        r.n,
 		ToolsDone:    slices.Clone(r.progress.done),
+		Facts:        slices.Clone(r.progress.facts),
+		Writes:       maps.Clone(r.writes),
 		ArchiveRunID: r.archiveRun,
 	}
 	for _, m := range r.meta {

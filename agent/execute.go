@@ -27,6 +27,10 @@ type callResult struct {
 	requested string
 	entry     *toolEntry // the skill; nil for built-ins and unknown names
 	recall    bool       // the built-in recall_observation
+	load      bool       // the built-in load_skills
+	loaded    []*toolEntry
+	dupOf     *callResult // an earlier call of the round this one repeats (a write)
+	key       string      // callKey, for repeats
 	args      json.RawMessage
 	runnable  bool
 	badArgs   bool
@@ -95,7 +99,8 @@ func (r *run) runCalls(ctx context.Context, msg openai.ChatCompletionMessage, ca
 		if !c.runnable || out.stop != "" {
 			continue
 		}
-		key := c.call.Function.Name + " " + canonicalJSON(c.args)
+		key := callKey(c.call.Function.Name, c.args)
+		c.key = key
 		if r.repeats[key]++; r.repeats[key] > r.opts.MaxRepeats {
 			out.stop, cut = StopRepeated, i
 			out.cause = fmt.Errorf("%s called %d times with the same arguments %s", c.call.Function.Name,
@@ -103,6 +108,7 @@ func (r *run) runCalls(ctx context.Context, msg openai.ChatCompletionMessage, ca
 		}
 	}
 	r.notRun(results[cut:], StopRepeated)
+	r.dedupeWrites(results[:cut])
 
 	r.rounds = append(r.rounds, len(r.msgs))
 	assistant := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: msg.Content}
@@ -114,6 +120,7 @@ func (r *run) runCalls(ctx context.Context, msg openai.ChatCompletionMessage, ca
 	r.appendMsg(assistant, msgOther, "")
 
 	r.execute(ctx, n, results[:cut])
+	settleDuplicates(results[:cut])
 	for _, c := range results {
 		r.account(c, &out)
 	}
@@ -150,9 +157,14 @@ func (r *run) prepare(p proposedCall) *callResult {
 	case r.withdrawn[name]:
 		c.obs.text = fmt.Sprintf("error: withdrawn: %s failed too often and is withdrawn for the rest of this conversation. "+
 			"Do not call it again; tell the user this system is unavailable right now.", name)
-	case name == toolRecall:
-		c.recall, c.runnable, c.args = true, true, json.RawMessage(cmpOr(strings.TrimSpace(p.call.Function.Arguments), "{}"))
+	case name == toolRecall || name == toolLoadSkills:
+		c.recall, c.load = name == toolRecall, name == toolLoadSkills
+		c.runnable, c.args = true, json.RawMessage(cmpOr(strings.TrimSpace(p.call.Function.Arguments), "{}"))
 	default:
+		if r.byName[name] == nil { // a skill of the index, called without loading it first
+			r.install([]*toolEntry{r.indexEntry(name)})
+			c.deltas = append(c.deltas, "skill loaded from the index: "+name)
+		}
 		c.entry = r.byName[name]
 		args, aerr := validateArgs(c.entry, p.call.Function.Arguments)
 		if aerr != nil {
@@ -224,17 +236,23 @@ func parallelSafe(c *callResult) bool { return c.entry != nil && c.entry.spec.Pa
 // shared safe-number set locks.
 func (r *run) call(ctx context.Context, n int, c *callResult) {
 	name := c.call.Function.Name
-	r.emit(Event{Kind: EventToolStart, Tool: name, Step: n})
+	display := name
+	if c.entry != nil {
+		display = displayName(c.entry.spec)
+	}
+	r.emit(Event{Kind: EventToolStart, Tool: name, ToolDisplay: display, Step: n})
 	c.at, c.ran = r.opts.Now(), true
 	switch {
 	case c.recall:
 		c.obs = r.recall(ctx, c.args)
+	case c.load:
+		c.obs, c.loaded = r.loadSkills(c.args)
 	default:
 		c.res, c.err = safeCall(ctx, c.entry.tool, c.args)
 		r.observe(ctx, c)
 	}
 	c.latency = r.opts.Now().Sub(c.at)
-	ev := Event{Kind: EventToolDone, Tool: name, Step: n}
+	ev := Event{Kind: EventToolDone, Tool: name, ToolDisplay: display, Step: n}
 	level := slog.LevelDebug
 	if c.obs.fail != nil {
 		ev.Error, level = firstLine(c.obs.text), slog.LevelWarn
@@ -289,13 +307,28 @@ func safeCall(ctx context.Context, t skills.Tool, args json.RawMessage) (res ski
 // reply, and the trace step.
 func (r *run) account(c *callResult, out *roundOutcome) {
 	name := c.call.Function.Name
+	if len(c.loaded) > 0 {
+		r.install(c.loaded)
+		var names []string
+		for _, e := range c.loaded {
+			names = append(names, e.spec.Name)
+		}
+		c.deltas = append(c.deltas, "skills loaded from the index: "+strings.Join(names, ", "))
+	}
 	switch {
 	case c.entry == nil:
 	case c.obs.ok:
-		r.progress.record(name, true, "")
+		r.progress.record(displayName(c.entry.spec), true, "")
+		r.progress.addFact(displayName(c.entry.spec), factOf(c.obs))
 		out.succeeded = true
+		if c.ran && isWrite(c) {
+			r.writes[c.key] = c.obs.text
+		}
 	case c.obs.fail != nil:
-		r.progress.record(name, false, c.obs.fail.label(r.opts.Messages))
+		r.progress.record(displayName(c.entry.spec), false, c.obs.fail.label(r.opts.Messages))
+		if transient(c) && c.ran {
+			r.repeats[c.key]-- // retrying a transient failure is not a repeat
+		}
 		if c.obs.fail.counts {
 			r.failures[name]++
 			if r.failures[name] >= r.opts.MaxToolFailures && !r.withdrawn[name] {

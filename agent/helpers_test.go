@@ -70,6 +70,7 @@ type fakeTool struct {
 	contentType  string
 	err          error
 	log          *callLog
+	write        bool                                                                   // not read-only; fakes are read-only by default
 	edit         func(*skills.Spec)                                                     // changes the spec: triggers, templates...
 	call         func(ctx context.Context, args json.RawMessage) (skills.Result, error) // replaces out and err
 }
@@ -79,7 +80,7 @@ func (f *fakeTool) Spec() skills.Spec {
 	if p == "" {
 		p = `{"type":"object","properties":{}}`
 	}
-	spec := skills.Spec{Name: f.name, Description: "test tool " + f.name, Parameters: json.RawMessage(p)}
+	spec := skills.Spec{Name: f.name, Description: "test tool " + f.name, Parameters: json.RawMessage(p), ReadOnly: !f.write}
 	if f.edit != nil {
 		f.edit(&spec)
 	}
@@ -105,7 +106,7 @@ func hrTools(log *callLog) []skills.Tool {
 		&fakeTool{name: "hr_leave_balance", out: `{"remaining_days":5}`, log: log},
 		&fakeTool{name: "hr_policy_search", out: "年假可结转至次年 3 月 31 日。", log: log,
 			params: `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`},
-		&fakeTool{name: "it_ticket_create", out: `{"ticket_id":"INC-1004"}`, log: log,
+		&fakeTool{name: "it_ticket_create", out: `{"ticket_id":"INC-1004"}`, log: log, write: true,
 			params: `{"type":"object","properties":{"title":{"type":"string"},"description":{"type":"string"}},"required":["title","description"]}`},
 		&fakeTool{name: "it_ticket_status", out: `{"status":"处理中"}`, log: log,
 			params: `{"type":"object","properties":{"ticket_id":{"type":"string"}},"required":["ticket_id"]}`},

@@ -2,11 +2,8 @@ package agent_test
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
-
-	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/skills"
@@ -42,82 +39,52 @@ func TestRun_TokenBudgetTruncationRecorded(t *testing.T) {
 		!strings.Contains(sent, "too long") {
 		t.Errorf("user message of %d bytes (from %d), want head, tail and a marker", len(sent), len(text))
 	}
-	// The system prompt (with the skill context) is placed first, whole.
-	if sys := srv.Requests()[0].Messages[0].Content; !strings.Contains(sys, "</SKILL_CONTEXT>") {
+	// The system prompt is placed first, whole.
+	if sys := srv.Requests()[0].Messages[0].Content; !strings.HasSuffix(sys, "call the finish tool with the answer.") {
 		t.Errorf("system prompt was cut")
 	}
 }
 
-// skill builds a tool with triggers.
-func skill(name string, edit func(*skills.Spec)) skills.Tool {
-	return &fakeTool{name: name, out: "{}", edit: edit}
-}
-
-func TestRun_OffersRelevantToolsUpToCap(t *testing.T) {
-	tools := []skills.Tool{
-		skill("a_always", func(s *skills.Spec) { s.Triggers.Always = true }),
-		skill("b_bound", func(s *skills.Spec) { s.Triggers.IntentContains = []string{"报销"} }),
-		skill("c_leave", func(s *skills.Spec) { s.Triggers.IntentContains = []string{"年假", "LEAVE"} }),
-		skill("d_ticket", func(s *skills.Spec) { s.Triggers.IntentRegex = []string{`INC-\d+`} }),
-		skill("e_legacy", nil), // no triggers: offered, lowest priority
-		skill("f_payslip", func(s *skills.Spec) { s.Triggers.IntentContains = []string{"工资"} }),
-	}
-	for _, tc := range []struct {
-		name     string
-		text     string
-		history  []openai.ChatCompletionMessage
-		maxTools int
-		want     []string
-	}{
-		{name: "Contains", text: "我还有几天年假？", want: []string{"a_always", "b_bound", "c_leave", "e_legacy"}},
-		{name: "CaseInsensitive", text: "annual leave?", want: []string{"a_always", "b_bound", "c_leave", "e_legacy"}},
-		{name: "Regex", text: "INC-1001 呢？", want: []string{"a_always", "b_bound", "d_ticket", "e_legacy"}},
-		{name: "FollowUpUsesPreviousQuestion", text: "那病假呢？",
-			history: []openai.ChatCompletionMessage{{Role: "user", Content: "我还有几天年假？"}, {Role: "assistant", Content: "5 天"}},
-			want:    []string{"a_always", "b_bound", "c_leave", "e_legacy"}},
-		{name: "CapKeepsHigherPriority", text: "年假和工资", maxTools: 3, want: []string{"a_always", "b_bound", "c_leave"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv, m := newModel(t)
-			srv.Script(answer("好"))
-			turn := testTurn(tc.text, tools)
-			turn.BoundTools, turn.History = []string{"b_bound"}, tc.history
-			opts := testOptions()
-			opts.MaxTools = tc.maxTools
-			if _, err := agent.Run(context.Background(), m, turn, opts); err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			req := srv.Requests()[0]
-			if got := toolNames(req); !slices.Equal(got, tc.want) {
-				t.Errorf("offered %q, want %q", got, tc.want)
-			}
-			sys := req.Messages[0].Content
-			for _, name := range tc.want {
-				if !strings.Contains(sys, "### "+name) {
-					t.Errorf("skill context lacks %s", name)
-				}
-			}
-		})
-	}
-}
-
-func TestRun_SchemaRenderedInToolDescription(t *testing.T) {
+func TestRun_ToolDescriptionSaysEachThingOnce(t *testing.T) {
 	srv, m := newModel(t)
 	srv.Script(answer("好"))
 	tools := []skills.Tool{&fakeTool{name: "it_ticket_create",
 		params: `{"type":"object","properties":{"priority":{"type":"string","enum":["low","high"]},"title":{"type":"string","maxLength":30}},"required":["title"]}`,
-		edit:   func(s *skills.Spec) { s.Examples = []string{"帮我提个工单：VPN 连不上"} }}}
+		edit: func(s *skills.Spec) {
+			s.Examples = []string{"帮我提个工单：VPN 连不上"}
+			s.Confirm = true
+		}}}
 	if _, err := agent.Run(context.Background(), m, testTurn("提工单", tools), testOptions()); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	req := srv.Requests()[0]
+	// The schema travels in the tools block only; the description adds
+	// what the schema cannot say.
 	desc := req.Tools[0].Function.Description
-	want := "test tool it_ticket_create\n\nArguments:\n- priority (string): one of \"low\", \"high\"\n- title (string, required): at most 30 characters"
-	if desc != want {
+	if want := "test tool it_ticket_create\nIt asks the user to confirm before anything happens."; desc != want {
 		t.Errorf("description =\n%s\nwant\n%s", desc, want)
 	}
-	if sys := req.Messages[0].Content; !strings.Contains(sys, "Example requests: 帮我提个工单：VPN 连不上") ||
-		!strings.Contains(sys, `Parameters (JSON Schema): {"type":"object"`) {
-		t.Errorf("skill context lacks examples or schema: %q", sys)
+	if sys := req.Messages[0].Content; strings.Contains(sys, "it_ticket_create") || strings.Contains(sys, "maxLength") ||
+		strings.Contains(sys, "VPN 连不上") {
+		t.Errorf("system prompt repeats the tool: %q", sys)
+	}
+}
+
+func TestRun_TextCallsGetDefinitionsInSystemPrompt(t *testing.T) {
+	srv, m := newModel(t)
+	srv.Script(answer("好"))
+	tools := []skills.Tool{&fakeTool{name: "it_ticket_create",
+		params: `{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`}}
+	opts := testOptions()
+	opts.ToolsInText = true
+	if _, err := agent.Run(context.Background(), m, testTurn("提工单", tools), opts); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	req := srv.Requests()[0]
+	if len(req.Tools) != 0 {
+		t.Errorf("tools block sent to an endpoint without tool calls: %d tools", len(req.Tools))
+	}
+	if sys := req.Messages[0].Content; !strings.Contains(sys, "### it_ticket_create\ntest tool it_ticket_create\nParameters (JSON Schema): {") {
+		t.Errorf("system prompt lacks the definition: %q", sys)
 	}
 }

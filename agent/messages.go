@@ -27,6 +27,7 @@ type Messages struct {
 
 	Results     string // heading before the answers of finished subtasks
 	Done        string // "已完成：%s。", %s lists the tools that answered
+	Facts       string // heading before what the tools established (a ticket number...)
 	Failed      string // "失败：%s。", %s lists failed tools with why
 	NotDone     string // "未完成：%s。", %s lists what is missing
 	StoppedAt   string // "停在第 %d 步。"
@@ -58,6 +59,7 @@ func DefaultMessages() Messages {
 		NeedsInput:  "%s",
 		Results:     "已得到的结果：",
 		Done:        "已完成：%s。",
+		Facts:       "已得到的信息：",
 		Failed:      "失败：%s。",
 		NotDone:     "未完成：%s。",
 		StoppedAt:   "停在第 %d 步。",
@@ -84,7 +86,7 @@ func (m Messages) withDefaults() Messages {
 		{&m.MaxSteps, d.MaxSteps}, {&m.Timeout, d.Timeout}, {&m.Repeated, d.Repeated}, {&m.Idle, d.Idle},
 		{&m.FatalTool, d.FatalTool}, {&m.Error, d.Error}, {&m.Canceled, d.Canceled},
 		{&m.PlanRefused, d.PlanRefused}, {&m.Confirm, d.Confirm}, {&m.NeedsInput, d.NeedsInput},
-		{&m.Results, d.Results}, {&m.Done, d.Done}, {&m.Failed, d.Failed}, {&m.NotDone, d.NotDone},
+		{&m.Results, d.Results}, {&m.Done, d.Done}, {&m.Facts, d.Facts}, {&m.Failed, d.Failed}, {&m.NotDone, d.NotDone},
 		{&m.StoppedAt, d.StoppedAt}, {&m.FinalAnswer, d.FinalAnswer}, {&m.Empty, d.Empty},
 		{&m.ListSep, d.ListSep}, {&m.Why, d.Why}, {&m.FailRefused, d.FailRefused},
 		{&m.FailUnavailable, d.FailUnavailable}, {&m.FailInvalidArgs, d.FailInvalidArgs},
@@ -108,7 +110,8 @@ func (m Messages) lead(stop string) string {
 // partial is the honest short answer for a run that did not finish: why it
 // stopped, the answers of finished subtasks, which tools answered and which
 // failed, what is missing and at which step it stopped. Tool output appears
-// only through subtask answers the model wrote, never raw.
+// only as subtask answers the model wrote and as the short facts a
+// successful call established (writes.go), already sanitised and masked.
 func (m Messages) partial(stop string, p progress, subs []SubtaskResult, step int) string {
 	var b strings.Builder
 	lead := m.lead(stop)
@@ -131,6 +134,9 @@ func (m Messages) partial(stop string, p progress, subs []SubtaskResult, step in
 	if len(p.done) > 0 {
 		b.WriteString(fmt.Sprintf(m.Done, strings.Join(p.done, m.ListSep)))
 	}
+	if len(p.facts) > 0 {
+		b.WriteString("\n" + m.Facts + "\n- " + strings.Join(p.facts, "\n- ") + "\n")
+	}
 	if len(p.failed) > 0 {
 		var items []string
 		for _, f := range p.failed {
@@ -148,11 +154,12 @@ func (m Messages) partial(stop string, p progress, subs []SubtaskResult, step in
 	return b.String()
 }
 
-// progress tracks which tools answered and which did not, by name, in first
-// use order.
+// progress tracks which tools answered and which did not, by display name,
+// in first use order, and the facts their answers established.
 type progress struct {
 	done   []string     // answered at least once
 	failed []failedTool // failed and never answered
+	facts  []string     // "display name：fact", see writes.go
 }
 
 type failedTool struct {

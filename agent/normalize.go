@@ -9,7 +9,7 @@ import (
 )
 
 // minUserTokens is what the user's text keeps even when the system prompt
-// and skill context use up MaxInputTokens: a question cut to nothing cannot
+// and skill index use up MaxInputTokens: a question cut to nothing cannot
 // be answered, and the model's window is far larger than the input budget.
 const minUserTokens = 256
 
@@ -56,7 +56,7 @@ func normalizeText(s string) string {
 }
 
 // budgetUserText cuts text to what MaxInputTokens leaves after the system
-// prompt (which already holds the skill context): the system prompt is
+// prompt (which already holds the skill index): the system prompt is
 // placed first, so a long prompt squeezes the user's text, never the other
 // way round. It keeps the start and the end (a pasted log usually ends
 // with the question) and says what was cut. truncated is a trace note,

@@ -229,7 +229,10 @@ func describeError(tool string, err error) (string, *errorClass) {
 	case class.fatal:
 		guidance = "Do not call it again; the user will be told."
 	case class.counts:
-		guidance = "You may try once more, use another tool, or tell the user this system is unavailable right now."
+		// The loop does not count a retry of a transient failure as a
+		// repeat (writes.go), so this promise holds.
+		guidance = "You may try once more with the same arguments (a retry after this error is not a repeat), " +
+			"use another tool, or tell the user this system is unavailable right now."
 	}
 	msg := maskPII(cutHeadTail(firstLine(err.Error()), 400), nil)
 	return fmt.Sprintf("error: %s: %s\nlikely cause: %s\nwhat to change: %s\n%s", class.kind, msg, class.cause, class.change, guidance), class

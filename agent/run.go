@@ -10,6 +10,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // run is the state of one Run, kept out of the loop so the loop reads as
@@ -24,6 +26,7 @@ type run struct {
 	byName    map[string]*toolEntry
 	withdrawn map[string]bool
 	recallOn  bool          // recall_observation is offered (something was archived)
+	indexOn   bool          // the skill index and load_skills are offered
 	defs      []openai.Tool // the request's tools block
 	defsTok   int           // its tokens
 
@@ -38,6 +41,7 @@ type run struct {
 	retry      int  // argument-correction retries used in a row
 	idle       int  // idle rounds in a row
 	repeats    map[string]int
+	writes     map[string]string // callKey → result of a write that succeeded (writes.go)
 	failures   map[string]int
 	lastRound  []*callResult // the skill calls of the latest tool round, for templates
 	plan       *Plan
@@ -99,6 +103,9 @@ func (o Options) withDefaults() Options {
 	} else if o.MaxArgRetries == 0 {
 		o.MaxArgRetries = DefaultMaxArgRetries
 	}
+	if o.IndexTokens == 0 {
+		o.IndexTokens = DefaultIndexTokens
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -142,7 +149,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 	r := &run{
 		opts: opts, turn: turn, model: m,
 		log:       opts.Logger.With("session_id", turn.SessionID, "run_id", turn.RunID),
-		withdrawn: map[string]bool{}, repeats: map[string]int{}, failures: map[string]int{},
+		withdrawn: map[string]bool{}, repeats: map[string]int{}, failures: map[string]int{}, writes: map[string]string{},
 		archive: opts.Archive, archiveRun: turn.RunID,
 	}
 	if turn.Resume != nil {
@@ -153,16 +160,14 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 		r.archive = r.mem
 	}
 	text := normalizeText(turn.UserText)
-	texts := []string{text}
-	if prev := lastUserText(turn.History); prev != "" {
-		texts = append(texts, prev)
-	}
-	entries, err := offerTools(turn.Tools, turn.BoundTools, texts, opts.MaxTools)
+	off, err := offerTools(offerInput{tools: turn.Tools, bound: turn.BoundTools, recent: turn.RecentTools,
+		text: text, previous: normalizeText(previousTurn(turn.History)), limit: opts.MaxTools, indexTok: opts.IndexTokens})
 	if err != nil {
 		return r, err
 	}
-	r.setTools(entries)
-	system := buildSystemPrompt(turn.SystemPrompt, r.entries, opts.ToolsInText, nil)
+	r.indexOn = off.index
+	r.setTools(off.entries)
+	system := buildSystemPrompt(turn.SystemPrompt, r.entries, r.index(), opts.ToolsInText, nil)
 	var note string
 	r.goal, note = budgetUserText(text, system, opts.MaxInputTokens)
 	if note != "" {
@@ -171,12 +176,12 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 	}
 	r.format = requestedFormat(r.goal, nil)
 	r.log.Debug("agent: input ready", "user_bytes", len(turn.UserText), "normalised_bytes", len(text),
-		"truncated", note != "", "tools_given", len(turn.Tools), "tools_offered", len(r.entries))
+		"truncated", note != "", "tools_given", len(turn.Tools), "tools_offered", len(r.entries), "index", r.indexOn)
 	return r, nil
 }
 
 // buildContext assembles the first messages: the system prompt (with the
-// skill context and the plan), the session's recent turns, the user's
+// skill index and the plan), the session's recent turns, the user's
 // text. A resumed task instead continues its stored conversation with the
 // user's answer. It logs "context built".
 func (r *run) buildContext() {
@@ -188,7 +193,7 @@ func (r *run) buildContext() {
 		}
 		r.appendMsg(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: answer}, msgOther, "")
 	} else {
-		system := buildSystemPrompt(r.turn.SystemPrompt, r.entries, r.opts.ToolsInText, r.plan)
+		system := buildSystemPrompt(r.turn.SystemPrompt, r.entries, r.index(), r.opts.ToolsInText, r.plan)
 		r.appendMsg(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system}, msgSystem, "")
 		for _, h := range textHistory(r.turn.History) {
 			r.appendMsg(h, msgOther, "")
@@ -216,7 +221,7 @@ func (r *run) resume(c *Continuation) error {
 	for name, n := range c.Failures {
 		r.failures[name] = n
 	}
-	r.recallOn = c.Recall
+	r.recallOn, r.indexOn = c.Recall, c.Index
 	r.rebuildDefs()
 	for i, m := range c.Messages {
 		r.appendMsg(m, kindOf(c.MessageKinds[i]), "")
@@ -225,7 +230,10 @@ func (r *run) resume(c *Continuation) error {
 	r.rounds = c.Rounds
 	r.plan, r.sub, r.subs, r.phase = c.Plan, c.Subtask, c.Subtasks, phase(c.Phase)
 	r.format, r.n = formatKind(c.Format), c.Steps
-	r.progress.done = c.ToolsDone
+	r.progress.done, r.progress.facts = c.ToolsDone, c.Facts
+	for key, text := range c.Writes {
+		r.writes[key] = text
+	}
 	for _, n := range c.SafeNumbers {
 		r.keep.add(n)
 	}
@@ -257,8 +265,11 @@ func (r *run) rebuildDefs() {
 	// finish only makes sense next to skills; without any, the request
 	// carries no tools at all, which endpoints without function calling
 	// need.
-	if len(r.entries) > 0 {
+	if len(r.entries) > 0 || r.indexOn {
 		r.defs = append(r.defs, finishDef)
+	}
+	if r.indexOn {
+		r.defs = append(r.defs, loadSkillsDef)
 	}
 	if r.recallOn {
 		r.defs = append(r.defs, recallDef)
@@ -275,15 +286,32 @@ func (r *run) rebuildDefs() {
 // perToolTokens is the framing of one function in the tools block.
 const perToolTokens = 8
 
+// index is the skill index block of the system prompt, "" when it is off.
+func (r *run) index() string {
+	if !r.indexOn {
+		return ""
+	}
+	specs := make([]skills.Spec, len(r.turn.Tools))
+	for i, t := range r.turn.Tools {
+		specs[i] = t.Spec()
+	}
+	return skillIndex(specs)
+}
+
 // callableNames are the names a tool call may resolve to: offered skills
-// (withdrawn ones too, to say so) and the built-ins on offer.
+// (withdrawn ones too, to say so), the built-ins on offer, and the skills
+// of the index, which a call loads on the way.
 func (r *run) callableNames() []string {
-	names := make([]string, 0, len(r.entries)+2)
+	names := make([]string, 0, len(r.entries)+3)
 	for _, e := range r.entries {
 		names = append(names, e.spec.Name)
 	}
-	if len(r.entries) > 0 {
+	if len(r.entries) > 0 || r.indexOn {
 		names = append(names, toolFinish)
+	}
+	if r.indexOn {
+		names = append(names, toolLoadSkills)
+		names = append(names, r.indexedNames()...)
 	}
 	if r.recallOn {
 		names = append(names, toolRecall)
@@ -326,6 +354,21 @@ func (r *run) emit(e Event) {
 	r.emitMu.Lock()
 	defer r.emitMu.Unlock()
 	r.opts.Progress(e)
+}
+
+// previousTurn is the last user message of history and the reply to it,
+// for keeping the previous turn's skills on offer.
+func previousTurn(history []openai.ChatCompletionMessage) string {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == openai.ChatMessageRoleUser {
+			text := history[i].Content
+			if i+1 < len(history) && history[i+1].Role == openai.ChatMessageRoleAssistant {
+				text += "\n" + history[i+1].Content
+			}
+			return text
+		}
+	}
+	return ""
 }
 
 // textHistory keeps the text of user and assistant turns: the model needs

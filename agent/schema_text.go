@@ -10,10 +10,12 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Models follow "status: one of open, closed" in a description better than
-// the same rule buried in a JSON Schema (seed 000, "schema-aware
-// sampling"), so each offered skill's description gets its parameters'
-// constraints in plain language.
+// Models follow "status: one of open, closed" better than the same rule
+// buried in a JSON Schema (seed 000, "schema-aware sampling"). The schema
+// already travels in the tools block, and repeating it in every description
+// cost more than the tools themselves, so the plain-language constraints are
+// said only when they are needed: with the error when arguments fail
+// validation (toolcall.go).
 //
 // Rendering and compiling are pure functions of the schema's bytes, and a
 // process sees few distinct schemas (one per skill), so both are cached

@@ -37,7 +37,7 @@ func encoder() *tiktoken.Tiktoken {
 
 // Counting tokens is most of a turn's own CPU time (the BPE pre-split is a
 // backtracking regexp), and the long texts repeat from turn to turn: the
-// system prompt with its skill context, the tools block, the session's
+// system prompt with its skill index, the tools block, the session's
 // history, tool names and descriptions. Counts are memoised, keyed by a
 // hash of the text; the cache is dropped whole when it reaches
 // cacheMaxEntries, which bounds its memory without bookkeeping (texts

@@ -168,6 +168,10 @@ type Outbound struct {
 	Image  *Image // with FormatImage
 	// Part and Parts place this part in its reply (0-based; Parts ≥ 1).
 	Part, Parts int
+	// Answer: this reply answers the message ReplyTo came from (a stream of
+	// that message may show its first part). False for later messages to
+	// the same conversation: async results, reports.
+	Answer bool
 	// Key is the part's idempotency key, the same on every attempt.
 	Key string
 	// Attempt counts earlier delivery attempts of this same part (0 on the
@@ -243,13 +247,21 @@ type ProgressReporter interface {
 
 // TokenCache is a cache of platform access tokens shared by all replicas
 // (Postgres), sealed at rest with a key derived from the secret it was
-// opened with. Its methods are those of silenceper/wechat's cache.Cache,
-// which the WeCom SDK takes as is; Get returns nil for a missing key.
+// opened with. Get, Set, IsExist and Delete are silenceper/wechat's
+// cache.Cache, which the WeCom SDK takes as is (Get returns nil for a
+// missing key); Token and Invalidate are for platforms whose tokens Hermes
+// fetches itself.
 type TokenCache interface {
 	Get(key string) interface{}
 	Set(key string, val interface{}, timeout time.Duration) error
 	IsExist(key string) bool
 	Delete(key string) error
+	// Token returns the live token under key, or calls fetch (once across
+	// all replicas) and caches its answer until shortly before ttl.
+	Token(ctx context.Context, key string, fetch func(ctx context.Context) (token string, ttl time.Duration, err error)) (string, error)
+	// Invalidate drops key's token if it is still stale (the one the
+	// platform refused as expired); a fresh one already there stays.
+	Invalidate(ctx context.Context, key, stale string) error
 }
 
 // Env is what a platform's constructor gets from the gateway.

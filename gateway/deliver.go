@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,10 @@ func (DeliverReplyArgs) Kind() string { return "hermes.deliver_reply" }
 // conversationBusySnooze is how long a delivery waits while another
 // delivery of the same conversation runs (which sends this reply too).
 const conversationBusySnooze = time.Second
+
+// deferRecheck is how often a part held back for a stream is looked at
+// again.
+const deferRecheck = 5 * time.Second
 
 type deliverWorker struct {
 	river.WorkerDefaults[DeliverReplyArgs]
@@ -63,7 +68,10 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	case res.err != nil:
 		return res.err
 	case !res.deferUntil.IsZero():
-		return river.JobSnooze(max(res.deferUntil.Sub(g.now()), 0))
+		// Usually the stream shows the part within seconds (Sink.Shown then
+		// queues the rest at once): look again soon rather than lingering in
+		// the queue until the deadline.
+		return river.JobSnooze(min(max(res.deferUntil.Sub(g.now()), 0), deferRecheck))
 	}
 	return nil
 }
@@ -121,7 +129,8 @@ func (g *Gateway) sendPart(ctx context.Context, ch channels.Channel, p store.Out
 	}
 	res, sendErr := ch.Send(ctx, channels.Outbound{
 		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image,
-		Part: p.Part, Parts: p.Parts, Key: fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
+		Part: p.Part, Parts: p.Parts, Answer: strings.HasPrefix(p.ReplyKey, store.AnswerKeyPrefix),
+		Key:     fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
 		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
 	})
 	var deferred *channels.DeferredError

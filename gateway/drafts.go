@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -55,7 +56,7 @@ func (d *draftWriter) event(e agent.Event) {
 		// A tool call ends the model's text of that step; what follows is a
 		// new answer.
 		d.text.Reset()
-		d.status = fmt.Sprintf(d.msgs.Working, e.Tool)
+		d.status = fmt.Sprintf(d.msgs.Working, cmp.Or(e.ToolDisplay, e.Tool))
 	default:
 		return
 	}

@@ -217,7 +217,10 @@ func (h *harness) waitIdle(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			h.t.Fatalf("jobs still open after waiting: %d", open)
+			var jobs string
+			_ = h.pool.QueryRow(context.Background(), `SELECT string_agg(kind || '@' || queue || ':' || state, ', ') FROM river_job
+				WHERE state NOT IN ('completed', 'discarded', 'cancelled')`).Scan(&jobs)
+			h.t.Fatalf("jobs still open after waiting: %d (%s)", open, jobs)
 		case <-tick.C:
 		}
 	}

@@ -96,7 +96,7 @@ func (g *Gateway) Shown(ctx context.Context, ref channels.MessageRef) error {
 		if err != nil || !marked || p.Parts == 1 {
 			return err
 		}
-		return g.enqueueDelivery(ctx, tx, ref.Channel, ref.Account, fmt.Sprintf("inbound:%d", p.InboundID))
+		return g.enqueueDelivery(ctx, tx, ref.Channel, ref.Account, store.AnswerKey(p.InboundID))
 	})
 }
 

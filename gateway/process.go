@@ -305,7 +305,12 @@ func (g *Gateway) runWithProgress(ctx context.Context, row store.InboundRow, ses
 
 func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event)) (agent.Result, error) {
-	history, err := store.RecentHistory(ctx, g.pool, sessionID, 2*g.cfg.Agent.HistoryTurns, g.now().Add(-g.cfg.Agent.HistoryIdle))
+	since := g.now().Add(-g.cfg.Agent.HistoryIdle)
+	history, err := store.RecentHistory(ctx, g.pool, sessionID, 2*g.cfg.Agent.HistoryTurns, since)
+	if err != nil {
+		return agent.Result{StopReason: agent.StopError}, err
+	}
+	recent, err := store.RecentTools(ctx, g.pool, sessionID, since)
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
 	}
@@ -321,6 +326,7 @@ func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.Inb
 		UserText:     row.In.Text,
 		Tools:        g.skills.Load().ToolsFor(caller),
 		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
+		RecentTools:  recent,
 		Resume:       resume,
 	}
 	return agent.Run(ctx, model, turn, agent.Options{
@@ -356,7 +362,7 @@ func (g *Gateway) progressFor(ctx context.Context, ch channels.Channel, row stor
 	}
 	return func(e agent.Event) {
 		if e.Kind == agent.EventToolStart {
-			pr.Report(ctx, row.In.Account, row.In.ReplyTo, fmt.Sprintf(g.cfg.Messages.Working, e.Tool))
+			pr.Report(ctx, row.In.Account, row.In.ReplyTo, fmt.Sprintf(g.cfg.Messages.Working, cmp.Or(e.ToolDisplay, e.Tool)))
 		}
 	}
 }
@@ -393,7 +399,7 @@ func (g *Gateway) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 	if !ok {
 		return fmt.Errorf("%w: %q (inbound %d)", errNoChannel, row.In.Channel, row.ID)
 	}
-	reply := replyFor(ch, row.In, fmt.Sprintf("inbound:%d", row.ID), out.reply)
+	reply := replyFor(ch, row.In, store.AnswerKey(row.ID), out.reply)
 	now := g.now()
 	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)

@@ -99,6 +99,9 @@ type invocation struct {
 	args        json.RawMessage // validated, model's names
 	creds       credentials
 	callbackURL string // async skills only
+	// idempotencyKey is the same for every attempt of this call for this
+	// message; "" for read-only skills.
+	idempotencyKey string
 }
 
 // executor runs one attempt. Errors follow Call's contract; a failure
@@ -120,7 +123,7 @@ func (r *Registry) execute(ctx context.Context, s *Skill, c Caller, args json.Ra
 	if err != nil {
 		return Result{}, err
 	}
-	inv := &invocation{skill: s, caller: c, args: args, creds: creds}
+	inv := &invocation{skill: s, caller: c, args: args, creds: creds, idempotencyKey: idempotencyKey(s, c, args)}
 	if r.breakerOpen(s) {
 		// Refuse before registering an async callback that would never be
 		// answered; guard below would refuse anyway.

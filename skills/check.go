@@ -163,6 +163,10 @@ func (c *checker) warnings() {
 		c.add(SeverityWarning, "confirm", "%s looks like it changes something but has no confirm setting: the model alone can trigger it "+
 			"(add confirm: {prompt: ...}, or confirm: false to accept that)", s.Name)
 	}
+	if s.ReadOnly && s.isWriteish() {
+		c.add(SeverityWarning, "read_only", "%s looks like it changes something but is marked read_only: the agent may run an identical call twice "+
+			"and sends no Idempotency-Key", s.Name)
+	}
 	if s.Executor == ExecutorHTTP && methodHasBody[s.Method] && s.Retry.MaxAttempts > 1 && slices.Contains(s.Retry.On, RetryOnTimeout) {
 		c.add(SeverityWarning, "retry.on", "retries a %s after a timeout: the backend may run it twice; make it idempotent or drop timeout from retry.on", s.Method)
 	}

@@ -27,6 +27,9 @@ var skillFields = map[string]fieldDecoder[*Skill]{
 	"async":             valueField(func(s *Skill) *bool { return &s.Async }),
 	"response_template": stringField(func(s *Skill) *string { return &s.ResponseTemplate }),
 	"examples":          valueField(func(s *Skill) *[]string { return &s.Examples }),
+	"display_name":      stringField(func(s *Skill) *string { return &s.DisplayName }),
+	"synonyms":          valueField(func(s *Skill) *[]string { return &s.Synonyms }),
+	"read_only":         valueField(func(s *Skill) *bool { return &s.ReadOnly }),
 	"parallel_safe":     valueField(func(s *Skill) *bool { return &s.ParallelSafe }),
 	"safe_fields":       valueField(func(s *Skill) *[]string { return &s.SafeFields }),
 	"retry": func(s *Skill, n *yaml.Node, lines map[string]int) error {

@@ -55,6 +55,9 @@ func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error
 	if inv.callbackURL != "" {
 		h.Set(HeaderCallbackURL, inv.callbackURL)
 	}
+	if inv.idempotencyKey != "" {
+		h.Set(HeaderIdempotencyKey, inv.idempotencyKey)
+	}
 
 	began := r.opts.Now()
 	resp, err := r.opts.HTTPClient.Do(req)

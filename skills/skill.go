@@ -98,7 +98,15 @@ type Skill struct {
 	Confirm *ConfirmPolicy
 	Async   bool // the backend answers 202 {task_id} and POSTs an AsyncCallback later
 
+	// ReadOnly says calls change nothing, so the agent may run an identical
+	// call again. Default false: the skill is treated as a write, which runs
+	// at most once per identical call in a run and carries an
+	// Idempotency-Key across runs.
+	ReadOnly bool
+
 	// Hints for the agent, copied into Spec.
+	DisplayName      string   // what users call the skill, e.g. 「假期余额查询」; default Name
+	Synonyms         []string // words employees use for what it does; offering matches them like triggers
 	ResponseTemplate string
 	Triggers         Triggers
 	Examples         []string
@@ -202,7 +210,10 @@ func (s *Skill) Spec() Spec {
 	}
 	return Spec{
 		Name:             s.Name,
+		DisplayName:      s.DisplayName,
 		Description:      desc,
+		Synonyms:         s.Synonyms,
+		ReadOnly:         s.ReadOnly,
 		Parameters:       s.Parameters,
 		Examples:         s.Examples,
 		Triggers:         s.Triggers,

@@ -29,6 +29,15 @@ type Spec struct {
 	Description string
 	Parameters  json.RawMessage // JSON Schema of the arguments object
 	Examples    []string        // example requests that should use this tool
+	// DisplayName is what users call the tool (partial answers, the skill
+	// index); empty: use Name.
+	DisplayName string
+	// Synonyms are words employees use for what the tool does; offering
+	// matches them like triggers.
+	Synonyms []string
+	// ReadOnly says calls change nothing. A tool that is not read-only is a
+	// write: the agent runs an identical call at most once per run.
+	ReadOnly bool
 
 	// Triggers decide whether the tool is relevant to a turn (seed 003's
 	// intent_contains / intent_regex); Always offers it on every turn.

@@ -12,7 +12,12 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode/utf8"
 )
+
+// maxDisplayName bounds display_name: it is shown in the skill index and in
+// partial answers, one line per skill.
+const maxDisplayName = 20
 
 var (
 	nameRE   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -94,6 +99,15 @@ func (s *Skill) normalize() error {
 		v.add("response_template", err)
 	}
 	v.add("triggers", s.Triggers.validate())
+	s.DisplayName = strings.TrimSpace(s.DisplayName)
+	if utf8.RuneCountInString(s.DisplayName) > maxDisplayName {
+		v.bad("display_name", "is %d characters; keep it under %d, it is shown in lists", utf8.RuneCountInString(s.DisplayName), maxDisplayName)
+	}
+	for i, w := range s.Synonyms {
+		if strings.TrimSpace(w) == "" {
+			v.bad(fmt.Sprintf("synonyms[%d]", i), "is empty")
+		}
+	}
 	if len(s.Parameters) == 0 {
 		s.Parameters = defaultParameters
 	}

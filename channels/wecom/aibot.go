@@ -2,31 +2,254 @@ package wecom
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
 )
 
-// Bot is one AI bot (智能机器人). Placeholder until the AI bot lands.
+// Limits and deadlines of AI bots (智能机器人), from WeCom's documentation.
+const (
+	// MaxStreamBytes: a stream's content (the whole text so far), and a
+	// markdown push (response_url, aibot_send_msg), is at most 20480 bytes
+	// of UTF-8.
+	MaxStreamBytes = 20480
+	// StreamLifetime: WeCom refreshes a stream for at most 6 minutes after
+	// the user's message; a stream must be finished before then.
+	StreamLifetime = 6 * time.Minute
+	// ResponseURLLifetime: a response_url accepts one POST within 1 hour of
+	// the message.
+	ResponseURLLifetime = time.Hour
+	// BotPushPerMinute: WeCom allows about 30 proactive pushes per minute
+	// (and 1000 per hour) to one conversation.
+	BotPushPerMinute = 30
+	// maxUserIDBytes: a WeCom UserID is at most 64 bytes.
+	maxUserIDBytes = 64
+)
+
+// Our own margins around WeCom's limits.
+const (
+	// streamSafetyMargin: a stream is finished this long before
+	// StreamLifetime runs out, so the last answer reaches WeCom in time
+	// whatever the refresh cadence and clock skew.
+	streamSafetyMargin = 30 * time.Second
+	// streamDeadline counts from the message's arrival.
+	streamDeadline = StreamLifetime - streamSafetyMargin
+	// deferSlack: a first part held back for the stream is tried again this
+	// long after the stream deadline, once the stream has certainly been
+	// finished (and Shown recorded) or abandoned.
+	deferSlack = 30 * time.Second
+	// mentionReserve is room kept in every message for the asker's mention
+	// in group chats: "<@" + UserID + ">\n".
+	mentionReserve = 2 + maxUserIDBytes + 2
+	// responseURLTimeout bounds one POST to a response_url.
+	responseURLTimeout = 10 * time.Second
+)
+
+// Bot is one AI bot (智能机器人), by callback (WeCom POSTs encrypted JSON to
+// /wecom/bot/<name>/callback) or by long connection (Hermes dials WeCom;
+// no public URL needed). It is safe for concurrent use.
 type Bot struct {
-	cfg BotSection
+	name   string
+	mode   string
+	corpID string
+	now    func() time.Time
+	log    *slog.Logger
+	msgs   channels.ChannelMessages
+	client *http.Client // response_url POSTs
+
+	// Callback mode.
+	crypto *Crypto
+	window time.Duration
+
+	// Websocket mode.
+	url, botID, secret string
+	timing             botTiming
+	live               atomic.Pointer[botConn] // the subscribed socket, nil when down
+	streams            liveStreams             // messages being answered over this replica's socket
 }
 
-// NewBot builds a bot from its section.
+// NewBot builds a bot from its section (already defaulted and validated by
+// the `wecom:` config) and window, the callback timestamp window.
+//
+// Errors: an unknown mode, or callback settings the crypto refuses (a token
+// or EncodingAESKey that is missing or malformed).
 func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) {
-	return &Bot{cfg: s}, nil
+	b := &Bot{
+		name:   s.Name,
+		mode:   s.Mode,
+		corpID: s.CorpID,
+		now:    env.Now,
+		log:    env.Logger,
+		msgs:   env.Messages,
+		client: &http.Client{Timeout: responseURLTimeout},
+		window: window,
+		url:    s.URL,
+		botID:  s.BotID,
+		secret: s.Secret,
+		timing: defaultBotTiming(),
+	}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	if b.window <= 0 {
+		b.window = DefaultTimestampWindow
+	}
+	b.log = b.log.With("channel", ChannelName, "account", s.Name)
+	switch s.Mode {
+	case BotModeCallback:
+		// An AI bot's callbacks are encrypted with receiveid "".
+		c, err := NewCrypto(s.Token, s.EncodingAESKey, "")
+		if err != nil {
+			return nil, fmt.Errorf("wecom: bot %q: %w", s.Name, err)
+		}
+		b.crypto = c
+	case BotModeWebSocket:
+		if b.url == "" {
+			b.url = DefaultBotURL
+		}
+	default:
+		return nil, fmt.Errorf("wecom: bot %q: unknown mode %q", s.Name, s.Mode)
+	}
+	return b, nil
 }
 
+// Name returns the account name.
+func (b *Bot) Name() string { return b.name }
+
+// limits: the delivery layer cuts replies to what one stream or push
+// carries, keeping room for the asker's mention in groups. Both modes
+// stream: the gateway stores the run's draft for Progress.
 func (b *Bot) limits() channels.Limits {
-	return channels.Limits{MaxBytes: 20480, Format: channels.FormatMarkdown, Dialect: channels.DialectWeCom}
+	return channels.Limits{
+		MaxBytes:  MaxStreamBytes - mentionReserve,
+		Format:    channels.FormatMarkdown,
+		Dialect:   channels.DialectWeCom,
+		PerMinute: BotPushPerMinute,
+		Streams:   true,
+	}
 }
 
-// Send is not implemented yet.
+// routes are the callback URL of a bot in callback mode: GET for the URL
+// verification, POST for messages and stream refreshes.
+func (b *Bot) routes(sink channels.Sink) []channels.Route {
+	if b.mode != BotModeCallback {
+		return nil
+	}
+	path := "/wecom/bot/" + b.name + "/callback"
+	return []channels.Route{
+		{Method: http.MethodGet, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) {
+			serveEcho(w, r, b.log, b.VerifyURL)
+		}},
+		{Method: http.MethodPost, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) {
+			b.serveCallback(w, r, sink)
+		}},
+	}
+}
+
+// connection is the long connection of a bot in websocket mode. WeCom
+// keeps one connection per bot, so it is exclusive.
+func (b *Bot) connection() (channels.Connection, bool) {
+	if b.mode != BotModeWebSocket {
+		return channels.Connection{}, false
+	}
+	return channels.Connection{Account: b.name, Exclusive: true, Run: b.run}, true
+}
+
+// botReplyTo is a bot's Inbound.ReplyTo: everything Send needs to answer
+// in the same conversation, on any replica.
+type botReplyTo struct {
+	Mode        string `json:"mode"`      // BotModeCallback | BotModeWebSocket
+	ChatID      string `json:"chat_id"`   // chatid in groups, the user id in single chats
+	ChatType    string `json:"chat_type"` // channels.ChatSingle | channels.ChatGroup
+	UserID      string `json:"user_id"`   // the asker, mentioned in group replies
+	MsgID       string `json:"msg_id"`    // the message, also its stream id
+	ResponseURL string `json:"response_url,omitempty"`
+	ReqID       string `json:"req_id,omitempty"` // the inbound frame's req_id (websocket)
+	Received    int64  `json:"received"`         // Unix seconds when Hermes received the message
+}
+
+func (rt botReplyTo) receivedAt() time.Time { return time.Unix(rt.Received, 0) }
+
+// mention is what starts every reply in a group chat: the asker's mention
+// (WeCom markdown renders <@userid> as an @), so that in a busy group the
+// asker sees the answer is theirs.
+func mention(chatType, userID string) string {
+	if chatType != channels.ChatGroup || userID == "" {
+		return ""
+	}
+	return "<@" + userID + ">\n"
+}
+
+// mayStream reports whether the stream of rt's message may still show its
+// reply's first part. In callback mode WeCom drives the stream from any
+// replica, so only the deadline tells; in websocket mode this replica's
+// socket carries every live stream of the bot.
+func (b *Bot) mayStream(rt botReplyTo, now time.Time) bool {
+	if !now.Before(streamDeadlineOf(rt.receivedAt())) {
+		return false
+	}
+	if rt.Mode == BotModeWebSocket {
+		return b.streams.has(rt.MsgID)
+	}
+	return true
+}
+
+// errNoSocket: a websocket bot's push needs the live connection, which
+// another replica holds or which is reconnecting. Retryable.
+var errNoSocket = errors.New("no live connection to WeCom on this replica")
+
+// Send delivers one reply part to the conversation in out.ReplyTo.
+//
+// The first part (out.Part == 0) of the answer to a message whose stream
+// may still show it returns a *channels.DeferredError until after the stream deadline:
+// the stream shows it, and Shown marks it delivered. Otherwise a
+// callback-mode bot POSTs markdown to the message's response_url and a
+// websocket bot pushes aibot_send_msg over its socket.
+//
+// Errors wrap channels.ErrPermanent when retrying cannot help: a ReplyTo
+// that is not a bot's, an image, content over MaxStreamBytes, a
+// response_url expired (ResponseURLLifetime) or already used, and WeCom
+// errcodes that are not transient. Without the live socket on this replica
+// (websocket), and on network failures, the error is retryable.
 func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
-	return channels.SendResult{}, fmt.Errorf("wecom: bot %q: not implemented: %w", b.cfg.Name, channels.ErrPermanent)
+	var rt botReplyTo
+	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || rt.ChatID == "" {
+		return channels.SendResult{}, fmt.Errorf("wecom: bot %q: reply address %s: %w", b.name, out.ReplyTo, channels.ErrPermanent)
+	}
+	fail := func(err error) (channels.SendResult, error) {
+		return channels.SendResult{}, fmt.Errorf("wecom: bot %q: send to %q: %w", b.name, rt.ChatID, err)
+	}
+	now := b.now()
+	if deadline := streamDeadlineOf(rt.receivedAt()); out.Answer && out.Part == 0 && b.mayStream(rt, now) {
+		return channels.SendResult{}, &channels.DeferredError{
+			Until:  deadline.Add(deferSlack),
+			Reason: "the first part is shown by the message's stream",
+		}
+	}
+	if out.Format == channels.FormatImage {
+		return fail(fmt.Errorf("images are not supported yet: %w", channels.ErrPermanent))
+	}
+	content := mention(rt.ChatType, rt.UserID) + out.Text
+	if len(content) > MaxStreamBytes {
+		return fail(fmt.Errorf("content of %d bytes exceeds WeCom's %d: %w", len(content), MaxStreamBytes, channels.ErrPermanent))
+	}
+	var err error
+	if rt.Mode == BotModeWebSocket {
+		err = b.pushMarkdown(ctx, rt.ChatID, content)
+	} else {
+		err = b.postResponseURL(ctx, rt, content, now)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return channels.SendResult{}, nil
 }
-
-func (b *Bot) routes(sink channels.Sink) []channels.Route { return nil }
-
-func (b *Bot) connection() (channels.Connection, bool) { return channels.Connection{}, false }

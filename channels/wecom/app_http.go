@@ -3,7 +3,9 @@ package wecom
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -20,9 +22,15 @@ func (a *App) routes(sink channels.Sink) []channels.Route {
 
 // serveVerifyURL answers WeCom's URL verification with the bare plaintext.
 func (a *App) serveVerifyURL(w http.ResponseWriter, r *http.Request) {
-	echo, err := a.VerifyURL(r.URL.Query())
+	serveEcho(w, r, a.log, a.VerifyURL)
+}
+
+// serveEcho answers a URL verification (app or AI bot) with the bare
+// plaintext verify returns: no quotes, no newline.
+func serveEcho(w http.ResponseWriter, r *http.Request, log *slog.Logger, verify func(url.Values) ([]byte, error)) {
+	echo, err := verify(r.URL.Query())
 	if err != nil {
-		channels.Refuse(w, r, a.log, "wecom callback", err)
+		channels.Refuse(w, r, log, "wecom callback", err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -20,15 +20,22 @@ import (
 // Errors wrap ErrSignature (missing or wrong signature over echostr),
 // ErrStale (timestamp outside the window) or ErrDecrypt.
 func (a *App) VerifyURL(q url.Values) ([]byte, error) {
-	echo := q.Get("echostr")
-	if err := a.checkQuery(q, echo); err != nil {
-		return nil, fmt.Errorf("wecom: app %q: verify URL: %w", a.name, err)
-	}
-	plain, err := a.crypto.Decrypt(echo)
+	plain, err := verifyEcho(a.crypto, q, a.now(), a.window)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: app %q: verify URL: %w", a.name, err)
 	}
 	return plain, nil
+}
+
+// verifyEcho checks a URL verification query (signature over echostr, then
+// the timestamp window) and returns echostr decrypted. Apps and AI bots
+// verify their callback URLs alike; only the receiveid in c differs.
+func verifyEcho(c *Crypto, q url.Values, now time.Time, window time.Duration) ([]byte, error) {
+	echo := q.Get("echostr")
+	if err := checkQuery(c, q, echo, now, window); err != nil {
+		return nil, err
+	}
+	return c.Decrypt(echo)
 }
 
 // envelope is the POST body WeCom sends to a self-built app's callback URL.
@@ -60,7 +67,7 @@ func (a *App) ParseCallback(q url.Values, body []byte) (channels.Inbound, error)
 	if env.Encrypt == "" {
 		return fail(fmt.Errorf("%w: envelope has no Encrypt", ErrMalformed))
 	}
-	if err := a.checkQuery(q, env.Encrypt); err != nil {
+	if err := checkQuery(a.crypto, q, env.Encrypt, a.now(), a.window); err != nil {
 		return fail(err)
 	}
 	plain, err := a.crypto.Decrypt(env.Encrypt)
@@ -74,21 +81,22 @@ func (a *App) ParseCallback(q url.Values, body []byte) (channels.Inbound, error)
 	return in, nil
 }
 
-// checkQuery verifies msg_signature over encrypt, then the timestamp window.
-// The signature comes first so that a forger cannot probe our clock.
-func (a *App) checkQuery(q url.Values, encrypt string) error {
+// checkQuery verifies msg_signature over encrypt, then the timestamp window,
+// for apps and AI bots alike. The signature comes first so that a forger
+// cannot probe our clock.
+func checkQuery(c *Crypto, q url.Values, encrypt string, now time.Time, window time.Duration) error {
 	ts, nonce := q.Get("timestamp"), q.Get("nonce")
-	if !a.crypto.VerifySignature(q.Get("msg_signature"), ts, nonce, encrypt) {
+	if !c.VerifySignature(q.Get("msg_signature"), ts, nonce, encrypt) {
 		return ErrSignature
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {
 		return fmt.Errorf("%w: timestamp %q is not Unix seconds", ErrStale, ts)
 	}
-	if d := a.now().Sub(time.Unix(sec, 0)); d > a.window || d < -a.window {
+	if d := now.Sub(time.Unix(sec, 0)); d > window || d < -window {
 		// Replayed or badly skewed: a captured callback stays valid forever
 		// otherwise.
-		return fmt.Errorf("%w: timestamp %d is %s from now, window %s", ErrStale, sec, d.Round(time.Second), a.window)
+		return fmt.Errorf("%w: timestamp %d is %s from now, window %s", ErrStale, sec, d.Round(time.Second), window)
 	}
 	return nil
 }

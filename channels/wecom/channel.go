@@ -35,6 +35,15 @@ func NewChannel(apps ...*App) *Channel {
 	return c
 }
 
+// WithBots adds AI bots to the channel, keyed by Bot.Name (names are unique
+// across apps and bots), and returns c.
+func (c *Channel) WithBots(bots ...*Bot) *Channel {
+	for _, b := range bots {
+		c.bots[b.name] = b
+	}
+	return c
+}
+
 // Name returns ChannelName.
 func (c *Channel) Name() string { return ChannelName }
 

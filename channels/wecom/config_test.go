@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/silenceper/wechat/v2/cache"
 	"gopkg.in/yaml.v3"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
 )
 
@@ -24,7 +24,7 @@ func buildSection(t *testing.T, section string) (channels.Channel, error) {
 		return dec.Decode(v)
 	}
 	env := channels.Env{
-		TokenCache: func(string) (channels.TokenCache, error) { return cache.NewMemory(), nil },
+		TokenCache: func(string) (channels.TokenCache, error) { return chantest.NewTokenCache(), nil },
 		Now:        time.Now,
 	}
 	return wecom.Platform.New(context.Background(), decode, env)

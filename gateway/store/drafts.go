@@ -4,10 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// AnswerKeyPrefix starts the reply key of the answer to an inbound
+// message; other replies to its conversation (async results) have others.
+const AnswerKeyPrefix = "inbound:"
+
+// AnswerKey is the outbox reply key of the answer to inbound message id.
+func AnswerKey(inboundID int64) string { return AnswerKeyPrefix + strconv.FormatInt(inboundID, 10) }
 
 // SaveDraft stores the answer so far of the run answering inboundID.
 func SaveDraft(ctx context.Context, q Querier, inboundID int64, text string, at time.Time) error {
@@ -44,8 +52,8 @@ func ProgressOf(ctx context.Context, q Querier, channel, account, msgID string) 
 SELECT m.id, m.status, m.received_at, d.text, o.text, o.parts, o.delivered_at IS NOT NULL
 FROM inbound_messages m
 LEFT JOIN reply_drafts d ON d.inbound_id = m.id
-LEFT JOIN outbox o ON o.reply_key = 'inbound:' || m.id AND o.part = 0
-WHERE m.channel = $1 AND m.account = $2 AND m.platform_msg_id = $3`, channel, account, msgID).Scan(
+LEFT JOIN outbox o ON o.reply_key = $4 || m.id AND o.part = 0
+WHERE m.channel = $1 AND m.account = $2 AND m.platform_msg_id = $3`, channel, account, msgID, AnswerKeyPrefix).Scan(
 		&p.InboundID, &p.Status, &p.ReceivedAt, &draft, &first, &parts, &shown)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, nil
@@ -69,7 +77,7 @@ WHERE m.channel = $1 AND m.account = $2 AND m.platform_msg_id = $3`, channel, ac
 func MarkFirstPartShown(ctx context.Context, q Querier, inboundID int64, at time.Time) (bool, error) {
 	tag, err := q.Exec(ctx, `
 UPDATE outbox SET delivered_at = $2, platform_msg_id = 'stream', last_error = ''
-WHERE reply_key = 'inbound:' || $1::bigint AND part = 0 AND delivered_at IS NULL AND failed_at IS NULL`, inboundID, at)
+WHERE reply_key = $1 AND part = 0 AND delivered_at IS NULL AND failed_at IS NULL`, AnswerKey(inboundID), at)
 	if err != nil {
 		return false, fmt.Errorf("store: mark shown: %w", err)
 	}

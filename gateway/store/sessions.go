@@ -105,3 +105,25 @@ func ResetSession(ctx context.Context, q Querier, id int64, now time.Time) error
 	}
 	return nil
 }
+
+// RecentTools are the skills the session's previous run called, for
+// offering them again to a follow-up ("那上个月呢"): the run of the latest
+// answer in the session's history since since.
+func RecentTools(ctx context.Context, q Querier, sessionID int64, since time.Time) ([]string, error) {
+	rows, err := q.Query(ctx, `
+SELECT DISTINCT s.tool FROM run_steps s
+WHERE s.kind = 'tool' AND s.tool <> '' AND s.run_id = (
+  SELECT m.run_id FROM messages m
+  WHERE m.session_id = $1 AND m.role = 'assistant' AND m.run_id IS NOT NULL
+    AND m.created_at > GREATEST($2, (SELECT history_from FROM sessions WHERE id = $1))
+  ORDER BY m.id DESC LIMIT 1)
+ORDER BY s.tool`, sessionID, since)
+	if err != nil {
+		return nil, fmt.Errorf("store: recent tools: %w", err)
+	}
+	tools, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store: recent tools: %w", err)
+	}
+	return tools, nil
+}

@@ -112,3 +112,50 @@ func TestArchiveIsPerRun(t *testing.T) {
 		t.Fatalf("another run read the archive: %v", err)
 	}
 }
+
+// Two replicas refused with the same expired token at once refresh it
+// once: the first invalidates and fetches, the second finds the new token.
+func TestTokenExpiryRefreshedOnceAcrossReplicas(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	fetches := 0
+	fetch := func(context.Context) (string, time.Duration, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fetches++
+		return "token-" + string(rune('0'+fetches)), 2 * time.Hour, nil
+	}
+	var replicas [2]*store.TokenCache
+	for i := range replicas {
+		c, err := store.NewTokenCache(pool, "app-secret", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replicas[i] = c
+	}
+	first, err := replicas[0].Token(ctx, "k", fetch)
+	if err != nil || first != "token-1" {
+		t.Fatalf("first token %q, %v", first, err)
+	}
+	if got, _ := replicas[1].Token(ctx, "k", fetch); got != first || fetches != 1 {
+		t.Fatalf("second replica got %q after %d fetches, want the shared token", got, fetches)
+	}
+	// Both are told the token expired, at the same time.
+	var wg sync.WaitGroup
+	got := make([]string, 2)
+	for i, c := range replicas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Invalidate(ctx, "k", first); err != nil {
+				t.Error(err)
+			}
+			got[i], _ = c.Token(ctx, "k", fetch)
+		}()
+	}
+	wg.Wait()
+	if fetches != 2 || got[0] != "token-2" || got[1] != "token-2" {
+		t.Fatalf("after expiry: %d fetches, tokens %q; want one refresh shared", fetches, got)
+	}
+}

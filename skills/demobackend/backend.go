@@ -30,9 +30,11 @@ type Call struct {
 	RequestID   string                // X-Request-ID
 	Traceparent string                // W3C traceparent
 	CallbackURL string                // X-Hermes-Callback-URL (async endpoints)
-	ContentType string
-	Body        string // as received, to show body fields did not decide the user
-	Status      int    // HTTP status answered
+	// IdempotencyKey is the Idempotency-Key Hermes sends with writes.
+	IdempotencyKey string
+	ContentType    string
+	Body           string // as received, to show body fields did not decide the user
+	Status         int    // HTTP status answered
 }
 
 // Options configure a Backend.
@@ -57,6 +59,10 @@ type Backend struct {
 	mu      sync.Mutex
 	calls   []Call
 	tickets []ticket // guarded by mu; seeded, then appended by createTicket
+	// created maps an Idempotency-Key to the ticket it created, so a
+	// repeated request (a retry, a job run again after a crash) answers
+	// the same ticket instead of opening a second one.
+	created map[string]string
 	nextID  int
 	pending []pendingTask // accepted async work not yet reported
 	nextVPN int
@@ -77,7 +83,8 @@ func NewWithOptions(opts Options) *Backend {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &Backend{opts: opts, tickets: seedTickets(), nextID: firstFreeTicket, nextVPN: firstVPNTask}
+	return &Backend{opts: opts, tickets: seedTickets(), nextID: firstFreeTicket, nextVPN: firstVPNTask,
+		created: map[string]string{}}
 }
 
 // request is one verified request as a handler sees it.
@@ -133,8 +140,9 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	b.calls = append(b.calls, Call{Path: r.URL.Path, Identity: id, UserName: skills.UserName(r),
 		RequestID: r.Header.Get(skills.HeaderRequestID), Traceparent: r.Header.Get(skills.HeaderTraceparent),
-		CallbackURL: r.Header.Get(skills.HeaderCallbackURL), ContentType: r.Header.Get("Content-Type"),
-		Body: string(body), Status: status})
+		CallbackURL: r.Header.Get(skills.HeaderCallbackURL), IdempotencyKey: r.Header.Get(skills.HeaderIdempotencyKey),
+		ContentType: r.Header.Get("Content-Type"),
+		Body:        string(body), Status: status})
 	b.mu.Unlock()
 	// Seed 003: the backend reports its own processing time.
 	w.Header().Set(skills.HeaderExecutionTime, strconv.FormatInt(time.Since(began).Milliseconds(), 10))

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // User is a demo employee.
@@ -143,11 +145,21 @@ func (b *Backend) createTicket(r request) (int, any) {
 		return http.StatusBadRequest, errorBody{"需要 title：工单标题"}
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := r.header.Get(skills.HeaderIdempotencyKey)
+	if prev, ok := b.created[id.UserID+" "+key]; ok && key != "" {
+		i := slices.IndexFunc(b.tickets, func(t ticket) bool { return t.ID == prev })
+		t := b.tickets[i]
+		return http.StatusOK, map[string]any{"ticket": t,
+			"summary": fmt.Sprintf("工单 %s「%s」此前已创建，未重复创建。", t.ID, t.Title)}
+	}
 	t := ticket{ID: fmt.Sprintf("INC-%d", b.nextID), Owner: id.UserID, Title: args.Title,
 		Description: args.Description, Status: "待处理", Assignee: "IT 服务台"}
 	b.nextID++
 	b.tickets = append(b.tickets, t)
-	b.mu.Unlock()
+	if key != "" {
+		b.created[id.UserID+" "+key] = t.ID
+	}
 	return http.StatusCreated, map[string]any{"ticket": t,
 		"summary": fmt.Sprintf("已创建工单 %s「%s」，当前状态：%s，处理人：%s。", t.ID, t.Title, t.Status, t.Assignee)}
 }

@@ -6,7 +6,6 @@ package e2e_test
 import (
 	"context"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -27,28 +26,11 @@ var zhangsan = skills.Caller{UserID: "zhangsan", Name: "张三", Channel: "wecom
 
 func registry(t *testing.T, backend *demobackend.Backend) *skills.Registry {
 	t.Helper()
-	srv := httptest.NewServer(backend)
-	t.Cleanup(srv.Close)
-	defs, err := skills.LoadDir(skills.SamplesFS())
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A finance-only skill over the same data: zhangsan is not in 财务部.
-	defs = append(defs, &skills.Skill{Name: "fin_salary_ledger", Description: "全员工资台账，仅财务部可用。",
+	return samplesBehind(t, backend, &skills.Skill{Name: "fin_salary_ledger", Description: "全员工资台账，仅财务部可用。",
 		Endpoint: "/hr/payslip", Access: skills.Access{Departments: []string{"财务部"}},
 		Identity: skills.IdentityConfig{HMACKeyEnv: "HERMES_DEMO_HMAC_KEY"},
 		Triggers: skills.Triggers{IntentContains: []string{"工资"}}})
-	reg, err := skills.NewRegistry(defs, skills.Options{BaseURL: srv.URL,
-		Getenv: func(k string) string {
-			if k == "HERMES_DEMO_HMAC_KEY" {
-				return string(key)
-			}
-			return ""
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg
 }
 
 // TestSpoofedEmployeeID: the model, asked by zhangsan about lisi's pay,

@@ -15,19 +15,12 @@ import (
 // <xml><ToUserName/><Encrypt/><AgentID/></xml>. ToUserName and AgentID are
 // copied from plainXML. It panics only if crypto/rand fails.
 func EncryptedCallback(c *wecom.Crypto, plainXML string, timestamp, nonce string) (url.Values, []byte) {
-	enc, err := c.Encrypt([]byte(plainXML), nil)
-	if err != nil {
-		panic(fmt.Sprintf("wecomtest: encrypt callback: %v", err))
-	}
+	q, enc := sealed(c, []byte(plainXML), timestamp, nonce)
 	var head struct {
 		ToUserName string `xml:"ToUserName"`
 		AgentID    string `xml:"AgentID"`
 	}
 	_ = xml.Unmarshal([]byte(plainXML), &head) // best effort: the envelope fields are informational
-	q := url.Values{}
-	q.Set("msg_signature", c.Signature(timestamp, nonce, enc))
-	q.Set("timestamp", timestamp)
-	q.Set("nonce", nonce)
 	body := "<xml><ToUserName>" + cdata(head.ToUserName) + "</ToUserName><Encrypt>" + cdata(enc) +
 		"</Encrypt><AgentID>" + cdata(head.AgentID) + "</AgentID></xml>"
 	return q, []byte(body)
@@ -36,16 +29,24 @@ func EncryptedCallback(c *wecom.Crypto, plainXML string, timestamp, nonce string
 // VerifyURLQuery builds the GET URL-verification query WeCom sends when an
 // admin saves the callback URL: echostr is plain encrypted with c.
 func VerifyURLQuery(c *wecom.Crypto, plain, timestamp, nonce string) url.Values {
-	enc, err := c.Encrypt([]byte(plain), nil)
+	q, enc := sealed(c, []byte(plain), timestamp, nonce)
+	q.Set("echostr", enc)
+	return q
+}
+
+// sealed encrypts plain with c and returns it with the signed query WeCom
+// sends along (msg_signature, timestamp, nonce). It panics only if
+// crypto/rand fails.
+func sealed(c *wecom.Crypto, plain []byte, timestamp, nonce string) (url.Values, string) {
+	enc, err := c.Encrypt(plain, nil)
 	if err != nil {
-		panic(fmt.Sprintf("wecomtest: encrypt echostr: %v", err))
+		panic(fmt.Sprintf("wecomtest: encrypt: %v", err))
 	}
 	q := url.Values{}
 	q.Set("msg_signature", c.Signature(timestamp, nonce, enc))
 	q.Set("timestamp", timestamp)
 	q.Set("nonce", nonce)
-	q.Set("echostr", enc)
-	return q
+	return q, enc
 }
 
 // TextMessageXML is a decrypted text message as WeCom documents it; toUser

@@ -75,7 +75,7 @@ type Server struct {
 	failLeft      int
 	requests      []SentMessage // accepted send requests, delivered or not
 	delivered     []SentMessage
-	changed       chan struct{} // closed and replaced on every delivery
+	changed       changes // notified on every delivery
 	nextMsgID     int
 	departments   map[string][]int // user → department ids, for user/get
 	userGets      int
@@ -85,11 +85,10 @@ type Server struct {
 // t.Cleanup closes it.
 func NewServer(t testing.TB, corpID, secret string) *Server {
 	s := &Server{
-		corpID:  corpID,
-		secret:  secret,
-		now:     time.Now,
-		tokens:  map[string]bool{},
-		changed: make(chan struct{}),
+		corpID: corpID,
+		secret: secret,
+		now:    time.Now,
+		tokens: map[string]bool{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /cgi-bin/gettoken", s.handleGetToken)
@@ -144,21 +143,15 @@ func (s *Server) Requests() []SentMessage {
 // WaitMessages blocks until at least n messages are delivered or ctx ends,
 // and returns the delivered messages.
 func (s *Server) WaitMessages(ctx context.Context, n int) ([]SentMessage, error) {
-	for {
-		s.mu.Lock()
-		if len(s.delivered) >= n {
-			msgs := append([]SentMessage(nil), s.delivered...)
-			s.mu.Unlock()
-			return msgs, nil
-		}
-		changed := s.changed
-		s.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return s.Messages(), fmt.Errorf("wecomtest: %d of %d messages delivered: %w", len(s.Messages()), n, ctx.Err())
-		}
+	var msgs []SentMessage
+	err := waitUntil(ctx, &s.mu, &s.changed, func() bool {
+		msgs = append(msgs[:0], s.delivered...)
+		return len(msgs) >= n
+	})
+	if err != nil {
+		return msgs, fmt.Errorf("wecomtest: %d of %d messages delivered: %w", len(msgs), n, err)
 	}
+	return msgs, nil
 }
 
 // SetDepartments makes user/get answer these department ids for user;
@@ -303,8 +296,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	m.MsgID = "fake-msg-" + strconv.Itoa(s.nextMsgID)
 	s.requests = append(s.requests, m)
 	s.delivered = append(s.delivered, m)
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.notify()
 	writeJSON(w, map[string]any{"errcode": 0, "errmsg": "ok", "invaliduser": "", "msgid": m.MsgID})
 }
 

@@ -1,0 +1,208 @@
+package wecom
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// botMessage is a decrypted AI bot callback, or the body of a long
+// connection's aibot_msg_callback / aibot_event_callback frame: the two
+// modes carry the same JSON.
+type botMessage struct {
+	MsgID       string `json:"msgid"`
+	AIBotID     string `json:"aibotid"`
+	ChatID      string `json:"chatid"`   // group chats only
+	ChatType    string `json:"chattype"` // single | group
+	CreateTime  int64  `json:"create_time"`
+	ResponseURL string `json:"response_url"`
+	From        struct {
+		UserID string `json:"userid"`
+	} `json:"from"`
+	MsgType string   `json:"msgtype"`
+	Text    *botText `json:"text"`
+	Voice   *botText `json:"voice"` // the transcript
+	Mixed   *struct {
+		Items []botMixedItem `json:"msg_item"`
+	} `json:"mixed"`
+	Stream *struct {
+		ID string `json:"id"`
+	} `json:"stream"`
+	Event *struct {
+		EventType string `json:"eventtype"`
+	} `json:"event"`
+}
+
+type botText struct {
+	Content string `json:"content"`
+}
+
+type botMixedItem struct {
+	MsgType string   `json:"msgtype"`
+	Text    *botText `json:"text"`
+}
+
+// Bot message types beyond the shared ones.
+const (
+	botTypeStream  = "stream" // a stream refresh: WeCom asks for more of a stream
+	botTypeMixed   = "mixed"
+	botTypeVoice   = "voice"
+	botEnterChat   = "enter_chat"         // a user opened the chat with the bot
+	botDisconnects = "disconnected_event" // websocket: a newer connection took over
+)
+
+// imageNote stands for a picture in a mixed message's text: the model
+// cannot see it, but should know it was there.
+const imageNote = "[image]"
+
+// botDecoders fill the type-specific parts of an Inbound. Types without an
+// entry (image, file, ...) carry no text and keep their msgtype, which the
+// gateway answers as unsupported.
+var botDecoders = map[string]func(m *botMessage, in *channels.Inbound){
+	channels.TypeText: func(m *botMessage, in *channels.Inbound) {
+		if m.Text != nil {
+			in.Text = m.Text.Content
+		}
+	},
+	botTypeVoice: func(m *botMessage, in *channels.Inbound) {
+		// WeCom transcribes voice messages; the transcript is the message.
+		in.MsgType = channels.TypeText
+		if m.Voice != nil {
+			in.Text = m.Voice.Content
+		}
+	},
+	botTypeMixed: func(m *botMessage, in *channels.Inbound) {
+		in.MsgType = channels.TypeText
+		if m.Mixed == nil {
+			return
+		}
+		var parts []string
+		for _, it := range m.Mixed.Items {
+			switch {
+			case it.MsgType == channels.TypeText && it.Text != nil:
+				parts = append(parts, it.Text.Content)
+			case it.MsgType == "image":
+				parts = append(parts, imageNote)
+			}
+		}
+		in.Text = strings.Join(parts, "\n")
+	},
+	channels.TypeEvent: func(m *botMessage, in *channels.Inbound) {
+		if in.MsgID == "" && m.Event != nil {
+			// Events are expected to carry a msgid; without one, dedupe
+			// them the way WeCom advises for app events.
+			in.MsgID = fmt.Sprintf("event:%s:%s:%d", m.Event.EventType, in.Sender.UserID, m.CreateTime)
+		}
+	},
+}
+
+// parseBotMessage decodes a decrypted callback or frame body. Errors wrap
+// ErrMalformed: not JSON, or without the fields that identify the message.
+func parseBotMessage(plain []byte) (*botMessage, error) {
+	var m botMessage
+	if err := json.Unmarshal(plain, &m); err != nil {
+		return nil, fmt.Errorf("%w: message: %v", ErrMalformed, err)
+	}
+	switch {
+	case m.MsgType == "":
+		return nil, fmt.Errorf("%w: message without msgtype", ErrMalformed)
+	case m.MsgType == botTypeStream:
+		if m.Stream == nil || m.Stream.ID == "" {
+			return nil, fmt.Errorf("%w: stream refresh without stream.id", ErrMalformed)
+		}
+	case m.From.UserID == "":
+		return nil, fmt.Errorf("%w: %s message without from.userid", ErrMalformed, m.MsgType)
+	case m.MsgID == "" && m.MsgType != channels.TypeEvent:
+		return nil, fmt.Errorf("%w: %s message without msgid", ErrMalformed, m.MsgType)
+	}
+	return &m, nil
+}
+
+// eventType is the event's type, "" for a message.
+func (m *botMessage) eventType() string {
+	if m.MsgType != channels.TypeEvent || m.Event == nil {
+		return ""
+	}
+	return m.Event.EventType
+}
+
+// inbound turns a decoded message into the Inbound handed to the sink.
+// plain is the decrypted payload (kept as Raw); reqID is the frame's req_id
+// in websocket mode.
+func (b *Bot) inbound(m *botMessage, plain []byte, reqID string) (channels.Inbound, error) {
+	chatType, chatID := channels.ChatSingle, m.From.UserID
+	if m.ChatType == channels.ChatGroup {
+		chatType, chatID = channels.ChatGroup, m.ChatID
+		if chatID == "" {
+			return channels.Inbound{}, fmt.Errorf("%w: group message without chatid", ErrMalformed)
+		}
+	}
+	in := channels.Inbound{
+		Channel:  ChannelName,
+		Account:  b.name,
+		MsgID:    m.MsgID,
+		MsgType:  m.MsgType,
+		ChatID:   chatID,
+		ChatType: chatType,
+		// from.userid comes from the verified, decrypted payload (or the
+		// authenticated socket): it is the sender.
+		Sender: channels.Identity{UserID: m.From.UserID, CorpID: b.corpID},
+		Raw:    json.RawMessage(plain),
+	}
+	if decode, ok := botDecoders[m.MsgType]; ok {
+		decode(m, &in)
+	}
+	if chatType == channels.ChatGroup && in.MsgType != channels.TypeEvent {
+		// WeCom delivers only the group messages that @ the bot.
+		in.Mentioned = true
+		in.Text = stripMention(in.Text)
+	}
+	rt, err := json.Marshal(botReplyTo{
+		Mode:        b.mode,
+		ChatID:      chatID,
+		ChatType:    chatType,
+		UserID:      m.From.UserID,
+		MsgID:       in.MsgID,
+		ResponseURL: m.ResponseURL,
+		ReqID:       reqID,
+		Received:    b.now().Unix(),
+	})
+	if err != nil {
+		return channels.Inbound{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	in.ReplyTo = rt
+	return in, nil
+}
+
+// stripMention removes the bot's @-mention that starts a group message
+// ("@HR助手 请假怎么申请" → "请假怎么申请"). The bot's display name is
+// not in the payload, so the mention is "@" up to the first white space
+// (WeCom puts a space, often U+2005, after it).
+func stripMention(text string) string {
+	t := strings.TrimLeftFunc(text, unicode.IsSpace)
+	if !strings.HasPrefix(t, "@") {
+		return text
+	}
+	end := strings.IndexFunc(t, unicode.IsSpace)
+	if end < 0 {
+		return "" // nothing but the mention
+	}
+	return strings.TrimLeftFunc(t[end:], unicode.IsSpace)
+}
+
+// fitStream keeps what a stream can show of s: all of it when it fits in
+// MaxStreamBytes, else its first part as the delivery layer would cut it
+// (at a paragraph or sentence, never inside a character). Only drafts and
+// deadline notes get cut: a final first part fits (see Bot.limits).
+func fitStream(s string) string {
+	if len(s) <= MaxStreamBytes {
+		return s
+	}
+	if parts := channels.SplitText(s, MaxStreamBytes); len(parts) > 0 {
+		return parts[0]
+	}
+	return ""
+}

@@ -1,0 +1,575 @@
+package wecom_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+)
+
+// The AI bot tests speak to the bot as WeCom does: encrypted JSON
+// callbacks with receiveid "", and a fake long-connection gateway.
+
+const (
+	botName    = "hr-bot"
+	botCorpID  = "wwbotcorp"
+	botPath    = "/wecom/bot/" + botName + "/callback"
+	botWelcome = "你好，我是 HR 助手"
+	botThink   = "思考中…"
+	botLater   = "（回答较长，稍后发送）"
+)
+
+var botMessages = channels.ChannelMessages{Welcome: botWelcome, Thinking: botThink, Later: botLater}
+
+// testClock is a clock tests move by hand.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock(t time.Time) *testClock { return &testClock{t: t} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// fakeSink is the gateway's side at this level: it records what it was
+// given and answers Progress from a script.
+type fakeSink struct {
+	mu        sync.Mutex
+	accepted  []channels.Inbound
+	acceptErr error
+	gate      chan struct{} // when set, Accept waits for it to close
+	started   chan channels.Inbound
+	progress  map[string]channels.Progress
+	shown     []channels.MessageRef
+	changed   chan struct{}
+	received  time.Time // Progress.Received of every message
+}
+
+func newFakeSink(received time.Time) *fakeSink {
+	return &fakeSink{progress: map[string]channels.Progress{}, changed: make(chan struct{}),
+		started: make(chan channels.Inbound, 16), received: received}
+}
+
+func (s *fakeSink) notify() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Accept answers messages (not events), like the gateway.
+func (s *fakeSink) Accept(ctx context.Context, in channels.Inbound) (channels.Receipt, error) {
+	s.started <- in
+	s.mu.Lock()
+	gate := s.gate
+	s.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.acceptErr != nil {
+		return channels.Receipt{}, s.acceptErr
+	}
+	s.accepted = append(s.accepted, in)
+	if _, ok := s.progress[in.MsgID]; !ok && in.MsgType != channels.TypeEvent {
+		s.progress[in.MsgID] = channels.Progress{Known: true, Received: s.received}
+	}
+	s.notify()
+	return channels.Receipt{New: true, Answer: in.MsgType != channels.TypeEvent}, nil
+}
+
+func (s *fakeSink) Progress(ctx context.Context, ref channels.MessageRef) (channels.Progress, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.progress[ref.MsgID], nil
+}
+
+func (s *fakeSink) Shown(ctx context.Context, ref channels.MessageRef) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shown = append(s.shown, ref)
+	p := s.progress[ref.MsgID]
+	p.Shown = true
+	s.progress[ref.MsgID] = p
+	s.notify()
+	return nil
+}
+
+func (s *fakeSink) setAcceptErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.acceptErr = err
+}
+
+// hold makes Accept wait until the returned channel is closed.
+func (s *fakeSink) hold() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate = make(chan struct{})
+	return s.gate
+}
+
+// setProgress scripts the run's progress for msgID.
+func (s *fakeSink) setProgress(msgID, text string, done bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.progress[msgID] = channels.Progress{Known: true, Text: text, Done: done, Received: s.received}
+}
+
+func (s *fakeSink) Accepted() []channels.Inbound {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]channels.Inbound(nil), s.accepted...)
+}
+
+func (s *fakeSink) shownRefs() []channels.MessageRef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]channels.MessageRef(nil), s.shown...)
+}
+
+// waitShown blocks until ref's Shown was recorded.
+func (s *fakeSink) waitShown(t *testing.T, msgID string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		s.mu.Lock()
+		for _, r := range s.shown {
+			if r.MsgID == msgID {
+				s.mu.Unlock()
+				return
+			}
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("Shown(%s) never recorded", msgID)
+		}
+	}
+}
+
+// callbackBot is a callback-mode bot behind its routes.
+type callbackBot struct {
+	bot    *wecom.Bot
+	ch     *wecom.Channel
+	mux    *http.ServeMux
+	crypto *wecom.Crypto
+	clock  *testClock
+	sink   *fakeSink
+	resp   *wecomtest.ResponseURLServer
+	logs   *bytes.Buffer
+}
+
+var botT0 = time.Unix(1764547200, 0) // 2025-12-01 00:00 UTC
+
+func newCallbackBot(t *testing.T) *callbackBot {
+	t.Helper()
+	clock := newTestClock(botT0)
+	logs := &bytes.Buffer{}
+	bot, err := wecom.NewBot(wecom.BotSection{
+		Name: botName, Mode: wecom.BotModeCallback, CorpID: botCorpID,
+		Token: vecToken, EncodingAESKey: vecKey,
+	}, 0, channels.Env{Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)), Messages: botMessages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &callbackBot{
+		bot: bot, ch: wecom.NewChannel().WithBots(bot), mux: http.NewServeMux(),
+		crypto: mustCrypto(t, vecToken, vecKey, ""), clock: clock,
+		sink: newFakeSink(botT0), resp: wecomtest.NewResponseURLServer(t), logs: logs,
+	}
+	for _, r := range f.ch.Routes(f.sink) {
+		f.mux.HandleFunc(r.Method+" "+r.Path, r.Handler)
+	}
+	return f
+}
+
+// post delivers plain as an encrypted callback and returns the answer.
+func (f *callbackBot) post(t *testing.T, plain []byte) *httptest.ResponseRecorder {
+	t.Helper()
+	req := wecomtest.BotCallbackRequest(f.crypto, botPath, plain, f.clock.Now())
+	rec := httptest.NewRecorder()
+	f.mux.ServeHTTP(rec, req)
+	return rec
+}
+
+// reply posts plain and decrypts the passive reply.
+func (f *callbackBot) reply(t *testing.T, plain []byte) wecomtest.BotReply {
+	t.Helper()
+	rec := f.post(t, plain)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	nonce := "nonce-" + strconv.FormatInt(f.clock.Now().Unix(), 10)
+	r, err := wecomtest.OpenBotReply(f.crypto, rec.Body.Bytes(), nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (f *callbackBot) single(msgID string) wecomtest.BotMessage {
+	return wecomtest.BotMessage{MsgID: msgID, AIBotID: "aib-1", ChatType: "single", UserID: "zhangsan",
+		ResponseURL: f.resp.URL(msgID)}
+}
+
+func (f *callbackBot) group(msgID string) wecomtest.BotMessage {
+	m := f.single(msgID)
+	m.ChatType, m.ChatID = "group", "wrgroup1"
+	return m
+}
+
+func TestBot_VerifyURL(t *testing.T) {
+	f := newCallbackBot(t)
+	ts := strconv.FormatInt(botT0.Unix(), 10)
+
+	t.Run("OK", func(t *testing.T) {
+		q := wecomtest.VerifyURLQuery(f.crypto, "8830612946478469211", ts, "n1")
+		rec := httptest.NewRecorder()
+		f.mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, botPath+"?"+q.Encode(), nil))
+		if rec.Code != http.StatusOK || rec.Body.String() != "8830612946478469211" {
+			t.Fatalf("got %d %q, want 200 and the bare plaintext", rec.Code, rec.Body)
+		}
+	})
+	t.Run("ErrDecrypt", func(t *testing.T) {
+		// Encrypted for an app (receiveid = corp id): not this bot's.
+		q := wecomtest.VerifyURLQuery(mustCrypto(t, vecToken, vecKey, vecCorpID), "123", ts, "n1")
+		rec := httptest.NewRecorder()
+		f.mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, botPath+"?"+q.Encode(), nil))
+		if rec.Code != http.StatusBadRequest {
+			t.Fatalf("status %d, want 400", rec.Code)
+		}
+	})
+}
+
+func TestBot_Callback_Refused(t *testing.T) {
+	f := newCallbackBot(t)
+	plain := f.single("m-forged").Text("hello")
+
+	t.Run("ErrSignature", func(t *testing.T) {
+		req := wecomtest.BotCallbackRequest(f.crypto, botPath, plain, botT0)
+		q := req.URL.Query()
+		q.Set("msg_signature", strings.Repeat("0", 40))
+		req.URL.RawQuery = q.Encode()
+		rec := httptest.NewRecorder()
+		f.mux.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("status %d, want 401", rec.Code)
+		}
+	})
+	t.Run("ErrStale", func(t *testing.T) {
+		req := wecomtest.BotCallbackRequest(f.crypto, botPath, plain, botT0.Add(-time.Hour))
+		rec := httptest.NewRecorder()
+		f.mux.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("status %d, want 401", rec.Code)
+		}
+	})
+	if got := f.sink.Accepted(); len(got) != 0 {
+		t.Fatalf("accepted %d messages from refused callbacks", len(got))
+	}
+	t.Run("ErrUnavailable", func(t *testing.T) {
+		f.sink.setAcceptErr(errors.New("postgres down"))
+		defer f.sink.setAcceptErr(nil)
+		if rec := f.post(t, plain); rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("status %d, want 503 so that WeCom retries", rec.Code)
+		}
+	})
+}
+
+func TestBot_Callback_TextOpensStream(t *testing.T) {
+	f := newCallbackBot(t)
+	r := f.reply(t, f.single("m-1").Text("请假怎么申请？"))
+
+	if r.MsgType != "stream" || r.Stream.ID != "m-1" || r.Stream.Finish || r.Stream.Content != botThink {
+		t.Fatalf("passive reply = %+v, want an open stream m-1 saying %q", r, botThink)
+	}
+	got := f.sink.Accepted()
+	if len(got) != 1 {
+		t.Fatalf("accepted %d, want 1", len(got))
+	}
+	in := got[0]
+	if in.Channel != "wecom" || in.Account != botName || in.MsgID != "m-1" || in.MsgType != "text" ||
+		in.ChatType != channels.ChatSingle || in.ChatID != "zhangsan" || in.Text != "请假怎么申请？" || in.Mentioned ||
+		in.Sender.UserID != "zhangsan" || in.Sender.CorpID != botCorpID {
+		t.Fatalf("Inbound = %+v", in)
+	}
+	if !strings.Contains(string(in.Raw), `"response_url"`) {
+		t.Errorf("Raw lacks the decrypted payload: %s", in.Raw)
+	}
+}
+
+func TestBot_Callback_MessageTypes(t *testing.T) {
+	f := newCallbackBot(t)
+	tests := []struct {
+		name     string
+		plain    []byte
+		wantType string
+		wantText string
+	}{
+		{"voice", f.single("m-voice").Voice("明天请假"), "text", "明天请假"},
+		{"mixed", f.single("m-mixed").Mixed(wecomtest.MixedText("看这张图"), wecomtest.MixedImage("https://x/1")), "text", "看这张图\n[image]"},
+		{"image", f.single("m-image").Image("https://x/2"), "image", ""},
+		{"file", f.single("m-file").File("https://x/3"), "file", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.post(t, tt.plain)
+			got := f.sink.Accepted()
+			in := got[len(got)-1]
+			if in.MsgType != tt.wantType || in.Text != tt.wantText {
+				t.Fatalf("MsgType %q Text %q, want %q %q", in.MsgType, in.Text, tt.wantType, tt.wantText)
+			}
+		})
+	}
+}
+
+func TestBot_Callback_EnterChatWelcome(t *testing.T) {
+	f := newCallbackBot(t)
+	m := f.single("ev-1")
+	m.ResponseURL, m.CreateTime = "", botT0.Unix()
+	r := f.reply(t, m.EnterChat())
+	if r.MsgType != "text" || r.Text.Content != botWelcome {
+		t.Fatalf("reply = %+v, want the welcome text", r)
+	}
+	got := f.sink.Accepted()
+	if len(got) != 1 || got[0].MsgType != channels.TypeEvent || got[0].MsgID != "ev-1" {
+		t.Fatalf("accepted %+v, want the event recorded", got)
+	}
+}
+
+func TestBot_Callback_StreamRefresh(t *testing.T) {
+	f := newCallbackBot(t)
+	f.reply(t, f.single("m-1").Text("hi"))
+	refresh := f.single("r-1").StreamRefresh("m-1")
+
+	f.sink.setProgress("m-1", "正在查询假期余额", false)
+	r := f.reply(t, refresh)
+	if r.Stream.ID != "m-1" || r.Stream.Finish || r.Stream.Content != "正在查询假期余额" {
+		t.Fatalf("refresh = %+v, want the draft, unfinished", r.Stream)
+	}
+	if len(f.sink.shownRefs()) != 0 {
+		t.Fatal("Shown recorded for a draft")
+	}
+
+	f.sink.setProgress("m-1", "你还有 5 天年假。", true)
+	r = f.reply(t, refresh)
+	if !r.Stream.Finish || r.Stream.Content != "你还有 5 天年假。" {
+		t.Fatalf("refresh = %+v, want the final text, finished", r.Stream)
+	}
+	if got := f.sink.shownRefs(); len(got) != 1 || got[0] != (channels.MessageRef{Channel: "wecom", Account: botName, MsgID: "m-1"}) {
+		t.Fatalf("Shown = %+v", got)
+	}
+}
+
+func TestBot_Callback_StreamDeadline(t *testing.T) {
+	f := newCallbackBot(t)
+	f.reply(t, f.single("m-1").Text("hi"))
+	f.sink.setProgress("m-1", "draft", false)
+
+	// Past 6 minutes minus the safety margin: finish now, with the note.
+	late := botT0.Add(wecom.StreamLifetime - time.Second)
+	f.clock.Set(late)
+	r := f.reply(t, f.single("r-9").StreamRefresh("m-1"))
+	if !r.Stream.Finish || r.Stream.Content != "draft\n\n"+botLater {
+		t.Fatalf("refresh at the deadline = %+v, want finish with the note", r.Stream)
+	}
+	if len(f.sink.shownRefs()) != 0 {
+		t.Fatal("Shown recorded for a stream closed at its deadline")
+	}
+
+	// The final reply then goes through response_url.
+	rt := f.sink.Accepted()[0].ReplyTo
+	if _, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt,
+		Format: channels.FormatMarkdown, Text: "**5** 天", Part: 0, Parts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	posts := f.resp.Posts()
+	if len(posts) != 1 || posts[0].Code != "m-1" || posts[0].Reply.MsgType != "markdown" || posts[0].Reply.Markdown.Content != "**5** 天" {
+		t.Fatalf("response_url POSTs = %+v", posts)
+	}
+}
+
+func TestBot_Send_Deferred(t *testing.T) {
+	f := newCallbackBot(t)
+	f.reply(t, f.single("m-1").Text("hi"))
+	rt := f.sink.Accepted()[0].ReplyTo
+	f.clock.Set(botT0.Add(time.Minute))
+
+	_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt, Text: "x", Parts: 2, Answer: true})
+	var d *channels.DeferredError
+	if !errors.As(err, &d) {
+		t.Fatalf("Send part 0 = %v, want a *DeferredError", err)
+	}
+	if lo, hi := botT0.Add(5*time.Minute), botT0.Add(wecom.StreamLifetime+time.Minute); d.Until.Before(lo) || d.Until.After(hi) {
+		t.Fatalf("deferred until %s, want after the stream deadline", d.Until)
+	}
+	if len(f.resp.Posts()) != 0 {
+		t.Fatal("a deferred part was posted")
+	}
+
+	// Later parts go at once.
+	if _, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt, Text: "second", Part: 1, Parts: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if posts := f.resp.Posts(); len(posts) != 1 || posts[0].Reply.Markdown.Content != "second" {
+		t.Fatalf("posts = %+v", posts)
+	}
+}
+
+func TestBot_Send_ResponseURLErrors(t *testing.T) {
+	f := newCallbackBot(t)
+	send := func(msgID string, now time.Time) error {
+		t.Helper()
+		f.clock.Set(botT0)
+		f.reply(t, f.single(msgID).Text("hi"))
+		got := f.sink.Accepted()
+		f.clock.Set(now)
+		_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: got[len(got)-1].ReplyTo, Text: "x", Part: 1, Parts: 2})
+		return err
+	}
+	t.Run("ErrExpired", func(t *testing.T) {
+		if err := send("m-old", botT0.Add(wecom.ResponseURLLifetime)); !errors.Is(err, channels.ErrPermanent) {
+			t.Fatalf("err = %v, want ErrPermanent", err)
+		}
+		if len(f.resp.Posts()) != 0 {
+			t.Fatal("posted to an expired response_url")
+		}
+	})
+	t.Run("ErrUsed", func(t *testing.T) {
+		if err := send("m-once", botT0.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		rt := f.sink.Accepted()[len(f.sink.Accepted())-1].ReplyTo
+		_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt, Text: "y", Part: 2, Parts: 3})
+		if !errors.Is(err, channels.ErrPermanent) {
+			t.Fatalf("second POST: err = %v, want ErrPermanent", err)
+		}
+	})
+	t.Run("Transient", func(t *testing.T) {
+		f.resp.FailNext(-1)
+		err := send("m-busy", botT0.Add(time.Minute))
+		if err == nil || errors.Is(err, channels.ErrPermanent) {
+			t.Fatalf("err = %v, want a retryable error", err)
+		}
+	})
+}
+
+func TestBot_Callback_GroupMention(t *testing.T) {
+	f := newCallbackBot(t)
+	r := f.reply(t, f.group("m-g").Text("@HR助手\u2005请假怎么申请"))
+	in := f.sink.Accepted()[0]
+	if !in.Mentioned || in.Text != "请假怎么申请" || in.ChatType != channels.ChatGroup || in.ChatID != "wrgroup1" || in.Sender.UserID != "zhangsan" {
+		t.Fatalf("Inbound = %+v", in)
+	}
+	if want := "<@zhangsan>\n" + botThink; r.Stream.Content != want {
+		t.Fatalf("stream opens with %q, want %q", r.Stream.Content, want)
+	}
+	f.sink.setProgress("m-g", "答案", true)
+	g := f.group("r-g")
+	if r := f.reply(t, g.StreamRefresh("m-g")); r.Stream.Content != "<@zhangsan>\n答案" {
+		t.Fatalf("stream content %q, want the asker mentioned", r.Stream.Content)
+	}
+	if _, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "续", Part: 1, Parts: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if posts := f.resp.Posts(); len(posts) != 1 || posts[0].Reply.Markdown.Content != "<@zhangsan>\n续" {
+		t.Fatalf("posts = %+v, want the asker mentioned", posts)
+	}
+}
+
+func TestBot_Limits(t *testing.T) {
+	f := newCallbackBot(t)
+	l := f.ch.Limits(botName)
+	if l.Format != channels.FormatMarkdown || l.Dialect != channels.DialectWeCom || l.PerMinute != wecom.BotPushPerMinute || !l.Streams ||
+		l.MaxBytes > wecom.MaxStreamBytes || l.MaxBytes < wecom.MaxStreamBytes-100 {
+		t.Fatalf("Limits = %+v", l)
+	}
+}
+
+// Bots come from the `wecom:` section like apps: a callback bot has its
+// callback URL, a websocket bot one exclusive connection and no route.
+func TestBot_FromConfig(t *testing.T) {
+	key := strings.Repeat("a", 43)
+	ch, err := buildSection(t, "bots:\n"+
+		"  - {name: bot-it, corp_id: c, token: t, encoding_aes_key: "+key+"}\n"+
+		"  - {name: bot-hr, corp_id: c, mode: websocket, bot_id: x, secret: s}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range ch.(channels.HTTPReceiver).Routes(nil) {
+		paths = append(paths, r.Method+" "+r.Path)
+	}
+	if strings.Join(paths, ",") != "GET /wecom/bot/bot-it/callback,POST /wecom/bot/bot-it/callback" {
+		t.Fatalf("routes %v", paths)
+	}
+	conns := ch.(channels.StreamReceiver).Connections()
+	if len(conns) != 1 || conns[0].Account != "bot-hr" || !conns[0].Exclusive {
+		t.Fatalf("connections %+v", conns)
+	}
+}
+
+func TestBot_MentionStripped(t *testing.T) {
+	f := newCallbackBot(t)
+	tests := []struct {
+		name, chat, content, want string
+	}{
+		{"GroupU2005", "group", "@IT助手\u2005重置密码", "重置密码"},
+		{"GroupOnlyMention", "group", "@IT助手", ""},
+		{"GroupNoMention", "group", "重置密码 @IT助手", "重置密码 @IT助手"},
+		{"SingleKeepsAt", "single", "@all 是什么意思", "@all 是什么意思"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := f.single("m-at-" + strconv.Itoa(i))
+			if tt.chat == "group" {
+				m = f.group(m.MsgID)
+			}
+			f.post(t, m.Text(tt.content))
+			got := f.sink.Accepted()
+			in := got[len(got)-1]
+			if in.Text != tt.want || in.Mentioned != (tt.chat == "group") {
+				t.Fatalf("Text %q Mentioned %v, want %q %v", in.Text, in.Mentioned, tt.want, tt.chat == "group")
+			}
+		})
+	}
+}
+
+// A later message to the conversation (an async result) is no answer to
+// the message: it goes out at once, never held for the message's stream.
+func TestBot_Send_FollowUpNotDeferred(t *testing.T) {
+	f := newCallbackBot(t)
+	f.reply(t, f.single("m-2").Text("hi"))
+	rt := f.sink.Accepted()[0].ReplyTo
+	f.clock.Set(botT0.Add(time.Minute))
+	if _, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt, Text: "结果", Parts: 1}); err != nil {
+		t.Fatalf("Send of a follow-up = %v, want it sent", err)
+	}
+	if len(f.resp.Posts()) != 1 {
+		t.Fatalf("response_url posts = %d, want 1", len(f.resp.Posts()))
+	}
+}

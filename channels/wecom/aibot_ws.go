@@ -1,0 +1,318 @@
+package wecom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// botTiming are the long connection's intervals. The defaults mirror the
+// official SDK (@wecom/aibot-node-sdk); tests shorten them.
+type botTiming struct {
+	// Ping is the heartbeat interval, default 30s.
+	Ping time.Duration
+	// MissedPings unanswered in a row mean a dead socket, default 2.
+	MissedPings int
+	// AckTimeout is how long a frame waits for its ack, default 5s.
+	AckTimeout time.Duration
+	// Poll is how often a stream reads the run's progress, default 500ms.
+	Poll time.Duration
+	// Dial bounds connecting and the websocket handshake, default 10s.
+	Dial time.Duration
+	// Backoff is the wait before each reconnect after a failure: the n-th
+	// failure in a row waits Backoff[n], the last entry once past the end.
+	Backoff []time.Duration
+}
+
+func defaultBotTiming() botTiming {
+	return botTiming{
+		Ping:        30 * time.Second,
+		MissedPings: 2,
+		AckTimeout:  5 * time.Second,
+		Poll:        500 * time.Millisecond,
+		Dial:        10 * time.Second,
+		Backoff: []time.Duration{
+			1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
+			16 * time.Second, 30 * time.Second,
+		},
+	}
+}
+
+func (t botTiming) backoff(failures int) time.Duration {
+	return t.Backoff[min(failures, len(t.Backoff)-1)]
+}
+
+// errSubscribeRefused: WeCom answered aibot_subscribe with an errcode,
+// most often wrong bot_id or secret (853000).
+var errSubscribeRefused = errors.New("subscription refused (check bot_id and secret)")
+
+type subscribeBody struct {
+	BotID  string `json:"bot_id"`
+	Secret string `json:"secret"`
+}
+
+// run keeps the bot's long connection up until ctx ends (it returns ctx's
+// error) or WeCom says a newer connection took over (an error wrapping
+// channels.ErrTakenOver; it does not reconnect against it). It returns only
+// after every message it was handling is done with.
+func (b *Bot) run(ctx context.Context, sink channels.Sink) error {
+	var handlers sync.WaitGroup
+	defer handlers.Wait()
+	failures := 0
+	for {
+		subscribed, err := b.session(ctx, sink, &handlers)
+		if errors.Is(err, channels.ErrTakenOver) {
+			b.log.Warn("wecom bot: another connection took over this bot; not reconnecting")
+			return fmt.Errorf("wecom: bot %q: %w", b.name, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if subscribed {
+			failures = 0
+		}
+		delay := b.timing.backoff(failures)
+		failures++
+		if errors.Is(err, errSubscribeRefused) {
+			b.log.Error("wecom bot: WeCom refused the long connection; fix bot_id / secret in the configuration",
+				"bot_id", b.botID, "err", err, "retry_in", delay)
+		} else {
+			b.log.Warn("wecom bot: long connection lost; reconnecting", "err", err, "retry_in", delay)
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// session is one socket: dial, subscribe, then read frames and ping until
+// the socket dies. subscribed says WeCom accepted the subscription.
+func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.WaitGroup) (subscribed bool, err error) {
+	dctx, cancel := context.WithTimeout(ctx, b.timing.Dial)
+	ws, _, err := websocket.Dial(dctx, b.url, nil)
+	cancel()
+	if err != nil {
+		return false, fmt.Errorf("dial %s: %w", b.url, err)
+	}
+	conn := newBotConn(ws, b.timing.AckTimeout)
+	sctx, stop := context.WithCancel(ctx)
+	defer func() {
+		stop()
+		conn.close()
+		<-conn.done
+	}()
+	go conn.readLoop(sctx, func(f botFrameIn) error { return b.dispatch(ctx, conn, sink, f, handlers) })
+
+	ack, err := conn.request(sctx, botCmdSubscribe, newReqID(), subscribeBody{BotID: b.botID, Secret: b.secret})
+	if errors.Is(err, errSocketClosed) {
+		<-conn.done
+		return false, conn.err // e.g. channels.ErrTakenOver
+	}
+	if err != nil {
+		return false, err
+	}
+	if ack.ErrCode != 0 {
+		return false, fmt.Errorf("%w: errcode %d: %s", errSubscribeRefused, ack.ErrCode, ack.ErrMsg)
+	}
+	b.live.Store(conn)
+	defer b.live.CompareAndSwap(conn, nil)
+	b.log.Info("wecom bot: long connection subscribed", "url", b.url)
+	return true, b.keepAlive(sctx, conn)
+}
+
+// keepAlive pings every Ping interval until MissedPings pings in a row go
+// unanswered (a dead socket: WeCom or a middlebox dropped it silently) or
+// the socket ends.
+func (b *Bot) keepAlive(ctx context.Context, conn *botConn) error {
+	ticker := time.NewTicker(b.timing.Ping)
+	defer ticker.Stop()
+	missed := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-conn.done:
+			return conn.err
+		case <-ticker.C:
+		}
+		_, err := conn.requestWithin(ctx, botCmdPing, newReqID(), nil, min(b.timing.AckTimeout, b.timing.Ping))
+		switch {
+		case err == nil:
+			missed = 0
+		case errors.Is(err, errAckTimeout):
+			if missed++; missed >= b.timing.MissedPings {
+				return fmt.Errorf("%d pings unanswered: dead socket", missed)
+			}
+		case errors.Is(err, errSocketClosed):
+			<-conn.done
+			return conn.err
+		default:
+			return err
+		}
+	}
+}
+
+// dispatch routes a callback frame. It runs on the read loop, so the work
+// (sink.Accept, the stream) runs in its own goroutine; handlers tracks it.
+// Message work uses ctx, the connection's lifetime, not the socket's: a
+// message received is stored even if the socket dies meanwhile.
+func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f botFrameIn, handlers *sync.WaitGroup) error {
+	if f.Cmd != botCmdMsgCallback && f.Cmd != botCmdEventCallback {
+		b.log.Debug("wecom bot: ignoring frame", "cmd", f.Cmd)
+		return nil
+	}
+	m, err := parseBotMessage(f.Body)
+	if err != nil {
+		b.log.Warn("wecom bot: undecodable callback frame", "cmd", f.Cmd, "req_id", f.Headers.ReqID, "err", err)
+		return nil
+	}
+	if m.eventType() == botDisconnects {
+		return channels.ErrTakenOver
+	}
+	handlers.Add(1)
+	go func() {
+		defer handlers.Done()
+		b.handleFrame(ctx, conn, sink, f.Headers.ReqID, m, f.Body)
+	}()
+	return nil
+}
+
+// handleFrame stores a message and, only then, answers it on the socket.
+// While it runs, the message counts as streaming (see liveStreams).
+func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) {
+	b.streams.begin(m.MsgID)
+	err := b.answerFrame(ctx, conn, sink, reqID, m, body)
+	b.streams.end(m.MsgID)
+	switch {
+	case errors.Is(err, channels.ErrUnavailable) || errors.Is(err, ErrMalformed):
+		// Nothing tells WeCom to push the frame again: the message is lost.
+		b.log.Error("wecom bot: message not stored", "msg_id", m.MsgID, "req_id", reqID, "err", err)
+	case err != nil:
+		b.log.Warn("wecom bot: message not answered on the socket", "msg_id", m.MsgID, "req_id", reqID, "err", err)
+	}
+}
+
+func (b *Bot) answerFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) error {
+	in, answer, err := b.accept(ctx, sink, m, body, reqID)
+	if err != nil {
+		return fmt.Errorf("not stored: %w", err)
+	}
+	switch answer {
+	case answerWelcome:
+		ack, err := conn.request(ctx, botCmdRespondWelcome, reqID, textReply(b.msgs.Welcome))
+		if err == nil {
+			err = ack.result().err(botCmdRespondWelcome)
+		}
+		if err != nil {
+			return fmt.Errorf("welcome: %w", err)
+		}
+	case answerStream:
+		if err := b.stream(ctx, conn, sink, reqID, in); err != nil {
+			return fmt.Errorf("stream lost, Send delivers the reply: %w", err)
+		}
+	}
+	return nil
+}
+
+// stream opens the message's stream and pushes the run's progress into it
+// (the whole text so far, whenever it changed) until the run is done or
+// the stream deadline comes. When the final first part is acked, Shown is
+// recorded; at the deadline the stream finishes with the "rest follows"
+// note and Send delivers the reply.
+//
+// It returns an error when the stream ends without showing the reply (the
+// socket closed, WeCom refused a frame, progress unreadable); Send then
+// delivers the first part, as the stream is no longer live.
+func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, in channels.Inbound) error {
+	received := b.now()
+	ref := channels.MessageRef{Channel: ChannelName, Account: b.name, MsgID: in.MsgID}
+	respond := func(s botStream) error {
+		ack, err := conn.request(ctx, botCmdRespond, reqID, streamReply(s))
+		if err != nil {
+			return err
+		}
+		return ack.result().err(botCmdRespond)
+	}
+	open := b.openStream(in)
+	if err := respond(open); err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	shownContent := open.Content
+	ticker := time.NewTicker(b.timing.Poll)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil // shutting down: whoever takes over delivers
+		case <-conn.done:
+			return errSocketClosed
+		case <-ticker.C:
+		}
+		p, err := sink.Progress(ctx, ref)
+		if err != nil {
+			if b.now().After(received.Add(StreamLifetime)) {
+				return fmt.Errorf("progress unreadable: %w", err)
+			}
+			continue
+		}
+		st := b.step(ref.MsgID, p, in.ChatType, in.Sender.UserID, received)
+		if !st.stream.Finish && st.stream.Content == shownContent {
+			continue
+		}
+		if err := respond(st.stream); err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		shownContent = st.stream.Content
+		if !st.stream.Finish {
+			continue
+		}
+		if st.shown {
+			if err := sink.Shown(ctx, ref); err != nil {
+				b.log.Warn("wecom bot: record stream shown", "msg_id", in.MsgID, "err", err)
+			}
+		}
+		return nil
+	}
+}
+
+// liveStreams are the messages this replica is answering over its socket,
+// from before sink.Accept until their stream ends. Deliveries of a
+// websocket bot run on the replica holding its connection (the connection
+// is exclusive), so Send asks here whether a stream may still show a first
+// part; a stream of a previous holder died with its socket.
+type liveStreams struct {
+	mu sync.Mutex
+	n  map[string]int // msgid → streams in progress (WeCom may push a message twice)
+}
+
+func (l *liveStreams) begin(msgID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n == nil {
+		l.n = map[string]int{}
+	}
+	l.n[msgID]++
+}
+
+func (l *liveStreams) end(msgID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n[msgID]--; l.n[msgID] <= 0 {
+		delete(l.n, msgID)
+	}
+}
+
+func (l *liveStreams) has(msgID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n[msgID] > 0
+}

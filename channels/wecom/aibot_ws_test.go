@@ -1,0 +1,391 @@
+package wecom_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+)
+
+const (
+	wsBotID  = "aibBOT1"
+	wsSecret = "s3cret-long-connection"
+)
+
+// wsBot is a websocket-mode bot connected to a fake WeCom gateway.
+type wsBot struct {
+	bot   *wecom.Bot
+	ch    *wecom.Channel
+	srv   *wecomtest.BotWSServer
+	sink  *fakeSink
+	clock *testClock
+	logs  *syncBuffer
+	// logged receives the message of every log record, to wait on.
+	logged chan string
+	done   chan error // Run's result
+	stop   context.CancelFunc
+}
+
+// syncBuffer is a log buffer safe for the bot's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// tapHandler copies each record's message to tap (dropping it when tap is
+// full) so that a test can wait for what the bot logged.
+type tapHandler struct {
+	slog.Handler
+	tap chan string
+}
+
+func (h tapHandler) Handle(ctx context.Context, r slog.Record) error {
+	select {
+	case h.tap <- r.Message:
+	default:
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h tapHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return tapHandler{Handler: h.Handler.WithAttrs(as), tap: h.tap}
+}
+
+func (h tapHandler) WithGroup(name string) slog.Handler {
+	return tapHandler{Handler: h.Handler.WithGroup(name), tap: h.tap}
+}
+
+// waitLogged blocks until the bot logs a message containing what.
+func (w *wsBot) waitLogged(t *testing.T, what string) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for {
+		select {
+		case m := <-w.logged:
+			if strings.Contains(m, what) {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("never logged %q; logs:\n%s", what, w.logs)
+		}
+	}
+}
+
+type wsOpts struct {
+	secret  string        // default wsSecret
+	ping    time.Duration // default 1h: no pings unless a test wants them
+	backoff []time.Duration
+	srv     *wecomtest.BotWSServer // default a new one
+}
+
+// startWSBot runs a bot's connection against a fake gateway until the
+// test ends.
+func startWSBot(t *testing.T, o wsOpts) *wsBot {
+	t.Helper()
+	if o.secret == "" {
+		o.secret = wsSecret
+	}
+	if o.ping == 0 {
+		o.ping = time.Hour
+	}
+	if o.backoff == nil {
+		o.backoff = []time.Duration{5 * time.Millisecond}
+	}
+	srv := o.srv
+	if srv == nil {
+		srv = wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	}
+	clock := newTestClock(botT0)
+	logs, logged := &syncBuffer{}, make(chan string, 1000)
+	logger := slog.New(tapHandler{Handler: slog.NewTextHandler(logs, nil), tap: logged})
+	bot, err := wecom.NewBot(wecom.BotSection{
+		Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
+		BotID: wsBotID, Secret: o.secret, URL: srv.URL(),
+	}, 0, channels.Env{Now: clock.Now, Logger: logger, Messages: botMessages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A generous ack timeout: a subscribe acked late would look refused
+	// here while the fake counts it, and the replicas would swap roles.
+	wecom.SetBotTiming(bot, o.ping, 2*time.Second, 5*time.Millisecond, o.backoff...)
+	ch := wecom.NewChannel().WithBots(bot)
+	conns := ch.Connections()
+	if len(conns) != 1 || conns[0].Account != botName || !conns[0].Exclusive {
+		t.Fatalf("Connections = %+v, want one exclusive connection", conns)
+	}
+	if routes := ch.Routes(nil); len(routes) != 0 {
+		t.Fatalf("a websocket bot has routes: %+v", routes)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: newFakeSink(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop}
+	go func() { w.done <- conns[0].Run(ctx, w.sink) }()
+	t.Cleanup(func() {
+		stop()
+		<-w.done
+	})
+	return w
+}
+
+func waitCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func (w *wsBot) frame(t *testing.T, match func(wecomtest.BotFrame) bool) wecomtest.BotFrame {
+	t.Helper()
+	f, err := w.srv.WaitFrame(waitCtx(t), match)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (w *wsBot) subscribed(t *testing.T, n int) []wecomtest.Subscription {
+	t.Helper()
+	subs, err := w.srv.WaitSubscriptions(waitCtx(t), n, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return subs
+}
+
+func msg(id string) wecomtest.BotMessage {
+	return wecomtest.BotMessage{MsgID: id, AIBotID: wsBotID, ChatType: "single", UserID: "lisi"}
+}
+
+func TestBotWS_StreamsAndSends(t *testing.T) {
+	w := startWSBot(t, wsOpts{})
+	w.subscribed(t, 1)
+	gate := w.sink.hold()
+
+	reqID, err := w.srv.PushMessage(waitCtx(t), msg("w-1").Text("报销流程？"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := <-w.sink.started
+	if in.MsgID != "w-1" || in.Text != "报销流程？" || in.Sender.UserID != "lisi" || in.ChatID != "lisi" {
+		t.Fatalf("Inbound = %+v", in)
+	}
+	if got := w.srv.Frames(); len(got) != 0 {
+		t.Fatalf("frames sent before Accept returned: %+v", got)
+	}
+	close(gate)
+
+	isStream := func(content string, finish bool) func(wecomtest.BotFrame) bool {
+		return func(f wecomtest.BotFrame) bool {
+			return f.Cmd == "aibot_respond_msg" && f.ReqID == reqID && f.Reply.Stream.ID == "w-1" &&
+				f.Reply.Stream.Content == content && f.Reply.Stream.Finish == finish
+		}
+	}
+	w.frame(t, isStream(botThink, false))
+	w.sink.setProgress("w-1", "第一步", false)
+	w.frame(t, isStream("第一步", false))
+	// While the stream is live, the first part waits for it.
+	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第一步，第二步", Parts: 2, Answer: true})
+	var deferred *channels.DeferredError
+	if !errors.As(err, &deferred) {
+		t.Fatalf("Send part 0 during the stream = %v, want deferred", err)
+	}
+	w.sink.setProgress("w-1", "第一步，第二步", true)
+	w.frame(t, isStream("第一步，第二步", true))
+	w.sink.waitShown(t, "w-1")
+
+	// A part after the first is pushed with aibot_send_msg.
+	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第三步", Part: 1, Parts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_send_msg" })
+	if f.Reply.ChatID != "lisi" || f.Reply.MsgType != "markdown" || f.Reply.Markdown.Content != "第三步" || f.ReqID == reqID {
+		t.Fatalf("aibot_send_msg = %+v", f)
+	}
+	// Frames on one req_id went one at a time, in order.
+	var contents []string
+	for _, f := range w.srv.Frames() {
+		if f.ReqID == reqID {
+			contents = append(contents, f.Reply.Stream.Content)
+		}
+	}
+	if strings.Join(contents, "|") != botThink+"|第一步|第一步，第二步" {
+		t.Fatalf("stream frames %q", contents)
+	}
+}
+
+func TestBotWS_StreamDeadline(t *testing.T) {
+	w := startWSBot(t, wsOpts{})
+	w.subscribed(t, 1)
+	m := msg("w-late")
+	m.ChatType, m.ChatID = "group", "wrg"
+	reqID, err := w.srv.PushMessage(waitCtx(t), m.Text("@HR助手 很长的问题"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID })
+	w.sink.setProgress("w-late", "写到一半", false)
+	w.clock.Set(botT0.Add(wecom.StreamLifetime))
+
+	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID && f.Reply.Stream.Finish })
+	if want := "<@lisi>\n写到一半\n\n" + botLater; f.Reply.Stream.Content != want {
+		t.Fatalf("final frame %q, want %q", f.Reply.Stream.Content, want)
+	}
+	if len(w.sink.shownRefs()) != 0 {
+		t.Fatal("Shown recorded for a stream closed at its deadline")
+	}
+	// The whole reply then goes through aibot_send_msg, mentioning the asker.
+	in := w.sink.Accepted()[0]
+	if _, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "全文", Parts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sent := w.frame(t, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_send_msg" })
+	if sent.Reply.ChatID != "wrg" || sent.Reply.Markdown.Content != "<@lisi>\n全文" {
+		t.Fatalf("aibot_send_msg = %+v", sent.Reply)
+	}
+}
+
+func TestBotWS_EnterChatWelcome(t *testing.T) {
+	w := startWSBot(t, wsOpts{})
+	w.subscribed(t, 1)
+	m := msg("ev-9")
+	m.CreateTime = botT0.Unix()
+	reqID, err := w.srv.PushEvent(waitCtx(t), m.EnterChat())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_respond_welcome_msg" })
+	if f.ReqID != reqID || f.Reply.MsgType != "text" || f.Reply.Text.Content != botWelcome {
+		t.Fatalf("welcome frame = %+v", f)
+	}
+	if got := w.sink.Accepted(); len(got) != 1 || got[0].MsgType != channels.TypeEvent {
+		t.Fatalf("accepted %+v", got)
+	}
+}
+
+func TestBotWS_DeadSocketReplaced(t *testing.T) {
+	w := startWSBot(t, wsOpts{ping: 10 * time.Millisecond})
+	subs := w.subscribed(t, 1)
+	w.srv.SetPingAcks(false)
+	subs = w.subscribed(t, 2)
+	w.srv.SetPingAcks(true)
+	if subs[0].Conn == subs[1].Conn {
+		t.Fatalf("resubscribed on the same connection: %+v", subs)
+	}
+}
+
+func TestBotWS_TakenOver(t *testing.T) {
+	w := startWSBot(t, wsOpts{})
+	w.subscribed(t, 1)
+	if err := w.srv.Disconnect(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-w.done:
+		w.done <- err // for Cleanup
+		if !errors.Is(err, channels.ErrTakenOver) {
+			t.Fatalf("Run = %v, want ErrTakenOver", err)
+		}
+	case <-waitCtx(t).Done():
+		t.Fatal("Run did not end on disconnected_event")
+	}
+	if n := len(w.srv.Subscriptions()); n != 1 {
+		t.Fatalf("%d subscriptions, want no reconnect after a takeover", n)
+	}
+}
+
+func TestBotWS_WrongCredentials(t *testing.T) {
+	backoff := []time.Duration{40 * time.Millisecond, 80 * time.Millisecond}
+	w := startWSBot(t, wsOpts{secret: "wrong-secret-value", backoff: backoff})
+	subs, err := w.srv.WaitSubscriptions(waitCtx(t), 3, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range backoff {
+		if gap := subs[i+1].At.Sub(subs[i].At); gap < want || subs[i].OK {
+			t.Fatalf("attempt %d: ok=%v, next after %s, want a refusal and a wait of at least %s", i, subs[i].OK, gap, want)
+		}
+	}
+	logs := w.logs.String()
+	if strings.Count(logs, "fix bot_id / secret") < 2 || strings.Contains(logs, "wrong-secret-value") {
+		t.Fatalf("logs should name the fix and never the secret:\n%s", logs)
+	}
+}
+
+func TestBotWS_SendWithoutSocket(t *testing.T) {
+	w := startWSBot(t, wsOpts{secret: "wrong-secret-value"})
+	rt := []byte(`{"mode":"websocket","chat_id":"lisi","chat_type":"single","user_id":"lisi","msg_id":"x","received":1}`)
+	_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: rt, Text: "hi", Part: 1, Parts: 2})
+	if err == nil || errors.Is(err, channels.ErrPermanent) {
+		t.Fatalf("Send without a socket = %v, want a retryable error", err)
+	}
+}
+
+// A second replica subscribing takes the bot over: the first stops
+// without fighting back, and messages go to the second.
+func TestBotWS_SecondReplicaTakesOver(t *testing.T) {
+	a := startWSBot(t, wsOpts{})
+	a.subscribed(t, 1)
+	b := startWSBot(t, wsOpts{srv: a.srv})
+	a.subscribed(t, 2)
+
+	select {
+	case err := <-a.done:
+		a.done <- err
+		if !errors.Is(err, channels.ErrTakenOver) {
+			t.Fatalf("first replica's Run = %v, want ErrTakenOver", err)
+		}
+	case <-waitCtx(t).Done():
+		t.Fatalf("the first replica kept its connection; logs:\n%s", a.logs)
+	}
+	if _, err := a.srv.PushMessage(waitCtx(t), msg("w-2").Text("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if in := <-b.sink.started; in.MsgID != "w-2" {
+		t.Fatalf("second replica accepted %+v", in)
+	}
+	if n := len(a.srv.Subscriptions()); n != 2 {
+		t.Fatalf("%d subscriptions, want 2 (no fight)", n)
+	}
+}
+
+// A stream WeCom refuses (too many in progress, expired) shows nothing:
+// the first part then goes out at once, not after the stream deadline.
+// (So does any first part while no stream of its message is live on this
+// replica: a follow-up, or a stream that died with a previous holder.)
+func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
+	w := startWSBot(t, wsOpts{})
+	w.subscribed(t, 1)
+	w.srv.FailNext("aibot_respond_msg", 846605)
+	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-lost").Text("hi")); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLogged(t, "not answered on the socket")
+	in := w.sink.Accepted()[0]
+	if _, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "答案", Parts: 1}); err != nil {
+		t.Fatalf("Send part 0 of a lost stream = %v, want it sent", err)
+	}
+	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_send_msg" })
+	if f.Reply.Markdown.Content != "答案" {
+		t.Fatalf("aibot_send_msg = %+v", f.Reply)
+	}
+}
