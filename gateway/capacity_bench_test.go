@@ -90,6 +90,7 @@ func thousandConversations(b *testing.B, replicas int) {
 	}
 	ctx := withTimeout(b, 5*time.Minute)
 	resetPeakRSS()
+	idleRSS := procStatus("VmRSS:")
 
 	mon := startMonitor(ctx, h)
 	if os.Getenv("HERMES_BENCH_TIMELINE") != "" {
@@ -123,7 +124,7 @@ func thousandConversations(b *testing.B, replicas int) {
 	took := time.Since(start)
 	b.StopTimer()
 	conns, active := mon.stop()
-	rss := peakRSS()
+	rss := procStatus("VmHWM:")
 
 	perKey := map[string]int{}
 	for _, out := range replies(ch.Sent()) {
@@ -147,9 +148,9 @@ func thousandConversations(b *testing.B, replicas int) {
 	b.ReportMetric(float64(conns), "peak-conns")
 	b.ReportMetric(float64(len(perKey)), "replies")
 	fmt.Printf("%d replica(s): %d messages answered in %.1fs (ideal %.0fs, ×%.2f); ack p50 %s p99 %s; "+
-		"peak RSS %.0f MB (whole process); peak connections %d (%d active, limit %d); replies %d; model 429s %d\n",
+		"peak RSS %.0f MB (whole process, %.0f MB before the burst); peak connections %d (%d active, limit %d); replies %d; model 429s %d\n",
 		replicas, benchMessages, took.Seconds(), benchIdealSecond, took.Seconds()/benchIdealSecond,
-		p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), float64(rss)/(1<<20),
+		p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), float64(rss)/(1<<20), float64(idleRSS)/(1<<20),
 		conns, active, replicas*benchMaxConns, len(perKey), overLimit.Load())
 }
 
@@ -201,8 +202,9 @@ func (m *monitor) stop() (conns, active int) {
 // second scenario does not report the first one's peak.
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
-// peakRSS is the process's peak resident set (VmHWM) in bytes.
-func peakRSS() int64 {
+// procStatus reads a size from /proc/self/status (VmHWM: the peak resident
+// set; VmRSS: the current one) in bytes.
+func procStatus(key string) int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -210,7 +212,7 @@ func peakRSS() int64 {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(s.Text(), key); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb << 10
 		}
