@@ -11,11 +11,15 @@ demo:
 test:
 	$(GO) test ./...
 
-# Benchmarks: the callback ack latency while a 2 s model is busy, one whole
-# turn with Postgres writes, the agent loop alone, and skill offering over the
+# Benchmarks: 1,000 conversations at once against a 2 s model on one and on
+# two replicas (figures and ratios printed), the ack path against a bare
+# insert, the callback ack latency while a 2 s model is busy, one whole turn
+# with Postgres writes, the agent loop alone, and skill offering over the
 # 20-skill sample catalog (offered%, token ratio median/p90, index cost).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 300x -benchmem ./gateway/
+	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
+	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
+	$(GO) test -run '^$$' -bench 'CallbackAck|Turn' -benchtime 300x -benchmem ./gateway/
 	$(GO) test -run '^$$' -bench . -benchmem ./agent/
 
 build:

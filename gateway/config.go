@@ -67,8 +67,11 @@ type ServerConfig struct {
 
 // DatabaseConfig is the Postgres connection.
 type DatabaseConfig struct {
-	URL      string `yaml:"url"`       // required, e.g. postgres://hermes@127.0.0.1:5432/hermes
-	MaxConns int32  `yaml:"max_conns"` // pool size, default 30; at least 6 + agent_concurrency + delivery_concurrency
+	URL string `yaml:"url"` // required, e.g. postgres://hermes@127.0.0.1:5432/hermes
+	// MaxConns is the pool size per replica, default 20. Runs hold a
+	// connection only for short transactions, so it does not grow with
+	// worker.agent_concurrency; at least delivery_concurrency + 8.
+	MaxConns int32 `yaml:"max_conns"`
 }
 
 // ModelConfig selects the OpenAI-compatible model endpoint.
@@ -78,6 +81,21 @@ type ModelConfig struct {
 	APIKey   string        `yaml:"api_key"`  // use ${ENV}; may be empty for local vLLM/Ollama
 	Name     string        `yaml:"name"`     // model name, required for "openai"
 	Timeout  time.Duration `yaml:"timeout"`  // per model call, default 60s
+	// MaxConcurrent is how many calls to the model may be in flight at
+	// once, per replica; further calls wait their turn. Default 100.
+	MaxConcurrent int `yaml:"max_concurrent"`
+	// RequestsPerMinute and TokensPerMinute cap calls started per minute
+	// and their tokens (prompt estimated before the call, corrected by the
+	// usage the model reports), per replica. Default 0: no cap.
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	TokensPerMinute   int `yaml:"tokens_per_minute"`
+	// MaxRetryAfter bounds how long a 429 answer's Retry-After holds back
+	// this replica's calls to the model, default 30s.
+	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
+	// QueuedHintAfter: a run that has waited this long for its turn at
+	// the model shows messages.queued on platforms that show an answer
+	// while it grows. Default 3s.
+	QueuedHintAfter time.Duration `yaml:"queued_hint_after"`
 }
 
 // AgentConfig are the agent's budgets.
@@ -147,7 +165,11 @@ type RouterKey struct {
 
 // WorkerConfig sizes the job queue.
 type WorkerConfig struct {
-	AgentConcurrency    int `yaml:"agent_concurrency"`    // agent runs at once per replica, default 8
+	// AgentConcurrency is how many agent runs one replica keeps in flight,
+	// default 200. A run waiting on the model or a skill holds no database
+	// connection, so this can be in the thousands; model.max_concurrent
+	// protects the model.
+	AgentConcurrency    int `yaml:"agent_concurrency"`
 	DeliveryConcurrency int `yaml:"delivery_concurrency"` // sends at once per replica, default 8
 	MaxAttempts         int `yaml:"max_attempts"`         // tries of a delivery before giving up, default 8
 	// RescueAfter is how long a job may stay running before it is presumed
@@ -166,6 +188,11 @@ type WorkerConfig struct {
 	// that replica dies, another takes over within about this long plus a
 	// quarter. Default 20s.
 	ConnectionLease time.Duration `yaml:"connection_lease"`
+	// RunLease is how long a run's hold on its session lasts without
+	// renewal. The replica renews it three times per term; when the
+	// replica dies, any replica answers the message again within about
+	// 1.25 × this. Default 10s, at least 1s.
+	RunLease time.Duration `yaml:"run_lease"`
 }
 
 // Messages are the bot's fixed sentences, Chinese by default.
@@ -182,6 +209,7 @@ type Messages struct {
 	AsyncLate   string `yaml:"async_timeout"`   // async task never answered; %s is its task id
 	Working     string `yaml:"working"`         // progress line while a skill runs; %s skill
 	Processing  string `yaml:"processing"`      // sent once when a run passes worker.processing_hint_after
+	Queued      string `yaml:"queued"`          // shown while a run waits past model.queued_hint_after
 	Welcome     string `yaml:"welcome"`         // answer to a user entering a chat with the bot
 	Thinking    string `yaml:"thinking"`        // first content of a streamed answer
 	Later       string `yaml:"later"`           // a stream closed at its time limit; the rest follows
@@ -198,7 +226,7 @@ type Messages struct {
 // Default values, applied by applyDefaults.
 const (
 	defaultListen          = ":8080"
-	defaultMaxConns        = 30
+	defaultMaxConns        = 20
 	defaultModelTimeout    = 60 * time.Second
 	defaultMaxSteps        = 6
 	defaultRunTimeout      = 90 * time.Second
@@ -208,7 +236,14 @@ const (
 	defaultFollowupTimeout = 30 * time.Minute
 	defaultAsyncTimeout    = 30 * time.Minute
 	defaultConcurrency     = 8
-	defaultMaxAttempts     = 8
+	// Runs waiting on the model hold no connection; goroutines are cheap.
+	defaultAgentConcurrency = 200
+	defaultModelConcurrency = 100
+	defaultMaxRetryAfter    = 30 * time.Second
+	defaultQueuedHintAfter  = 3 * time.Second
+	// A dead replica's runs are taken up within about 1.25 × this.
+	defaultRunLease    = 10 * time.Second
+	defaultMaxAttempts = 8
 	// A run that takes longer than this gets a 「处理中…」 on channels
 	// that cannot show progress.
 	defaultProcessingHintAfter = 5 * time.Second
@@ -235,6 +270,7 @@ var DefaultMessages = Messages{
 	AsyncLate:   "你之前提交的请求（任务 %s）长时间没有结果，已超时。请稍后重试或联系 IT 服务台。",
 	Working:     "正在调用 %s …",
 	Processing:  "处理中…",
+	Queued:      "排队中…",
 	Welcome:     "你好，我是 Hermes 智能助手。可以问我年假、工资条、IT 服务等问题，发送 /help 查看我能做什么。",
 	Thinking:    "思考中…",
 	Later:       "（回复较长，完整内容稍后单独发送）",
@@ -334,7 +370,11 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Agent.RunTimeout, defaultRunTimeout)
 	positive(&c.Agent.HistoryTurns, defaultHistoryTurns)
 	positive(&c.Agent.HistoryIdle, defaultHistoryIdle)
-	positive(&c.Worker.AgentConcurrency, defaultConcurrency)
+	positive(&c.Model.MaxConcurrent, defaultModelConcurrency)
+	positive(&c.Model.MaxRetryAfter, defaultMaxRetryAfter)
+	positive(&c.Model.QueuedHintAfter, defaultQueuedHintAfter)
+	positive(&c.Worker.AgentConcurrency, defaultAgentConcurrency)
+	positive(&c.Worker.RunLease, defaultRunLease)
 	positive(&c.Worker.DeliveryConcurrency, defaultConcurrency)
 	positive(&c.Worker.MaxAttempts, defaultMaxAttempts)
 	positive(&c.Worker.RescueAfter, c.Agent.RunTimeout+JobSlack+time.Minute)
@@ -352,7 +392,7 @@ func (c *Config) ApplyDefaults() {
 		{&m.Unsupported, d.Unsupported}, {&m.Failed, d.Failed}, {&m.Empty, d.Empty},
 		{&m.Confirmed, d.Confirmed}, {&m.ConfirmFail, d.ConfirmFail}, {&m.Cancelled, d.Cancelled},
 		{&m.ConfirmLate, d.ConfirmLate}, {&m.AsyncDone, d.AsyncDone}, {&m.AsyncFailed, d.AsyncFailed},
-		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working}, {&m.Processing, d.Processing},
+		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working}, {&m.Processing, d.Processing}, {&m.Queued, d.Queued},
 		{&m.Welcome, d.Welcome}, {&m.Thinking, d.Thinking}, {&m.Later, d.Later}, {&m.Reset, d.Reset},
 		{&m.Help, d.Help}, {&m.NoSkills, d.NoSkills}, {&m.UnknownCmd, d.UnknownCmd},
 		{&m.ConfirmFallback, d.ConfirmFallback},
@@ -408,6 +448,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Worker.RescueAfter <= c.Agent.RunTimeout+JobSlack {
 		bad("worker.rescue_after", "must exceed agent.run_timeout + %s (%s), got %s", JobSlack, c.Agent.RunTimeout+JobSlack, c.Worker.RescueAfter)
+	}
+	if c.Worker.RunLease < time.Second {
+		bad("worker.run_lease", "must be at least 1s, got %s", c.Worker.RunLease)
+	}
+	if c.Model.RequestsPerMinute < 0 {
+		bad("model.requests_per_minute", "must not be negative, got %d", c.Model.RequestsPerMinute)
+	}
+	if c.Model.TokensPerMinute < 0 {
+		bad("model.tokens_per_minute", "must not be negative, got %d", c.Model.TokensPerMinute)
 	}
 	if c.Server.PublicURL != "" {
 		if !isHTTPURL(c.Server.PublicURL) {

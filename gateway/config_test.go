@@ -48,6 +48,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"BadDuration", base + "agent:\n  run_timeout: soon\n", "soon"},
 		{"EnvUnset", "database:\n  url: ${NOT_SET_ANYWHERE}\nmodel:\n  provider: offline\n", "database.url: required"},
 		{"RescueTooShort", base + "worker:\n  rescue_after: 10s\n", "worker.rescue_after"},
+		{"RunLeaseTooShort", base + "worker:\n  run_lease: 500ms\n", "worker.run_lease: must be at least 1s"},
+		{"NegativeRequestsPerMinute", "database:\n  url: postgres://x@h/x\nmodel:\n  provider: offline\n  requests_per_minute: -1\n", "model.requests_per_minute"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,14 +18,35 @@ import (
 // (they read it through Sink.Progress, on any replica). The agent's
 // progress callback must not block, so it only updates memory.
 type draftWriter struct {
+	msgs    *Messages
 	mu      sync.Mutex
 	text    strings.Builder // model text of the current step
 	status  string          // what runs now, when no text has come yet
+	before  string          // status before the run queued for the model
 	changed bool
 }
 
+// queue shows messages.queued while the run waits for its turn at the
+// model, and what showed before once its turn came.
+func (d *draftWriter) queue(waiting bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case waiting:
+		d.before, d.status = d.status, d.msgs.Queued
+	case d.status == d.msgs.Queued:
+		d.status = d.before
+		if d.status == "" {
+			d.status = d.msgs.Thinking
+		}
+	default:
+		return
+	}
+	d.changed = true
+}
+
 // event takes one agent progress event.
-func (d *draftWriter) event(e agent.Event, working string) {
+func (d *draftWriter) event(e agent.Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch e.Kind {
@@ -35,7 +56,7 @@ func (d *draftWriter) event(e agent.Event, working string) {
 		// A tool call ends the model's text of that step; what follows is a
 		// new answer.
 		d.text.Reset()
-		d.status = fmt.Sprintf(working, cmp.Or(e.ToolDisplay, e.Tool))
+		d.status = fmt.Sprintf(d.msgs.Working, cmp.Or(e.ToolDisplay, e.Tool))
 	default:
 		return
 	}
@@ -57,13 +78,13 @@ func (d *draftWriter) take() (string, bool) {
 }
 
 // startDrafts stores row's draft while the run goes on, when its channel
-// streams; it returns the progress callback to give the agent (nil when
-// there is nothing to show) and a stop function.
-func (g *Gateway) startDrafts(ctx context.Context, ch channels.Channel, row store.InboundRow) (func(agent.Event), func()) {
+// streams; it returns the draft to feed (nil when there is nothing to
+// show) and a stop function.
+func (g *Gateway) startDrafts(ctx context.Context, ch channels.Channel, row store.InboundRow) (*draftWriter, func()) {
 	if !ch.Limits(row.In.Account).Streams {
 		return nil, func() {}
 	}
-	d := &draftWriter{}
+	d := &draftWriter{msgs: &g.cfg.Messages}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -78,7 +99,7 @@ func (g *Gateway) startDrafts(ctx context.Context, ch channels.Channel, row stor
 			}
 		}
 	}()
-	return func(e agent.Event) { d.event(e, g.cfg.Messages.Working) }, func() { cancel(); <-done }
+	return d, func() { cancel(); <-done }
 }
 
 // startProcessingHint sends messages.processing once if the run is still

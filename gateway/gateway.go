@@ -64,6 +64,7 @@ type Gateway struct {
 	pool     *pgxpool.Pool
 	river    *river.Client[pgx.Tx]
 	model    agent.Model
+	limiter  *modelLimiter // in front of model, shared by this replica's runs
 	skills   *skills.Live
 	skillsFS fs.FS // where skill definitions are (re)loaded from; nil: none
 	mcp      *skills.MCPClients
@@ -78,6 +79,9 @@ type Gateway struct {
 	serves    bool   // a full replica: it also keeps the long connections
 	pacers    pacers
 	conns     connections
+	leases    runLeases
+	stopLease context.CancelFunc // ends keepLeases
+	leaseDone chan struct{}      // closed when keepLeases returned
 	now       func() time.Time
 	log       *slog.Logger
 	routeUse  routeLimiter // per router key, this replica
@@ -116,6 +120,7 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 		}
 		g.model = m
 	}
+	g.limiter = newModelLimiter(cfg.Model)
 
 	g.skillsFS = deps.SkillsFS
 	if g.skillsFS == nil && cfg.Skills.Dir != "" {
@@ -137,8 +142,8 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 	}
 
 	if need := g.connsNeeded(deps); deps.Pool.Config().MaxConns < need {
-		return nil, fmt.Errorf("config: database.max_conns: %d connections cannot serve %d concurrent jobs; need at least %d",
-			deps.Pool.Config().MaxConns, need-riverConns, need)
+		return nil, fmt.Errorf("config: database.max_conns: %d connections are too few; need at least %d (worker.delivery_concurrency + %d)",
+			deps.Pool.Config().MaxConns, need, minSpareConns)
 	}
 	client, err := g.newRiver(deps)
 	if err != nil {
@@ -154,7 +159,7 @@ func NewModel(cfg ModelConfig) (agent.Model, error) {
 	case "offline":
 		return agent.OfflineModel{}, nil
 	case "openai", "":
-		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Timeout: cfg.Timeout}), nil
+		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: modelHTTPClient(cfg)}), nil
 	default:
 		return nil, fmt.Errorf("config: model.provider: unknown provider %q", cfg.Provider)
 	}
@@ -193,21 +198,25 @@ func (g *Gateway) ReloadSkills() error {
 // asyncExpiryInterval is how often unanswered async tasks are looked for.
 const asyncExpiryInterval = 30 * time.Second
 
-// riverConns is what River itself uses beside running jobs (fetching,
-// completing, leader election, LISTEN) plus room for callbacks.
-const riverConns = 6
+// fetchCooldown is the least time between two fetches of a queue's jobs;
+// it also spaces River's insert notifications per queue.
+const fetchCooldown = 20 * time.Millisecond
 
-// connsNeeded is the pool size this process needs: one connection per
-// concurrent job (a run holds its session lock on one) plus River's own.
+// minSpareConns are the connections a replica needs beside its
+// deliveries: River's own (fetching, completing, leader election, LISTEN)
+// and room for the runs' short transactions and the callbacks. Runs hold
+// no connection while they wait, so agent concurrency does not count.
+const minSpareConns = 8
+
+// connsNeeded is the smallest pool this process works with: a delivery
+// holds its conversation's lock on a connection while it sends, and needs
+// a second one for its queries.
 func (g *Gateway) connsNeeded(deps Deps) int32 {
-	n := int32(riverConns)
-	if deps.Queues == nil {
-		return n + int32(g.cfg.Worker.AgentConcurrency+g.cfg.Worker.DeliveryConcurrency)
+	deliveries := g.cfg.Worker.DeliveryConcurrency
+	if deps.Queues != nil {
+		deliveries = deps.Queues[QueueDelivery]
 	}
-	for _, c := range deps.Queues {
-		n += int32(c)
-	}
-	return n
+	return int32(deliveries + minSpareConns)
 }
 
 func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
@@ -248,6 +257,10 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 		JobTimeout:           g.cfg.Agent.RunTimeout + JobSlack,
 		RescueStuckJobsAfter: g.cfg.Worker.RescueAfter,
 		MaxAttempts:          g.cfg.Worker.MaxAttempts,
+		// River fetches at most once per cooldown per queue, so a queue of
+		// short jobs (deliveries) runs at most MaxWorkers per cooldown: at
+		// River's default 100 ms, 8 deliveries made 80 replies a second.
+		FetchCooldown: fetchCooldown,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: job queue: %w", err)
@@ -263,6 +276,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.river.Start(ctx); err != nil {
 		return fmt.Errorf("gateway: start workers: %w", err)
 	}
+	leaseCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	g.stopLease, g.leaseDone = stop, make(chan struct{})
+	go func() { defer close(g.leaseDone); g.keepLeases(leaseCtx) }()
 	if g.serves {
 		g.startConnections(ctx)
 	}
@@ -277,6 +293,10 @@ func (g *Gateway) Stop(ctx context.Context) error {
 		return nil
 	}
 	g.stopConnections(ctx)
+	if g.stopLease != nil {
+		// Runs still renew their leases until they end.
+		defer func() { g.stopLease(); <-g.leaseDone }()
+	}
 	err := g.river.Stop(ctx)
 	if err != nil && ctx.Err() != nil {
 		return g.river.StopAndCancel(context.WithoutCancel(ctx))

@@ -56,6 +56,8 @@ type harness struct {
 	srv      *httptest.Server // the public URL; serves the current gateway
 	handler  atomic.Pointer[http.Handler]
 	nonce    atomic.Int64
+	// modelYAML are more keys of the model section (limits).
+	modelYAML string
 }
 
 func newHarness(t testing.TB) *harness {
@@ -110,6 +112,7 @@ database:
 model:
   base_url: %s
   name: test-model
+%s
 skills:
   dir: ../skills/samples
   base_url: ${HERMES_TEST_SKILLS_BASE_URL}
@@ -123,7 +126,7 @@ wecom:
       encoding_aes_key: %s
       api_base_url: %s
 %s
-`, h.srv.URL, testCorpID, h.dbURL, h.model.URL(), testApp, testCorpID, testAgentID, testSecret, testToken, testAESKey, h.wecomAPI.URL(), extra)
+`, h.srv.URL, testCorpID, h.dbURL, h.model.URL(), h.modelYAML, testApp, testCorpID, testAgentID, testSecret, testToken, testAESKey, h.wecomAPI.URL(), extra)
 }
 
 // config parses configYAML.

@@ -59,13 +59,7 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (channels.Rec
 		if !receipt.Answer {
 			return nil
 		}
-		if _, err := g.river.InsertTx(ctx, tx, ProcessInboundArgs{InboundID: id}, &river.InsertOpts{
-			Queue:       g.agentQueue(in.Channel),
-			MaxAttempts: agentAttempts,
-		}); err != nil {
-			return fmt.Errorf("gateway: enqueue inbound %d: %w", id, err)
-		}
-		return nil
+		return g.enqueueProcess(ctx, tx, id, in.Channel)
 	})
 	if err != nil {
 		return channels.Receipt{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)

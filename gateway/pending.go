@@ -49,9 +49,9 @@ type confirmResult struct {
 // asked for confirmation. The pending call is claimed (deleted and
 // committed) before it runs, so a crash can never run it twice: a
 // confirmed action happens at most once.
-func (g *Gateway) resolveConfirmation(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
+func (g *Gateway) resolveConfirmation(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller) (confirmResult, error) {
-	p, ok, err := store.TakePending(ctx, conn, sessionID)
+	p, ok, err := store.TakePending(ctx, g.pool, sessionID)
 	if err != nil || !ok {
 		return confirmResult{}, err
 	}

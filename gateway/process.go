@@ -25,60 +25,77 @@ import (
 // hours of River's default backoff.
 const agentAttempts = 3
 
-// sessionBusySnooze is how long a message waits when its session is busy
-// with an earlier message.
-const sessionBusySnooze = time.Second
+// leaseLostSnooze is how long a job whose run lost its session lease
+// waits before it looks again: by then the run that took the session over
+// has usually answered the message.
+const leaseLostSnooze = time.Second
 
 type processWorker struct {
 	river.WorkerDefaults[ProcessInboundArgs]
 	g *Gateway
 }
 
-// Work answers one inbound message: one run per session at a time, in the
-// order the user wrote, and the reply, history and trace committed together
-// with the delivery job. A crash before that commit re-runs the message; a
-// crash after it finds the message done.
+// Work answers one inbound message and translates the outcome for River.
 func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundArgs]) error {
-	g := w.g
-	row, err := store.GetInbound(ctx, g.pool, job.Args.InboundID)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return river.JobCancel(err)
-		}
-		return err
-	}
-	if row.Status != store.InboundPending {
+	return riverOutcome(w.g.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
+}
+
+// riverOutcome is what River should do with a job after process.
+func riverOutcome(err error) error {
+	switch {
+	case err == nil, errors.Is(err, errSessionBusy):
 		return nil
+	case errors.Is(err, errLeaseLost):
+		return river.JobSnooze(leaseLostSnooze)
+	case errors.Is(err, errShuttingDown):
+		return river.JobSnooze(0)
+	case errors.Is(err, errUnknownMessage), errors.Is(err, errNoChannel):
+		return river.JobCancel(err)
 	}
-	key := sessionKey(row.In)
-	lock, ok, err := store.TryLockSession(ctx, g.pool, key)
+	return err
+}
+
+// process answers one inbound message: one run per session at a time
+// (under the session's lease), in the order the user wrote, and the reply,
+// history and trace committed together with the delivery job and the end
+// of the lease. A crash before that commit leaves a lease that lapses and
+// is swept: the message is answered again. A crash after it finds the
+// message done. No connection is held between queries.
+func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool) error {
+	row, err := store.GetInbound(ctx, g.pool, inboundID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %w", errUnknownMessage, err)
+	}
+	if err != nil || row.Status != store.InboundPending {
+		return err
+	}
+	sessionID, err := store.EnsureSession(ctx, g.pool, sessionKey(row.In), g.now())
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return river.JobSnooze(sessionBusySnooze)
+	runID := newRunID()
+	runCtx, lease, err := g.claimSession(ctx, sessionID, row.ID, runID)
+	if err != nil {
+		return err
 	}
-	defer lock.Unlock(ctx)
-	conn := lock.Conn()
-	// Re-read under the lock: another worker may have finished it meanwhile.
-	status, older, err := store.StatusInSession(ctx, conn, row)
+	committed := false
+	defer func() { g.releaseSession(ctx, lease, row.ID, committed) }()
+	// Re-read under the lease: another run may have answered it meanwhile.
+	status, older, err := store.StatusInSession(runCtx, g.pool, row)
 	switch {
 	case err != nil:
 		return err
 	case status != store.InboundPending:
 		return nil
 	case older:
-		return river.JobSnooze(sessionBusySnooze)
+		return errSessionBusy // releasing hands the session to the older one
 	}
-
-	lastAttempt := job.Attempt >= job.MaxAttempts
-	return g.answer(ctx, conn, row, key, lastAttempt)
-}
-
-// dbConn is the one connection a run uses: a Querier that can begin a tx.
-type dbConn interface {
-	store.Querier
-	store.Beginner
+	err = g.answer(runCtx, row, sessionID, runID, lastAttempt)
+	committed = err == nil
+	if err != nil && errors.Is(context.Cause(runCtx), errLeaseLost) {
+		return errLeaseLost
+	}
+	return err
 }
 
 // replyFor shapes text as account's channel sends it: its markdown
@@ -120,42 +137,37 @@ type outcome struct {
 // answer runs the agent for row (or picks a fixed answer) and commits the
 // outcome. On a failed run it returns the error so the job is retried,
 // unless this is the last attempt: then the user is told it failed.
-func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow, key store.SessionKey, lastAttempt bool) error {
+func (g *Gateway) answer(ctx context.Context, row store.InboundRow, sessionID int64, runID string, lastAttempt bool) error {
 	started := g.now()
-	sessionID, err := store.EnsureSession(ctx, conn, key, started)
-	if err != nil {
-		return err
-	}
-	runID := newRunID()
 	out := outcome{status: store.InboundDone}
 	if row.In.MsgType != channels.TypeText {
 		out.reply = g.cfg.Messages.Unsupported
-		return g.commitAnswer(ctx, conn, row, sessionID, out)
+		return g.commitAnswer(ctx, row, sessionID, runID, out)
 	}
 	g.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
 	if name, raw, ok := parseCommand(row.In.Text); ok {
 		out.reply, out.resetSession = g.runCommand(name, raw, caller)
 		out.clearPending = out.resetSession
-		return g.commitAnswer(ctx, conn, row, sessionID, out)
+		return g.commitAnswer(ctx, row, sessionID, runID, out)
 	}
 
 	// What the session waited for: a confirmation is resolved here, a
 	// follow-up question resumes the task it came from.
 	var resume *agent.Continuation
 	var note string
-	pending, hasPending, err := store.GetPending(ctx, conn, sessionID)
+	pending, hasPending, err := store.GetPending(ctx, g.pool, sessionID)
 	if err != nil {
 		return err
 	}
 	if hasPending && pending.Kind == store.PendingConfirm {
-		cr, err := g.resolveConfirmation(ctx, conn, row, sessionID, caller)
+		cr, err := g.resolveConfirmation(ctx, row, sessionID, caller)
 		if err != nil {
 			return err
 		}
 		if cr.done {
 			out.reply, out.run, out.steps, out.setPending = cr.text, cr.run, cr.steps, cr.pending
-			return g.commitAnswer(ctx, conn, row, sessionID, out)
+			return g.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 		note = cr.text
 	} else if hasPending {
@@ -169,7 +181,7 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 		}
 	}
 
-	res, runErr := g.runWithProgress(ctx, conn, row, sessionID, caller, resume)
+	res, runErr := g.runWithProgress(ctx, row, sessionID, caller, resume)
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.modelName(),
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
@@ -179,9 +191,10 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 	if runErr != nil {
 		out.run.Error = runErr.Error()
 		if errors.Is(ctx.Err(), context.Canceled) {
-			// Shutting down: run it again at the next start, without using
-			// up an attempt.
-			return river.JobSnooze(0)
+			if errors.Is(context.Cause(ctx), errLeaseLost) {
+				return errLeaseLost
+			}
+			return fmt.Errorf("%w: %w", errShuttingDown, runErr)
 		}
 		if !lastAttempt {
 			g.log.Warn("agent run failed; will retry", "inbound_id", row.ID, "run_id", runID, "err", runErr)
@@ -200,7 +213,7 @@ func (g *Gateway) answer(ctx context.Context, conn dbConn, row store.InboundRow,
 	out.run.Reply = out.reply
 	out.setPending = g.nextPending(res, sessionID, runID)
 	out.asyncTasks = res.AsyncTasks
-	return g.commitAnswer(ctx, conn, row, sessionID, out)
+	return g.commitAnswer(ctx, row, sessionID, runID, out)
 }
 
 // nextPending is what the session waits for after a run that stopped to
@@ -261,39 +274,43 @@ func callerFor(row store.InboundRow, runID string) skills.Caller {
 // runWithProgress runs the agent while showing its progress where the
 // channel can: drafts for streaming platforms, progress lines on the
 // console, a 「处理中…」 once a run takes long elsewhere.
-func (g *Gateway) runWithProgress(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
+func (g *Gateway) runWithProgress(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation) (agent.Result, error) {
 	ch, ok := g.channels[row.In.Channel]
 	if !ok {
-		return g.runAgent(ctx, conn, row, sessionID, caller, resume, nil)
+		return g.runAgent(ctx, g.limiter.model(g.model, nil), row, sessionID, caller, resume, nil)
 	}
-	onDraft, stopDrafts := g.startDrafts(ctx, ch, row)
+	draft, stopDrafts := g.startDrafts(ctx, ch, row)
 	defer stopDrafts()
 	stopHint := g.startProcessingHint(ctx, ch, row)
 	defer stopHint()
 	report := g.progressFor(ctx, ch, row)
 	var progress func(agent.Event)
-	if onDraft != nil || report != nil {
+	var queued func(bool) // a run waiting for the model shows 「排队中…」 in its draft
+	if draft != nil {
+		queued = draft.queue
+	}
+	if draft != nil || report != nil {
 		progress = func(e agent.Event) {
-			if onDraft != nil {
-				onDraft(e)
+			if draft != nil {
+				draft.event(e)
 			}
 			if report != nil {
 				report(e)
 			}
 		}
 	}
-	return g.runAgent(ctx, conn, row, sessionID, caller, resume, progress)
+	return g.runAgent(ctx, g.limiter.model(g.model, queued), row, sessionID, caller, resume, progress)
 }
 
-func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64,
+func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event)) (agent.Result, error) {
 	since := g.now().Add(-g.cfg.Agent.HistoryIdle)
-	history, err := store.RecentHistory(ctx, conn, sessionID, 2*g.cfg.Agent.HistoryTurns, since)
+	history, err := store.RecentHistory(ctx, g.pool, sessionID, 2*g.cfg.Agent.HistoryTurns, since)
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
 	}
-	recent, err := store.RecentTools(ctx, conn, sessionID, since)
+	recent, err := store.RecentTools(ctx, g.pool, sessionID, since)
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
 	}
@@ -312,7 +329,7 @@ func (g *Gateway) runAgent(ctx context.Context, conn dbConn, row store.InboundRo
 		RecentTools:  recent,
 		Resume:       resume,
 	}
-	return agent.Run(ctx, g.model, turn, agent.Options{
+	return agent.Run(ctx, model, turn, agent.Options{
 		Model:    g.cfg.Model.Name,
 		MaxSteps: g.cfg.Agent.MaxSteps,
 		Timeout:  g.cfg.Agent.RunTimeout,
@@ -372,17 +389,26 @@ func traceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 	return out
 }
 
-// commitAnswer stores the trace, the turn, the reply parts and what the
-// session now waits for, marks the message answered and enqueues delivery,
-// all in one transaction.
-func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.InboundRow, sessionID int64, out outcome) error {
+// commitAnswer ends the session lease of run leaseRun, stores the trace,
+// the turn, the reply parts and what the session now waits for, marks the
+// message answered, enqueues delivery and hands the session on, all in one
+// transaction. It returns errLeaseLost, committing nothing, when the lease
+// lapsed and was taken over: the run that took it answers.
+func (g *Gateway) commitAnswer(ctx context.Context, row store.InboundRow, sessionID int64, leaseRun string, out outcome) error {
 	ch, ok := g.channels[row.In.Channel]
 	if !ok {
-		return river.JobCancel(fmt.Errorf("gateway: no channel %q configured for inbound %d", row.In.Channel, row.ID))
+		return fmt.Errorf("%w: %q (inbound %d)", errNoChannel, row.In.Channel, row.ID)
 	}
 	reply := replyFor(ch, row.In, store.AnswerKey(row.ID), out.reply)
 	now := g.now()
-	return store.InTx(ctx, conn, func(tx pgx.Tx) error {
+	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)
+		if err != nil {
+			return err
+		}
+		if !held {
+			return errLeaseLost
+		}
 		runID := ""
 		if out.run != nil {
 			if err := store.InsertRun(ctx, tx, *out.run, out.steps); err != nil {
@@ -425,6 +451,9 @@ func (g *Gateway) commitAnswer(ctx context.Context, conn dbConn, row store.Inbou
 			return err
 		}
 		if err := g.enqueueDelivery(ctx, tx, row.In.Channel, row.In.Account, reply.Key); err != nil {
+			return err
+		}
+		if err := g.handOver(ctx, tx, sessionID, row.ID); err != nil {
 			return err
 		}
 		g.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),

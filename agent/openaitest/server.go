@@ -48,6 +48,8 @@ type Reply struct {
 	// Status, when set and not 200, answers with that HTTP status and an
 	// OpenAI error body.
 	Status int
+	// Header is added to the answer, e.g. Retry-After with a 429.
+	Header http.Header
 	// Usage overrides the token counts, which are otherwise estimated from
 	// the request and reply sizes (about 4 bytes a token).
 	Usage *openai.Usage
@@ -163,6 +165,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, "server_error", "", err.Error())
 			return
 		}
+	}
+	for k, v := range reply.Header {
+		w.Header()[k] = v
 	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		msg := reply.Content

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // SessionKey names a session: one user in one chat of one app.
@@ -96,14 +95,6 @@ VALUES ($1, $2, NULLIF($3, ''), 'user', $4, $6), ($1, $2, NULLIF($3, ''), 'assis
 		return fmt.Errorf("store: insert turn: %w", err)
 	}
 	return nil
-}
-
-// TryLockSession takes the session's advisory lock on a dedicated
-// connection. ok is false when another run holds it. A run does all its
-// queries on that connection, so one job needs one pool connection however
-// long the model thinks.
-func TryLockSession(ctx context.Context, pool *pgxpool.Pool, key SessionKey) (lock *Lock, ok bool, err error) {
-	return TryLock(ctx, pool, "session:"+key.String())
 }
 
 // ResetSession starts the session afresh at now: earlier history is no

@@ -1,0 +1,240 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// One run per session at a time, without a connection held while the
+// model thinks: a run claims its session's lease row in a short
+// transaction, this replica renews the leases of all its runs in one
+// statement every third of worker.run_lease, and the transaction that
+// commits the answer deletes the lease. Whoever ends a lease hands the
+// session on: it enqueues the session's oldest message still to answer.
+// A replica that dies stops renewing; the sweeper of any replica takes the
+// lapsed lease and hands the session on, so its message is answered again
+// within about 1.25 × worker.run_lease.
+
+// Outcomes of answering a message that are not failures; processWorker
+// translates them for River.
+var (
+	// errSessionBusy: another run has the session, or an older message of
+	// it waits. Nothing to do: that run hands the session on when it ends.
+	errSessionBusy = errors.New("gateway: session busy")
+	// errLeaseLost: the run's lease lapsed and may be taken over; the run
+	// stops without committing and its job looks again later.
+	errLeaseLost = errors.New("gateway: session lease lost")
+	// errShuttingDown: the run was cancelled by a shutdown; the job runs
+	// again at the next start (or on another replica) without using up an
+	// attempt.
+	errShuttingDown = errors.New("gateway: shutting down")
+	// errNoChannel: the message's channel is not configured here; retrying
+	// cannot help.
+	errNoChannel = errors.New("gateway: channel not configured")
+	// errUnknownMessage: the job names a message that is not stored.
+	errUnknownMessage = errors.New("gateway: unknown inbound message")
+)
+
+// sweepBatch bounds the leases one sweep takes, so its transaction stays short.
+const sweepBatch = 100
+
+// runLease is a session lease held by one run of this replica.
+type runLease struct {
+	sessionID int64
+	runID     string
+	lost      context.CancelCauseFunc // stops the run with errLeaseLost
+	renewedAt time.Time               // guarded by runLeases.mu
+}
+
+// runLeases are the leases this replica's runs hold.
+type runLeases struct {
+	mu sync.Mutex
+	m  map[string]*runLease // by run id
+}
+
+func (r *runLeases) add(l *runLease) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]*runLease{}
+	}
+	r.m[l.runID] = l
+}
+
+func (r *runLeases) remove(runID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, runID)
+}
+
+// claimSession takes the session's lease for a run of inboundID. It
+// returns errSessionBusy while another run holds it, and a context that
+// ends with cause errLeaseLost if the lease is lost while the run goes on.
+func (g *Gateway) claimSession(ctx context.Context, sessionID, inboundID int64, runID string) (context.Context, *runLease, error) {
+	now := g.now()
+	ok, err := store.ClaimSessionLease(ctx, g.pool, store.SessionLease{
+		SessionID: sessionID, InboundID: inboundID, Holder: g.replicaID, RunID: runID,
+	}, now, now.Add(g.cfg.Worker.RunLease))
+	if err != nil {
+		return ctx, nil, err
+	}
+	if !ok {
+		return ctx, nil, errSessionBusy
+	}
+	ctx, lost := context.WithCancelCause(ctx)
+	l := &runLease{sessionID: sessionID, runID: runID, lost: lost, renewedAt: now}
+	g.leases.add(l)
+	return ctx, l, nil
+}
+
+// releaseSession ends a lease the run did not end by committing (the run
+// failed, was busy or is shutting down) and hands the session on, unless
+// the oldest message still to answer is the run's own: its job runs again
+// and hands it on then. If Postgres cannot be reached the lease lapses by
+// itself and the sweeper hands the session on.
+func (g *Gateway) releaseSession(ctx context.Context, l *runLease, ownID int64, committed bool) {
+	g.leases.remove(l.runID)
+	l.lost(nil)
+	if committed {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		held, err := store.EndSessionLease(ctx, tx, l.sessionID, l.runID)
+		if err != nil || !held {
+			return err
+		}
+		return g.handOver(ctx, tx, l.sessionID, ownID)
+	})
+	if err != nil {
+		g.log.Warn("session lease not released; it lapses by itself", "session_id", l.sessionID, "run_id", l.runID, "err", err)
+	}
+}
+
+// handOver enqueues the session's oldest message still to answer, in tx,
+// unless it is ownID (whose job lives on). A message may then have two
+// jobs; the second finds it answered or its session busy.
+func (g *Gateway) handOver(ctx context.Context, tx pgx.Tx, sessionID, ownID int64) error {
+	next, channel, ok, err := store.OldestPendingInSession(ctx, tx, sessionID)
+	if err != nil || !ok || next == ownID {
+		return err
+	}
+	return g.enqueueProcess(ctx, tx, next, channel)
+}
+
+// enqueueProcess inserts the job that answers inbound message id, in tx.
+func (g *Gateway) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, channel string) error {
+	if _, err := g.river.InsertTx(ctx, tx, ProcessInboundArgs{InboundID: id}, &river.InsertOpts{
+		Queue:       g.agentQueue(channel),
+		MaxAttempts: agentAttempts,
+	}); err != nil {
+		return fmt.Errorf("gateway: enqueue inbound %d: %w", id, err)
+	}
+	return nil
+}
+
+// keepLeases renews this process's session leases every third of
+// worker.run_lease and, on a full replica, sweeps lapsed ones every
+// quarter, until ctx ends. A process working queues of its own (a
+// terminal's) does not sweep: it would route other channels' messages to
+// its own queue.
+func (g *Gateway) keepLeases(ctx context.Context) {
+	term := g.cfg.Worker.RunLease
+	renew, sweep := time.NewTicker(term/3), time.NewTicker(term/4)
+	defer renew.Stop()
+	defer sweep.Stop()
+	if !g.serves {
+		sweep.Stop()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-renew.C:
+			g.renewLeases(ctx)
+		case <-sweep.C:
+			if _, err := g.SweepLeases(ctx); err != nil && ctx.Err() == nil {
+				g.log.Warn("lapsed session leases not swept", "err", err)
+			}
+		}
+	}
+}
+
+// renewLeases extends every lease this replica's runs hold, in one
+// statement. A run whose lease was taken over is stopped at once; when
+// Postgres cannot be reached, a run is stopped once its lease has lapsed,
+// since another replica may then take the session.
+func (g *Gateway) renewLeases(ctx context.Context) {
+	g.leases.mu.Lock()
+	ids := make([]string, 0, len(g.leases.m))
+	for id := range g.leases.m {
+		ids = append(ids, id)
+	}
+	g.leases.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	now := g.now()
+	renewed, err := store.RenewSessionLeases(ctx, g.pool, g.replicaID, ids, now.Add(g.cfg.Worker.RunLease))
+	g.leases.mu.Lock()
+	defer g.leases.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			g.log.Warn("session leases not renewed", "runs", len(ids), "err", err)
+		}
+		for _, l := range g.leases.m {
+			if now.Sub(l.renewedAt) >= g.cfg.Worker.RunLease {
+				l.lost(errLeaseLost)
+			}
+		}
+		return
+	}
+	ok := make(map[string]bool, len(renewed))
+	for _, id := range renewed {
+		ok[id] = true
+	}
+	for _, id := range ids {
+		l, live := g.leases.m[id]
+		switch {
+		case !live: // ended meanwhile
+		case ok[id]:
+			l.renewedAt = now
+		default:
+			g.log.Warn("session lease taken over; stopping the run", "session_id", l.sessionID, "run_id", id)
+			l.lost(errLeaseLost)
+		}
+	}
+}
+
+// SweepLeases takes session leases that lapsed (their replica died or lost
+// Postgres) and hands their sessions on, in one short transaction. Leases
+// another replica is sweeping are skipped, so each is taken once. It
+// returns how many it took.
+func (g *Gateway) SweepLeases(ctx context.Context) (int, error) {
+	var n int
+	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		lapsed, err := store.TakeLapsedLeases(ctx, tx, g.now(), sweepBatch)
+		if err != nil {
+			return err
+		}
+		for _, l := range lapsed {
+			g.log.Warn("session lease lapsed; answering its message again", slog.Int64("session_id", l.SessionID),
+				slog.Int64("inbound_id", l.InboundID), slog.String("holder", l.Holder))
+			if err := g.handOver(ctx, tx, l.SessionID, 0); err != nil {
+				return err
+			}
+		}
+		n = len(lapsed)
+		return nil
+	})
+	return n, err
+}
