@@ -68,9 +68,10 @@ type ServerConfig struct {
 // DatabaseConfig is the Postgres connection.
 type DatabaseConfig struct {
 	URL string `yaml:"url"` // required, e.g. postgres://hermes@127.0.0.1:5432/hermes
-	// MaxConns is the pool size per replica, default 20. Runs hold a
-	// connection only for short transactions, so it does not grow with
-	// worker.agent_concurrency; at least delivery_concurrency + 8.
+	// MaxConns is every Postgres connection one replica may open (the job
+	// queue's listener included), default 20. Runs hold a connection only
+	// for short transactions, so it does not grow with
+	// worker.agent_concurrency; at least delivery_concurrency + 9.
 	MaxConns int32 `yaml:"max_conns"`
 }
 

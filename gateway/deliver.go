@@ -61,7 +61,7 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 		return river.JobSnooze(conversationBusySnooze)
 	}
 	defer lock.Unlock(ctx)
-	res := g.deliverConversation(ctx, orderKey, job.Args.ReplyKey, job.Attempt >= job.MaxAttempts)
+	res := g.deliverConversation(ctx, lock.Conn(), orderKey, job.Args.ReplyKey, job.Attempt >= job.MaxAttempts)
 	switch {
 	case res.err != nil && res.permanent:
 		return river.JobCancel(res.err)
@@ -86,8 +86,10 @@ type deliveryResult struct {
 // deliverConversation sends the conversation's undelivered parts in order.
 // A part the channel defers holds back the rest of its own reply, not the
 // replies after it (each has its own stream).
-func (g *Gateway) deliverConversation(ctx context.Context, orderKey, replyKey string, lastAttempt bool) deliveryResult {
-	parts, err := store.UndeliveredInOrder(ctx, g.pool, orderKey, replyKey)
+// Its queries run on conn, the connection holding the conversation's lock,
+// so a delivery uses one pool connection.
+func (g *Gateway) deliverConversation(ctx context.Context, conn store.Querier, orderKey, replyKey string, lastAttempt bool) deliveryResult {
+	parts, err := store.UndeliveredInOrder(ctx, conn, orderKey, replyKey)
 	if err != nil {
 		return deliveryResult{err: err}
 	}
@@ -100,13 +102,13 @@ func (g *Gateway) deliverConversation(ctx context.Context, orderKey, replyKey st
 		ch, ok := g.channels[p.Channel]
 		if !ok {
 			err := fmt.Errorf("gateway: no channel %q configured for reply %s", p.Channel, p.ReplyKey)
-			_ = store.MarkSendError(context.WithoutCancel(ctx), g.pool, p.ID, err.Error(), true, g.now())
+			_ = store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, err.Error(), true, g.now())
 			return deliveryResult{err: err, permanent: true}
 		}
 		if err := g.pace(ctx, ch, p); err != nil {
 			return deliveryResult{err: err}
 		}
-		sendErr := g.sendPart(ctx, ch, p, lastAttempt)
+		sendErr := g.sendPart(ctx, conn, ch, p, lastAttempt)
 		var deferred *channels.DeferredError
 		switch {
 		case errors.As(sendErr, &deferred):
@@ -122,8 +124,8 @@ func (g *Gateway) deliverConversation(ctx context.Context, orderKey, replyKey st
 }
 
 // sendPart makes one recorded attempt at one part.
-func (g *Gateway) sendPart(ctx context.Context, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
-	attempts, firstAt, err := store.MarkAttempt(ctx, g.pool, p.ID, g.now())
+func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
+	attempts, firstAt, err := store.MarkAttempt(ctx, conn, p.ID, g.now())
 	if err != nil {
 		return err
 	}
@@ -139,7 +141,7 @@ func (g *Gateway) sendPart(ctx context.Context, ch channels.Channel, p store.Out
 	}
 	if sendErr != nil {
 		giveUp := errors.Is(sendErr, channels.ErrPermanent) || lastAttempt
-		if err := store.MarkSendError(context.WithoutCancel(ctx), g.pool, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
+		if err := store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
 			return err
 		}
 		g.log.Error("reply delivery failed", "reply_key", p.ReplyKey, "part", p.Part,
@@ -147,7 +149,7 @@ func (g *Gateway) sendPart(ctx context.Context, ch channels.Channel, p store.Out
 		return sendErr
 	}
 	// The send happened: record it even if the job is being cancelled.
-	return store.MarkDelivered(context.WithoutCancel(ctx), g.pool, p.ID, res.MessageID, g.now())
+	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, g.now())
 }
 
 // NextRetry keeps delivery retries short at first (a platform hiccup) and

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
 
@@ -143,7 +144,7 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 
 	if need := g.connsNeeded(deps); deps.Pool.Config().MaxConns < need {
 		return nil, fmt.Errorf("config: database.max_conns: %d connections are too few; need at least %d (worker.delivery_concurrency + %d)",
-			deps.Pool.Config().MaxConns, need, minSpareConns)
+			deps.Pool.Config().MaxConns+store.ListenerConns, need+store.ListenerConns, minSpareConns+store.ListenerConns)
 	}
 	client, err := g.newRiver(deps)
 	if err != nil {
@@ -209,8 +210,8 @@ const fetchCooldown = 20 * time.Millisecond
 const minSpareConns = 8
 
 // connsNeeded is the smallest pool this process works with: a delivery
-// holds its conversation's lock on a connection while it sends, and needs
-// a second one for its queries.
+// holds its conversation's lock on a connection while it sends (and runs
+// its queries on it); runs and callbacks share the spare ones.
 func (g *Gateway) connsNeeded(deps Deps) int32 {
 	deliveries := g.cfg.Worker.DeliveryConcurrency
 	if deps.Queues != nil {

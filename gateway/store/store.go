@@ -17,15 +17,21 @@ import (
 // ErrNotFound is returned when a looked-up row does not exist.
 var ErrNotFound = errors.New("store: not found")
 
-// Open connects to Postgres and checks the connection.
-// maxConns ≤ 0 keeps pgx's default.
+// ListenerConns are the connections the job queue takes out of the pool
+// for good (River's LISTEN connection): Open keeps them out of maxConns.
+const ListenerConns = 1
+
+// Open connects to Postgres and checks the connection. maxConns is every
+// connection the process may open, the job queue's listener included, so
+// the pool holds maxConns - ListenerConns; maxConns ≤ 0 keeps pgx's
+// default.
 func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database url: %w", err)
 	}
-	if maxConns > 0 {
-		cfg.MaxConns = maxConns
+	if maxConns > ListenerConns {
+		cfg.MaxConns = maxConns - ListenerConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
