@@ -13,13 +13,18 @@ test:
 
 # Benchmarks: 1,000 conversations at once against a 2 s model on one and on
 # two replicas (figures and ratios printed), the ack path against a bare
-# insert, the callback ack latency while a 2 s model is busy, one whole turn
+# insert, the callback ack latency while a 2 s model is busy (WeCom app and AI
+# bot, DingTalk, Feishu; frame-to-ack of the long connections), the time to the
+# first streamed chunk with a model streaming 20 tokens/s, one whole turn
 # with Postgres writes, the agent loop alone, and skill offering over the
 # 20-skill sample catalog (offered%, token ratio median/p90, index cost).
 bench:
 	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
 	$(GO) test -run '^$$' -bench 'CallbackAck|Turn' -benchtime 300x -benchmem ./gateway/
+	$(GO) test -run '^$$' -bench 'AIBotFirstChunk' -benchtime 20x ./gateway/
+	$(GO) test -run '^$$' -bench 'HTTPAck|StreamAck' -benchtime 300x ./channels/dingtalk/
+	$(GO) test -run '^$$' -bench 'EventAck|FrameAck' -benchtime 300x ./channels/feishu/
 	$(GO) test -run '^$$' -bench . -benchmem ./agent/
 
 build:

@@ -47,19 +47,25 @@ func wsBotYAML(url string) string {
 
 // botCaller posts AI bot callbacks to the harness, as WeCom does.
 type botCaller struct {
-	t      *testing.T
+	t      testing.TB
 	h      *harness
 	crypto *wecom.Crypto
 	now    func() time.Time
 	nonce  atomic.Int64
 }
 
-func newBotCaller(t *testing.T, h *harness, now func() time.Time) *botCaller {
+func newBotCaller(t testing.TB, h *harness, now func() time.Time) *botCaller {
 	c, err := wecom.NewCrypto(botToken, botAESKey, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &botCaller{t: t, h: h, crypto: c, now: now}
+}
+
+// postB is post reporting to tb.
+func (b *botCaller) postB(tb testing.TB, plain []byte) wecomtest.BotReply {
+	b.t = tb
+	return b.post(plain)
 }
 
 // post sends plain as an encrypted callback and opens the passive reply
@@ -203,7 +209,7 @@ func TestAIBotLongConnectionFailsOverToTheOtherReplica(t *testing.T) {
 	h := newHarness(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	// Short terms so that the dead holder's lease and job lapse soon.
-	extra := wsBotYAML(ws.URL()) + "agent:\n  run_timeout: 1s\nworker:\n  rescue_after: 17s\n  connection_lease: 2s\n"
+	extra := wsBotYAML(ws.URL()) + "agent:\n  run_timeout: 1s\nworker:\n  rescue_after: 17s\n  connection_lease: 2s\n  run_lease: 2s\n"
 	cfgPath := filepath.Join(t.TempDir(), "hermes.yaml")
 	if err := os.WriteFile(cfgPath, []byte(h.configYAML(extra)), 0o600); err != nil {
 		t.Fatal(err)
