@@ -149,6 +149,10 @@ type Limits struct {
 	// Streams: the platform shows an answer while it grows, reading it with
 	// Sink.Progress (the gateway then stores the run's draft as it goes).
 	Streams bool
+	// Images: Send takes FormatImage parts (uploading them through the
+	// platform's media API). Without it, a report's chart goes as a text
+	// table instead.
+	Images bool
 }
 
 // Image is a picture to send (scheduled reports' charts).
