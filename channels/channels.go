@@ -302,6 +302,34 @@ type Platform struct {
 	New func(ctx context.Context, decode func(any) error, env Env) (Channel, error)
 }
 
+// Section is a platform's YAML section once decoded: it fills its
+// defaults, validates itself (errors naming the full key) and builds the
+// channel.
+type Section interface {
+	ApplyDefaults()
+	Validate() error
+	Build(env Env) (Channel, error)
+}
+
+// NewPlatform is the Platform named name whose section decodes into a C.
+func NewPlatform[C any, P interface {
+	*C
+	Section
+}](name string) Platform {
+	return Platform{Name: name, New: func(_ context.Context, decode func(any) error, env Env) (Channel, error) {
+		var cfg C
+		if err := decode(&cfg); err != nil {
+			return nil, err
+		}
+		section := P(&cfg)
+		section.ApplyDefaults()
+		if err := section.Validate(); err != nil {
+			return nil, err
+		}
+		return section.Build(env)
+	}}
+}
+
 // DeferredError asks the delivery layer to try a part again at Until: the
 // platform will show it another way first (a stream the platform polls)
 // and the part is sent only if that did not happen.

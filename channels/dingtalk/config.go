@@ -1,7 +1,6 @@
 package dingtalk
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -68,23 +67,11 @@ type RobotSection struct {
 	OAPIBaseURL string `yaml:"oapi_base_url"`
 }
 
+// Platform registers the `dingtalk:` section.
+var Platform = channels.NewPlatform[Config](ChannelName)
 
-// Platform registers DingTalk under the `dingtalk:` key.
-var Platform = channels.Platform{Name: ChannelName, New: newFromConfig}
-
-func newFromConfig(ctx context.Context, decode func(any) error, env channels.Env) (channels.Channel, error) {
-	var cfg Config
-	if err := decode(&cfg); err != nil {
-		return nil, err
-	}
-	cfg.applyDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	return cfg.build(env)
-}
-
-func (c *Config) applyDefaults() {
+// ApplyDefaults fills every unset key with its default.
+func (c *Config) ApplyDefaults() {
 	if c.TimestampWindow <= 0 {
 		c.TimestampWindow = CallbackTimestampWindow
 	}
@@ -116,7 +103,7 @@ func (c *Config) applyDefaults() {
 
 // validate reports every problem at once, each naming its key, e.g.
 // "dingtalk.robots[0].app_secret: required".
-func (c *Config) validate() error {
+func (c *Config) Validate() error {
 	var errs []string
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, ChannelName+"."+key+": "+fmt.Sprintf(format, args...))
@@ -160,7 +147,7 @@ func (c *Config) validate() error {
 }
 
 // build makes the channel of every configured robot.
-func (c *Config) build(env channels.Env) (channels.Channel, error) {
+func (c *Config) Build(env channels.Env) (channels.Channel, error) {
 	ch := &Channel{robots: map[string]*robot{}}
 	for i, s := range c.Robots {
 		cache, err := env.TokenCache(s.AppSecret)

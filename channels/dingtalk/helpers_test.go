@@ -147,8 +147,8 @@ func testRobot(t *testing.T, fake *dingtalktest.Server, c *clock, tokens channel
 		edit(&s)
 	}
 	cfg := Config{Robots: []RobotSection{s}}
-	cfg.applyDefaults()
-	if err := cfg.validate(); err != nil {
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	if tokens == nil {

@@ -1,7 +1,6 @@
 package feishu
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -61,23 +60,11 @@ type AppSection struct {
 	StreamDeadline time.Duration `yaml:"stream_deadline"`
 }
 
+// Platform registers the `feishu:` section.
+var Platform = channels.NewPlatform[Config](ChannelName)
 
-// Platform registers Feishu under the `feishu:` key.
-var Platform = channels.Platform{Name: ChannelName, New: newFromConfig}
-
-func newFromConfig(ctx context.Context, decode func(any) error, env channels.Env) (channels.Channel, error) {
-	var cfg Config
-	if err := decode(&cfg); err != nil {
-		return nil, err
-	}
-	cfg.applyDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	return cfg.build(env)
-}
-
-func (c *Config) applyDefaults() {
+// ApplyDefaults fills every unset key with its default.
+func (c *Config) ApplyDefaults() {
 	for i := range c.Apps {
 		a := &c.Apps[i]
 		if a.Mode == "" {
@@ -98,7 +85,7 @@ func (c *Config) applyDefaults() {
 
 // validate reports every problem at once, each naming its key, e.g.
 // "feishu.apps[0].app_secret: required".
-func (c *Config) validate() error {
+func (c *Config) Validate() error {
 	var errs []string
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, ChannelName+"."+key+": "+fmt.Sprintf(format, args...))
@@ -146,7 +133,7 @@ func (c *Config) validate() error {
 }
 
 // build makes the channel of every configured app.
-func (c *Config) build(env channels.Env) (channels.Channel, error) {
+func (c *Config) Build(env channels.Env) (channels.Channel, error) {
 	ch := newChannel(env)
 	for i, s := range c.Apps {
 		cache, err := env.TokenCache(s.AppSecret)

@@ -1,7 +1,6 @@
 package wecom
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -65,23 +64,11 @@ type BotSection struct {
 // DefaultBotURL is the public long-connection endpoint of AI bots.
 const DefaultBotURL = "wss://openws.work.weixin.qq.com"
 
+// Platform registers the `wecom:` section.
+var Platform = channels.NewPlatform[Config](ChannelName)
 
-// Platform registers WeCom under the `wecom:` key.
-var Platform = channels.Platform{Name: ChannelName, New: newFromConfig}
-
-func newFromConfig(ctx context.Context, decode func(any) error, env channels.Env) (channels.Channel, error) {
-	var cfg Config
-	if err := decode(&cfg); err != nil {
-		return nil, err
-	}
-	cfg.applyDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	return cfg.build(env)
-}
-
-func (c *Config) applyDefaults() {
+// ApplyDefaults fills every unset key with its default.
+func (c *Config) ApplyDefaults() {
 	if c.TimestampWindow <= 0 {
 		c.TimestampWindow = DefaultTimestampWindow
 	}
@@ -103,7 +90,7 @@ func (c *Config) applyDefaults() {
 
 // validate reports every problem at once, each naming its key, e.g.
 // "wecom.apps[0].corp_id: required".
-func (c *Config) validate() error {
+func (c *Config) Validate() error {
 	var errs []string
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, ChannelName+"."+key+": "+fmt.Sprintf(format, args...))
@@ -163,7 +150,7 @@ func (c *Config) validate() error {
 }
 
 // build makes the channel of every configured app and bot.
-func (c *Config) build(env channels.Env) (channels.Channel, error) {
+func (c *Config) Build(env channels.Env) (channels.Channel, error) {
 	ch := &Channel{apps: map[string]*App{}, bots: map[string]*Bot{}, now: env.Now, log: env.Logger}
 	for i, s := range c.Apps {
 		cache, err := env.TokenCache(s.Secret)
