@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -11,27 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/skills"
 )
-
-// syncBuffer is a log sink the gateway's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // requestVPN has zhangsan ask for VPN access and returns the callback URL
 // the backend was given.
@@ -131,7 +113,7 @@ func TestRouteCapsCallsAndRateLimitsPerKey(t *testing.T) {
 func TestRefusalsLogNoLiveToken(t *testing.T) {
 	h := newHarness(t)
 	h.model.SetHandler(vpnModel)
-	var logs syncBuffer
+	var logs chantest.LogBuffer
 	h.start(gateway.Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := withTimeout(t, 30*time.Second)
 	url := requestVPN(t, h, ctx, "tok-1")

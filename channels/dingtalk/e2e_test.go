@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/dingtalk"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
 	"github.com/hermes-gw/hermes/gateway"
@@ -36,14 +37,14 @@ type hermes struct {
 	pool  *pgxpool.Pool
 	fake  *dingtalktest.Server
 	model *openaitest.Server
-	clock *dingtalktest.Clock
+	clock *chantest.Clock
 	url   string // the public base URL
 }
 
 // start runs a gateway whose one DingTalk robot has the extra keys robot.
 func start(t testing.TB, robot string) *hermes {
 	t.Helper()
-	h := &hermes{t: t, clock: dingtalktest.NewClock(time.Now())}
+	h := &hermes{t: t, clock: chantest.NewClock(time.Now())}
 	dbURL := storetest.URL(t)
 	pool, err := store.Open(context.Background(), dbURL, 30)
 	if err != nil {

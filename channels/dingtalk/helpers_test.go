@@ -20,9 +20,9 @@ const (
 )
 
 // clock is the tests' settable clock.
-type clock = dingtalktest.Clock
+type clock = chantest.Clock
 
-func newClock() *clock { return dingtalktest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) }
+func newClock() *clock { return chantest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) }
 
 // memSink is an in-memory channels.Sink: it dedupes by message id like the
 // gateway, and can be made to fail or to block until released.

@@ -1,36 +1,17 @@
 package feishu_test
 
 import (
-	"bytes"
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 )
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestDepartmentsCached(t *testing.T) {
 	api := feishutest.NewServer(t, testAppID, testSecret)
@@ -51,7 +32,7 @@ func TestDepartmentsCached(t *testing.T) {
 func TestDepartmentsMissingScopeLogged(t *testing.T) {
 	api := feishutest.NewServer(t, testAppID, testSecret)
 	api.DenyContact(true)
-	var logs syncBuffer
+	var logs chantest.LogBuffer
 	ch := newChannel(t, appYAML(api.URL(), feishu.ModeWebSocket, ""), channels.Env{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if _, err := ch.Departments(withTimeout(t, 10*time.Second), testAccount, testUserID); err == nil {
 		t.Fatal("lookup without the scope succeeded")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
@@ -31,26 +32,6 @@ const (
 )
 
 var botMessages = channels.ChannelMessages{Welcome: botWelcome, Thinking: botThink, Later: botLater}
-
-// testClock is a clock tests move by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock(t time.Time) *testClock { return &testClock{t: t} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // fakeSink is the gateway's side at this level: it records what it was
 // given and answers Progress from a script.
@@ -177,7 +158,7 @@ type callbackBot struct {
 	ch     *wecom.Channel
 	mux    *http.ServeMux
 	crypto *wecom.Crypto
-	clock  *testClock
+	clock  *chantest.Clock
 	sink   *fakeSink
 	resp   *wecomtest.ResponseURLServer
 	logs   *bytes.Buffer
@@ -187,7 +168,7 @@ var botT0 = time.Unix(1764547200, 0) // 2025-12-01 00:00 UTC
 
 func newCallbackBot(t *testing.T) *callbackBot {
 	t.Helper()
-	clock := newTestClock(botT0)
+	clock := chantest.NewClock(botT0)
 	logs := &bytes.Buffer{}
 	bot, err := wecom.NewBot(wecom.BotSection{
 		Name: botName, Mode: wecom.BotModeCallback, CorpID: botCorpID,

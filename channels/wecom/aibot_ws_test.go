@@ -1,16 +1,15 @@
 package wecom_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
@@ -26,30 +25,12 @@ type wsBot struct {
 	ch    *wecom.Channel
 	srv   *wecomtest.BotWSServer
 	sink  *fakeSink
-	clock *testClock
-	logs  *syncBuffer
+	clock *chantest.Clock
+	logs  *chantest.LogBuffer
 	// logged receives the message of every log record, to wait on.
 	logged chan string
 	done   chan error // Run's result
 	stop   context.CancelFunc
-}
-
-// syncBuffer is a log buffer safe for the bot's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // tapHandler copies each record's message to tap (dropping it when tap is
@@ -115,8 +96,8 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 	if srv == nil {
 		srv = wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	}
-	clock := newTestClock(botT0)
-	logs, logged := &syncBuffer{}, make(chan string, 1000)
+	clock := chantest.NewClock(botT0)
+	logs, logged := &chantest.LogBuffer{}, make(chan string, 1000)
 	logger := slog.New(tapHandler{Handler: slog.NewTextHandler(logs, nil), tap: logged})
 	bot, err := wecom.NewBot(wecom.BotSection{
 		Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
