@@ -1,39 +1,18 @@
 package wecom_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"image"
-	"image/color"
-	"image/png"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
-
-// noisePNG is a PNG of n×n random pixels: it does not compress, so its
-// size is about 4·n² bytes.
-func noisePNG(t testing.TB, n int) []byte {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(1, 2))
-	img := image.NewRGBA(image.Rect(0, 0, n, n))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(rng.Uint32())
-	}
-	img.Set(0, 0, color.RGBA{0, 0, 0, 255})
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // pushTo is a websocket bot's reply address for a report to a group chat.
 func pushTo(mode string) json.RawMessage {
@@ -45,11 +24,11 @@ func pushTo(mode string) json.RawMessage {
 func TestBotWS_SendImage(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		w := startWSBot(t, wsOpts{})
-		w.subscribed(t, 1)
+		w.waitLogged(t, "long connection subscribed") // the bot holds the socket
 		if !w.ch.Limits(botName).Images {
 			t.Fatal("Limits.Images = false for a websocket bot")
 		}
-		pic := noisePNG(t, 600) // about 1.4 MB: three chunks
+		pic := chantest.NoisePNG(t, 600) // about 1.4 MB: three chunks
 		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeWebSocket),
 			Format: channels.FormatImage, Image: &channels.Image{Name: "tickets.png", PNG: pic}, Parts: 1})
 		if err != nil {
@@ -71,8 +50,8 @@ func TestBotWS_SendImage(t *testing.T) {
 
 	t.Run("ErrOversize", func(t *testing.T) {
 		w := startWSBot(t, wsOpts{})
-		w.subscribed(t, 1)
-		big := append(noisePNG(t, 8), make([]byte, wecom.BotMaxImageBytes)...)
+		w.waitLogged(t, "long connection subscribed") // the bot holds the socket
+		big := append(chantest.NoisePNG(t, 8), make([]byte, wecom.BotMaxImageBytes)...)
 		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeWebSocket),
 			Format: channels.FormatImage, Image: &channels.Image{Name: "big.png", PNG: big}, Parts: 1})
 		if !errors.Is(err, channels.ErrPermanent) {
@@ -85,10 +64,10 @@ func TestBotWS_SendImage(t *testing.T) {
 
 	t.Run("ErrUploadRefused", func(t *testing.T) {
 		w := startWSBot(t, wsOpts{})
-		w.subscribed(t, 1)
+		w.waitLogged(t, "long connection subscribed") // the bot holds the socket
 		w.srv.FailNext("aibot_upload_media_init", 40058)
 		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeWebSocket),
-			Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: noisePNG(t, 8)}, Parts: 1})
+			Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(t, 8)}, Parts: 1})
 		var apiErr *wecom.APIError
 		if !errors.Is(err, channels.ErrPermanent) || !errors.As(err, &apiErr) || apiErr.Code != 40058 {
 			t.Fatalf("err = %v, want permanent errcode 40058", err)
@@ -105,7 +84,7 @@ func TestBotWS_SendImage(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = bot.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeWebSocket),
-			Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: noisePNG(t, 8)}, Parts: 1})
+			Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(t, 8)}, Parts: 1})
 		if err == nil || errors.Is(err, channels.ErrPermanent) {
 			t.Fatalf("err = %v, want a retryable error", err)
 		}
@@ -118,7 +97,7 @@ func TestBotCallback_ImageRefused(t *testing.T) {
 		t.Fatal("Limits.Images = true for a callback-mode bot")
 	}
 	_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeCallback),
-		Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: noisePNG(t, 8)}, Parts: 1, Answer: true})
+		Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(t, 8)}, Parts: 1, Answer: true})
 	if !errors.Is(err, channels.ErrPermanent) || !strings.Contains(err.Error(), "markdown only") {
 		t.Fatalf("err = %v, want permanent, naming response_url's markdown-only rule", err)
 	}

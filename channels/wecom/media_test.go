@@ -5,31 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"image"
-	"image/color"
-	"image/png"
 	"testing"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
-
-// testPNG encodes a w×h chart-like picture.
-func testPNG(t testing.TB, w, h int) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for x := 0; x < w; x++ {
-		for y := 0; y < h; y++ {
-			img.Set(x, y, color.RGBA{uint8(x), uint8(y), uint8(x ^ y), 255})
-		}
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 func (f *sendFixture) sendImage(t *testing.T, to string, img *channels.Image) (channels.SendResult, error) {
 	t.Helper()
@@ -44,7 +26,7 @@ func TestApp_SendImage(t *testing.T) {
 		if !f.ch.Limits(f.app.Name()).Images {
 			t.Fatal("Limits.Images = false for an app")
 		}
-		pic := testPNG(t, 320, 200)
+		pic := chantest.NoisePNG(t, 320)
 		res, err := f.sendImage(t, "zhangsan", &channels.Image{Name: "reports/工单.png", PNG: pic})
 		if err != nil {
 			t.Fatal(err)
@@ -68,7 +50,7 @@ func TestApp_SendImage(t *testing.T) {
 
 	t.Run("ErrOversize", func(t *testing.T) {
 		f := newSendFixture(t, fixtureOpts{})
-		big := append(testPNG(t, 8, 8), make([]byte, wecom.MaxImageBytes)...)
+		big := append(chantest.NoisePNG(t, 8), make([]byte, wecom.MaxImageBytes)...)
 		_, err := f.sendImage(t, "zhangsan", &channels.Image{Name: "big.png", PNG: big})
 		if !errors.Is(err, channels.ErrPermanent) {
 			t.Fatalf("err = %v, want permanent", err)
@@ -93,7 +75,7 @@ func TestApp_SendImage(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.srv.InvalidateTokens()
-		pic := testPNG(t, 64, 64)
+		pic := chantest.NoisePNG(t, 64)
 		if _, err := f.sendImage(t, "zhangsan", &channels.Image{Name: "c.png", PNG: pic}); err != nil {
 			t.Fatalf("send after invalidation: %v", err)
 		}
@@ -111,7 +93,7 @@ func TestApp_SendImage(t *testing.T) {
 	t.Run("ErrUnknownRecipientPermanent", func(t *testing.T) {
 		f := newSendFixture(t, fixtureOpts{})
 		f.srv.FailNextSends(81013, 1)
-		_, err := f.sendImage(t, "nobody", &channels.Image{Name: "c.png", PNG: testPNG(t, 8, 8)})
+		_, err := f.sendImage(t, "nobody", &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(t, 8)})
 		var apiErr *wecom.APIError
 		if !errors.Is(err, channels.ErrPermanent) || !errors.As(err, &apiErr) || apiErr.Op != "message/send" {
 			t.Fatalf("err = %v, want permanent message/send APIError", err)
