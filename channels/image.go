@@ -38,16 +38,22 @@ func (img *Image) FileName() string {
 	return name
 }
 
+// Form is a request body a platform client sends as is, not as JSON: a
+// multipart upload.
+type Form struct {
+	ContentType string // with the multipart boundary
+	Body        []byte
+}
+
 // ImageForm builds a multipart/form-data body, the way media upload APIs
 // take files: the plain fields in order, then img as file under fileField
-// with Content-Type image/png. It returns the body and its Content-Type
-// (with the boundary).
-func ImageForm(fields [][2]string, fileField string, img *Image) (body []byte, contentType string, err error) {
+// with Content-Type image/png.
+func ImageForm(fields [][2]string, fileField string, img *Image) (Form, error) {
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
 	for _, f := range fields {
 		if err := w.WriteField(f[0], f[1]); err != nil {
-			return nil, "", fmt.Errorf("multipart field %s: %w", f[0], err)
+			return Form{}, fmt.Errorf("multipart field %s: %w", f[0], err)
 		}
 	}
 	h := textproto.MIMEHeader{}
@@ -56,13 +62,13 @@ func ImageForm(fields [][2]string, fileField string, img *Image) (body []byte, c
 	h.Set("Content-Type", "image/png")
 	part, err := w.CreatePart(h)
 	if err != nil {
-		return nil, "", fmt.Errorf("multipart file %s: %w", fileField, err)
+		return Form{}, fmt.Errorf("multipart file %s: %w", fileField, err)
 	}
 	if _, err := part.Write(img.PNG); err != nil {
-		return nil, "", fmt.Errorf("multipart file %s: %w", fileField, err)
+		return Form{}, fmt.Errorf("multipart file %s: %w", fileField, err)
 	}
 	if err := w.Close(); err != nil {
-		return nil, "", fmt.Errorf("multipart: %w", err)
+		return Form{}, fmt.Errorf("multipart: %w", err)
 	}
-	return buf.Bytes(), w.FormDataContentType(), nil
+	return Form{ContentType: w.FormDataContentType(), Body: buf.Bytes()}, nil
 }

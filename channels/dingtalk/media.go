@@ -16,17 +16,11 @@ const MaxImageBytes = 20 << 20
 // query (older documentation) and in the form (newer), as both are read.
 const mediaUploadPath = "/media/upload?type=image"
 
-// rawBody is a request body sent as is (a multipart upload), not as JSON.
-type rawBody struct {
-	contentType string
-	data        []byte
-}
-
-// encodeBody is in's bytes and Content-Type: a rawBody as is, anything
+// encodeBody is in's bytes and Content-Type: a channels.Form as is, anything
 // else as JSON.
 func encodeBody(in any) ([]byte, string, error) {
-	if rb, ok := in.(rawBody); ok {
-		return rb.data, rb.contentType, nil
+	if f, ok := in.(channels.Form); ok {
+		return f.Body, f.ContentType, nil
 	}
 	b, err := json.Marshal(in)
 	return b, "application/json", err
@@ -44,14 +38,14 @@ func (r *robot) sendImage(ctx context.Context, rt replyTo, img *channels.Image) 
 	if err := channels.CheckImage(img, MaxImageBytes); err != nil {
 		return fmt.Errorf("dingtalk: robot %q: %w", r.cfg.Name, err)
 	}
-	form, contentType, err := channels.ImageForm([][2]string{{"type", "image"}}, "media", img)
+	form, err := channels.ImageForm([][2]string{{"type", "image"}}, "media", img)
 	if err != nil {
 		return fmt.Errorf("dingtalk: robot %q: %w: %w", r.cfg.Name, err, channels.ErrPermanent)
 	}
 	var up struct {
 		MediaID string `json:"media_id"`
 	}
-	if err := r.api.callOAPI(ctx, mediaUploadPath, rawBody{contentType: contentType, data: form}, &up); err != nil {
+	if err := r.api.callOAPI(ctx, mediaUploadPath, form, &up); err != nil {
 		return fmt.Errorf("dingtalk: robot %q: media/upload: %w", r.cfg.Name, classify(err))
 	}
 	if up.MediaID == "" {

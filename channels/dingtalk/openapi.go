@@ -174,7 +174,7 @@ func isAPIError(err error) bool {
 	return errors.As(err, &ae)
 }
 
-// do sends one JSON request (or in as is, when a rawBody). Errors from
+// do sends one JSON request (or in as is, when a channels.Form). Errors from
 // DingTalk are *APIError; transport errors never carry the URL, whose
 // query may hold a token and whose path may be a session webhook.
 func (a *api) do(ctx context.Context, method, u string, h http.Header, in, out any) error {
