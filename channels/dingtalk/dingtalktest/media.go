@@ -91,4 +91,3 @@ func (s *Server) knowsUpload(id string) bool {
 	}
 	return false
 }
-
