@@ -102,3 +102,21 @@ func TestSendImage(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkSendImage: upload and reply of a 128×128 noise PNG (about
+// 64 KB, a chart's size) against the fake, token cached.
+func BenchmarkSendImage(b *testing.B) {
+	api := feishutest.NewServer(b, testAppID, testSecret)
+	ch := newChannel(b, appYAML(api.URL(), feishu.ModeWebSocket, ""), channels.Env{Logger: testLogger(b)})
+	rt := []byte(`{"message_id":"om_1","chat_id":"oc","open_id":"ou"}`)
+	pic := chantest.NoisePNG(b, 128)
+	ctx := withTimeout(b, time.Minute)
+	b.SetBytes(int64(len(pic)))
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := ch.Send(ctx, imagePart(rt, "bench/"+strconv.Itoa(i), pic)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

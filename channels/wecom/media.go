@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/silenceper/wechat/v2/work/message"
 )
 
 // MaxImageBytes: an image uploaded as temporary media (上传临时素材,
@@ -17,12 +16,11 @@ const MaxImageBytes = 10 << 20
 // imageRequest is the message/send body for an image message: the
 // media_id of an uploaded temporary media (valid three days).
 type imageRequest struct {
-	ToUser                 string     `json:"touser"`
-	MsgType                string     `json:"msgtype"`
-	AgentID                int64      `json:"agentid"`
-	Image                  imageField `json:"image"`
-	EnableDuplicateCheck   int        `json:"enable_duplicate_check,omitempty"`
-	DuplicateCheckInterval int        `json:"duplicate_check_interval,omitempty"`
+	ToUser  string     `json:"touser"`
+	MsgType string     `json:"msgtype"`
+	AgentID int64      `json:"agentid"`
+	Image   imageField `json:"image"`
+	duplicateCheck
 }
 
 type imageField struct {
@@ -57,24 +55,11 @@ func (a *App) sendImage(ctx context.Context, out channels.Outbound, to string) (
 		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: media/upload answered no media_id", a.name, to)
 	}
 
-	req := imageRequest{ToUser: to, MsgType: "image", AgentID: a.agent, Image: imageField{MediaID: upload}}
-	if out.Attempt > 0 {
-		// The same check as for text; WeCom compares the media_id, so it
-		// helps only against a copy of this attempt, not an earlier upload.
-		req.EnableDuplicateCheck = 1
-		req.DuplicateCheckInterval = a.duplicateCheckInterval(out.FirstAttemptUnix)
-	}
-	resp, err := untilDone(ctx, func() (*message.SendResponse, error) {
-		return a.sendWithRefresh("MessageSendImage", req)
-	})
-	if err != nil {
-		return channels.SendResult{}, a.callError("message/send", err, to)
-	}
-	if rejected(resp, to) {
-		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: recipient invalid or unlicensed (invaliduser=%q unlicenseduser=%q): %w",
-			a.name, to, resp.InvalidUser, resp.UnlicensedUser, channels.ErrPermanent)
-	}
-	return channels.SendResult{MessageID: resp.MsgID}, nil
+	// The duplicate check compares the media_id: it drops a copy of this
+	// attempt only, not one an earlier attempt uploaded and sent.
+	req := imageRequest{ToUser: to, MsgType: "image", AgentID: a.agent, Image: imageField{MediaID: upload},
+		duplicateCheck: a.duplicateCheck(out)}
+	return a.post(ctx, "MessageSendImage", req, to)
 }
 
 // refreshOnce calls call once and, when WeCom says the token is invalid

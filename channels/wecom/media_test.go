@@ -100,3 +100,18 @@ func TestApp_SendImage(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkApp_SendImage: upload and send of a 128×128 noise PNG (about
+// 64 KB, a chart's size) against the fake, token cached.
+func BenchmarkApp_SendImage(b *testing.B) {
+	f := newSendFixture(b, fixtureOpts{})
+	img := &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(b, 128)}
+	ctx := context.Background()
+	b.SetBytes(int64(len(img.PNG)))
+	for b.Loop() {
+		if _, err := f.ch.Send(ctx, channels.Outbound{Account: f.app.Name(), ReplyTo: wecomtest.AppReplyTo("zhangsan"),
+			Format: channels.FormatImage, Image: img, Parts: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -26,12 +26,18 @@ type appReplyTo struct {
 // (WeCom documents an integer) and always sends the duplicate-check fields,
 // whereas a first attempt should not ask for duplicate suppression.
 type textRequest struct {
-	ToUser                 string    `json:"touser"`
-	MsgType                string    `json:"msgtype"`
-	AgentID                int64     `json:"agentid"`
-	Text                   textField `json:"text"`
-	EnableDuplicateCheck   int       `json:"enable_duplicate_check,omitempty"`
-	DuplicateCheckInterval int       `json:"duplicate_check_interval,omitempty"`
+	ToUser  string    `json:"touser"`
+	MsgType string    `json:"msgtype"`
+	AgentID int64     `json:"agentid"`
+	Text    textField `json:"text"`
+	duplicateCheck
+}
+
+// duplicateCheck are message/send's duplicate-suppression fields, left out
+// of a first attempt.
+type duplicateCheck struct {
+	EnableDuplicateCheck   int `json:"enable_duplicate_check,omitempty"`
+	DuplicateCheckInterval int `json:"duplicate_check_interval,omitempty"`
 }
 
 type textField struct {
@@ -65,16 +71,26 @@ func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: text of %d bytes exceeds WeCom's %d: %w",
 			a.name, to, len(out.Text), MaxTextBytes, channels.ErrPermanent)
 	}
-	req := textRequest{ToUser: to, MsgType: "text", AgentID: a.agent, Text: textField{Content: out.Text}}
-	if out.Attempt > 0 {
-		// An earlier attempt may have reached WeCom before we lost its answer;
-		// ask WeCom to drop an identical message sent since then.
-		req.EnableDuplicateCheck = 1
-		req.DuplicateCheckInterval = a.duplicateCheckInterval(out.FirstAttemptUnix)
-	}
+	req := textRequest{ToUser: to, MsgType: "text", AgentID: a.agent, Text: textField{Content: out.Text},
+		duplicateCheck: a.duplicateCheck(out)}
+	return a.post(ctx, "MessageSendText", req, to)
+}
 
+// duplicateCheck asks, on a retry, for the duplicate check: an earlier
+// attempt may have reached WeCom before we lost its answer, so WeCom is
+// asked to drop an identical message sent since then.
+func (a *App) duplicateCheck(out channels.Outbound) duplicateCheck {
+	if out.Attempt == 0 {
+		return duplicateCheck{}
+	}
+	return duplicateCheck{EnableDuplicateCheck: 1, DuplicateCheckInterval: a.duplicateCheckInterval(out.FirstAttemptUnix)}
+}
+
+// post sends req (apiName names it in silenceper's errors) to the user to
+// with message/send.
+func (a *App) post(ctx context.Context, apiName string, req any, to string) (channels.SendResult, error) {
 	resp, err := untilDone(ctx, func() (*message.SendResponse, error) {
-		return a.sendWithRefresh("MessageSendText", req)
+		return a.sendWithRefresh(apiName, req)
 	})
 	if err != nil {
 		return channels.SendResult{}, a.callError("message/send", err, to)
