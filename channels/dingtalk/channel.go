@@ -74,9 +74,10 @@ func (c *Channel) Limits(account string) channels.Limits {
 	}
 	// DingTalk's markdown draws headings, bold, links, images and lists but
 	// no tables: the WeCom dialect turns tables into lines the same way.
+	// Images are uploaded and sent through the robot OpenAPI (media.go).
 	return channels.Limits{
 		MaxBytes: MaxMarkdownBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectBasic,
-		PerMinute: GroupMessagesPerMinute, Streams: streams,
+		PerMinute: GroupMessagesPerMinute, Streams: streams, Images: true,
 	}
 }
 

@@ -123,7 +123,11 @@ func (a *api) call(ctx context.Context, method, path string, in, out any) error 
 func (a *api) callOAPI(ctx context.Context, path string, in any, out any) error {
 	return a.withToken(ctx, func(tok string) error {
 		var raw json.RawMessage
-		if err := a.do(ctx, http.MethodPost, a.oapi+path+"?access_token="+url.QueryEscape(tok), nil, in, &raw); err != nil {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		if err := a.do(ctx, http.MethodPost, a.oapi+path+sep+"access_token="+url.QueryEscape(tok), nil, in, &raw); err != nil {
 			return err
 		}
 		var head struct {
@@ -170,11 +174,11 @@ func isAPIError(err error) bool {
 	return errors.As(err, &ae)
 }
 
-// do sends one JSON request. Errors from DingTalk are *APIError; transport
-// errors never carry the URL, whose query may hold a token and whose path
-// may be a session webhook.
+// do sends one JSON request (or in as is, when a channels.Form). Errors from
+// DingTalk are *APIError; transport errors never carry the URL, whose
+// query may hold a token and whose path may be a session webhook.
 func (a *api) do(ctx context.Context, method, u string, h http.Header, in, out any) error {
-	body, err := json.Marshal(in)
+	body, contentType, err := encodeBody(in)
 	if err != nil {
 		return fmt.Errorf("dingtalk: encode request: %w", err)
 	}
@@ -185,7 +189,7 @@ func (a *api) do(ctx context.Context, method, u string, h http.Header, in, out a
 	for k, v := range h {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.http.Do(req)
 	if err != nil {

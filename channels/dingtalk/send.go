@@ -18,7 +18,8 @@ const robotSendPermission = "企业内机器人发送消息权限 (qyapi_robot_s
 // send delivers one part of a reply: the first part of a message's answer
 // is held back while the message's AI card may still show it; otherwise through the session webhook while it
 // is valid, else through the robot OpenAPI. Group replies mention the asker
-// in their first part.
+// in their first part. An image is uploaded and sent through the OpenAPI
+// (media.go).
 //
 // Errors: *channels.DeferredError for a first part a card stream may still
 // show; errors wrapping channels.ErrPermanent for a bad reply address, an
@@ -30,6 +31,11 @@ func (r *robot) send(ctx context.Context, out channels.Outbound) (channels.SendR
 	var rt replyTo
 	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || (rt.User == "" && rt.Conversation == "") {
 		return channels.SendResult{}, fmt.Errorf("dingtalk: robot %q: reply address %s: %w", r.cfg.Name, out.ReplyTo, channels.ErrPermanent)
+	}
+	if out.Format == channels.FormatImage {
+		// Neither a card nor the session webhook shows an uploaded image:
+		// it goes through the OpenAPI at once.
+		return channels.SendResult{}, r.sendImage(ctx, rt, out.Image)
 	}
 	switch {
 	case strings.TrimSpace(out.Text) == "":
@@ -122,11 +128,17 @@ func (r *robot) viaOpenAPI(ctx context.Context, rt replyTo, title, text string, 
 		}
 		text = withMention(name, text)
 	}
-	param, err := json.Marshal(map[string]string{"title": title, "text": text})
+	return r.robotSend(ctx, rt, "sampleMarkdown", map[string]string{"title": title, "text": text})
+}
+
+// robotSend sends one message of msgKey with param (its msgParam) to rt's
+// group (groupMessages/send) or user (oToMessages/batchSend).
+func (r *robot) robotSend(ctx context.Context, rt replyTo, msgKey string, param map[string]string) error {
+	p, err := json.Marshal(param)
 	if err != nil {
 		return fmt.Errorf("dingtalk: robot %q: %w: %w", r.cfg.Name, err, channels.ErrPermanent)
 	}
-	msg := robotMessage{RobotCode: r.cfg.RobotCode, MsgKey: "sampleMarkdown", MsgParam: string(param)}
+	msg := robotMessage{RobotCode: r.cfg.RobotCode, MsgKey: msgKey, MsgParam: string(p)}
 	path := "/v1.0/robot/oToMessages/batchSend"
 	if rt.Group {
 		msg.OpenConversationID, path = rt.Conversation, "/v1.0/robot/groupMessages/send"

@@ -65,6 +65,10 @@ var codes = map[int]codeInfo{
 	41050:    {"the user is outside the app's contact range", actPermanent, "widen 权限管理 → 通讯录权限范围 if department rules must apply to this user"},
 	230011:   {"the message to reply to was withdrawn", actPermanent, ""},
 	230099:   {"message content rejected", actPermanent, ""},
+	234001:   {"image upload: invalid request", actPermanent, ""},
+	234006:   {"image larger than Feishu allows", actPermanent, ""},
+	234007:   {"the app has no bot", actPermanent, "enable the bot capability (应用能力 → 机器人) and publish a new version"},
+	234010:   {"empty image", actPermanent, ""},
 }
 
 func lookupCode(code int) codeInfo {
@@ -167,17 +171,19 @@ func wrapCode(e *APIError) error {
 	return fmt.Errorf("feishu: %w", e)
 }
 
-// do sends one JSON request. Any HTTP status with a JSON body is returned
+// do sends one JSON request (or body as is, when a channels.Form). Any HTTP
+// status with a JSON body is returned
 // for the caller to read the code (Feishu answers 400 with a code, too);
 // a body that is not JSON is an error.
 func (a *api) do(ctx context.Context, method, path string, query url.Values, token string, body, out any) (int, error) {
 	var rd io.Reader
+	contentType := ""
 	if body != nil {
-		b, err := marshalJSON(body)
+		b, ct, err := encodeBody(body)
 		if err != nil {
 			return 0, err
 		}
-		rd = bytes.NewReader(b)
+		rd, contentType = bytes.NewReader(b), ct
 	}
 	u := a.base + path
 	if len(query) > 0 {
@@ -188,7 +194,7 @@ func (a *api) do(ctx context.Context, method, path string, query url.Values, tok
 		return 0, err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json; charset=utf-8")
+		req.Header.Set("Content-Type", contentType)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

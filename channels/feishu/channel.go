@@ -30,11 +30,11 @@ func newChannel(env channels.Env) *Channel {
 func (c *Channel) Name() string { return ChannelName }
 
 // Limits are an app's message limits: markdown in a post (or the streaming
-// card), paced per chat as Feishu paces bots.
+// card), paced per chat as Feishu paces bots; images uploaded (media.go).
 func (c *Channel) Limits(account string) channels.Limits {
 	lim := channels.Limits{
 		MaxBytes: MaxPartBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard,
-		PerMinute: SendsPerMinute,
+		PerMinute: SendsPerMinute, Images: true,
 	}
 	if a, ok := c.apps[account]; ok {
 		lim.Streams = a.cfg.Streaming

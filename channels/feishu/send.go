@@ -15,7 +15,8 @@ import (
 
 // Send replies to the message in out.ReplyTo with one part: a post with a
 // markdown element (FormatMarkdown) or a text message, the asker mentioned
-// in group chats on the first part. Each part carries a uuid derived from
+// in group chats on the first part; or an image (FormatImage, media.go).
+// Each part carries a uuid derived from
 // out.Key, so Feishu drops a repeat of the same part within an hour (an
 // attempt whose answer was lost).
 //
@@ -33,14 +34,15 @@ func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || rt.MessageID == "" {
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: bad reply address %s: %w", a.cfg.Name, out.ReplyTo, channels.ErrPermanent)
 	}
+	if out.Format == channels.FormatImage {
+		// A streaming card shows text only: an image never waits for it.
+		return a.sendImage(ctx, out, rt)
+	}
 	if rt.Stream && out.Answer && out.Part == 0 {
 		until := time.UnixMilli(rt.Received).Add(a.cfg.StreamDeadline)
 		if a.now().Before(until) {
 			return channels.SendResult{}, &channels.DeferredError{Until: until, Reason: "a streaming card may show it"}
 		}
-	}
-	if out.Format == channels.FormatImage {
-		return channels.SendResult{}, fmt.Errorf("feishu: app %q: images are not supported yet: %w", a.cfg.Name, channels.ErrPermanent)
 	}
 	if strings.TrimSpace(out.Text) == "" {
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: empty part: %w", a.cfg.Name, channels.ErrPermanent)

@@ -135,6 +135,9 @@ func (b *Bot) limits() channels.Limits {
 		Dialect:   channels.DialectBasic,
 		PerMinute: BotPushPerMinute,
 		Streams:   true,
+		// Images go over the long connection (aibot_media.go); a
+		// response_url takes markdown only.
+		Images: b.mode == BotModeWebSocket,
 	}
 }
 
@@ -213,12 +216,13 @@ var errNoSocket = errors.New("no live connection to WeCom on this replica")
 // may still show it returns a *channels.DeferredError until after the stream deadline:
 // the stream shows it, and Shown marks it delivered. Otherwise a
 // callback-mode bot POSTs markdown to the message's response_url and a
-// websocket bot pushes aibot_send_msg over its socket.
+// websocket bot pushes aibot_send_msg over its socket. An image goes at
+// once, uploaded over the socket (websocket mode only; see sendImage).
 //
 // Errors wrap channels.ErrPermanent when retrying cannot help: a ReplyTo
-// that is not a bot's, an image, content over MaxStreamBytes, a
-// response_url expired (ResponseURLLifetime) or already used, and WeCom
-// errcodes that are not transient. Without the live socket on this replica
+// that is not a bot's, an image a callback-mode bot cannot send, content
+// over MaxStreamBytes, a response_url expired (ResponseURLLifetime) or
+// already used, and WeCom errcodes that are not transient. Without the live socket on this replica
 // (websocket), and on network failures, the error is retryable.
 func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
 	var rt botReplyTo
@@ -228,15 +232,19 @@ func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 	fail := func(err error) (channels.SendResult, error) {
 		return channels.SendResult{}, fmt.Errorf("wecom: bot %q: send to %q: %w", b.name, rt.ChatID, err)
 	}
+	if out.Format == channels.FormatImage {
+		// A stream shows text only: an image never waits for it.
+		if err := b.sendImage(ctx, rt, out.Image); err != nil {
+			return fail(err)
+		}
+		return channels.SendResult{}, nil
+	}
 	now := b.now()
 	if deadline := streamDeadlineOf(rt.receivedAt()); out.Answer && out.Part == 0 && b.mayStream(rt, now) {
 		return channels.SendResult{}, &channels.DeferredError{
 			Until:  deadline.Add(deferSlack),
 			Reason: "the first part is shown by the message's stream",
 		}
-	}
-	if out.Format == channels.FormatImage {
-		return fail(fmt.Errorf("images are not supported yet: %w", channels.ErrPermanent))
 	}
 	content := mention(rt.ChatType, rt.UserID) + out.Text
 	if len(content) > MaxStreamBytes {

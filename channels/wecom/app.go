@@ -12,6 +12,7 @@ import (
 	"github.com/silenceper/wechat/v2/credential"
 	"github.com/silenceper/wechat/v2/work"
 	"github.com/silenceper/wechat/v2/work/config"
+	"github.com/silenceper/wechat/v2/work/material"
 	"github.com/silenceper/wechat/v2/work/message"
 )
 
@@ -53,6 +54,7 @@ type App struct {
 	crypto  *Crypto
 	tokens  *appTokenCache
 	message *message.Client
+	media   *material.Client // uploads images (media.go)
 	dir     *directory
 }
 
@@ -134,6 +136,7 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 		crypto:  crypto,
 		tokens:  tc,
 		message: wk.GetMessage(),
+		media:   wk.GetMaterial(),
 		dir:     &directory{client: wk.GetAddressList(), entries: map[string]dirEntry{}},
 	}, nil
 }

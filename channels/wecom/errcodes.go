@@ -60,6 +60,11 @@ var errcodes = map[int64]codeInfo{
 	40003: {"invalid user id", actPermanent, false},
 	44004: {"empty text content", actPermanent, false},
 	45002: {"content larger than WeCom allows", actPermanent, false},
+	40004: {"invalid media type", actPermanent, false},
+	40005: {"invalid file type", actPermanent, false},
+	40006: {"invalid file size", actPermanent, false},
+	40007: {"invalid media_id", actPermanent, false},
+	40009: {"image larger than WeCom allows", actPermanent, false},
 	60011: {"recipient outside the app's visible range", actPermanent, false},
 	81013: {"user, party and tag all invalid or not permitted", actPermanent, false},
 	82001: {"no valid recipient", actPermanent, false},
@@ -114,17 +119,26 @@ func redact(s string, literals ...string) string {
 	return s
 }
 
-// sendError turns a failure of one send into the error Send returns. The
+// callError turns a failure of one API call (op: "message/send",
+// "media/upload") for a send to toUser into the error Send returns. The
 // original error is not wrapped: its text carries the secret or the token.
-func (a *App) sendError(err error, toUser string) error {
+// ctx's end (untilDone) is wrapped as is.
+func (a *App) callError(op string, err error, toUser string) error {
+	var done ctxDoneError
+	if errors.As(err, &done) {
+		return fmt.Errorf("wecom: app %q: send to %q: %w", a.name, toUser, done.err)
+	}
 	apiErr := apiErrorOf(err)
 	if apiErr == nil {
 		// Transport failure or a non-200 answer: transient.
 		return fmt.Errorf("wecom: app %q: send to %q: %s", a.name, toUser, redact(err.Error(), a.secret))
 	}
+	if apiErr.Op != "gettoken" {
+		apiErr.Op = op
+	}
 	apiErr.Message = redact(apiErr.Message, a.secret)
 	info := lookupCode(apiErr.Code)
-	msg := fmt.Sprintf("wecom: app %q: send to %q: %s (WeCom errcode %d)", a.name, toUser, info.what, apiErr.Code)
+	msg := fmt.Sprintf("wecom: app %q: send to %q: %s: %s (WeCom errcode %d)", a.name, toUser, apiErr.Op, info.what, apiErr.Code)
 	if h := hints[apiErr.Code]; h != "" {
 		msg += ": " + h
 	}

@@ -26,12 +26,18 @@ type appReplyTo struct {
 // (WeCom documents an integer) and always sends the duplicate-check fields,
 // whereas a first attempt should not ask for duplicate suppression.
 type textRequest struct {
-	ToUser                 string    `json:"touser"`
-	MsgType                string    `json:"msgtype"`
-	AgentID                int64     `json:"agentid"`
-	Text                   textField `json:"text"`
-	EnableDuplicateCheck   int       `json:"enable_duplicate_check,omitempty"`
-	DuplicateCheckInterval int       `json:"duplicate_check_interval,omitempty"`
+	ToUser  string    `json:"touser"`
+	MsgType string    `json:"msgtype"`
+	AgentID int64     `json:"agentid"`
+	Text    textField `json:"text"`
+	duplicateCheck
+}
+
+// duplicateCheck are message/send's duplicate-suppression fields, left out
+// of a first attempt.
+type duplicateCheck struct {
+	EnableDuplicateCheck   int `json:"enable_duplicate_check,omitempty"`
+	DuplicateCheckInterval int `json:"duplicate_check_interval,omitempty"`
 }
 
 type textField struct {
@@ -57,65 +63,51 @@ func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 	switch {
 	case to == "":
 		return channels.SendResult{}, fmt.Errorf("wecom: app %q: reply without a recipient: %w", a.name, channels.ErrPermanent)
+	case out.Format == channels.FormatImage:
+		return a.sendImage(ctx, out, to)
 	case strings.TrimSpace(out.Text) == "":
 		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: empty text: %w", a.name, to, channels.ErrPermanent)
 	case len(out.Text) > MaxTextBytes:
 		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: text of %d bytes exceeds WeCom's %d: %w",
 			a.name, to, len(out.Text), MaxTextBytes, channels.ErrPermanent)
 	}
-	if err := ctx.Err(); err != nil {
-		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: %w", a.name, to, err)
-	}
+	req := textRequest{ToUser: to, MsgType: "text", AgentID: a.agent, Text: textField{Content: out.Text},
+		duplicateCheck: a.duplicateCheck(out)}
+	return a.post(ctx, "MessageSendText", req, to)
+}
 
-	req := textRequest{ToUser: to, MsgType: "text", AgentID: a.agent, Text: textField{Content: out.Text}}
-	if out.Attempt > 0 {
-		// An earlier attempt may have reached WeCom before we lost its answer;
-		// ask WeCom to drop an identical message sent since then.
-		req.EnableDuplicateCheck = 1
-		req.DuplicateCheckInterval = a.duplicateCheckInterval(out.FirstAttemptUnix)
+// duplicateCheck asks, on a retry, for the duplicate check: an earlier
+// attempt may have reached WeCom before we lost its answer, so WeCom is
+// asked to drop an identical message sent since then.
+func (a *App) duplicateCheck(out channels.Outbound) duplicateCheck {
+	if out.Attempt == 0 {
+		return duplicateCheck{}
 	}
+	return duplicateCheck{EnableDuplicateCheck: 1, DuplicateCheckInterval: a.duplicateCheckInterval(out.FirstAttemptUnix)}
+}
 
-	type outcome struct {
-		resp *message.SendResponse
-		err  error
+// post sends req (apiName names it in silenceper's errors) to the user to
+// with message/send.
+func (a *App) post(ctx context.Context, apiName string, req any, to string) (channels.SendResult, error) {
+	resp, err := untilDone(ctx, func() (*message.SendResponse, error) {
+		return a.sendWithRefresh(apiName, req)
+	})
+	if err != nil {
+		return channels.SendResult{}, a.callError("message/send", err, to)
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		resp, err := a.sendWithRefresh(req)
-		done <- outcome{resp, err}
-	}()
-	var o outcome
-	select {
-	case o = <-done:
-	case <-ctx.Done():
-		// The goroutine finishes on its own within the HTTP client timeout.
-		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: %w", a.name, to, ctx.Err())
-	}
-	if o.err != nil {
-		return channels.SendResult{}, a.sendError(o.err, to)
-	}
-	if rejected(o.resp, to) {
+	if rejected(resp, to) {
 		// errcode 0 but the single recipient listed as invalid or unlicensed:
 		// nothing was delivered and nothing will be.
 		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: recipient invalid or unlicensed (invaliduser=%q unlicenseduser=%q): %w",
-			a.name, to, o.resp.InvalidUser, o.resp.UnlicensedUser, channels.ErrPermanent)
+			a.name, to, resp.InvalidUser, resp.UnlicensedUser, channels.ErrPermanent)
 	}
-	return channels.SendResult{MessageID: o.resp.MsgID}, nil
+	return channels.SendResult{MessageID: resp.MsgID}, nil
 }
 
-// sendWithRefresh sends once and, when WeCom says the token is invalid or
-// expired (it may revoke one before expires_in), drops the cached token and
-// sends once more with a fresh one. WeCom rejected the first request, so the
-// second cannot duplicate it.
-func (a *App) sendWithRefresh(req textRequest) (*message.SendResponse, error) {
-	resp, err := a.message.Send("MessageSendText", req)
-	if err == nil || !refreshesToken(err) {
-		return resp, err
-	}
-	if derr := a.tokens.invalidate(); derr != nil {
-		return nil, derr
-	}
-	return a.message.Send("MessageSendText", req)
+// sendWithRefresh calls message/send with req (apiName names it in
+// silenceper's errors), refreshing an invalidated token once.
+func (a *App) sendWithRefresh(apiName string, req any) (*message.SendResponse, error) {
+	return refreshOnce(a, func() (*message.SendResponse, error) { return a.message.Send(apiName, req) })
 }
 
 // duplicateCheckInterval covers the time since the first attempt plus some

@@ -42,7 +42,7 @@ type fixtureOpts struct {
 	baseURL     string // instead of the fake's
 }
 
-func newSendFixture(t *testing.T, o fixtureOpts) *sendFixture {
+func newSendFixture(t testing.TB, o fixtureOpts) *sendFixture {
 	t.Helper()
 	corpID := fmt.Sprintf("wwsend%d", corpSeq.Add(1))
 	secret := "S3cret-" + corpID + "-abcdefgh"

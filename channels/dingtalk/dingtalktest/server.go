@@ -25,8 +25,9 @@ type Sent struct {
 	Via          string   // "webhook" or "openapi"
 	Users        []string // batchSend userIds
 	Conversation string   // groupMessages/send openConversationId, or the webhook's session
-	MsgKey       string   // "sampleMarkdown" (OpenAPI) or the webhook msgtype
+	MsgKey       string   // "sampleMarkdown", "sampleImageMsg" (OpenAPI) or the webhook msgtype
 	Title, Text  string
+	PhotoURL     string   // sampleImageMsg: an Upload's media_id
 	AtUserIDs    []string // the webhook's at.atUserIds
 }
 
@@ -62,6 +63,7 @@ type Server struct {
 	departments   map[string][]int64
 	noMemberPerm  bool
 	userGets      int
+	uploads       []Upload        // media/upload, in order (media.go)
 	changed       chan struct{}   // closed and replaced on every recorded call
 	frozen        map[string]bool // client address → server writes dropped
 }
@@ -80,6 +82,7 @@ func NewServer(t testing.TB, appKey, appSecret string) *Server {
 	mux.HandleFunc("POST /v1.0/card/instances/createAndDeliver", s.withToken(s.cardCreate))
 	mux.HandleFunc("PUT /v1.0/card/streaming", s.withToken(s.cardStream))
 	mux.HandleFunc("POST /topapi/v2/user/get", s.userGet)
+	mux.HandleFunc("POST /media/upload", s.mediaUpload)
 	mux.HandleFunc("POST "+webhookPath, s.webhook)
 	mux.HandleFunc("POST /v1.0/gateway/connections/open", s.stream.open)
 	mux.HandleFunc("GET /connect", s.stream.connect)
@@ -256,9 +259,13 @@ func (s *Server) robotSend(w http.ResponseWriter, body []byte, path string) {
 		writeError(w, http.StatusBadRequest, "InvalidParameter", "msgParam must be a JSON string: "+err.Error())
 		return
 	}
-	var param struct{ Title, Text string }
-	if err := json.Unmarshal([]byte(req.MsgParam), &param); err != nil || req.MsgKey != "sampleMarkdown" || param.Text == "" || param.Title == "" {
-		writeError(w, http.StatusBadRequest, "InvalidParameter", "msgKey sampleMarkdown needs msgParam {title,text}")
+	var param struct{ Title, Text, PhotoURL string }
+	err := json.Unmarshal([]byte(req.MsgParam), &param)
+	switch {
+	case err == nil && req.MsgKey == "sampleMarkdown" && param.Text != "" && param.Title != "":
+	case err == nil && req.MsgKey == "sampleImageMsg" && s.knowsUpload(param.PhotoURL):
+	default:
+		writeError(w, http.StatusBadRequest, "InvalidParameter", "msgKey sampleMarkdown needs msgParam {title,text}, sampleImageMsg {photoURL} of an upload")
 		return
 	}
 	group := strings.HasSuffix(path, "/groupMessages/send")
@@ -268,7 +275,7 @@ func (s *Server) robotSend(w http.ResponseWriter, body []byte, path string) {
 	}
 	s.mu.Lock()
 	s.sent = append(s.sent, Sent{Via: "openapi", Users: req.UserIDs, Conversation: req.OpenConversationID,
-		MsgKey: req.MsgKey, Title: param.Title, Text: param.Text})
+		MsgKey: req.MsgKey, Title: param.Title, Text: param.Text, PhotoURL: param.PhotoURL})
 	s.recordLocked()
 	s.mu.Unlock()
 	writeJSON(w, map[string]any{"processQueryKey": fmt.Sprintf("pqk-%d", len(s.Sent()))})

@@ -59,6 +59,12 @@ func (r Reply) Text() string {
 		return strings.Join(parts, "\n")
 	case "interactive":
 		return "card:" + c.Data.CardID
+	case "image":
+		var img struct {
+			ImageKey string `json:"image_key"`
+		}
+		_ = json.Unmarshal([]byte(r.Content), &img)
+		return "image:" + img.ImageKey
 	}
 	return c.Text
 }
@@ -100,6 +106,7 @@ type Server struct {
 	contactDenied bool
 	userGets      int
 	calls         []string // "METHOD path" of every authorised call
+	images        []Image  // im/v1/images uploads (images.go)
 	changed       chan struct{}
 
 	ws *wsServer
@@ -116,6 +123,7 @@ func NewServer(t testing.TB, appID, appSecret string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /open-apis/auth/v3/tenant_access_token/internal", s.handleToken)
 	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed(s.handleReply))
+	mux.HandleFunc("POST /open-apis/im/v1/images", s.authed(s.handleImage))
 	mux.HandleFunc("POST /open-apis/cardkit/v1/cards", s.authed(s.handleCardCreate))
 	mux.HandleFunc("PUT /open-apis/cardkit/v1/cards/{id}/elements/{element}/content", s.authed(s.handleCardContent))
 	mux.HandleFunc("PATCH /open-apis/cardkit/v1/cards/{id}/settings", s.authed(s.handleCardSettings))
@@ -316,6 +324,10 @@ func (s *Server) handleReply(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if in.MsgType == "image" && !s.knownImage(in.Content) {
+		answer(w, 400, 230001, "invalid image_key", nil)
+		return
+	}
 	now := s.now()
 	rep := Reply{To: r.PathValue("id"), MsgType: in.MsgType, Content: in.Content, UUID: in.UUID, At: now}
 	if prev, ok := s.uuids[in.UUID]; ok && in.UUID != "" && now.Sub(prev.At) < time.Hour {

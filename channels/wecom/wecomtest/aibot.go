@@ -142,6 +142,9 @@ type BotReply struct {
 		Finish  bool   `json:"finish"`
 		Content string `json:"content"`
 	} `json:"stream"`
+	Image struct {
+		MediaID string `json:"media_id"`
+	} `json:"image"`
 }
 
 // OpenBotReply checks and decrypts a passive reply as WeCom would: the

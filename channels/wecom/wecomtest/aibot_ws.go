@@ -60,6 +60,7 @@ type BotWSServer struct {
 	subs     []Subscription
 	frames   []BotFrame
 	failCmd  map[string]int // cmd → errcode for the next such frame
+	uploads  botUploads     // media uploaded over the socket (aibot_media.go)
 	changed  changes
 }
 
@@ -241,13 +242,17 @@ func (s *BotWSServer) handle(w http.ResponseWriter, r *http.Request) {
 		if json.Unmarshal(data, &f) != nil {
 			return
 		}
-		code, keep := s.receive(c, f.Cmd, f.Headers.ReqID, f.Body)
+		code, ackBody, keep := s.receive(c, f.Cmd, f.Headers.ReqID, f.Body)
 		if code >= 0 {
 			msg := "ok"
 			if code != 0 {
 				msg = "fake error"
 			}
-			_ = c.write(s.ctx, map[string]any{"headers": map[string]string{"req_id": f.Headers.ReqID}, "errcode": code, "errmsg": msg})
+			ack := map[string]any{"headers": map[string]string{"req_id": f.Headers.ReqID}, "errcode": code, "errmsg": msg}
+			if ackBody != nil {
+				ack["body"] = ackBody
+			}
+			_ = c.write(s.ctx, ack)
 		}
 		if !keep {
 			return
@@ -255,9 +260,9 @@ func (s *BotWSServer) handle(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// receive records a frame and says how to ack it (code < 0: no ack) and
-// whether to keep the connection.
-func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMessage) (code int, keep bool) {
+// receive records a frame and says how to ack it (code < 0: no ack; the
+// ack's body, if any) and whether to keep the connection.
+func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMessage) (code int, ackBody any, keep bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.changed.notify()
@@ -271,25 +276,35 @@ func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMe
 		ok := cred.BotID == s.botID && cred.Secret == s.secret
 		s.subs = append(s.subs, Subscription{Conn: c.n, BotID: cred.BotID, OK: ok, At: time.Now()})
 		if !ok {
-			return BadCredentials, false
+			return BadCredentials, nil, false
 		}
 		if prev := s.current; prev != nil && prev != c {
 			go s.evict(prev)
 		}
 		s.current = c
-		return 0, true
+		return 0, nil, true
 	case "ping":
 		if !s.pingAcks {
-			return -1, true
+			return -1, nil, true
 		}
-		return 0, true
+		return 0, nil, true
+	case cmdUploadInit, cmdUploadChunk, cmdUploadFinish:
+		if code := s.failCmd[cmd]; code != 0 {
+			delete(s.failCmd, cmd)
+			return code, nil, true
+		}
+		code, ackBody := s.uploads.receive(cmd, body)
+		return code, ackBody, true
 	}
 	f := BotFrame{Conn: c.n, Cmd: cmd, ReqID: reqID, Body: body, At: time.Now()}
 	_ = json.Unmarshal(body, &f.Reply)
 	s.frames = append(s.frames, f)
 	if code := s.failCmd[cmd]; code != 0 {
 		delete(s.failCmd, cmd)
-		return code, true
+		return code, nil, true
 	}
-	return 0, true
+	if f.Reply.MsgType == "image" && !s.uploads.knows(f.Reply.Image.MediaID) {
+		return codeUnknownMedia, nil, true
+	}
+	return 0, nil, true
 }

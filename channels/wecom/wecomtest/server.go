@@ -52,6 +52,7 @@ type SentMessage struct {
 	MsgType                string
 	AgentID                string // as sent, JSON number or string
 	Content                string // as delivered: cut at 2048 bytes like WeCom
+	MediaID                string // an image message's media_id (an Upload's)
 	Truncated              bool   // Content was longer than WeCom allows
 	Safe                   int
 	EnableDuplicateCheck   int
@@ -79,6 +80,7 @@ type Server struct {
 	nextMsgID     int
 	departments   map[string][]int // user → department ids, for user/get
 	userGets      int
+	uploads       []Upload // media/upload, in order (media.go)
 }
 
 // NewServer starts a fake WeCom API that issues tokens for corpID + secret.
@@ -93,6 +95,7 @@ func NewServer(t testing.TB, corpID, secret string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /cgi-bin/gettoken", s.handleGetToken)
 	mux.HandleFunc("POST /cgi-bin/message/send", s.handleSend)
+	mux.HandleFunc("POST /cgi-bin/media/upload", s.handleUpload)
 	mux.HandleFunc("GET /cgi-bin/user/get", s.handleUserGet)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
@@ -235,6 +238,9 @@ type sendBody struct {
 	Text                   *struct {
 		Content string `json:"content"`
 	} `json:"text"`
+	Image *struct {
+		MediaID string `json:"media_id"`
+	} `json:"image"`
 }
 
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
@@ -261,15 +267,13 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	agentID, ok := parseAgentID(body.AgentID)
+	content, mediaID, code := s.messageContent(body)
 	switch {
 	case !ok:
 		writeErr(w, 40056)
 		return
-	case body.MsgType != "text" || body.Text == nil:
-		writeErr(w, 40008) // the fake knows text only
-		return
-	case body.Text.Content == "":
-		writeErr(w, 44004)
+	case code != 0:
+		writeErr(w, code)
 		return
 	case body.ToUser == "" && body.ToParty == "" && body.ToTag == "":
 		writeErr(w, 81013)
@@ -278,7 +282,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 
 	m := SentMessage{
 		ToUser: body.ToUser, ToParty: body.ToParty, ToTag: body.ToTag,
-		MsgType: body.MsgType, AgentID: agentID, Content: body.Text.Content,
+		MsgType: body.MsgType, AgentID: agentID, Content: content, MediaID: mediaID,
 		Safe: body.Safe, EnableDuplicateCheck: body.EnableDuplicateCheck,
 		DuplicateCheckInterval: body.DuplicateCheckInterval, At: s.now(),
 	}
@@ -320,7 +324,7 @@ func (s *Server) duplicateOf(m SentMessage) (SentMessage, bool) {
 			continue
 		}
 		if d.AgentID == m.AgentID && d.ToUser == m.ToUser && d.ToParty == m.ToParty &&
-			d.ToTag == m.ToTag && d.MsgType == m.MsgType && d.Content == m.Content {
+			d.ToTag == m.ToTag && d.MsgType == m.MsgType && d.Content == m.Content && d.MediaID == m.MediaID {
 			return d, true
 		}
 	}
