@@ -5,6 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -167,5 +170,36 @@ func TestBootstrapCreatesTheFirstAdminOnce(t *testing.T) {
 	}
 	if err := console.CreateAdmin(ctx, pool, "first", "another-password", console.RoleViewer); !errors.Is(err, store.ErrExists) {
 		t.Errorf("same username: %v, want ErrExists", err)
+	}
+}
+
+func TestTextsComplete(t *testing.T) {
+	// Every key a template reads exists.
+	files, err := filepath.Glob("templates/*.html")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("templates: %v, %v", files, err)
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`\.T\.(\w+)`).FindAllStringSubmatch(string(b), -1) {
+			if console.Texts("zh")[m[1]] == "" {
+				t.Errorf("%s reads text %q, which does not exist", file, m[1])
+			}
+		}
+	}
+	for _, lang := range []string{"zh", "en"} {
+		for key := range console.Texts("zh") {
+			if console.Texts(lang)[key] == "" {
+				t.Errorf("%s lacks %q", lang, key)
+			}
+		}
+		for key := range console.Texts("en") {
+			if console.Texts(lang)[key] == "" {
+				t.Errorf("%s lacks %q", lang, key)
+			}
+		}
 	}
 }
