@@ -135,16 +135,19 @@ type Conversation struct {
 	LastActive                       time.Time
 }
 
+// conversationColumns select a Conversation from sessions s.
+const conversationColumns = `
+SELECT s.id, s.channel, s.account, s.chat_id, s.user_id,
+       (SELECT count(*) FROM messages m WHERE m.session_id = s.id), s.last_active_at
+FROM sessions s`
+
 // FindConversations returns the sessions matching f, most recently active
 // first.
 func FindConversations(ctx context.Context, q Querier, f ConversationFilter) ([]Conversation, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	rows, err := q.Query(ctx, `
-SELECT s.id, s.channel, s.account, s.chat_id, s.user_id,
-       (SELECT count(*) FROM messages m WHERE m.session_id = s.id), s.last_active_at
-FROM sessions s
+	rows, err := q.Query(ctx, conversationColumns+`
 WHERE ($1 = '' OR s.channel = $1) AND ($2 = '' OR s.user_id = $2) AND ($3 = '' OR s.chat_id = $3)
   AND ($4::timestamptz IS NULL OR s.last_active_at >= $4) AND ($5::timestamptz IS NULL OR s.last_active_at < $5)
 ORDER BY s.last_active_at DESC, s.id DESC LIMIT $6`,
@@ -161,10 +164,7 @@ ORDER BY s.last_active_at DESC, s.id DESC LIMIT $6`,
 
 // GetConversation loads one session; ErrNotFound for an unknown id.
 func GetConversation(ctx context.Context, q Querier, id int64) (Conversation, error) {
-	rows, err := q.Query(ctx, `
-SELECT s.id, s.channel, s.account, s.chat_id, s.user_id,
-       (SELECT count(*) FROM messages m WHERE m.session_id = s.id), s.last_active_at
-FROM sessions s WHERE s.id = $1`, id)
+	rows, err := q.Query(ctx, conversationColumns+` WHERE s.id = $1`, id)
 	if err != nil {
 		return Conversation{}, fmt.Errorf("store: get conversation: %w", err)
 	}

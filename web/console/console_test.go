@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/web/console"
 )
@@ -201,5 +204,39 @@ func TestTextsComplete(t *testing.T) {
 				t.Errorf("%s lacks %q", lang, key)
 			}
 		}
+	}
+}
+
+func TestOverviewShowsTheLastDeliveryError(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f.ch.FailWith(func(channels.Outbound) error {
+		return fmt.Errorf("chantest: recipient blocked the bot: %w", channels.ErrPermanent)
+	})
+	if _, err := f.gw.Accept(ctx, f.ch.Message("acc-1", "msg-leave-2", "lisi", "lisi", askedText, false, false)); err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var failed int
+		if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE failed_at IS NOT NULL`).Scan(&failed); err != nil {
+			t.Fatal(err)
+		}
+		if failed > 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the delivery never failed")
+		case <-tick.C:
+		}
+	}
+	c := client(t)
+	f.login(t, c, viewerUser, viewerPass)
+	_, body := get(t, c, f.srv.URL+"/console/")
+	if !strings.Contains(body, "recipient blocked the bot") {
+		t.Errorf("overview does not show the delivery error:\n%s", body)
 	}
 }

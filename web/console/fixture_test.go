@@ -59,6 +59,8 @@ type fixture struct {
 	pool  *pgxpool.Pool
 	wecom *wecomtest.Server
 	srv   *httptest.Server
+	ch    *chantest.Channel
+	gw    *gateway.Gateway
 	runID string
 }
 
@@ -123,6 +125,7 @@ wecom:
 		defer cancel()
 		_ = gw.Stop(stopCtx)
 	})
+	f.ch, f.gw = ch, gw
 	f.srv = httptest.NewServer(gw.Handler())
 	t.Cleanup(f.srv.Close)
 
