@@ -31,6 +31,8 @@ func (g *Gateway) routes() http.Handler {
 	// Skill backends and other systems.
 	r.POST("/v1/async/:token", g.asyncCallback)
 	r.POST("/v1/route", g.route)
+	// The operator's console (web/console), behind its own login.
+	r.Any("/console/*path", gin.WrapH(g.consoleHandler()))
 	return r
 }
 

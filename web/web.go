@@ -1,6 +1,6 @@
 // Package web holds the browser-facing pages of Hermes, embedded in the
-// binary. Today that is a status page; the admin console (conversations,
-// run traces, skills, schedules) grows here.
+// binary: the status page at /, and the static assets of the operator's
+// console (web/console) under web/static.
 package web
 
 import (
@@ -11,6 +11,12 @@ import (
 
 //go:embed static/index.html
 var files embed.FS
+
+// Assets are the console's static files: static/console.css and the
+// vendored htmx (static/vendor), served as they are.
+//
+//go:embed static/console.css static/vendor
+var Assets embed.FS
 
 var index = template.Must(template.ParseFS(files, "static/index.html"))
 

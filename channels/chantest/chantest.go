@@ -111,3 +111,16 @@ func AddressOf(out channels.Outbound) ReplyTo {
 	_ = json.Unmarshal(out.ReplyTo, &rt)
 	return rt
 }
+
+// SelfTest sends a test text to target (a user id) like Send does and
+// reports the outcome as a platform answer: a FailWith error is the raw
+// answer of a refused test.
+func (c *Channel) SelfTest(ctx context.Context, account, target string) (channels.SelfTestResult, error) {
+	rt, _ := json.Marshal(ReplyTo{ChatID: target, UserID: target})
+	res, err := c.Send(ctx, channels.Outbound{Account: account, ReplyTo: rt, Format: channels.FormatText,
+		Text: "self-test", Parts: 1, Key: "self-test"})
+	if err != nil {
+		return channels.SelfTestResult{Raw: err.Error(), Explanation: "the test channel refused the message"}, nil
+	}
+	return channels.SelfTestResult{OK: true, Raw: `{"message_id":"` + res.MessageID + `"}`, Explanation: "sent"}, nil
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/web/console"
 )
 
 // shutdownGrace is how long running jobs get to finish on SIGTERM before
@@ -96,6 +97,9 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer pool.Close()
+	if err := console.Bootstrap(ctx, pool, os.LookupEnv, slog.Default()); err != nil {
+		return err
+	}
 	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms})
 	if err != nil {
 		return err

@@ -1,0 +1,185 @@
+// Package console is the operator's console served under /console: what
+// the bot did and why (overview, conversations, run traces, skills) and the
+// channel self-test, over the gateway's own Postgres store. Pages are
+// server-rendered html/template with a little htmx; nothing is built at
+// run time and no secret is ever rendered.
+package console
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
+	"github.com/hermes-gw/hermes/web"
+)
+
+// Prefix is where the console is mounted.
+const Prefix = "/console"
+
+// Roles of console accounts.
+const (
+	RoleAdmin  = "admin"  // everything, including reloading skills and the channel self-test
+	RoleViewer = "viewer" // reads every page, changes nothing
+)
+
+// Deps are what the console reads and may act on.
+type Deps struct {
+	Pool *pgxpool.Pool
+	// Skills returns the current skill registry.
+	Skills func() *skills.Registry
+	// CheckSkills runs `hermes skills check` over the configured skill
+	// folder; ReloadSkills makes a new set current (refusing a broken one).
+	CheckSkills  func() []skills.Finding
+	ReloadSkills func() error
+	// Channels are the gateway's channels; those that implement
+	// channels.SelfTester are offered in the self-test.
+	Channels []channels.Channel
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+// Console serves the console's pages.
+type Console struct {
+	deps  Deps
+	pages map[string]*template.Template
+	mux   *http.ServeMux
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// pageNames are the templates/<name>.html files, each rendered inside
+// templates/layout.html.
+var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest"}
+
+// pages are the parsed templates by page name; like web's status page
+// they are embedded, so a template that does not parse fails every start
+// (and every test) at once.
+var pages = func() map[string]*template.Template {
+	out := map[string]*template.Template{}
+	for _, name := range pageNames {
+		out[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return out
+}()
+
+// static is web/static, served under /console/static/.
+var static = func() fs.FS {
+	sub, err := fs.Sub(web.Assets, "static")
+	if err != nil {
+		panic(err) // a constant path into an embedded folder
+	}
+	return sub
+}()
+
+// New builds the console.
+func New(deps Deps) *Console {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	c := &Console{deps: deps, pages: pages, mux: http.NewServeMux()}
+	m := c.mux
+	m.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", http.FileServerFS(static)))
+	m.HandleFunc("GET "+Prefix+"/login", c.loginPage)
+	m.HandleFunc("POST "+Prefix+"/login", c.login)
+	m.HandleFunc("GET "+Prefix+"/lang", c.setLanguage)
+	m.Handle("POST "+Prefix+"/logout", c.signedIn(c.logout))
+	m.Handle("GET "+Prefix+"/{$}", c.signedIn(c.overview))
+	m.Handle("GET "+Prefix+"/conversations", c.signedIn(c.conversations))
+	m.Handle("GET "+Prefix+"/conversations/{id}", c.signedIn(c.thread))
+	m.Handle("GET "+Prefix+"/runs", c.signedIn(c.runs))
+	m.Handle("GET "+Prefix+"/runs/{id}", c.signedIn(c.run))
+	m.Handle("GET "+Prefix+"/skills", c.signedIn(c.skillsPage))
+	m.Handle("POST "+Prefix+"/skills/reload", c.signedIn(adminOnly(c.reloadSkills)))
+	m.Handle("GET "+Prefix+"/selftest", c.signedIn(c.selfTestPage))
+	m.Handle("POST "+Prefix+"/selftest", c.signedIn(adminOnly(c.selfTest)))
+	return c
+}
+
+// ServeHTTP serves every console route; pages are never cached.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	if !strings.HasPrefix(r.URL.Path, Prefix+"/static/") {
+		h.Set("Cache-Control", "no-store")
+	}
+	c.mux.ServeHTTP(w, r)
+}
+
+// request is one signed-in request: who and in which language.
+type request struct {
+	*http.Request
+	session store.AdminSession
+	lang    string
+}
+
+// handler is a page for a signed-in operator.
+type handler func(w http.ResponseWriter, r *request)
+
+// page is what every template gets.
+type page struct {
+	T     map[string]string // interface text in the request's language
+	Lang  string
+	User  string
+	Role  string
+	CSRF  string
+	Nav   string // the current section, for the menu
+	Flash string
+	Data  any
+}
+
+// render writes the page name with data, or only its block named
+// fragment (an htmx swap) when fragment is not empty.
+func (c *Console) render(w http.ResponseWriter, r *request, name, fragment string, status int, data any) {
+	p := page{T: texts[r.lang], Lang: r.lang, User: r.session.Username, Role: r.session.Role, CSRF: r.session.CSRF, Nav: name, Data: data}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	tmpl := "layout.html"
+	if fragment != "" {
+		tmpl = fragment
+	}
+	if err := c.pages[name].ExecuteTemplate(w, tmpl, p); err != nil {
+		c.deps.Logger.Error("console: render", "page", name, "err", err)
+	}
+}
+
+// fail answers a request whose data could not be read: 404 for a missing
+// row, 500 (logged, not shown) for anything else.
+func (c *Console) fail(w http.ResponseWriter, r *request, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		http.Error(w, texts[r.lang]["not_found"], http.StatusNotFound)
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	c.deps.Logger.Error("console: read", "path", r.URL.Path, "err", err)
+	http.Error(w, texts[r.lang]["internal_error"], http.StatusInternalServerError)
+}
+
+// adminOnly refuses viewers with 403.
+func adminOnly(h handler) handler {
+	return func(w http.ResponseWriter, r *request) {
+		if r.session.Role != RoleAdmin {
+			http.Error(w, texts[r.lang]["admins_only"], http.StatusForbidden)
+			return
+		}
+		h(w, r)
+	}
+}

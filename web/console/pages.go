@@ -1,0 +1,308 @@
+package console
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+// statsWindow is the period the overview and the skills page count over.
+const statsWindow = time.Hour
+
+// threadLimit is the most messages a conversation page shows.
+const threadLimit = 200
+
+// overviewData is the overview page.
+type overviewData struct {
+	Window   time.Duration
+	Accounts []accountRow
+	Tokens   []expiryRow
+	Leases   []expiryRow
+	Queues   []queueRow
+}
+
+type accountRow struct {
+	store.AccountStat
+	PerMinute string
+}
+
+type expiryRow struct {
+	store.Expiry
+	Live bool
+	In   time.Duration // until expiry (negative: since)
+}
+
+type queueRow struct {
+	store.QueueDepth
+	Age time.Duration
+}
+
+func (c *Console) overview(w http.ResponseWriter, r *request) {
+	ctx, now := r.Context(), c.deps.Now()
+	stats, err := store.AccountStats(ctx, c.deps.Pool, now.Add(-statsWindow))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d := overviewData{Window: statsWindow}
+	for _, s := range stats {
+		d.Accounts = append(d.Accounts, accountRow{s, strconv.FormatFloat(float64(s.Messages)/statsWindow.Minutes(), 'f', 2, 64)})
+	}
+	tokens, err := store.TokenExpiries(ctx, c.deps.Pool)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	leases, err := store.Leases(ctx, c.deps.Pool)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d.Tokens, d.Leases = expiryRows(tokens, now), expiryRows(leases, now)
+	queues, err := store.QueueDepths(ctx, c.deps.Pool)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	for _, q := range queues {
+		d.Queues = append(d.Queues, queueRow{q, now.Sub(q.Oldest).Round(time.Second)})
+	}
+	c.render(w, r, "overview", "", http.StatusOK, d)
+}
+
+func expiryRows(list []store.Expiry, now time.Time) []expiryRow {
+	out := make([]expiryRow, 0, len(list))
+	for _, e := range list {
+		out = append(out, expiryRow{e, e.ExpiresAt.After(now), e.ExpiresAt.Sub(now).Round(time.Second)})
+	}
+	return out
+}
+
+// periods are the time filters offered on lists, newest first.
+var periods = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "30d": 30 * 24 * time.Hour}
+
+// since is the start of the period the request asks for (zero: any time).
+func since(r *request, now time.Time) time.Time {
+	if d, ok := periods[r.URL.Query().Get("period")]; ok {
+		return now.Add(-d)
+	}
+	return time.Time{}
+}
+
+type conversationsData struct {
+	Channel, UserID, ChatID, Period string
+	Periods                         []string
+	List                            []store.Conversation
+}
+
+var periodNames = []string{"1h", "24h", "7d", "30d"}
+
+func (c *Console) conversations(w http.ResponseWriter, r *request) {
+	q := r.URL.Query()
+	d := conversationsData{Channel: q.Get("channel"), UserID: q.Get("user"), ChatID: q.Get("chat"), Period: q.Get("period"), Periods: periodNames}
+	list, err := store.FindConversations(r.Context(), c.deps.Pool, store.ConversationFilter{
+		Channel: d.Channel, UserID: d.UserID, ChatID: d.ChatID, Since: since(r, c.deps.Now())})
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d.List = list
+	c.render(w, r, "conversations", "", http.StatusOK, d)
+}
+
+type threadData struct {
+	Conversation store.Conversation
+	Entries      []store.ThreadEntry
+}
+
+func (c *Console) thread(w http.ResponseWriter, r *request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		c.fail(w, r, store.ErrNotFound)
+		return
+	}
+	conv, err := store.GetConversation(r.Context(), c.deps.Pool, id)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	entries, err := store.Thread(r.Context(), c.deps.Pool, id, threadLimit)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, "thread", "", http.StatusOK, threadData{conv, entries})
+}
+
+// stopReasons are the agent's stop reasons, offered as a filter.
+var stopReasons = []string{agent.StopFinished, agent.StopMaxSteps, agent.StopTimeout, agent.StopRepeated, agent.StopIdle,
+	agent.StopFatalTool, agent.StopNeedsInput, agent.StopAwaitingConfirmation, agent.StopPlanRefused, agent.StopError, agent.StopCanceled}
+
+type runsData struct {
+	UserID, ChatID, Stop, Period string
+	Stops, Periods               []string
+	List                         []store.RunSummary
+}
+
+func (c *Console) runs(w http.ResponseWriter, r *request) {
+	q := r.URL.Query()
+	d := runsData{UserID: q.Get("user"), ChatID: q.Get("chat"), Stop: q.Get("stop"), Period: q.Get("period"), Stops: stopReasons, Periods: periodNames}
+	list, err := store.ListRuns(r.Context(), c.deps.Pool, store.RunFilter{UserID: d.UserID, ChatID: d.ChatID, StopReason: d.Stop,
+		Since: since(r, c.deps.Now()), Limit: 100})
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d.List = list
+	c.render(w, r, "runs", "", http.StatusOK, d)
+}
+
+// runData is a run's timeline.
+type runData struct {
+	Run    store.RunRecord
+	Origin store.RunOrigin
+	Took   time.Duration
+	Steps  []stepView
+}
+
+// stepView is one step as the timeline shows it: the stored columns plus
+// what the agent recorded besides (stage, retries, state changes such as
+// compression and archived observations).
+type stepView struct {
+	store.StepRecord
+	Failed bool
+	Detail agent.Step
+}
+
+func (c *Console) run(w http.ResponseWriter, r *request) {
+	id := r.PathValue("id")
+	run, err := store.GetRun(r.Context(), c.deps.Pool, id)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	origin, err := store.GetRunOrigin(r.Context(), c.deps.Pool, id)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	steps, err := store.GetRunSteps(r.Context(), c.deps.Pool, id)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d := runData{Run: run, Origin: origin, Took: run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond)}
+	for _, s := range steps {
+		v := stepView{StepRecord: s, Failed: s.Error != ""}
+		_ = json.Unmarshal(s.Detail, &v.Detail) // older rows have no detail; the columns suffice
+		d.Steps = append(d.Steps, v)
+	}
+	c.render(w, r, "run", "", http.StatusOK, d)
+}
+
+// skillRow is one skill on the skills page.
+type skillRow struct {
+	Name, DisplayName, Description, Executor, Breaker string
+	Access                                            []string // "corps: a, b"; empty: everyone
+	Calls                                             int
+	PerMinute, ErrorRate                              string
+	P95                                               time.Duration
+}
+
+type skillsData struct {
+	Window  time.Duration
+	Skills  []skillRow
+	Errors  []store.SkillError
+	Outcome *reloadOutcome
+}
+
+func (c *Console) skillsPage(w http.ResponseWriter, r *request) {
+	d, err := c.skillsData(r)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, "skills", "", http.StatusOK, d)
+}
+
+func (c *Console) skillsData(r *request) (skillsData, error) {
+	stats, err := store.SkillStats(r.Context(), c.deps.Pool, c.deps.Now().Add(-statsWindow))
+	if err != nil {
+		return skillsData{}, err
+	}
+	errs, err := store.LastSkillErrors(r.Context(), c.deps.Pool, 10)
+	if err != nil {
+		return skillsData{}, err
+	}
+	d := skillsData{Window: statsWindow, Errors: errs}
+	reg := c.deps.Skills()
+	for _, s := range reg.Skills() {
+		row := skillRow{Name: s.Name, DisplayName: s.DisplayName, Description: s.Description, Executor: s.Executor,
+			Breaker: reg.BreakerState(s.Name), PerMinute: "0.00", ErrorRate: "–"}
+		a := s.Access
+		for _, rule := range []struct {
+			name string
+			list []string
+		}{{"corps", a.Corps}, {"channels", a.Channels}, {"accounts", a.Accounts}, {"users", a.Users}, {"departments", a.Departments}, {"chats", a.Chats}} {
+			if len(rule.list) > 0 {
+				row.Access = append(row.Access, rule.name+": "+strings.Join(rule.list, ", "))
+			}
+		}
+		if i := slices.IndexFunc(stats, func(st store.SkillStat) bool { return st.Tool == s.Name }); i >= 0 {
+			st := stats[i]
+			row.Calls, row.P95 = st.Calls, st.P95
+			row.PerMinute = strconv.FormatFloat(float64(st.Calls)/statsWindow.Minutes(), 'f', 2, 64)
+			row.ErrorRate = strconv.FormatFloat(100*float64(st.Errors)/float64(st.Calls), 'f', 1, 64) + "%"
+		}
+		d.Skills = append(d.Skills, row)
+	}
+	return d, nil
+}
+
+// reloadOutcome is what "check and reload" did.
+type reloadOutcome struct {
+	Findings []string
+	Reloaded bool
+	Error    string
+}
+
+// reloadSkills runs the skills check and, when it finds no error, makes
+// the definitions on disk current.
+func (c *Console) reloadSkills(w http.ResponseWriter, r *request) {
+	out := &reloadOutcome{}
+	findings := c.deps.CheckSkills()
+	for _, f := range findings {
+		out.Findings = append(out.Findings, f.String())
+	}
+	if !skills.HasErrors(findings) {
+		if err := c.deps.ReloadSkills(); err != nil {
+			out.Error = err.Error()
+		} else {
+			out.Reloaded = true
+		}
+	}
+	c.deps.Logger.Info("console: skills check and reload", "user", r.session.Username, "reloaded", out.Reloaded, "findings", len(findings))
+	d, err := c.skillsData(r)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d.Outcome = out
+	c.render(w, r, "skills", fragmentFor(r, "reload-result"), http.StatusOK, d)
+}
+
+// fragmentFor is the block to render alone for an htmx request, or ""
+// for the whole page.
+func fragmentFor(r *request, block string) string {
+	if r.Header.Get("HX-Request") != "" {
+		return block
+	}
+	return ""
+}

@@ -1,0 +1,74 @@
+package console
+
+import (
+	"html/template"
+	"strings"
+	"time"
+)
+
+// defaultLang is the interface language until an operator picks another.
+const defaultLang = "zh"
+
+// texts is the console's interface text per language. Every key exists in
+// both (TestTextsComplete).
+var texts = map[string]map[string]string{
+	"zh": {
+		"title": "Hermes 控制台", "overview": "概览", "conversations": "会话", "runs": "运行记录", "skills": "技能", "selftest": "渠道自检",
+		"logout": "退出", "login": "登录", "username": "用户名", "password": "密码",
+		"wrong_password": "用户名或密码错误", "too_many_logins": "登录失败次数过多，请 15 分钟后再试",
+		"sign_in_first": "请先登录", "csrf_failed": "表单已失效（CSRF 校验失败），请刷新页面后重试", "admins_only": "仅管理员可执行此操作",
+		"not_found": "未找到", "internal_error": "内部错误，详情见服务日志",
+		"channel": "渠道", "account": "账号", "per_minute": "消息/分钟", "runs_count": "运行数", "failures": "失败",
+		"pending": "待投递", "last_callback": "最近回调/帧", "last_error": "最近错误", "window": "统计窗口",
+		"tokens": "访问令牌", "key": "键", "expires": "到期", "live": "有效", "expired": "已过期",
+		"connections": "长连接", "holder": "持有副本", "queues": "任务队列", "queue": "队列", "depth": "积压", "oldest": "最早任务已等待",
+		"none": "无", "user": "用户", "chat": "会话 ID", "period": "时间", "any": "不限", "search": "查询",
+		"messages": "消息数", "last_active": "最近活跃", "open": "查看", "answer_run": "对应运行",
+		"stop_reason": "停止原因", "started": "开始", "took": "耗时", "text": "内容", "model": "模型",
+		"step_model": "模型调用", "step_tool": "工具调用", "prompt_tokens": "输入 tokens", "completion_tokens": "输出 tokens",
+		"latency": "延迟", "arguments": "参数（已脱敏）", "observation": "观察结果", "status": "状态", "ok": "成功", "failed": "失败",
+		"identity": "调用身份", "events": "事件（压缩/归档等）", "reply": "回复", "error": "错误", "stage": "阶段",
+		"description": "说明", "executor": "执行方式", "access": "可用范围", "everyone": "所有人", "breaker": "熔断器",
+		"calls": "调用数", "error_rate": "错误率", "p95": "p95 延迟", "last_errors": "最近错误",
+		"check_reload": "检查并重新加载技能", "reloaded": "已重新加载", "not_reloaded": "检查发现错误，未重新加载", "findings": "检查结果",
+		"target": "目标用户或群", "send_test": "发送测试消息", "raw_answer": "平台原始应答", "explanation": "解释",
+		"selftest_no_channel": "该渠道不支持自检", "selftest_fill_in": "请填写账号和目标", "selftest_unknown_account": "未配置该账号",
+		"selftest_intro": "通过所选渠道和账号向指定用户或群发送一条测试消息，并解释平台的应答。",
+		"viewer_note":    "只读账号：不能重新加载技能或运行自检。", "session": "会话",
+	},
+	"en": {
+		"title": "Hermes console", "overview": "Overview", "conversations": "Conversations", "runs": "Runs", "skills": "Skills", "selftest": "Channel self-test",
+		"logout": "Sign out", "login": "Sign in", "username": "Username", "password": "Password",
+		"wrong_password": "Wrong username or password", "too_many_logins": "Too many failed sign-ins; try again in 15 minutes",
+		"sign_in_first": "Sign in first", "csrf_failed": "The form expired (CSRF check failed); reload the page and try again", "admins_only": "Only admins may do this",
+		"not_found": "Not found", "internal_error": "Internal error; see the server log",
+		"channel": "Channel", "account": "Account", "per_minute": "Messages/min", "runs_count": "Runs", "failures": "Failures",
+		"pending": "Pending deliveries", "last_callback": "Last callback/frame", "last_error": "Last error", "window": "Window",
+		"tokens": "Access tokens", "key": "Key", "expires": "Expires", "live": "live", "expired": "expired",
+		"connections": "Long connections", "holder": "Held by replica", "queues": "Job queues", "queue": "Queue", "depth": "Depth", "oldest": "Oldest job waiting",
+		"none": "none", "user": "User", "chat": "Chat id", "period": "Period", "any": "any", "search": "Search",
+		"messages": "Messages", "last_active": "Last active", "open": "Open", "answer_run": "Run",
+		"stop_reason": "Stop reason", "started": "Started", "took": "Took", "text": "Text", "model": "Model",
+		"step_model": "Model call", "step_tool": "Tool call", "prompt_tokens": "Prompt tokens", "completion_tokens": "Completion tokens",
+		"latency": "Latency", "arguments": "Arguments (masked)", "observation": "Observation", "status": "Status", "ok": "ok", "failed": "failed",
+		"identity": "Identity sent", "events": "Events (compression, archive, ...)", "reply": "Reply", "error": "Error", "stage": "Stage",
+		"description": "Description", "executor": "Executor", "access": "Who may use it", "everyone": "everyone", "breaker": "Breaker",
+		"calls": "Calls", "error_rate": "Error rate", "p95": "p95 latency", "last_errors": "Last errors",
+		"check_reload": "Check and reload skills", "reloaded": "Reloaded", "not_reloaded": "The check found errors; nothing reloaded", "findings": "Findings",
+		"target": "Target user or chat", "send_test": "Send a test message", "raw_answer": "Platform's raw answer", "explanation": "Explanation",
+		"selftest_no_channel": "This channel cannot run a self-test", "selftest_fill_in": "Fill in the account and the target", "selftest_unknown_account": "No such account is configured",
+		"selftest_intro": "Sends a test message through the chosen channel and account to a user or chat, and explains the platform's answer.",
+		"viewer_note":    "Read-only account: cannot reload skills or run the self-test.", "session": "Session",
+	},
+}
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	"when": func(t time.Time) string {
+		if t.IsZero() || t.Unix() <= 0 {
+			return "–"
+		}
+		return t.Local().Format("2006-01-02 15:04:05")
+	},
+	"join": strings.Join,
+}
