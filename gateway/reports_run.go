@@ -223,3 +223,15 @@ func (g *Gateway) promptReport(ctx context.Context, caller skills.Caller, prompt
 	}
 	return res.Reply, nil
 }
+
+// RenderReport makes report id's content as a run would, without sending
+// or recording it: its text and, for a report with a chart, the PNG (for
+// `hermes demo` and previews). owner nil: the operator.
+func (g *Gateway) RenderReport(ctx context.Context, id int64, owner *store.ReportOwner) (string, []byte, error) {
+	rep, err := store.GetReport(ctx, g.pool, id, owner)
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := g.makeReport(ctx, rep, store.ReportRun{ID: 0, CreatedAt: g.now()})
+	return c.text, c.png, err
+}

@@ -66,7 +66,7 @@ func (g *Gateway) scheduleReport(ctx context.Context, r store.Report) (int, erro
 	claimed := 0
 	if !lastMissed.IsZero() {
 		if r.CatchUp == CatchUpRunOnce && len(onTime) == 0 {
-			ok, err := g.claimReportRun(ctx, r.ID, &lastMissed, store.TriggerCatchUp)
+			ok, err := g.claimReportRun(ctx, r, &lastMissed, store.TriggerCatchUp)
 			if ok {
 				claimed++
 			}
@@ -78,7 +78,7 @@ func (g *Gateway) scheduleReport(ctx context.Context, r store.Report) (int, erro
 		}
 	}
 	for _, t := range onTime {
-		ok, err := g.claimReportRun(ctx, r.ID, &t, store.TriggerSchedule)
+		ok, err := g.claimReportRun(ctx, r, &t, store.TriggerSchedule)
 		if ok {
 			claimed++
 		}
@@ -89,23 +89,26 @@ func (g *Gateway) scheduleReport(ctx context.Context, r store.Report) (int, erro
 	return claimed, nil
 }
 
-// claimReportRun records a run of report id and its job in one
+// claimReportRun records a run of report r and its job in one
 // transaction; false when another replica claimed fireAt first.
-func (g *Gateway) claimReportRun(ctx context.Context, id int64, fireAt *time.Time, trigger string) (bool, error) {
+func (g *Gateway) claimReportRun(ctx context.Context, r store.Report, fireAt *time.Time, trigger string) (bool, error) {
 	var claimed bool
 	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
-		runID, ok, err := store.ClaimReportRun(ctx, tx, id, fireAt, trigger, g.now())
+		runID, ok, err := store.ClaimReportRun(ctx, tx, r.ID, fireAt, trigger, g.now())
 		if err != nil || !ok {
 			return err
 		}
 		claimed = true
-		return g.enqueueReportRun(ctx, tx, runID)
+		return g.enqueueReportRun(ctx, tx, runID, r.Owner.Channel)
 	})
 	return claimed, err
 }
 
-func (g *Gateway) enqueueReportRun(ctx context.Context, tx pgx.Tx, runID int64) error {
-	if _, err := g.river.InsertTx(ctx, tx, RunReportArgs{RunID: runID}, &river.InsertOpts{Queue: QueueAgent, MaxAttempts: reportAttempts}); err != nil {
+// enqueueReportRun inserts run runID's job in the agent queue of the
+// owner's channel (the console's own queue for `hermes demo`).
+func (g *Gateway) enqueueReportRun(ctx context.Context, tx pgx.Tx, runID int64, ownerChannel string) error {
+	queue, _ := g.queueFor(ownerChannel)
+	if _, err := g.river.InsertTx(ctx, tx, RunReportArgs{RunID: runID}, &river.InsertOpts{Queue: queue, MaxAttempts: reportAttempts}); err != nil {
 		return fmt.Errorf("gateway: enqueue report run %d: %w", runID, err)
 	}
 	return nil
@@ -116,14 +119,14 @@ func (g *Gateway) enqueueReportRun(ctx context.Context, tx pgx.Tx, runID int64) 
 func (g *Gateway) RunReportNow(ctx context.Context, id int64, owner *store.ReportOwner) (int64, error) {
 	var runID int64
 	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
-		if _, err := store.GetReport(ctx, tx, id, owner); err != nil {
+		rep, err := store.GetReport(ctx, tx, id, owner)
+		if err != nil {
 			return err
 		}
-		var err error
 		if runID, _, err = store.ClaimReportRun(ctx, tx, id, nil, store.TriggerManual, g.now()); err != nil {
 			return err
 		}
-		return g.enqueueReportRun(ctx, tx, runID)
+		return g.enqueueReportRun(ctx, tx, runID, rep.Owner.Channel)
 	})
 	return runID, err
 }

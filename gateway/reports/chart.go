@@ -98,14 +98,17 @@ func RenderPNG(c Chart) ([]byte, error) {
 	}
 	legend := charts.LegendOption{SeriesNames: names, FontStyle: charts.FontStyle{Font: font, FontSize: 12}, Offset: charts.OffsetRight}
 	axis := charts.CategoryAxisOption{Labels: c.Labels, LabelFontStyle: charts.FontStyle{Font: font, FontSize: 12}}
+	// Counts start at zero: a bar axis from the smallest value misleads.
+	values0 := []charts.ValueAxisOption{{Min: charts.Ptr(0.0), ValueFormatter: formatValue,
+		LabelFontStyle: charts.FontStyle{Font: font, FontSize: 12}}}
 	switch c.Type {
 	case ChartBar:
 		opt := charts.NewBarChartOptionWithSeries(charts.NewSeriesListBar(values, charts.BarSeriesOption{Names: names}))
-		opt.Title, opt.Legend, opt.CategoryAxis = title, legend, axis
+		opt.Title, opt.Legend, opt.CategoryAxis, opt.ValueAxis = title, legend, axis, values0
 		err = p.BarChart(opt)
 	case ChartLine:
 		opt := charts.NewLineChartOptionWithSeries(charts.NewSeriesListLine(values, charts.LineSeriesOption{Names: names}))
-		opt.Title, opt.Legend, opt.XAxis = title, legend, axis
+		opt.Title, opt.Legend, opt.XAxis, opt.YAxis = title, legend, axis, values0
 		err = p.LineChart(opt)
 	case ChartPie:
 		opt := charts.NewPieChartOptionWithData(c.Series[0].Values)
