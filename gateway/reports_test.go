@@ -63,7 +63,7 @@ func reportRig(t *testing.T) (*harness, *chantest.Channel, *fakeClock) {
 
 // clockedHarness is a harness whose demo backend checks signatures by the
 // same fake clock as the gateway signs them.
-func clockedHarness(t *testing.T) (*harness, *fakeClock) {
+func clockedHarness(t testing.TB) (*harness, *fakeClock) {
 	h := newHarness(t)
 	clock := &fakeClock{t: monday9.Add(-time.Hour)}
 	h.backend = demobackend.New([]byte(testHMACKey), clock.Now)
