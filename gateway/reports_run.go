@@ -23,9 +23,9 @@ import (
 // errReportFailed: the run is over and recorded as failed; the job ends.
 var errReportFailed = errors.New("report run failed")
 
-// ReportKey is the outbox reply key of run's message to target (its
+// reportKey is the outbox reply key of run's message to target (its
 // picture goes under ReportKey + ":chart").
-func ReportKey(runID int64, target int) string { return fmt.Sprintf("report:%d:%d", runID, target) }
+func reportKey(runID int64, target int) string { return fmt.Sprintf("report:%d:%d", runID, target) }
 
 // reportContent is what a run sends to every target.
 type reportContent struct {
@@ -79,7 +79,7 @@ func (g *Gateway) runReport(ctx context.Context, runID int64, lastAttempt bool) 
 // records the delivery. A target whose channel is gone is recorded as a
 // failed delivery.
 func (g *Gateway) queueReport(ctx context.Context, tx pgx.Tx, runID int64, i int, t store.ReportTarget, c reportContent) error {
-	key := ReportKey(runID, i)
+	key := reportKey(runID, i)
 	d := store.ReportDelivery{RunID: runID, Target: i, Channel: t.Channel, Account: t.Account, ChatID: t.ChatID, ReplyKey: key}
 	ch, ok := g.channels[t.Channel]
 	if !ok {

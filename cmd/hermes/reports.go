@@ -43,6 +43,10 @@ type reportsEnv struct {
 	id   int64 // the ID argument, when the command takes one
 }
 
+// reportsPoolConns is the pool of a reports subcommand: an insert-only
+// gateway still wants the spare connections every gateway checks for.
+const reportsPoolConns = 12
+
 func openReports(ctx context.Context, name string, args []string, std stdio, wantID, wantGateway bool, extra func(*flag.FlagSet)) (*reportsEnv, func(), error) {
 	fs, path := newFlags("reports "+name, std.err)
 	if extra != nil {
@@ -62,7 +66,7 @@ func openReports(ctx context.Context, name string, args []string, std stdio, wan
 			return nil, nil, fmt.Errorf("report id %q: not a number", fs.Arg(0))
 		}
 	}
-	if env.pool, err = store.Open(ctx, cfg.Database.URL, 4); err != nil {
+	if env.pool, err = store.Open(ctx, cfg.Database.URL, reportsPoolConns); err != nil {
 		return nil, nil, err
 	}
 	closeAll := env.pool.Close
