@@ -24,7 +24,7 @@ import (
 var errReportFailed = errors.New("report run failed")
 
 // reportKey is the outbox reply key of run's message to target (its
-// picture goes under ReportKey + ":chart").
+// picture goes under reportKey + ":chart").
 func reportKey(runID int64, target int) string { return fmt.Sprintf("report:%d:%d", runID, target) }
 
 // reportContent is what a run sends to every target.

@@ -95,8 +95,13 @@ type createArgs struct {
 	CatchUp  string          `json:"catch_up"`
 }
 
-// newReport is the report the arguments describe, owned by the sender.
-func (t *reportTool) newReport(a createArgs) (NewReport, string, error) {
+// newReport is the report report_create's arguments describe, owned by
+// the sender, and how the confirmation names its target.
+func (t *reportTool) newReport(raw json.RawMessage) (NewReport, string, error) {
+	var a createArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return NewReport{}, "", fmt.Errorf("%w: %v", skills.ErrInvalidArguments, err)
+	}
 	target, where := TargetRef{Channel: t.in.Channel, Account: t.in.Account, ChatType: t.in.ChatType, ChatID: t.in.ChatID}, t.g.cfg.Messages.Reports.ThisChat
 	switch a.Target {
 	case "me":
@@ -112,11 +117,7 @@ func (t *reportTool) newReport(a createArgs) (NewReport, string, error) {
 // create checks the report and asks for 「确认」 with the schedule in
 // words and its next three fire times; nothing is saved yet.
 func (t *reportTool) create(ctx context.Context, raw json.RawMessage) (skills.Result, error) {
-	var a createArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return skills.Result{}, fmt.Errorf("%w: %v", skills.ErrInvalidArguments, err)
-	}
-	nr, where, err := t.newReport(a)
+	nr, where, err := t.newReport(raw)
 	if err != nil {
 		return skills.Result{}, err
 	}
@@ -128,7 +129,7 @@ func (t *reportTool) create(ctx context.Context, raw json.RawMessage) (skills.Re
 	for i, n := range next {
 		times[i] = n.Format("2006-01-02 15:04") + " " + weekdayCN(n)
 	}
-	prompt := fmt.Sprintf(t.g.cfg.Messages.Reports.ConfirmCreate, strings.TrimSpace(a.Name), when, where, strings.Join(times, "、"))
+	prompt := fmt.Sprintf(t.g.cfg.Messages.Reports.ConfirmCreate, strings.TrimSpace(nr.Name), when, where, strings.Join(times, "、"))
 	return skills.Result{Skill: toolReportCreate, Confirm: &skills.Confirmation{Prompt: prompt, Skill: toolReportCreate, Args: raw}}, nil
 }
 
@@ -252,11 +253,7 @@ func (g *Gateway) callConfirmed(ctx context.Context, in channels.Inbound, caller
 // confirmedCreate creates the report, checked again: the owner is the
 // sender who confirmed (the same session's user).
 func (t *reportTool) confirmedCreate(ctx context.Context, raw json.RawMessage) (skills.Result, error) {
-	var a createArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return skills.Result{}, fmt.Errorf("%w: %v", skills.ErrInvalidArguments, err)
-	}
-	nr, _, err := t.newReport(a)
+	nr, _, err := t.newReport(raw)
 	if err != nil {
 		return skills.Result{}, err
 	}

@@ -246,12 +246,21 @@ type ReportDelivery struct {
 	At       *time.Time // delivered or given up
 }
 
+const runColumns = `id, report_id, fire_at, trigger, status, created_at, started_at, finished_at, error`
+
+func scanRun(row pgx.CollectableRow) (ReportRun, error) {
+	var r ReportRun
+	err := row.Scan(&r.ID, &r.ReportID, &r.FireAt, &r.Trigger, &r.Status, &r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Error)
+	return r, err
+}
+
 // GetReportRun returns run id. Errors: ErrNotFound.
 func GetReportRun(ctx context.Context, q Querier, id int64) (ReportRun, error) {
-	var r ReportRun
-	err := q.QueryRow(ctx, `SELECT id, report_id, fire_at, trigger, status, created_at, started_at, finished_at, error
-FROM report_runs WHERE id = $1`, id).Scan(&r.ID, &r.ReportID, &r.FireAt, &r.Trigger, &r.Status, &r.CreatedAt,
-		&r.StartedAt, &r.FinishedAt, &r.Error)
+	rows, err := q.Query(ctx, `SELECT `+runColumns+` FROM report_runs WHERE id = $1`, id)
+	if err != nil {
+		return ReportRun{}, fmt.Errorf("store: report run %d: %w", id, err)
+	}
+	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, fmt.Errorf("%w: report run %d", ErrNotFound, id)
 	}
@@ -295,16 +304,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, target) DO NOTHING`,
 // ReportHistory returns report id's latest runs, newest first, each with
 // its deliveries and their status as the outbox has it.
 func ReportHistory(ctx context.Context, q Querier, id int64, limit int) ([]ReportRun, error) {
-	rows, err := q.Query(ctx, `SELECT id, report_id, fire_at, trigger, status, created_at, started_at, finished_at, error
-FROM report_runs WHERE report_id = $1 ORDER BY id DESC LIMIT $2`, id, limit)
+	rows, err := q.Query(ctx, `SELECT `+runColumns+` FROM report_runs WHERE report_id = $1 ORDER BY id DESC LIMIT $2`, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: report history: %w", err)
 	}
-	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ReportRun, error) {
-		var r ReportRun
-		err := row.Scan(&r.ID, &r.ReportID, &r.FireAt, &r.Trigger, &r.Status, &r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Error)
-		return r, err
-	})
+	runs, err := pgx.CollectRows(rows, scanRun)
 	if err != nil {
 		return nil, fmt.Errorf("store: report history: %w", err)
 	}
