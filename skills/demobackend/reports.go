@@ -17,8 +17,8 @@ var lastWeekTickets = []ticketWeek{
 }
 
 // ticketStats answers last week's IT tickets by category. Any signed
-// employee may read the totals; the skill's access rules decide who sees
-// them (the sample limits it to IT staff and managers).
+// employee may read the totals; a company limits who may with the skill's
+// access rules.
 func (b *Backend) ticketStats(r request) (int, any) {
 	opened, resolved := 0, 0
 	for _, w := range lastWeekTickets {
