@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -65,5 +68,36 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 		if c.Path == "/it/tickets/weekly" {
 			t.Errorf("the backend was called as %s", c.Identity.UserID)
 		}
+	}
+}
+
+// TestPromptReport: a report whose content is the agent's answer to a
+// prompt, run as the owner.
+func TestPromptReport(t *testing.T) {
+	h, ch, clock := reportRig(t)
+	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		return openaitest.Reply{Content: "本周 IT 要点：网络故障最多，共 12 张。"}
+	})
+	gw := h.startReports(ch, clock)
+	ctx := withTimeout(t, 60*time.Second)
+	nr := weeklyTickets(gateway.CatchUpRunOnce, group("it-group"))
+	nr.Spec = gateway.ReportSpec{Prompt: "总结上周的 IT 工单"}
+	rep, err := gw.CreateReport(ctx, nr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.RunReportNow(ctx, rep.ID, &zhangsan); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := ch.WaitSent(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sent[0].Text, "网络故障最多") {
+		t.Errorf("sent %q", sent[0].Text)
+	}
+	reqs := h.model.Requests()
+	if last := reqs[len(reqs)-1]; !strings.Contains(last.Messages[len(last.Messages)-1].Content, "总结上周的 IT 工单") {
+		t.Errorf("the model was not given the prompt: %+v", last.Messages)
 	}
 }
