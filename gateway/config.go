@@ -26,6 +26,7 @@ type Config struct {
 	Groups   GroupsConfig   `yaml:"groups"`
 	Router   RouterConfig   `yaml:"router"`
 	Messages Messages       `yaml:"messages"`
+	Reports  ReportsConfig  `yaml:"reports"`
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
 	// ...), each decoded and validated by its own package when the gateway
 	// is built; a key no registered platform claims is an error then.
@@ -222,6 +223,9 @@ type Messages struct {
 	// ConfirmFallback: a confirmed call did not run (its system is down) and
 	// its fallback needs its own 「确认」; %s what did not run, %s the fallback's prompt.
 	ConfirmFallback string `yaml:"confirm_fallback"`
+
+	// Reports are the sentences of report management (reports_config.go).
+	Reports ReportMessages `yaml:"reports"`
 }
 
 // Default values, applied by applyDefaults.
@@ -385,6 +389,7 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Agent.ConfirmTimeout, defaultConfirmTimeout)
 	positive(&c.Agent.FollowupTimeout, defaultFollowupTimeout)
 	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
+	c.Reports.applyDefaults(&c.Messages.Reports)
 	m, d := &c.Messages, DefaultMessages
 	for _, f := range []struct {
 		p *string
@@ -472,6 +477,7 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("skills.command_allow_list[%d]", i), "must be an absolute path, got %q", p)
 		}
 	}
+	c.Reports.validate(bad)
 	keys := map[string]bool{}
 	for i, k := range c.Router.APIKeys {
 		key := fmt.Sprintf("router.api_keys[%d]", i)

@@ -225,6 +225,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &processWorker{g: g})
 	river.AddWorker(workers, &deliverWorker{g: g})
 	river.AddWorker(workers, &expireAsyncWorker{g: g})
+	river.AddWorker(workers, &runReportWorker{g: g})
 
 	queueSizes := deps.Queues
 	if queueSizes == nil {
@@ -282,6 +283,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	go func() { defer close(g.leaseDone); g.keepLeases(leaseCtx) }()
 	if g.serves {
 		g.startConnections(ctx)
+		go g.scanReports(leaseCtx) // ends with the leases, at Stop
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ func (g *Gateway) resolveConfirmation(ctx context.Context, row store.InboundRow,
 	}
 
 	started := g.now()
-	res, callErr := g.skills.Load().CallConfirmed(ctx, caller, pc.Tool, pc.Args)
+	res, callErr := g.callConfirmed(ctx, row.In, caller, pc.Tool, pc.Args)
 	if callErr != nil && ctx.Err() != nil {
 		return confirmResult{}, callErr // shutting down; the claim is spent, the user asks again
 	}

@@ -324,7 +324,7 @@ func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.Inb
 		SystemPrompt: g.cfg.Agent.SystemPrompt,
 		History:      msgs,
 		UserText:     row.In.Text,
-		Tools:        g.skills.Load().ToolsFor(caller),
+		Tools:        append(g.skills.Load().ToolsFor(caller), g.reportTools(row.In)...),
 		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
 		RecentTools:  recent,
 		Resume:       resume,

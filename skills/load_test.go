@@ -34,8 +34,8 @@ func TestLoadDir_Samples(t *testing.T) {
 			t.Errorf("%s: spec %+v lacks the usage notes or examples", s.Name, spec)
 		}
 	}
-	if got, want := strings.Join(names, ","), "hr_leave_balance,hr_payslip_summary,hr_policy_search,it_password_reset,"+
-		"it_ticket_create,it_ticket_status,it_vpn_access"; got != want {
+	if got, want := strings.Join(names, ","), "hr_leave_balance,hr_payslip_summary,hr_policy_search,hr_team_leave,it_password_reset,"+
+		"it_ticket_create,it_ticket_status,it_ticket_weekly,it_vpn_access"; got != want {
 		t.Errorf("names = %s, want %s", got, want)
 	}
 	if got, want := string(byName["hr_leave_balance"].Parameters), `{"properties":{},"type":"object"}`; got != want {

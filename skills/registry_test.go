@@ -106,6 +106,8 @@ func TestSamples_AgainstDemoBackend(t *testing.T) {
 		"it_ticket_create":   `{"title":"打印机卡纸","description":"3 楼打印机卡纸"}`,
 		"it_ticket_status":   `{"ticket_id":"INC-1001"}`,
 		"it_vpn_access":      `{"reason":"出差","days":7}`,
+		"it_ticket_weekly":   `{}`,
+		"hr_team_leave":      `{}`,
 	}
 	want := map[string]string{
 		"hr_leave_balance":   "剩余 5 天",
@@ -115,6 +117,8 @@ func TestSamples_AgainstDemoBackend(t *testing.T) {
 		"it_ticket_create":   "已创建工单 INC-1004",
 		"it_ticket_status":   "笔记本连不上 VPN",
 		"it_vpn_access":      "已提交审批",
+		"it_ticket_weekly":   "上周共新建工单 37 张",
+		"hr_team_leave":      "年假合计已用 13 天",
 	}
 	tools := reg.ToolsFor(zhang)
 	if len(tools) != len(args) {

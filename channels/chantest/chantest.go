@@ -29,6 +29,8 @@ type Channel struct {
 	wake chan struct{} // closed and replaced on every send
 	// fail, when set, decides the outcome of a send before it is recorded.
 	fail func(channels.Outbound) error
+	// unreachable are the chats PushAddress refuses.
+	unreachable map[string]bool
 }
 
 // New returns a channel named name with the given limits.
@@ -41,6 +43,32 @@ func (c *Channel) FailWith(fn func(channels.Outbound) error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fail = fn
+}
+
+// Unreachable makes PushAddress refuse chatID, as a platform answers for a
+// chat the bot is not in.
+func (c *Channel) Unreachable(chatID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unreachable == nil {
+		c.unreachable = map[string]bool{}
+	}
+	c.unreachable[chatID] = true
+}
+
+// PushAddress implements channels.Pusher: any chat but the unreachable
+// ones. A single chat is addressed to its user.
+func (c *Channel) PushAddress(_ context.Context, _, chatType, chatID string) (json.RawMessage, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unreachable[chatID] {
+		return nil, fmt.Errorf("chantest: chat %q: %w", chatID, channels.ErrCannotPush)
+	}
+	rt := ReplyTo{ChatID: chatID}
+	if chatType == channels.ChatSingle {
+		rt.UserID = chatID
+	}
+	return json.Marshal(rt)
 }
 
 // Name implements channels.Channel.

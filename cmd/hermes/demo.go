@@ -4,18 +4,23 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/console"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/skills/demobackend"
 )
@@ -133,10 +138,64 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	}
 	fmt.Fprintln(stdout, "The backend never read a user id from the model's arguments: Hermes signed the sender's identity into the request headers, "+
 		"bound to that one request (method, path, body, nonce, skill).")
+	if err := demoReport(ctx, sess, user, stdout); err != nil {
+		return err
+	}
+	showCalls()
 	if *interactive {
 		return sess.repl(ctx, std.in, stdout)
 	}
 	return nil
+}
+
+// demoReport creates the sample weekly IT-ticket report for the demo
+// user, sends it now to this terminal (as text with a table: a terminal
+// shows no pictures) and writes its bar chart to a PNG file.
+func demoReport(ctx context.Context, sess *consoleSession, user channels.Identity, stdout io.Writer) error {
+	fmt.Fprintln(stdout, "\n== Scheduled report: 上周工单统计, every Monday 09:00, run now ==")
+	owner := store.ReportOwner{Channel: console.ChannelName, Account: consoleAccount, Corp: user.CorpID, User: user.UserID, Name: user.Name}
+	rep, err := sess.gw.CreateReport(ctx, gateway.NewReport{
+		Name: "上周工单统计", Cron: "0 9 * * 1", TZ: "Asia/Shanghai", Owner: owner,
+		Spec: gateway.ReportSpec{Skill: "it_ticket_weekly", Template: "**{{.Report}}**（{{.Data.week}}）\n\n{{.Data.summary}}",
+			Chart: &gateway.ChartSpec{Type: "bar", Title: "上周 IT 工单", Rows: "categories", Label: "category",
+				Values: []string{"opened", "resolved"}, Names: []string{"新建", "已解决"}}},
+		Targets: []gateway.TargetRef{{Channel: console.ChannelName, Account: consoleAccount, ChatType: channels.ChatSingle, ChatID: user.UserID}},
+	})
+	if errors.Is(err, store.ErrReportExists) { // a demo database kept from an earlier run
+		rep, err = demoReportByName(ctx, sess.gw, owner, "上周工单统计")
+	}
+	if err != nil {
+		return fmt.Errorf("demo report: %w", err)
+	}
+	if _, err := sess.gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+		return err
+	}
+	if _, err := sess.next(ctx); err != nil {
+		return err
+	}
+	_, png, err := sess.gw.RenderReport(ctx, rep.ID, nil)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("hermes-report-%d.png", rep.ID))
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "   [report] chart written to %s (%d bytes); chats that show pictures get it as an image\n", path, len(png))
+	return nil
+}
+
+func demoReportByName(ctx context.Context, gw *gateway.Gateway, owner store.ReportOwner, name string) (store.Report, error) {
+	rs, err := gw.ListReports(ctx, &owner)
+	if err != nil {
+		return store.Report{}, err
+	}
+	for _, r := range rs {
+		if r.Name == name {
+			return r.Report, nil
+		}
+	}
+	return store.Report{}, store.ErrNotFound
 }
 
 // demoConfig is the embedded default configuration of the demo.

@@ -42,6 +42,7 @@ var commands = map[string]command{
 	"skills":  {"check skill definitions, import skills from OpenAPI", runSkills},
 	"runs":    {"find agent runs (runs list) and print one's trace (runs show)", runRuns},
 	"admin":   {"manage console accounts (admin create)", runAdmin},
+	"reports": {"scheduled reports: list, add, run-now, pause, resume, delete, history", runReports},
 	"version": {"print the version", func(_ context.Context, _ []string, io stdio) error {
 		_, err := fmt.Fprintln(io.out, "hermes", version)
 		return err

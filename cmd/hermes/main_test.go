@@ -141,7 +141,8 @@ func TestDemoPlaysTheConversationWithIdentityInjection(t *testing.T) {
 		t.Fatalf("demo: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	for _, want := range []string{"offline demo model", "我还有几天年假？", "[backend] POST /hr/leave-balance → HTTP 200", "user=zhangsan", "剩余",
-		"回复「确认」以执行", "已执行：已重置", "[backend] POST /it/vpn/access → HTTP 202", "已处理完成"} {
+		"回复「确认」以执行", "已执行：已重置", "[backend] POST /it/vpn/access → HTTP 202", "已处理完成",
+		"上周共新建工单 37 张", "| 网络故障 | 12 | 10 |", "[report] chart written to"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -58,7 +58,8 @@ type Options struct {
 // Backend is an http.Handler for the sample skills' endpoints (all POST):
 // /hr/leave-balance, /hr/policies/search, /hr/payslip, /it/tickets,
 // /it/tickets/status, /it/password/reset (form-encoded), /it/vpn/access
-// (async: 202, then a callback). It is safe for concurrent use.
+// (async: 202, then a callback), and for scheduled reports /it/tickets/weekly
+// and /hr/team-leave. It is safe for concurrent use.
 type Backend struct {
 	opts Options
 
@@ -128,6 +129,8 @@ var routes = map[string]route{
 	"/it/tickets/status":  {(*Backend).ticketStatus, "it_ticket_status", systemIT},
 	"/it/password/reset":  {(*Backend).resetPassword, "it_password_reset", systemIT},
 	"/it/vpn/access":      {(*Backend).requestVPN, "it_vpn_access", systemIT},
+	"/it/tickets/weekly":  {(*Backend).ticketStats, "it_ticket_weekly", systemIT},
+	"/hr/team-leave":      {(*Backend).teamLeave, "hr_team_leave", systemHR},
 }
 
 // key is the identity key of a system.

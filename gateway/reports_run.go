@@ -1,0 +1,237 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/reports"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+// errReportFailed: the run is over and recorded as failed; the job ends.
+var errReportFailed = errors.New("report run failed")
+
+// reportKey is the outbox reply key of run's message to target (its
+// picture goes under reportKey + ":chart").
+func reportKey(runID int64, target int) string { return fmt.Sprintf("report:%d:%d", runID, target) }
+
+// reportContent is what a run sends to every target.
+type reportContent struct {
+	text  string
+	chart *reports.Chart
+	png   []byte
+}
+
+// runReport makes the report of run runID as its owner and queues it for
+// every target through the outbox, in one transaction with the run's
+// record. A failure is retried; on the last attempt (or one retrying
+// cannot fix) the run is recorded as failed and errReportFailed returned.
+func (g *Gateway) runReport(ctx context.Context, runID int64, lastAttempt bool) error {
+	run, err := store.GetReportRun(ctx, g.pool, runID)
+	if err != nil || run.Status == store.RunDone || run.Status == store.RunFailed {
+		return err
+	}
+	rep, err := store.GetReport(ctx, g.pool, run.ReportID, nil)
+	if err != nil {
+		return err
+	}
+	if err := store.StartReportRun(ctx, g.pool, runID, g.now()); err != nil {
+		return err
+	}
+	content, err := g.makeReport(ctx, rep, run)
+	if err != nil {
+		permanent := errors.Is(err, skills.ErrAccessDenied) || errors.Is(err, skills.ErrUnknownSkill) ||
+			errors.Is(err, ErrBadReport) || errors.Is(err, reports.ErrBadChart)
+		if !permanent && !lastAttempt && ctx.Err() == nil {
+			g.log.Warn("report run failed; will retry", "report_id", rep.ID, "run_id", runID, "err", err)
+			return err
+		}
+		g.log.Error("report run failed", "report_id", rep.ID, "run_id", runID, "err", err)
+		if ferr := store.FinishReportRun(context.WithoutCancel(ctx), g.pool, runID, store.RunFailed, err.Error(), g.now()); ferr != nil {
+			return ferr
+		}
+		return fmt.Errorf("%w: %w", errReportFailed, err)
+	}
+	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		for i, t := range rep.Targets {
+			if err := g.queueReport(ctx, tx, runID, i, t, content); err != nil {
+				return err
+			}
+		}
+		return store.FinishReportRun(ctx, tx, runID, store.RunDone, "", g.now())
+	})
+}
+
+// queueReport writes one target's message (and picture, where the
+// channel shows pictures; a text table otherwise) to the outbox and
+// records the delivery. A target whose channel is gone is recorded as a
+// failed delivery.
+func (g *Gateway) queueReport(ctx context.Context, tx pgx.Tx, runID int64, i int, t store.ReportTarget, c reportContent) error {
+	key := reportKey(runID, i)
+	d := store.ReportDelivery{RunID: runID, Target: i, Channel: t.Channel, Account: t.Account, ChatID: t.ChatID, ReplyKey: key}
+	ch, ok := g.channels[t.Channel]
+	if !ok {
+		d.Error = fmt.Sprintf("no channel %q is configured", t.Channel)
+		return store.InsertReportDelivery(ctx, tx, d)
+	}
+	lim := ch.Limits(t.Account)
+	in := channels.Inbound{Channel: t.Channel, Account: t.Account, ChatID: t.ChatID, ReplyTo: t.ReplyTo}
+	text := c.text
+	if c.chart != nil && !lim.Images {
+		text += "\n\n" + reports.Table(*c.chart)
+	}
+	replies := []store.Reply{replyFor(ch, in, key, text)}
+	if c.png != nil && lim.Images {
+		replies = append(replies, store.Reply{Key: key + ":chart", Channel: t.Channel, Account: t.Account, ReplyTo: t.ReplyTo,
+			OrderKey: orderKey(in), Format: channels.FormatImage, Image: &channels.Image{Name: "report.png", PNG: c.png}})
+	}
+	for _, r := range replies {
+		if _, err := store.InsertOutbox(ctx, tx, r); err != nil {
+			return err
+		}
+		if err := g.enqueueDelivery(ctx, tx, t.Channel, t.Account, r.Key); err != nil {
+			return err
+		}
+	}
+	return store.InsertReportDelivery(ctx, tx, d)
+}
+
+// makeReport runs the report's skill or prompt as its owner.
+func (g *Gateway) makeReport(ctx context.Context, rep store.Report, run store.ReportRun) (reportContent, error) {
+	var spec ReportSpec
+	if err := json.Unmarshal(rep.Spec, &spec); err != nil {
+		return reportContent{}, fmt.Errorf("%w: stored spec: %v", ErrBadReport, err)
+	}
+	caller := ownerCaller(rep.Owner, fmt.Sprintf("report-%d-%d", rep.ID, run.ID))
+	at := cmp.Or(ptrTime(run.FireAt), run.CreatedAt)
+	if loc, err := time.LoadLocation(rep.TZ); err == nil {
+		at = at.In(loc)
+	}
+	if spec.Prompt != "" {
+		text, err := g.promptReport(ctx, caller, spec.Prompt)
+		return reportContent{text: text}, err
+	}
+	res, err := g.skills.Load().Call(ctx, caller, spec.Skill, spec.Args)
+	if err != nil {
+		return reportContent{}, err
+	}
+	if res.Confirm != nil || res.Async != nil {
+		return reportContent{}, fmt.Errorf("%w: skill %s asks for confirmation or answers later", ErrBadReport, spec.Skill)
+	}
+	var data any
+	if err := json.Unmarshal(res.Body, &data); err != nil {
+		data = string(res.Body)
+	}
+	text, err := reportText(spec, rep.Name, at, data)
+	if err != nil {
+		return reportContent{}, err
+	}
+	c := reportContent{text: agent.MaskedText(text)}
+	if spec.Chart != nil {
+		chart, err := chartFrom(*spec.Chart, data)
+		if err != nil {
+			return reportContent{}, err
+		}
+		if c.png, err = reports.RenderPNG(chart); err != nil {
+			return reportContent{}, err
+		}
+		c.chart = &chart
+	}
+	return c, nil
+}
+
+func ptrTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+// reportText renders the report's template over the skill's answer.
+func reportText(spec ReportSpec, name string, at time.Time, data any) (string, error) {
+	src := spec.Template
+	if src == "" {
+		src = "**{{.Report}}**（{{.Time}}）\n\n{{with .Data.summary}}{{.}}{{end}}"
+		if _, ok := data.(map[string]any); !ok {
+			src = "**{{.Report}}**（{{.Time}}）\n\n{{.Data}}"
+		}
+	}
+	tmpl, err := template.New("report").Option("missingkey=zero").Parse(src)
+	if err != nil {
+		return "", fmt.Errorf("%w: template: %v", ErrBadReport, err)
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, map[string]any{"Data": data, "Report": name, "Time": at.Format("2006-01-02 15:04")}); err != nil {
+		return "", fmt.Errorf("%w: template: %v", ErrBadReport, err)
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// chartFrom reads the chart's rows out of the skill's answer.
+func chartFrom(cs ChartSpec, data any) (reports.Chart, error) {
+	obj, _ := data.(map[string]any)
+	rows, ok := obj[cs.Rows].([]any)
+	if !ok {
+		return reports.Chart{}, fmt.Errorf("%w: the answer has no array %q", reports.ErrBadChart, cs.Rows)
+	}
+	c := reports.Chart{Type: cs.Type, Title: cs.Title, Series: make([]reports.Series, len(cs.Values))}
+	for i, v := range cs.Values {
+		c.Series[i].Name = v
+		if i < len(cs.Names) {
+			c.Series[i].Name = cs.Names[i]
+		}
+	}
+	for _, r := range rows {
+		row, _ := r.(map[string]any)
+		c.Labels = append(c.Labels, fmt.Sprint(row[cs.Label]))
+		for i, v := range cs.Values {
+			n, ok := row[v].(float64)
+			if !ok {
+				return reports.Chart{}, fmt.Errorf("%w: row %q: %q is not a number", reports.ErrBadChart, row[cs.Label], v)
+			}
+			c.Series[i].Values = append(c.Series[i].Values, n)
+		}
+	}
+	return c, c.Validate()
+}
+
+// promptReport runs the agent on prompt as the owner, with the owner's
+// skills, and returns its answer.
+func (g *Gateway) promptReport(ctx context.Context, caller skills.Caller, prompt string) (string, error) {
+	res, err := agent.Run(ctx, g.limiter.model(g.model, nil), agent.Turn{
+		SessionID: caller.TraceID, RunID: caller.TraceID, SystemPrompt: g.cfg.Agent.SystemPrompt,
+		UserText: prompt, Tools: g.skills.Load().ToolsFor(caller),
+	}, agent.Options{Model: g.cfg.Model.Name, MaxSteps: g.cfg.Agent.MaxSteps, Timeout: g.cfg.Agent.RunTimeout,
+		Now: g.now, Logger: g.log})
+	if err != nil {
+		return "", fmt.Errorf("report prompt: %w", err)
+	}
+	if res.StopReason != agent.StopFinished || strings.TrimSpace(res.Reply) == "" {
+		return "", fmt.Errorf("%w: the agent stopped with %s", ErrBadReport, res.StopReason)
+	}
+	return res.Reply, nil
+}
+
+// RenderReport makes report id's content as a run would, without sending
+// or recording it: its text and, for a report with a chart, the PNG (for
+// `hermes demo` and previews). owner nil: the operator.
+func (g *Gateway) RenderReport(ctx context.Context, id int64, owner *store.ReportOwner) (string, []byte, error) {
+	rep, err := store.GetReport(ctx, g.pool, id, owner)
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := g.makeReport(ctx, rep, store.ReportRun{ID: 0, CreatedAt: g.now()})
+	return c.text, c.png, err
+}

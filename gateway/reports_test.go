@@ -1,0 +1,273 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image/png"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/reports"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills/demobackend"
+)
+
+// fakeClock is the injected clock (Deps.Now) that drives report ticks.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *fakeClock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
+
+var shanghai, _ = time.LoadLocation("Asia/Shanghai")
+
+// monday9 is a Monday 09:00 in Shanghai, the weekly report's tick.
+var monday9 = time.Date(2026, 12, 7, 9, 0, 0, 0, shanghai)
+
+// zhangsan owns the test reports (a demo employee the backend knows).
+var zhangsan = store.ReportOwner{Channel: "test", Account: "a", Corp: "corp-test", User: "zhangsan", Name: "张三", Chat: "it-group"}
+
+// weeklyTickets is the sample weekly IT-ticket report with a bar chart.
+func weeklyTickets(catchUp string, targets ...gateway.TargetRef) gateway.NewReport {
+	return gateway.NewReport{
+		Name: "上周工单统计", Cron: "0 9 * * 1", TZ: "Asia/Shanghai", CatchUp: catchUp, Owner: zhangsan,
+		Spec: gateway.ReportSpec{Skill: "it_ticket_weekly",
+			Template: "**{{.Report}}**（{{.Data.week}}）\n\n{{.Data.summary}}",
+			Chart: &gateway.ChartSpec{Type: reports.ChartBar, Title: "上周工单", Rows: "categories", Label: "category",
+				Values: []string{"opened", "resolved"}, Names: []string{"新建", "已解决"}}},
+		Targets: targets,
+	}
+}
+
+func group(chat string) gateway.TargetRef {
+	return gateway.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatGroup, ChatID: chat}
+}
+
+// reportRig is a harness whose channel shows pictures, on a fake clock.
+func reportRig(t *testing.T) (*harness, *chantest.Channel, *fakeClock) {
+	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard, Images: true})
+	h, clock := clockedHarness(t)
+	return h, ch, clock
+}
+
+// clockedHarness is a harness whose demo backend checks signatures by the
+// same fake clock as the gateway signs them.
+func clockedHarness(t testing.TB) (*harness, *fakeClock) {
+	h := newHarness(t)
+	clock := &fakeClock{t: monday9.Add(-time.Hour)}
+	h.backend = demobackend.New([]byte(testHMACKey), clock.Now)
+	srv := httptest.NewServer(h.backend)
+	t.Cleanup(srv.Close)
+	t.Setenv("HERMES_TEST_SKILLS_BASE_URL", srv.URL)
+	return h, clock
+}
+
+func (h *harness) startReports(ch channels.Channel, clock *fakeClock) *gateway.Gateway {
+	return h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+}
+
+func TestReportTickTwoReplicasOneRun(t *testing.T) {
+	h, ch, clock := reportRig(t)
+	a := h.startReports(ch, clock)
+	b := h.startReports(ch, clock)
+	ctx := withTimeout(t, 60*time.Second)
+	rep, err := a.CreateReport(ctx, weeklyTickets(gateway.CatchUpRunOnce, group("it-group")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for week := range 3 {
+		clock.Set(monday9.AddDate(0, 0, 7*week).Add(time.Second))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		total := 0
+		for _, gw := range []*gateway.Gateway{a, b, a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n, err := gw.ScheduleReports(ctx)
+				if err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				total += n
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if total != 1 {
+			t.Fatalf("week %d: %d runs claimed across replicas, want 1", week, total)
+		}
+		h.waitIdle(ctx) // a week apart
+	}
+	h.waitIdle(ctx)
+	if n := h.count(`SELECT count(*) FROM report_runs WHERE report_id = $1 AND status = 'done'`, rep.ID); n != 3 {
+		t.Errorf("%d runs done, want 3", n)
+	}
+	sent := ch.Sent()
+	if len(sent) != 6 {
+		t.Fatalf("%d sends, want 3 texts and 3 pictures", len(sent))
+	}
+	text, pic := sent[0], sent[1]
+	if !strings.Contains(text.Text, "上周共新建工单 37 张") || text.Answer || chantest.AddressOf(text).ChatID != "it-group" {
+		t.Errorf("report text: %+v", text)
+	}
+	if pic.Format != channels.FormatImage || pic.Image == nil {
+		t.Fatalf("second part is not the chart: %+v", pic)
+	}
+	img, err := png.Decode(bytes.NewReader(pic.Image.PNG))
+	if err != nil || img.Bounds().Dx() != reports.ChartWidth {
+		t.Errorf("chart: %v %v", err, img.Bounds())
+	}
+	// The skill ran as the owner, signed like any call.
+	for _, c := range h.backend.Calls() {
+		if c.Path == "/it/tickets/weekly" && c.Identity.UserID != "zhangsan" {
+			t.Errorf("report skill ran as %q", c.Identity.UserID)
+		}
+	}
+	hist, err := store.ReportHistory(ctx, h.pool, rep.ID, 10)
+	if err != nil || len(hist) != 3 || hist[0].Deliveries[0].Status != store.DeliveryDelivered {
+		t.Errorf("history: %+v %v", hist, err)
+	}
+}
+
+func TestReportRestartAcrossTick(t *testing.T) {
+	for _, tc := range []struct {
+		catchUp string
+		runs    int
+	}{{gateway.CatchUpRunOnce, 1}, {gateway.CatchUpSkip, 0}} {
+		t.Run(tc.catchUp, func(t *testing.T) {
+			h, ch, clock := reportRig(t)
+			ctx := withTimeout(t, 60*time.Second)
+			first := h.startReports(ch, clock)
+			rep, err := first.CreateReport(ctx, weeklyTickets(tc.catchUp, group("it-group")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := first.Stop(stopCtx); err != nil {
+				t.Fatal(err)
+			}
+			// Down across two Mondays; back an hour after the second.
+			clock.Set(monday9.AddDate(0, 0, 7).Add(time.Hour))
+			// The new replica scans at start; a scan more changes nothing.
+			second := h.startReports(ch, clock)
+			if _, err := second.ScheduleReports(ctx); err != nil {
+				t.Fatal(err)
+			}
+			h.waitIdle(ctx)
+			if got := h.count(`SELECT count(*) FROM report_runs WHERE report_id = $1`, rep.ID); got != tc.runs {
+				t.Errorf("%d runs after the restart, want %d", got, tc.runs)
+			}
+			if got := h.count(`SELECT count(*) FROM report_runs WHERE report_id = $1 AND trigger = 'catch_up' AND status = 'done'
+				AND fire_at = $2`, rep.ID, monday9.AddDate(0, 0, 7)); got != tc.runs {
+				t.Errorf("%d catch-up runs of the latest missed tick, want %d", got, tc.runs)
+			}
+			// Nothing more until the next tick, which runs on time.
+			if n, _ := second.ScheduleReports(ctx); n != 0 {
+				t.Errorf("a second scan claimed %d more", n)
+			}
+			clock.Set(monday9.AddDate(0, 0, 14))
+			if n, _ := second.ScheduleReports(ctx); n != 1 {
+				t.Errorf("next tick: %d runs, want 1", n)
+			}
+		})
+	}
+}
+
+func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
+	h, ch, clock := reportRig(t)
+	gw := h.startReports(ch, clock)
+	ctx := withTimeout(t, 60*time.Second)
+	// The platform refuses sends to the left group (the bot was removed
+	// after the report was made).
+	ch.FailWith(func(out channels.Outbound) error {
+		if chantest.AddressOf(out).ChatID == "left-group" {
+			return fmt.Errorf("not a member of the chat: %w", channels.ErrPermanent)
+		}
+		return nil
+	})
+	rep, err := gw.CreateReport(ctx, weeklyTickets(gateway.CatchUpRunOnce, group("left-group"), group("it-group")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID, err := gw.RunReportNow(ctx, rep.ID, &zhangsan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	ds, err := store.RunDeliveries(ctx, h.pool, runID)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("deliveries %+v %v", ds, err)
+	}
+	if ds[0].Status != store.DeliveryFailed || !strings.Contains(ds[0].Error, "not a member") {
+		t.Errorf("unreachable target: %+v", ds[0])
+	}
+	if ds[1].Status != store.DeliveryDelivered {
+		t.Errorf("reachable target: %+v", ds[1])
+	}
+}
+
+func TestReportTextTableWhereNoImages(t *testing.T) {
+	h, clock := clockedHarness(t)
+	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectBasic})
+	gw := h.startReports(ch, clock)
+	ctx := withTimeout(t, 60*time.Second)
+	rep, err := gw.CreateReport(ctx, weeklyTickets(gateway.CatchUpRunOnce, group("it-group")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := ch.WaitSent(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	if len(ch.Sent()) != 1 || sent[0].Format == channels.FormatImage || !strings.Contains(sent[0].Text, "网络故障 | 12 | 10") {
+		t.Errorf("want one text with the table as lines, got %+v", ch.Sent())
+	}
+}
+
+func TestBadReportSavesNothing(t *testing.T) {
+	h, ch, clock := reportRig(t)
+	ch.Unreachable("secret-group")
+	gw := h.startReports(ch, clock)
+	ctx := withTimeout(t, 60*time.Second)
+	wangwu := zhangsan
+	wangwu.User = "wangwu"
+	for name, mut := range map[string]func(*gateway.NewReport){
+		"cron":       func(r *gateway.NewReport) { r.Cron = "0 9 * *" },
+		"zone":       func(r *gateway.NewReport) { r.TZ = "Mars/Olympus" },
+		"catch_up":   func(r *gateway.NewReport) { r.CatchUp = "sometimes" },
+		"no target":  func(r *gateway.NewReport) { r.Targets = nil },
+		"channel":    func(r *gateway.NewReport) { r.Targets[0].Channel = "feishu" },
+		"not in":     func(r *gateway.NewReport) { r.Targets[0].ChatID = "secret-group" },
+		"skill":      func(r *gateway.NewReport) { r.Spec.Skill = "hr_fire_everyone" },
+		"confirm":    func(r *gateway.NewReport) { r.Spec.Skill = "it_password_reset" },
+		"chart":      func(r *gateway.NewReport) { r.Spec.Chart.Type = "radar" },
+		"both kinds": func(r *gateway.NewReport) { r.Spec.Prompt = "写周报" },
+		"template":   func(r *gateway.NewReport) { r.Spec.Template = "{{.Data" },
+	} {
+		nr := weeklyTickets(gateway.CatchUpRunOnce, group("it-group"))
+		mut(&nr)
+		if _, err := gw.CreateReport(ctx, nr); !errors.Is(err, gateway.ErrBadReport) {
+			t.Errorf("%s: err %v, want ErrBadReport", name, err)
+		}
+	}
+	if n := h.count(`SELECT count(*) FROM reports`); n != 0 {
+		t.Errorf("%d reports saved", n)
+	}
+}
