@@ -56,10 +56,10 @@ func (a *App) sendImage(ctx context.Context, out channels.Outbound, rt replyTo) 
 	if err != nil {
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: %w: %w", a.cfg.Name, err, channels.ErrPermanent)
 	}
-	id, err := a.reply(ctx, rt.MessageID, "image", string(content), replyUUID(out.Key))
+	id, err := a.post(ctx, rt, "image", string(content), replyUUID(out.Key))
 	if err != nil {
 		a.alert(err)
-		return channels.SendResult{}, fmt.Errorf("feishu: app %q: reply to %s: %w", a.cfg.Name, rt.MessageID, err)
+		return channels.SendResult{}, fmt.Errorf("feishu: app %q: send to %s%s: %w", a.cfg.Name, rt.MessageID, rt.ChatID, err)
 	}
 	return channels.SendResult{MessageID: id}, nil
 }

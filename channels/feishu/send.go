@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ import (
 // scope); they wrap *APIError when Feishu answered.
 func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
 	var rt replyTo
-	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || rt.MessageID == "" {
+	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || (rt.MessageID == "" && rt.ReceiveIDType == "") {
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: bad reply address %s: %w", a.cfg.Name, out.ReplyTo, channels.ErrPermanent)
 	}
 	if out.Format == channels.FormatImage {
@@ -48,10 +49,10 @@ func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: empty part: %w", a.cfg.Name, channels.ErrPermanent)
 	}
 	msgType, content := messageContent(out.Format, out.Text, mentionOf(rt, out.Part))
-	id, err := a.reply(ctx, rt.MessageID, msgType, content, replyUUID(out.Key))
+	id, err := a.post(ctx, rt, msgType, content, replyUUID(out.Key))
 	if err != nil {
 		a.alert(err)
-		return channels.SendResult{}, fmt.Errorf("feishu: app %q: reply to %s: %w", a.cfg.Name, rt.MessageID, err)
+		return channels.SendResult{}, fmt.Errorf("feishu: app %q: send to %s%s: %w", a.cfg.Name, rt.MessageID, rt.ChatID, err)
 	}
 	return channels.SendResult{MessageID: id}, nil
 }
@@ -89,9 +90,11 @@ func replyUUID(key string) string {
 	return hex.EncodeToString(sum[:16]) // 32 characters, under MaxReplyUUID
 }
 
-// reply calls im/v1/messages/:message_id/reply and returns the new
-// message's id.
-func (a *App) reply(ctx context.Context, messageID, msgType, content, uuid string) (string, error) {
+// post sends a message to rt and returns the new message's id: a reply
+// (im/v1/messages/:message_id/reply) to the message rt came from, or, for
+// a push with no message to reply to (a report), a new message in the chat
+// (im/v1/messages?receive_id_type=...).
+func (a *App) post(ctx context.Context, rt replyTo, msgType, content, uuid string) (string, error) {
 	var out struct {
 		Data struct {
 			MessageID string `json:"message_id"`
@@ -101,8 +104,14 @@ func (a *App) reply(ctx context.Context, messageID, msgType, content, uuid strin
 	if uuid != "" {
 		body["uuid"] = uuid
 	}
+	if rt.MessageID == "" {
+		body["receive_id"] = rt.ChatID
+		err := a.api.call(ctx, "im/v1/messages", http.MethodPost, "/open-apis/im/v1/messages",
+			url.Values{"receive_id_type": {rt.ReceiveIDType}}, body, &out)
+		return out.Data.MessageID, err
+	}
 	err := a.api.call(ctx, "im/v1/messages/reply", http.MethodPost,
-		"/open-apis/im/v1/messages/"+pathEscape(messageID)+"/reply", nil, body, &out)
+		"/open-apis/im/v1/messages/"+pathEscape(rt.MessageID)+"/reply", nil, body, &out)
 	return out.Data.MessageID, err
 }
 

@@ -137,7 +137,7 @@ func (a *App) openCard(ctx context.Context, msgID string) (*card, error) {
 		return nil, fmt.Errorf("feishu: card created without card_id")
 	}
 	content, _ := marshalJSON(map[string]any{"type": "card", "data": map[string]string{"card_id": out.Data.CardID}})
-	if _, err := a.reply(ctx, msgID, "interactive", string(content), replyUUID("card:"+msgID)); err != nil {
+	if _, err := a.post(ctx, replyTo{MessageID: msgID}, "interactive", string(content), replyUUID("card:"+msgID)); err != nil {
 		return nil, err
 	}
 	return &card{
@@ -227,7 +227,7 @@ func (a *App) streamPlain(ctx context.Context, sink channels.Sink, ref channels.
 		var rt replyTo
 		_ = json.Unmarshal(in.ReplyTo, &rt) // written by decodeEvent
 		msgType, content := messageContent(channels.FormatMarkdown, p.Text, mentionOf(rt, 0))
-		if _, err := a.reply(ctx, rt.MessageID, msgType, content, replyUUID("plain:"+ref.MsgID)); err != nil {
+		if _, err := a.post(ctx, rt, msgType, content, replyUUID("plain:"+ref.MsgID)); err != nil {
 			a.log.Warn("feishu: fallback reply failed; Send retries after the stream deadline", "msg_id", ref.MsgID, "err", err)
 			return
 		}

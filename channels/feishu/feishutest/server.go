@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,15 +23,17 @@ const (
 	tokenExpire      = 7200
 )
 
-// Reply is one reply the fake accepted.
+// Reply is one reply (or new message) the fake accepted.
 type Reply struct {
-	To        string // the message replied to
-	MsgType   string
-	Content   string // as sent: a JSON string
-	UUID      string
-	MessageID string // the new message's id
-	Duplicate bool   // suppressed by uuid, not shown twice
-	At        time.Time
+	To string // the message replied to; empty for a new message
+	// ReceiveIDType and ReceiveID address a new message (im/v1/messages).
+	ReceiveIDType, ReceiveID string
+	MsgType                  string
+	Content                  string // as sent: a JSON string
+	UUID                     string
+	MessageID                string // the new message's id
+	Duplicate                bool   // suppressed by uuid, not shown twice
+	At                       time.Time
 }
 
 // Text is the reply's visible text: text, the post's md element, or the
@@ -123,6 +126,7 @@ func NewServer(t testing.TB, appID, appSecret string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /open-apis/auth/v3/tenant_access_token/internal", s.handleToken)
 	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed(s.handleReply))
+	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed(s.handleReply))
 	mux.HandleFunc("POST /open-apis/im/v1/images", s.authed(s.handleImage))
 	mux.HandleFunc("POST /open-apis/cardkit/v1/cards", s.authed(s.handleCardCreate))
 	mux.HandleFunc("PUT /open-apis/cardkit/v1/cards/{id}/elements/{element}/content", s.authed(s.handleCardContent))
@@ -310,12 +314,18 @@ func (s *Server) authed(h http.HandlerFunc) http.HandlerFunc {
 
 func (s *Server) handleReply(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		MsgType string `json:"msg_type"`
-		Content string `json:"content"`
-		UUID    string `json:"uuid"`
+		MsgType   string `json:"msg_type"`
+		Content   string `json:"content"`
+		UUID      string `json:"uuid"`
+		ReceiveID string `json:"receive_id"`
 	}
 	if err := decode(r, &in); err != nil || in.MsgType == "" || !json.Valid([]byte(in.Content)) {
 		answer(w, 400, 230001, "invalid message content", nil)
+		return
+	}
+	idType := r.URL.Query().Get("receive_id_type")
+	if r.PathValue("id") == "" && (in.ReceiveID == "" || !slices.Contains([]string{"chat_id", "open_id", "user_id", "union_id", "email"}, idType)) {
+		answer(w, 400, 230001, "invalid receive_id or receive_id_type", nil)
 		return
 	}
 	if len(in.UUID) > 50 {
@@ -330,6 +340,9 @@ func (s *Server) handleReply(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.now()
 	rep := Reply{To: r.PathValue("id"), MsgType: in.MsgType, Content: in.Content, UUID: in.UUID, At: now}
+	if rep.To == "" {
+		rep.ReceiveIDType, rep.ReceiveID = idType, in.ReceiveID
+	}
 	if prev, ok := s.uuids[in.UUID]; ok && in.UUID != "" && now.Sub(prev.At) < time.Hour {
 		rep.MessageID, rep.Duplicate = prev.MessageID, true
 	} else {
