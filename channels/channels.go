@@ -146,6 +146,10 @@ type Limits struct {
 	Dialect string
 	// PerMinute caps sends per minute and chat; 0 means no cap.
 	PerMinute int
+	// AccountPerMinute caps sends per minute across all chats of the
+	// account (the platform's app-wide limit), so a report to hundreds of
+	// users is paced rather than refused; 0 means no cap.
+	AccountPerMinute int
 	// Streams: the platform shows an answer while it grows, reading it with
 	// Sink.Progress (the gateway then stores the run's draft as it goes).
 	Streams bool

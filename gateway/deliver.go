@@ -172,18 +172,29 @@ type pacers struct {
 const maxPacers = 10000
 
 func (g *Gateway) pace(ctx context.Context, ch channels.Channel, p store.OutboxPart) error {
-	perMinute := ch.Limits(p.Account).PerMinute
+	lim := ch.Limits(p.Account)
+	account := p.Channel + "/" + p.Account
+	// The chat's own limit allows a minute's worth at once; the account's
+	// spreads its minute over the seconds (a second's worth at once).
+	if err := g.waitPacer(ctx, account+"/"+p.OrderKey, lim.PerMinute, lim.PerMinute); err != nil {
+		return err
+	}
+	return g.waitPacer(ctx, account, lim.AccountPerMinute, max(lim.AccountPerMinute/60, 1))
+}
+
+// waitPacer waits for key's limiter of perMinute sends (burst at once); no
+// limit when perMinute ≤ 0.
+func (g *Gateway) waitPacer(ctx context.Context, key string, perMinute, burst int) error {
 	if perMinute <= 0 {
 		return nil
 	}
-	key := p.Channel + "/" + p.Account + "/" + p.OrderKey
 	g.pacers.mu.Lock()
 	if g.pacers.m == nil || len(g.pacers.m) > maxPacers {
 		g.pacers.m = map[string]*rate.Limiter{}
 	}
 	l, ok := g.pacers.m[key]
 	if !ok {
-		l = rate.NewLimiter(rate.Every(time.Minute/time.Duration(perMinute)), perMinute)
+		l = rate.NewLimiter(rate.Every(time.Minute/time.Duration(perMinute)), burst)
 		g.pacers.m[key] = l
 	}
 	g.pacers.mu.Unlock()

@@ -20,16 +20,6 @@ import (
 	"github.com/hermes-gw/hermes/skills/demobackend"
 )
 
-// fakeClock is the injected clock (Deps.Now) that drives report ticks.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *fakeClock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
-
 var shanghai, _ = time.LoadLocation("Asia/Shanghai")
 
 // monday9 is a Monday 09:00 in Shanghai, the weekly report's tick.
@@ -55,7 +45,7 @@ func group(chat string) gateway.TargetRef {
 }
 
 // reportRig is a harness whose channel shows pictures, on a fake clock.
-func reportRig(t *testing.T) (*harness, *chantest.Channel, *fakeClock) {
+func reportRig(t *testing.T) (*harness, *chantest.Channel, *chantest.Clock) {
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard, Images: true})
 	h, clock := clockedHarness(t)
 	return h, ch, clock
@@ -63,9 +53,9 @@ func reportRig(t *testing.T) (*harness, *chantest.Channel, *fakeClock) {
 
 // clockedHarness is a harness whose demo backend checks signatures by the
 // same fake clock as the gateway signs them.
-func clockedHarness(t testing.TB) (*harness, *fakeClock) {
+func clockedHarness(t testing.TB) (*harness, *chantest.Clock) {
 	h := newHarness(t)
-	clock := &fakeClock{t: monday9.Add(-time.Hour)}
+	clock := chantest.NewClock(monday9.Add(-time.Hour))
 	h.backend = demobackend.New([]byte(testHMACKey), clock.Now)
 	srv := httptest.NewServer(h.backend)
 	t.Cleanup(srv.Close)
@@ -73,7 +63,7 @@ func clockedHarness(t testing.TB) (*harness, *fakeClock) {
 	return h, clock
 }
 
-func (h *harness) startReports(ch channels.Channel, clock *fakeClock) *gateway.Gateway {
+func (h *harness) startReports(ch channels.Channel, clock *chantest.Clock) *gateway.Gateway {
 	return h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 }
 
@@ -269,5 +259,40 @@ func TestBadReportSavesNothing(t *testing.T) {
 	}
 	if n := h.count(`SELECT count(*) FROM reports`); n != 0 {
 		t.Errorf("%d reports saved", n)
+	}
+}
+
+// A report to 500 users is paced under the account's per-minute limit and
+// reaches every one of them exactly once.
+func TestReportToFiveHundredUsersLosesNone(t *testing.T) {
+	h, clock := clockedHarness(t)
+	// 30,000 a minute: 500 a second, so the pacing shows but the test stays short.
+	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown,
+		Dialect: channels.DialectStandard, AccountPerMinute: 30000})
+	gw := h.startReports(ch, clock)
+	ctx := withTimeout(t, 120*time.Second)
+	targets := make([]gateway.TargetRef, 500)
+	for i := range targets {
+		targets[i] = gateway.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatSingle, ChatID: fmt.Sprintf("u%03d", i)}
+	}
+	nr := weeklyTickets(gateway.CatchUpSkip, targets...)
+	nr.Spec.Chart = nil
+	rep, err := gw.CreateReport(ctx, nr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.WaitSent(ctx, 500); err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	got := map[string]int{}
+	for _, out := range ch.Sent() {
+		got[chantest.AddressOf(out).ChatID]++
+	}
+	if len(got) != 500 || len(ch.Sent()) != 500 {
+		t.Fatalf("%d users got %d messages, want 500 each once", len(got), len(ch.Sent()))
 	}
 }

@@ -34,7 +34,7 @@ func (c *Channel) Name() string { return ChannelName }
 func (c *Channel) Limits(account string) channels.Limits {
 	lim := channels.Limits{
 		MaxBytes: MaxPartBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard,
-		PerMinute: SendsPerMinute, Images: true,
+		PerMinute: SendsPerMinute, AccountPerMinute: AppSendsPerMinute, Images: true,
 	}
 	if a, ok := c.apps[account]; ok {
 		lim.Streams = a.cfg.Streaming

@@ -43,6 +43,9 @@ const (
 	// limited to 5 QPS ("向同一用户发送消息的限频为 5 QPS、向同一群组发送消息
 	// 的限频为群内机器人共享 5 QPS").
 	SendsPerMinute = 5 * 60
+	// AppSendsPerMinute: the send and reply APIs allow an app 1000 calls a
+	// minute (and 50 a second) in all ("1000 次/分钟、50 次/秒").
+	AppSendsPerMinute = 1000
 	// CardUpdatesPerSecond: a card accepts at most 10 updates per second
 	// (CardKit: "单个卡片 10 次/秒"); the streamer stays under it.
 	CardUpdatesPerSecond = 10

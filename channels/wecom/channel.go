@@ -54,7 +54,8 @@ func (c *Channel) Limits(account string) channels.Limits {
 	}
 	// Apps send text: markdown is not shown in WeChat (微信) for users who
 	// read their WeCom messages there.
-	return channels.Limits{MaxBytes: MaxTextBytes, Format: channels.FormatText, Dialect: channels.DialectNone, Images: true}
+	return channels.Limits{MaxBytes: MaxTextBytes, Format: channels.FormatText, Dialect: channels.DialectNone,
+		PerMinute: AppSendsPerUserPerMinute, Images: true}
 }
 
 // Send delivers one part through the app or bot named out.Account.

@@ -26,6 +26,9 @@ const (
 	// MaxTextBytes: a text message's content is at most 2048 bytes; WeCom
 	// silently cuts longer text, so Send refuses it instead.
 	MaxTextBytes = 2048
+	// AppSendsPerUserPerMinute: an app may send one member at most 30
+	// messages a minute; WeCom drops the rest ("每应用对同一个成员不可超过30次/分钟").
+	AppSendsPerUserPerMinute = 30
 	// MaxMarkdownBytes: a markdown message's content is at most 4096 bytes.
 	MaxMarkdownBytes = 4096
 	// MaxDuplicateCheckInterval: duplicate_check_interval may not exceed 4 hours.
