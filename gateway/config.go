@@ -26,6 +26,8 @@ type Config struct {
 	Groups   GroupsConfig   `yaml:"groups"`
 	Router   RouterConfig   `yaml:"router"`
 	Messages Messages       `yaml:"messages"`
+	// Operations: metrics, tracing, log, openai_api (config_ops.go).
+	OpsConfig `yaml:",inline"`
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
 	// ...), each decoded and validated by its own package when the gateway
 	// is built; a key no registered platform claims is an error then.
@@ -385,6 +387,7 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Agent.ConfirmTimeout, defaultConfirmTimeout)
 	positive(&c.Agent.FollowupTimeout, defaultFollowupTimeout)
 	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
+	c.OpsConfig.applyDefaults()
 	m, d := &c.Messages, DefaultMessages
 	for _, f := range []struct {
 		p *string
@@ -485,6 +488,7 @@ func (c *Config) Validate() error {
 			bad(key+".user_id", "required")
 		}
 	}
+	c.OpsConfig.validate(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}
