@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hermes-gw/hermes/agent"
@@ -91,7 +92,8 @@ func newMetrics(reg *prometheus.Registry, g *Gateway) *metrics {
 	}
 	reg.MustRegister(m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
 		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries,
-		queueCollector{g: g}, breakerCollector{g: g})
+		queueCollector{g: g}, breakerCollector{g: g},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -197,13 +199,22 @@ func (q queueCollector) Collect(ch chan<- prometheus.Metric) {
 	rows, err := q.g.pool.Query(ctx, `
 SELECT queue, state::text, count(*),
        COALESCE(EXTRACT(EPOCH FROM ($1 - min(scheduled_at) FILTER (WHERE state = 'available'))), 0)
-FROM river_job WHERE state IN ('available', 'scheduled', 'running', 'retryable')
-GROUP BY queue, state`, q.g.now())
+FROM river_job WHERE state::text = ANY($2)
+GROUP BY queue, state`, q.g.now(), queueStates)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(queueJobsDesc, err)
 		return
 	}
 	defer rows.Close()
+	// The main queues always report, at zero when empty: a dashboard
+	// tells "empty" from "not scraped".
+	counts := map[[2]string]int64{}
+	oldestBy := map[string]float64{}
+	for _, queue := range []string{QueueAgent, QueueDelivery} {
+		for _, state := range queueStates {
+			counts[[2]string{queue, state}] = 0
+		}
+	}
 	for rows.Next() {
 		var queue, state string
 		var n int64
@@ -212,15 +223,25 @@ GROUP BY queue, state`, q.g.now())
 			ch <- prometheus.NewInvalidMetric(queueJobsDesc, err)
 			return
 		}
-		ch <- prometheus.MustNewConstMetric(queueJobsDesc, prometheus.GaugeValue, float64(n), queue, state)
+		counts[[2]string{queue, state}] = n
 		if state == "available" {
-			ch <- prometheus.MustNewConstMetric(queueOldestDesc, prometheus.GaugeValue, max(oldest, 0), queue)
+			oldestBy[queue] = max(oldest, 0)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		ch <- prometheus.NewInvalidMetric(queueJobsDesc, err)
+		return
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(queueJobsDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+		if k[1] == "available" {
+			ch <- prometheus.MustNewConstMetric(queueOldestDesc, prometheus.GaugeValue, oldestBy[k[0]], k[0])
+		}
 	}
 }
+
+// queueStates are the states of jobs not yet done.
+var queueStates = []string{"available", "scheduled", "running", "retryable"}
 
 // breakerCollector reports each skill's circuit breaker on this replica.
 type breakerCollector struct{ g *Gateway }
