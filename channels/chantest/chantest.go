@@ -29,6 +29,8 @@ type Channel struct {
 	wake chan struct{} // closed and replaced on every send
 	// fail, when set, decides the outcome of a send before it is recorded.
 	fail func(channels.Outbound) error
+	// checks are what Check reports.
+	checks []channels.Check
 }
 
 // New returns a channel named name with the given limits.
@@ -110,4 +112,18 @@ func AddressOf(out channels.Outbound) ReplyTo {
 	var rt ReplyTo
 	_ = json.Unmarshal(out.ReplyTo, &rt)
 	return rt
+}
+
+// SetChecks sets what Check reports (for `hermes doctor` tests).
+func (c *Channel) SetChecks(checks ...channels.Check) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.checks = checks
+}
+
+// Check implements channels.Doctor with the checks of SetChecks.
+func (c *Channel) Check(context.Context) []channels.Check {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]channels.Check(nil), c.checks...)
 }

@@ -6,6 +6,7 @@
 //	hermes chat    --config hermes.yaml   talk to the agent in the terminal
 //	hermes demo                           everything on embedded defaults, with a scripted conversation
 //	hermes runs list|show                 find runs and print their traces
+//	hermes doctor  --config hermes.yaml   check the setup against the world; print fixes
 //	hermes version                        print the version
 //	hermes help [command]                 this list, or a command's flags
 package main
@@ -40,6 +41,7 @@ var commands = map[string]command{
 	"demo":    {"run Hermes on embedded defaults and play a short conversation", runDemo},
 	"skills":  {"check skill definitions, import skills from OpenAPI", runSkills},
 	"runs":    {"find agent runs (runs list) and print one's trace (runs show)", runRuns},
+	"doctor":  {"check config, database, model, channel credentials and skill endpoints; print fixes", runDoctor},
 	"version": {"print the version", func(_ context.Context, _ []string, io stdio) error {
 		_, err := fmt.Fprintln(io.out, "hermes", version)
 		return err
