@@ -208,7 +208,7 @@ func TestDoctorAsksEveryChannel(t *testing.T) {
 	if c := byName["test/main: token"]; c.OK || c.Fix != "set test.secret" {
 		t.Errorf("channel check = %+v", c)
 	}
-	if c := byName["wecom/" + testApp + ": access token"]; !c.OK {
+	if c := byName["wecom/"+testApp+": access token"]; !c.OK {
 		t.Errorf("wecom check = %+v", c)
 	}
 	if c := byName["database"]; !c.OK {
