@@ -17,7 +17,8 @@ test:
 # bot, DingTalk, Feishu; frame-to-ack of the long connections), the time to the
 # first streamed chunk with a model streaming 20 tokens/s, one whole turn
 # with Postgres writes, the agent loop alone, and skill offering over the
-# 20-skill sample catalog (offered%, token ratio median/p90, index cost).
+# 20-skill sample catalog (offered%, token ratio median/p90, index cost), and
+# what metrics and tracing add to a callback's ack and a /metrics scrape.
 bench:
 	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
@@ -26,6 +27,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'HTTPAck|StreamAck' -benchtime 300x ./channels/dingtalk/
 	$(GO) test -run '^$$' -bench 'EventAck|FrameAck' -benchtime 300x ./channels/feishu/
 	$(GO) test -run '^$$' -bench . -benchmem ./agent/
+	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/
 
 build:
 	$(GO) build -o bin/hermes ./cmd/hermes
