@@ -475,19 +475,9 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("skills.command_allow_list[%d]", i), "must be an absolute path, got %q", p)
 		}
 	}
-	keys := map[string]bool{}
-	for i, k := range c.Router.APIKeys {
-		key := fmt.Sprintf("router.api_keys[%d]", i)
-		if len(k.Key) < 16 {
-			bad(key+".key", "required, at least 16 characters")
-		} else if keys[k.Key] {
-			bad(key+".key", "duplicate key")
-		}
-		keys[k.Key] = true
-		if k.UserID == "" {
-			bad(key+".user_id", "required")
-		}
-	}
+	checkAPIKeys(bad, "router.api_keys", len(c.Router.APIKeys), func(i int) (string, string) {
+		return c.Router.APIKeys[i].Key, c.Router.APIKeys[i].UserID
+	})
 	c.OpsConfig.validate(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"slices"
 	"strings"
@@ -97,22 +98,51 @@ func (c *OpsConfig) validate(bad func(key, format string, args ...any)) {
 	if !slices.Contains(logLevels, strings.ToLower(c.Log.Level)) {
 		bad("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
 	}
-	seen := map[string]bool{}
+	checkAPIKeys(bad, "openai_api.keys", len(c.OpenAIAPI.Keys), func(i int) (string, string) {
+		return c.OpenAIAPI.Keys[i].Key, c.OpenAIAPI.Keys[i].UserID
+	})
 	for i, k := range c.OpenAIAPI.Keys {
-		key := fmt.Sprintf("openai_api.keys[%d]", i)
-		if len(k.Key) < 16 {
-			bad(key+".key", "required, at least 16 characters")
-		} else if seen[k.Key] {
-			bad(key+".key", "duplicate key")
-		}
-		seen[k.Key] = true
-		if k.UserID == "" {
-			bad(key+".user_id", "required")
-		}
 		for _, m := range k.Models {
 			if !slices.Contains(c.OpenAIAPI.Models, m) {
-				bad(key+".models", "%q is not in openai_api.models", m)
+				bad(fmt.Sprintf("openai_api.keys[%d].models", i), "%q is not in openai_api.models", m)
 			}
 		}
 	}
+}
+
+// minAPIKeyLen is the shortest API key accepted: shorter ones can be guessed.
+const minAPIKeyLen = 16
+
+// checkAPIKeys checks the n keys of an API section (router.api_keys,
+// openai_api.keys): each long enough, unique, mapped to a user.
+func checkAPIKeys(bad func(key, format string, args ...any), section string, n int, at func(i int) (key, userID string)) {
+	seen := map[string]bool{}
+	for i := range n {
+		key, userID := at(i)
+		name := fmt.Sprintf("%s[%d]", section, i)
+		if len(key) < minAPIKeyLen {
+			bad(name+".key", "required, at least %d characters", minAPIKeyLen)
+		} else if seen[key] {
+			bad(name+".key", "duplicate key")
+		}
+		seen[key] = true
+		if userID == "" {
+			bad(name+".user_id", "required")
+		}
+	}
+}
+
+// bearerKey finds the configured key an "Authorization: Bearer <key>"
+// header names, comparing it with every key in constant time (so the time
+// taken says nothing about which key matched, or how much of one).
+func bearerKey[K any](header string, keys []K, keyOf func(K) string) (K, bool) {
+	var found K
+	token, ok := strings.CutPrefix(header, "Bearer ")
+	match := 0
+	for _, k := range keys {
+		if subtle.ConstantTimeCompare([]byte(token), []byte(keyOf(k))) == 1 {
+			found, match = k, 1
+		}
+	}
+	return found, ok && token != "" && match == 1
 }

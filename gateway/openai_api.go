@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,15 +81,8 @@ func (g *Gateway) writeAPIError(c *gin.Context, err error) {
 // openAIKey finds the key of an Authorization header, comparing every
 // configured key in constant time.
 func (g *Gateway) openAIKey(header string) (OpenAIKey, error) {
-	token, ok := strings.CutPrefix(header, "Bearer ")
-	var found OpenAIKey
-	match := 0
-	for _, k := range g.cfg.OpenAIAPI.Keys {
-		if subtle.ConstantTimeCompare([]byte(token), []byte(k.Key)) == 1 {
-			found, match = k, 1
-		}
-	}
-	if !ok || token == "" || match == 0 {
+	found, ok := bearerKey(header, g.cfg.OpenAIAPI.Keys, func(k OpenAIKey) string { return k.Key })
+	if !ok {
 		return OpenAIKey{}, newAPIError(http.StatusUnauthorized, errTypeInvalid, codeBadKey, "",
 			"Incorrect API key provided. Use Authorization: Bearer <key> with a key from openai_api.keys.")
 	}

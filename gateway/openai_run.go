@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	openai "github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
@@ -41,7 +43,9 @@ func (g *Gateway) chatCompletions(c *gin.Context) {
 		return
 	}
 	runID := newRunID()
-	ctx, span := g.startRunSpan(c.Request.Context(), "hermes.api_run", runID, linkOf(c.Request.Context()),
+	// A client that traces sends traceparent: the run's trace links to it.
+	from := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header)))
+	ctx, span := g.startRunSpan(c.Request.Context(), "hermes.api_run", runID, from,
 		attribute.String("hermes.channel", apiChannel), attribute.String("hermes.account", accountOf(key)))
 	defer span.End()
 	var stream *sseStream

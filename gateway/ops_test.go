@@ -225,3 +225,41 @@ func TestDoctorAsksEveryChannel(t *testing.T) {
 		t.Errorf("database down: %+v", checks[1])
 	}
 }
+
+// TestAPIRunTrace: an API turn's trace id is its run id, linked to the
+// client's traceparent.
+func TestAPIRunTrace(t *testing.T) {
+	h := newHarness(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := gateway.NewTracerProvider(exp)
+	h.startExtra(openAIYAML, gateway.Deps{Tracing: tp})
+	h.model.Script(openaitest.Reply{Content: "你好"})
+	const client = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"hermes","messages":[{"role":"user","content":"你好"}]}`))
+	req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
+	req.Header.Set("traceparent", client)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var runID string
+	if err := h.pool.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range exp.GetSpans() {
+		if s.Name != "hermes.api_run" {
+			continue
+		}
+		if s.SpanContext.TraceID().String() != runID || len(s.Links) != 1 ||
+			s.Links[0].SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+			t.Errorf("api span trace %s links %v, want run %s linked to the client", s.SpanContext.TraceID(), s.Links, runID)
+		}
+		return
+	}
+	t.Fatalf("no hermes.api_run span among %d", len(exp.GetSpans()))
+}
