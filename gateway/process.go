@@ -78,7 +78,14 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 	runID := newRunID()
 	ctx, span := g.startRunSpan(ctx, "hermes.run", runID, linkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
 		attribute.String("hermes.account", row.In.Account), attribute.Int64("hermes.inbound_id", row.ID))
-	defer func() { endSpan(span, err) }()
+	defer func() {
+		spanErr := err
+		if errors.Is(err, errSessionBusy) { // an outcome, not a failure: the run before it goes on
+			span.SetAttributes(attribute.Bool("hermes.session_busy", true))
+			spanErr = nil
+		}
+		endSpan(span, spanErr)
+	}()
 	runCtx, lease, err := g.claimSession(ctx, sessionID, row.ID, runID)
 	if err != nil {
 		return err
