@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -52,14 +53,19 @@ func scriptLeave(h *harness) {
 	)
 }
 
+// startLeaveAPI runs a gateway with the API keys and the leave script.
+func startLeaveAPI(t *testing.T) (*harness, context.Context) {
+	h := newHarness(t)
+	scriptLeave(h)
+	h.startExtra(openAIYAML, gateway.Deps{})
+	return h, withTimeout(t, 30*time.Second)
+}
+
 // TestOpenAIChatCompletion: a client's question runs the agent as the
 // key's identity: the skill backend sees lisi, the answer and usage come
 // back, and the turn is recorded as a run of the "api" channel.
 func TestOpenAIChatCompletion(t *testing.T) {
-	h := newHarness(t)
-	scriptLeave(h)
-	h.startExtra(openAIYAML, gateway.Deps{})
-	ctx := withTimeout(t, 30*time.Second)
+	h, ctx := startLeaveAPI(t)
 
 	resp, err := apiClient(h, apiKeyLisi).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 		Model:    "hermes",
@@ -122,10 +128,7 @@ func containsMessage(msgs []openai.ChatCompletionMessage, text string) bool {
 // as reasoning_content, the answer as content deltas, a stop, the usage
 // chunk asked for, and ends with [DONE].
 func TestOpenAIChatCompletionStream(t *testing.T) {
-	h := newHarness(t)
-	scriptLeave(h)
-	h.startExtra(openAIYAML, gateway.Deps{})
-	ctx := withTimeout(t, 30*time.Second)
+	h, ctx := startLeaveAPI(t)
 
 	stream, err := apiClient(h, apiKeyLisi).CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
 		Model:         "hermes",
