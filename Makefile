@@ -18,7 +18,8 @@ test:
 # first streamed chunk with a model streaming 20 tokens/s, one whole turn
 # with Postgres writes, the agent loop alone, and skill offering over the
 # 20-skill sample catalog (offered%, token ratio median/p90, index cost),
-# and scheduled reports: tick to message over 100 ticks, chart render time.
+# scheduled reports (tick to message over 100 ticks, chart render time), and
+# what metrics and tracing add to a callback's ack and a /metrics scrape.
 bench:
 	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
@@ -29,6 +30,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./agent/
 	$(GO) test -run '^$$' -bench ReportTickToMessage -benchtime 100x ./gateway/
 	$(GO) test -run '^$$' -bench RenderBarChart -benchmem ./gateway/reports/
+	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/
 
 build:
 	$(GO) build -o bin/hermes ./cmd/hermes

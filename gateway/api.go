@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"cmp"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,18 +124,7 @@ func redactPath(path string) string {
 // routerKey finds the configured key for an Authorization header, comparing
 // every key in constant time.
 func (g *Gateway) routerKey(header string) (RouterKey, bool) {
-	token, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || token == "" {
-		return RouterKey{}, false
-	}
-	var found RouterKey
-	match := 0
-	for _, k := range g.cfg.Router.APIKeys {
-		if subtle.ConstantTimeCompare([]byte(token), []byte(k.Key)) == 1 {
-			found, match = k, 1
-		}
-	}
-	return found, match == 1
+	return bearerKey(header, g.cfg.Router.APIKeys, func(k RouterKey) string { return k.Key })
 }
 
 // routeLimiter is a token bucket per router key on this replica: a key

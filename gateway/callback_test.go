@@ -165,12 +165,16 @@ func TestURLVerificationAnswersBarePlaintext(t *testing.T) {
 func TestDatabaseDownAnswers503(t *testing.T) {
 	h := newHarness(t)
 	h.start(gateway.Deps{})
-	if resp, err := http.Get(h.srv.URL + "/healthz"); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("healthz with the database up: %v %v", resp, err)
+	if resp, err := http.Get(h.srv.URL + "/readyz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("readyz with the database up: %v %v", resp, err)
 	}
 	h.pool.Close() // Postgres unreachable for the gateway from here on
-	if resp, err := http.Get(h.srv.URL + "/healthz"); err != nil || resp.StatusCode != 503 {
-		t.Fatalf("healthz with the database down: %v %v, want 503", resp, err)
+	if resp, err := http.Get(h.srv.URL + "/readyz"); err != nil || resp.StatusCode != 503 {
+		t.Fatalf("readyz with the database down: %v %v, want 503", resp, err)
+	}
+	// The process still serves: liveness is not readiness.
+	if resp, err := http.Get(h.srv.URL + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz with the database down: %v %v, want 200", resp, err)
 	}
 	u, body := h.callbackRequest(textXML("zhangsan", "hi", "5005"), time.Now())
 	if status, _ := post(t, u, body); status < 500 {

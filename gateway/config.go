@@ -27,6 +27,8 @@ type Config struct {
 	Router   RouterConfig   `yaml:"router"`
 	Messages Messages       `yaml:"messages"`
 	Reports  ReportsConfig  `yaml:"reports"`
+	// Operations: metrics, tracing, log, openai_api (config_ops.go).
+	OpsConfig `yaml:",inline"`
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
 	// ...), each decoded and validated by its own package when the gateway
 	// is built; a key no registered platform claims is an error then.
@@ -390,6 +392,7 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Agent.FollowupTimeout, defaultFollowupTimeout)
 	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
 	c.Reports.applyDefaults(&c.Messages.Reports)
+	c.OpsConfig.applyDefaults()
 	m, d := &c.Messages, DefaultMessages
 	for _, f := range []struct {
 		p *string
@@ -478,19 +481,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.Reports.validate(bad)
-	keys := map[string]bool{}
-	for i, k := range c.Router.APIKeys {
-		key := fmt.Sprintf("router.api_keys[%d]", i)
-		if len(k.Key) < 16 {
-			bad(key+".key", "required, at least 16 characters")
-		} else if keys[k.Key] {
-			bad(key+".key", "duplicate key")
-		}
-		keys[k.Key] = true
-		if k.UserID == "" {
-			bad(key+".user_id", "required")
-		}
-	}
+	checkAPIKeys(bad, "router.api_keys", len(c.Router.APIKeys), func(i int) (string, string) {
+		return c.Router.APIKeys[i].Key, c.Router.APIKeys[i].UserID
+	})
+	c.OpsConfig.validate(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %s", strings.Join(errs, "; "))
 	}

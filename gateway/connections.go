@@ -70,10 +70,12 @@ func (g *Gateway) stopConnections(ctx context.Context) {
 // itself, so a return other than ctx's end is logged and retried.
 func (g *Gateway) keepConnection(ctx context.Context, channel string, c channels.Connection) {
 	for ctx.Err() == nil {
+		g.connStates.set(channel, c.Account, connRunning)
 		err := c.Run(ctx, g)
 		if ctx.Err() != nil {
 			return
 		}
+		g.connStates.set(channel, c.Account, connRetrying)
 		pause := g.cfg.Worker.ConnectionLease
 		if errors.Is(err, channels.ErrTakenOver) {
 			pause = takenOverPause
@@ -89,12 +91,14 @@ func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.
 	lease := "connection:" + channel + "/" + c.Account
 	retry := g.cfg.Worker.ConnectionLease / 4
 	for ctx.Err() == nil {
+		g.connStates.set(channel, c.Account, connStandby)
 		ok, err := store.AcquireLease(ctx, g.pool, lease, g.replicaID, g.now(), g.cfg.Worker.ConnectionLease)
 		if err != nil && ctx.Err() == nil {
 			g.log.Warn("connection lease unavailable", "lease", lease, "err", err)
 		}
 		if ok {
 			g.log.Info("holding the long connection", "channel", channel, "account", c.Account, "replica", g.replicaID)
+			g.connStates.set(channel, c.Account, connHolding)
 			err := g.runHeld(ctx, lease, g.exclusive[channel+"/"+c.Account], c)
 			if errors.Is(err, channels.ErrTakenOver) {
 				g.log.Error("the platform gave this account's connection to another client; leaving it alone",

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/hermes-gw/hermes/channels"
@@ -43,8 +45,13 @@ type deliverWorker struct {
 // holding the conversation's delivery lock. Each attempt is recorded before
 // the send, so a retry after a crash tells the channel an earlier attempt
 // may have reached the platform.
-func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArgs]) error {
+func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArgs]) (err error) {
 	g := w.g
+	if sc := jobSpanContext(job.Metadata); sc.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, sc) // the run's trace
+	}
+	ctx, span := g.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", job.Args.ReplyKey)))
+	defer func() { endSpan(span, err) }()
 	orderKey, err := store.OrderKeyOf(ctx, g.pool, job.Args.ReplyKey)
 	if err != nil {
 		return err
@@ -137,10 +144,12 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 	})
 	var deferred *channels.DeferredError
 	if errors.As(sendErr, &deferred) {
+		g.metrics.delivered(p.Channel, sendErr, false)
 		return sendErr
 	}
 	if sendErr != nil {
 		giveUp := errors.Is(sendErr, channels.ErrPermanent) || lastAttempt
+		g.metrics.delivered(p.Channel, sendErr, giveUp)
 		if err := store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
 			return err
 		}
@@ -148,6 +157,7 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 			"attempt", attempts, "given_up", giveUp, "err", sendErr)
 		return sendErr
 	}
+	g.metrics.delivered(p.Channel, nil, false)
 	// The send happened: record it even if the job is being cancelled.
 	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, g.now())
 }

@@ -12,12 +12,15 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
@@ -57,6 +60,11 @@ type Deps struct {
 	QueueFor func(channel string) (agentQueue, deliveryQueue string)
 	Now      func() time.Time
 	Logger   *slog.Logger
+	// Metrics is the registry /metrics serves; nil: a new one (each
+	// gateway its own, never the global registry).
+	Metrics *prometheus.Registry
+	// Tracing receives the spans; nil: tracing off (a no-op tracer).
+	Tracing trace.TracerProvider
 }
 
 // Gateway is one Hermes process: HTTP callbacks in, replies out.
@@ -74,18 +82,22 @@ type Gateway struct {
 	// exclusive maps "channel/account" of accounts whose one long
 	// connection runs on one replica at a time to the queue of their
 	// deliveries, which only that replica works.
-	exclusive map[string]string
-	replicaID string // this process among the replicas, for leases
-	works     bool   // this process works at least one queue
-	serves    bool   // a full replica: it also keeps the long connections
-	pacers    pacers
-	conns     connections
-	leases    runLeases
-	stopLease context.CancelFunc // ends keepLeases
-	leaseDone chan struct{}      // closed when keepLeases returned
-	now       func() time.Time
-	log       *slog.Logger
-	routeUse  routeLimiter // per router key, this replica
+	exclusive  map[string]string
+	replicaID  string // this process among the replicas, for leases
+	works      bool   // this process works at least one queue
+	serves     bool   // a full replica: it also keeps the long connections
+	pacers     pacers
+	conns      connections
+	leases     runLeases
+	stopLease  context.CancelFunc // ends keepLeases
+	leaseDone  chan struct{}      // closed when keepLeases returned
+	now        func() time.Time
+	log        *slog.Logger
+	routeUse   routeLimiter // per router key, this replica
+	metrics    *metrics     // nil when metrics.enabled is false
+	tracer     trace.Tracer
+	draining   atomic.Bool // shutting down: /readyz answers 503
+	connStates connStates  // for /readyz
 }
 
 // New builds a gateway. It does not start workers; call Start.
@@ -111,6 +123,15 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 	}
 	if g.queueFor == nil {
 		g.queueFor = func(string) (string, string) { return QueueAgent, QueueDelivery }
+	}
+
+	g.tracer = tracerOf(deps.Tracing)
+	if cfg.Metrics.MetricsOn() {
+		reg := deps.Metrics
+		if reg == nil {
+			reg = prometheus.NewRegistry()
+		}
+		g.metrics = newMetrics(reg, g)
 	}
 
 	g.model = deps.Model

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -29,7 +32,15 @@ var _ channels.Sink = (*Gateway)(nil)
 // @-mention, no configured prefix) is not stored at all. Errors wrap
 // channels.ErrUnavailable: nothing was stored, and the caller must answer
 // so that the platform retries.
-func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (channels.Receipt, error) {
+func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt channels.Receipt, err error) {
+	start := time.Now()
+	ctx, span := g.tracer.Start(ctx, "hermes.accept", trace.WithAttributes(
+		attribute.String("hermes.channel", in.Channel), attribute.String("hermes.account", in.Account)))
+	defer func() {
+		g.metrics.accepted(in.Channel, receipt, err, time.Since(start))
+		span.SetAttributes(attribute.Bool("hermes.new", receipt.New))
+		endSpan(span, err)
+	}()
 	status := store.InboundPending
 	switch {
 	case in.MsgType == channels.TypeEvent:
@@ -42,8 +53,7 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (channels.Rec
 		}
 		in.Text = text
 	}
-	var receipt channels.Receipt
-	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+	err = store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		id, ok, err := store.InsertInbound(ctx, tx, in, status)
 		if err != nil {
 			return err
@@ -103,7 +113,7 @@ func (g *Gateway) Shown(ctx context.Context, ref channels.MessageRef) error {
 // enqueueDelivery inserts the delivery job of a reply written in tx.
 func (g *Gateway) enqueueDelivery(ctx context.Context, tx pgx.Tx, channel, account, replyKey string) error {
 	if _, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey},
-		&river.InsertOpts{Queue: g.deliveryQueue(channel, account)}); err != nil {
+		&river.InsertOpts{Queue: g.deliveryQueue(channel, account), Metadata: jobMetadata(ctx)}); err != nil {
 		return fmt.Errorf("gateway: enqueue delivery of %s: %w", replyKey, err)
 	}
 	return nil

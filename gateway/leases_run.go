@@ -136,6 +136,7 @@ func (g *Gateway) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, chann
 	if _, err := g.river.InsertTx(ctx, tx, ProcessInboundArgs{InboundID: id}, &river.InsertOpts{
 		Queue:       g.agentQueue(channel),
 		MaxAttempts: agentAttempts,
+		Metadata:    jobMetadata(ctx),
 	}); err != nil {
 		return fmt.Errorf("gateway: enqueue inbound %d: %w", id, err)
 	}

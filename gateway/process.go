@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	openai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
@@ -37,6 +38,7 @@ type processWorker struct {
 
 // Work answers one inbound message and translates the outcome for River.
 func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundArgs]) error {
+	ctx = withLink(ctx, jobSpanContext(job.Metadata))
 	return riverOutcome(w.g.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
 }
 
@@ -61,7 +63,7 @@ func riverOutcome(err error) error {
 // of the lease. A crash before that commit leaves a lease that lapses and
 // is swept: the message is answered again. A crash after it finds the
 // message done. No connection is held between queries.
-func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool) error {
+func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool) (err error) {
 	row, err := store.GetInbound(ctx, g.pool, inboundID)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: %w", errUnknownMessage, err)
@@ -74,6 +76,16 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 		return err
 	}
 	runID := newRunID()
+	ctx, span := g.startRunSpan(ctx, "hermes.run", runID, linkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
+		attribute.String("hermes.account", row.In.Account), attribute.Int64("hermes.inbound_id", row.ID))
+	defer func() {
+		spanErr := err
+		if errors.Is(err, errSessionBusy) { // an outcome, not a failure: the run before it goes on
+			span.SetAttributes(attribute.Bool("hermes.session_busy", true))
+			spanErr = nil
+		}
+		endSpan(span, spanErr)
+	}()
 	runCtx, lease, err := g.claimSession(ctx, sessionID, row.ID, runID)
 	if err != nil {
 		return err
@@ -181,7 +193,9 @@ func (g *Gateway) answer(ctx context.Context, row store.InboundRow, sessionID in
 		}
 	}
 
+	runStart := time.Now()
 	res, runErr := g.runWithProgress(ctx, row, sessionID, caller, resume)
+	g.metrics.ran(row.In.Channel, res, time.Since(runStart))
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.modelName(),
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
@@ -329,7 +343,13 @@ func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.Inb
 		RecentTools:  recent,
 		Resume:       resume,
 	}
-	return agent.Run(ctx, model, turn, agent.Options{
+	return agent.Run(ctx, model, turn, g.agentOptions(progress))
+}
+
+// agentOptions are the budgets and services of every agent run, whatever
+// brought the message (a chat platform or the OpenAI-compatible API).
+func (g *Gateway) agentOptions(progress func(agent.Event)) agent.Options {
+	return agent.Options{
 		Model:    g.cfg.Model.Name,
 		MaxSteps: g.cfg.Agent.MaxSteps,
 		Timeout:  g.cfg.Agent.RunTimeout,
@@ -338,7 +358,7 @@ func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.Inb
 		Archive:  archive{store.Archive{Pool: g.pool}},
 		Plan:     g.cfg.Agent.Plan,
 		Progress: progress,
-	})
+	}
 }
 
 // archive is the Postgres observation archive as the agent sees it.

@@ -1,13 +1,11 @@
 package gateway
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
 	"slices"
 	"sort"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -22,7 +20,7 @@ func (g *Gateway) routes() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery())
-	r.GET("/healthz", g.healthz)
+	g.opsRoutes(r) // metrics middleware first, then /healthz, /readyz, /metrics, /v1/chat/completions
 	r.GET("/", gin.WrapH(web.StatusHandler(g.status)))
 	// Platform callbacks: each channel's own routes.
 	for _, rt := range g.channelRoutes() {
@@ -34,21 +32,6 @@ func (g *Gateway) routes() http.Handler {
 	// The operator's console (web/console), behind its own login.
 	r.Any("/console/*path", gin.WrapH(g.consoleHandler()))
 	return r
-}
-
-// healthzTimeout bounds the database check of /healthz.
-const healthzTimeout = 2 * time.Second
-
-// healthz answers 200 when this replica can store callbacks, 503 when it
-// cannot reach Postgres (a load balancer should then send WeCom elsewhere).
-func (g *Gateway) healthz(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), healthzTimeout)
-	defer cancel()
-	if err := g.pool.Ping(ctx); err != nil {
-		c.String(http.StatusServiceUnavailable, "database unreachable")
-		return
-	}
-	c.String(http.StatusOK, "ok")
 }
 
 // status is what the status page shows: no secrets, only names and paths.

@@ -31,6 +31,8 @@ type Channel struct {
 	fail func(channels.Outbound) error
 	// unreachable are the chats PushAddress refuses.
 	unreachable map[string]bool
+	// checks are what Check reports.
+	checks []channels.Check
 }
 
 // New returns a channel named name with the given limits.
@@ -151,4 +153,18 @@ func (c *Channel) SelfTest(ctx context.Context, account, target string) (channel
 		return channels.SelfTestResult{Raw: err.Error(), Explanation: "the test channel refused the message"}, nil
 	}
 	return channels.SelfTestResult{OK: true, Raw: `{"message_id":"` + res.MessageID + `"}`, Explanation: "sent"}, nil
+}
+
+// SetChecks sets what Check reports (for `hermes doctor` tests).
+func (c *Channel) SetChecks(checks ...channels.Check) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.checks = checks
+}
+
+// Check implements channels.Doctor with the checks of SetChecks.
+func (c *Channel) Check(context.Context) []channels.Check {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]channels.Check(nil), c.checks...)
 }

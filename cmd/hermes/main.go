@@ -7,6 +7,7 @@
 //	hermes demo                           everything on embedded defaults, with a scripted conversation
 //	hermes runs list|show                 find runs and print their traces
 //	hermes admin create --user NAME       add a console account (password from stdin)
+//	hermes doctor  --config hermes.yaml   check the setup against the world; print fixes
 //	hermes version                        print the version
 //	hermes help [command]                 this list, or a command's flags
 package main
@@ -43,6 +44,7 @@ var commands = map[string]command{
 	"runs":    {"find agent runs (runs list) and print one's trace (runs show)", runRuns},
 	"admin":   {"manage console accounts (admin create)", runAdmin},
 	"reports": {"scheduled reports: list, add, run-now, pause, resume, delete, history", runReports},
+	"doctor":  {"check config, database, model, channel credentials and skill endpoints; print fixes", runDoctor},
 	"version": {"print the version", func(_ context.Context, _ []string, io stdio) error {
 		_, err := fmt.Fprintln(io.out, "hermes", version)
 		return err

@@ -97,10 +97,21 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer pool.Close()
+	logger := newLogger(cfg.Log, std.err)
+	slog.SetDefault(logger)
+	tracing, shutdownTracing, err := newTracing(ctx, cfg.Tracing)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = shutdownTracing(flushCtx) // spans still batched; losing them loses no message
+	}()
 	if err := console.Bootstrap(ctx, pool, os.LookupEnv, slog.Default()); err != nil {
 		return err
 	}
-	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms})
+	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Logger: logger, Tracing: tracing})
 	if err != nil {
 		return err
 	}
@@ -129,6 +140,11 @@ wait:
 			}
 		}
 	}
+	// SIGTERM: /readyz turns 503 so the load balancer stops sending new
+	// requests; requests in flight finish; running jobs get shutdownGrace,
+	// then are cancelled and taken up again by another replica (their
+	// session leases lapse, the sweeper hands the messages on).
+	gw.Drain()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)

@@ -1,0 +1,126 @@
+package wecom
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
+
+var _ channels.Doctor = (*Channel)(nil)
+
+// doctorTimeout bounds each of the doctor's calls to WeCom.
+const doctorTimeout = 10 * time.Second
+
+// doctorFixes say what to change for the errcodes gettoken answers with a
+// bad setup (WeCom's global error code list).
+var doctorFixes = map[int64]string{
+	40001: "wecom.apps[].secret: copy the app's Secret from the admin console (应用管理 → the app → Secret)",
+	40013: "wecom.apps[].corp_id: copy the corp id from 我的企业 → 企业信息 → 企业ID",
+	40056: "wecom.apps[].agent_id: copy the AgentId from 应用管理 → the app",
+	60020: "add this server's public IP to the app's 企业可信IP (应用管理 → the app → 企业可信IP)",
+}
+
+// Check fetches a fresh access token for every app (past the token cache,
+// so a changed secret shows) and checks each AI bot's setup: callback
+// bots' crypto keys were decoded when the config loaded; websocket bots'
+// server must accept a TCP connection (no subscription is made: it would
+// take the bot's one connection from a running replica).
+func (c *Channel) Check(ctx context.Context) []channels.Check {
+	var out []channels.Check
+	for _, name := range sortedKeys(c.apps) {
+		out = append(out, c.apps[name].checkToken(ctx))
+	}
+	for _, name := range sortedKeys(c.bots) {
+		out = append(out, c.bots[name].check(ctx))
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// checkToken calls gettoken with the app's corp id and secret.
+func (a *App) checkToken(ctx context.Context) channels.Check {
+	ck := channels.Check{Name: "wecom/" + a.name + ": access token"}
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	u := a.tokens.base + "/cgi-bin/gettoken?corpid=" + url.QueryEscape(a.corpID) + "&corpsecret=" + url.QueryEscape(a.secret)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		ck.Detail, ck.Fix = err.Error(), "wecom.apps[].api_base_url: an http(s) origin"
+		return ck
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		// The error names the URL, secret included: say only where.
+		ck.Detail = "WeCom API unreachable at " + a.tokens.base
+		ck.Fix = "let this server reach " + a.tokens.base + " (firewall, proxy, DNS), or fix wecom.apps[].api_base_url"
+		return ck
+	}
+	defer resp.Body.Close()
+	var body struct {
+		ErrCode int64  `json:"errcode"`
+		ErrMsg  string `json:"errmsg"`
+		Token   string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		ck.Detail = fmt.Sprintf("HTTP %d, not a WeCom answer", resp.StatusCode)
+		ck.Fix = "wecom.apps[].api_base_url must point at the WeCom API (default https://qyapi.weixin.qq.com)"
+		return ck
+	}
+	if body.ErrCode != 0 || body.Token == "" {
+		what := body.ErrMsg
+		if info, ok := errcodes[body.ErrCode]; ok {
+			what = info.what
+		}
+		ck.Detail = fmt.Sprintf("gettoken: errcode %d: %s", body.ErrCode, redact(what, a.secret))
+		ck.Fix = doctorFixes[body.ErrCode]
+		if ck.Fix == "" {
+			ck.Fix = "look up the errcode in WeCom's global error code list (全局错误码)"
+		}
+		return ck
+	}
+	ck.OK, ck.Detail = true, "token fetched (corp id, agent secret and API base are right)"
+	return ck
+}
+
+// check is a bot's setup check.
+func (b *Bot) check(ctx context.Context) channels.Check {
+	ck := channels.Check{Name: "wecom/bot " + b.name + ": " + b.mode}
+	if b.mode == BotModeCallback {
+		ck.OK, ck.Detail = true, "callback mode: Token and EncodingAESKey decode; WeCom verifies the URL when you save it"
+		return ck
+	}
+	u, err := url.Parse(b.url)
+	if err != nil {
+		ck.Detail, ck.Fix = "websocket URL unreadable", "wecom.bots[].url: a ws(s):// URL"
+		return ck
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"ws": "80", "wss": "443", "http": "80", "https": "443"}[u.Scheme]
+	}
+	d := net.Dialer{Timeout: doctorTimeout}
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		ck.Detail = "long-connection server unreachable at " + u.Host
+		ck.Fix = "let this server reach " + u.Host + " over TCP (firewall, proxy, DNS)"
+		return ck
+	}
+	conn.Close()
+	ck.OK, ck.Detail = true, "long-connection server reachable at "+u.Host+" (subscription not tried: a replica may hold it)"
+	return ck
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// doctorTimeout bounds the whole of `hermes doctor`.
+const doctorTimeout = 2 * time.Minute
+
+// errChecksFailed makes doctor exit 1 after its table.
+var errChecksFailed = errors.New("some checks failed")
+
+// runDoctor is `hermes doctor --config F`: it checks the configuration,
+// the database, the model endpoint, each channel's credentials and API and
+// each skill's endpoint, prints one line per check with the fix for each
+// failure, and exits 1 when any failed. It sends no message and calls no
+// skill.
+func runDoctor(ctx context.Context, args []string, std stdio) error {
+	fs, path := newFlags("doctor", std.err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	cfg, err := gateway.LoadConfig(*path)
+	if err != nil {
+		printChecks(std.out, []channels.Check{{Name: "config", Detail: err.Error(), Fix: "edit the key the message names in " + *path}})
+		return errChecksFailed
+	}
+	// A lazy pool: the doctor reports a database that is down, and still
+	// checks the channels and skills.
+	poolCfg, err := pgxpool.ParseConfig(cfg.Database.URL)
+	if err != nil {
+		printChecks(std.out, []channels.Check{{Name: "database", Detail: "database.url unreadable", Fix: "database.url: postgres://user@host:5432/db"}})
+		return errChecksFailed
+	}
+	poolCfg.MaxConns = max(cfg.Database.MaxConns-store.ListenerConns, 1)
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelError}))
+	checks := gateway.Doctor(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Logger: logger})
+	if printChecks(std.out, checks) > 0 {
+		return errChecksFailed
+	}
+	return nil
+}
+
+// printChecks prints the table and returns how many checks failed.
+func printChecks(w io.Writer, checks []channels.Check) int {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tRESULT\tDETAIL")
+	failed := 0
+	for _, c := range checks {
+		result := "ok"
+		if !c.OK {
+			result, failed = "FAIL", failed+1
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, result, oneLine(c.Detail))
+		if !c.OK && c.Fix != "" {
+			fmt.Fprintf(tw, "\t\tfix: %s\n", oneLine(c.Fix))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d checks, %d failed\n", len(checks), failed)
+	return failed
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

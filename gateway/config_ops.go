@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// OpsConfig are the operations keys: metrics, tracing, logs and the
+// OpenAI-compatible API. Embedded in Config so their YAML keys are top-level.
+type OpsConfig struct {
+	Metrics   MetricsConfig   `yaml:"metrics"`
+	Tracing   TracingConfig   `yaml:"tracing"`
+	Log       LogConfig       `yaml:"log"`
+	OpenAIAPI OpenAIAPIConfig `yaml:"openai_api"`
+}
+
+// MetricsConfig is GET /metrics.
+type MetricsConfig struct {
+	// Enabled serves /metrics in the Prometheus text format and records
+	// the metrics. Default true.
+	Enabled *bool `yaml:"enabled"`
+}
+
+// TracingConfig is OpenTelemetry tracing, off by default.
+type TracingConfig struct {
+	// OTLPEndpoint is the OTLP/HTTP collector spans go to, e.g.
+	// http://otel-collector:4318 (the exporter adds /v1/traces). Empty
+	// (default): tracing off, at no cost.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// ServiceName is service.name of the spans, default "hermes".
+	ServiceName string `yaml:"service_name"`
+}
+
+// LogConfig is the process log on stderr.
+type LogConfig struct {
+	Format string `yaml:"format"` // "text" (default) or "json"
+	Level  string `yaml:"level"`  // debug, info (default), warn, error
+}
+
+// OpenAIAPIConfig is the OpenAI-compatible API (POST /v1/chat/completions,
+// GET /v1/models). No keys: it answers 404.
+type OpenAIAPIConfig struct {
+	// Keys map each client's key to the identity its turns run as.
+	Keys []OpenAIKey `yaml:"keys"`
+	// Models are the model ids clients may ask for; each is this gateway's
+	// agent (on model.name). Default ["hermes"].
+	Models []string `yaml:"models"`
+	// MaxBodyBytes bounds a request body, default 1 MiB; more is 400.
+	MaxBodyBytes int `yaml:"max_body_bytes"`
+	// MaxMessages bounds the messages of one request, default 100; more is 400.
+	MaxMessages int `yaml:"max_messages"`
+}
+
+// OpenAIKey is one API key of the OpenAI-compatible API.
+type OpenAIKey struct {
+	Key    string `yaml:"key"`     // required, at least 16 characters, use ${ENV}; "Authorization: Bearer <key>"
+	UserID string `yaml:"user_id"` // required: the identity skills see
+	Name   string `yaml:"name"`    // the client's name (Open WebUI, ...); also the sessions' account
+	CorpID string `yaml:"corp_id"` // corp of that identity
+	// Models this key may use, a subset of openai_api.models; empty: all.
+	Models []string `yaml:"models"`
+}
+
+// Defaults of OpsConfig.
+const (
+	defaultOpenAIModel     = "hermes"
+	defaultOpenAIBodyBytes = 1 << 20
+	defaultOpenAIMessages  = 100
+	defaultServiceName     = "hermes"
+)
+
+// MetricsOn reports whether /metrics is served and metrics recorded.
+func (c MetricsConfig) MetricsOn() bool { return c.Enabled == nil || *c.Enabled }
+
+func (c *OpsConfig) applyDefaults() {
+	if len(c.OpenAIAPI.Models) == 0 {
+		c.OpenAIAPI.Models = []string{defaultOpenAIModel}
+	}
+	positive(&c.OpenAIAPI.MaxBodyBytes, defaultOpenAIBodyBytes)
+	positive(&c.OpenAIAPI.MaxMessages, defaultOpenAIMessages)
+	setDefault(&c.Tracing.ServiceName, defaultServiceName)
+	setDefault(&c.Log.Format, "text")
+	setDefault(&c.Log.Level, "info")
+}
+
+// logLevels are the values of log.level.
+var logLevels = []string{"debug", "info", "warn", "error"}
+
+func (c *OpsConfig) validate(bad func(key, format string, args ...any)) {
+	if c.Tracing.OTLPEndpoint != "" && !isHTTPURL(c.Tracing.OTLPEndpoint) {
+		bad("tracing.otlp_endpoint", "must be an http(s) URL, got %q", c.Tracing.OTLPEndpoint)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		bad("log.format", "must be text or json, got %q", c.Log.Format)
+	}
+	if !slices.Contains(logLevels, strings.ToLower(c.Log.Level)) {
+		bad("log.level", "must be one of %s, got %q", strings.Join(logLevels, ", "), c.Log.Level)
+	}
+	checkAPIKeys(bad, "openai_api.keys", len(c.OpenAIAPI.Keys), func(i int) (string, string) {
+		return c.OpenAIAPI.Keys[i].Key, c.OpenAIAPI.Keys[i].UserID
+	})
+	for i, k := range c.OpenAIAPI.Keys {
+		for _, m := range k.Models {
+			if !slices.Contains(c.OpenAIAPI.Models, m) {
+				bad(fmt.Sprintf("openai_api.keys[%d].models", i), "%q is not in openai_api.models", m)
+			}
+		}
+	}
+}
+
+// minAPIKeyLen is the shortest API key accepted: shorter ones can be guessed.
+const minAPIKeyLen = 16
+
+// checkAPIKeys checks the n keys of an API section (router.api_keys,
+// openai_api.keys): each long enough, unique, mapped to a user.
+func checkAPIKeys(bad func(key, format string, args ...any), section string, n int, at func(i int) (key, userID string)) {
+	seen := map[string]bool{}
+	for i := range n {
+		key, userID := at(i)
+		name := fmt.Sprintf("%s[%d]", section, i)
+		if len(key) < minAPIKeyLen {
+			bad(name+".key", "required, at least %d characters", minAPIKeyLen)
+		} else if seen[key] {
+			bad(name+".key", "duplicate key")
+		}
+		seen[key] = true
+		if userID == "" {
+			bad(name+".user_id", "required")
+		}
+	}
+}
+
+// bearerKey finds the configured key an "Authorization: Bearer <key>"
+// header names, comparing it with every key in constant time (so the time
+// taken says nothing about which key matched, or how much of one).
+func bearerKey[K any](header string, keys []K, keyOf func(K) string) (K, bool) {
+	var found K
+	token, ok := strings.CutPrefix(header, "Bearer ")
+	match := 0
+	for _, k := range keys {
+		if subtle.ConstantTimeCompare([]byte(token), []byte(keyOf(k))) == 1 {
+			found, match = k, 1
+		}
+	}
+	return found, ok && token != "" && match == 1
+}

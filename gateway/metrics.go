@@ -1,0 +1,264 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
+)
+
+// metrics are every Prometheus metric of one gateway, registered on the
+// registry in Deps.Metrics (never the global one, so a test can run
+// several gateways). A nil *metrics records nothing: metrics.enabled: false.
+type metrics struct {
+	reg *prometheus.Registry
+
+	callbacks     *prometheus.CounterVec   // channel, status
+	acceptSeconds *prometheus.HistogramVec // channel
+	httpRequests  *prometheus.CounterVec   // route, code
+	httpSeconds   *prometheus.HistogramVec // route
+	runs          *prometheus.CounterVec   // channel, stop_reason
+	runSeconds    *prometheus.HistogramVec // channel
+	modelSeconds  prometheus.Histogram
+	modelTokens   *prometheus.CounterVec   // kind: prompt|completion
+	skillCalls    *prometheus.CounterVec   // skill, status
+	skillSeconds  *prometheus.HistogramVec // skill
+	deliveries    *prometheus.CounterVec   // channel, status
+}
+
+// Outcomes of Accept, the status label of hermes_callbacks_total.
+const (
+	acceptNew       = "new"        // stored, with a job when it needs an answer
+	acceptRepeat    = "repeat"     // the platform retried one already stored
+	acceptNotForBot = "not_for_us" // a group message not addressed to the bot
+	acceptError     = "error"      // not stored; the platform retries
+)
+
+// Outcomes of one delivery attempt, the status label of hermes_deliveries_total.
+const (
+	deliveryOK       = "delivered"
+	deliveryDeferred = "deferred" // a stream shows it first
+	deliveryRetry    = "failed"   // retried later
+	deliveryGivenUp  = "given_up" // permanent, or the last attempt
+)
+
+// Bucket boundaries in seconds. An ack must stay well inside the
+// platforms' 1–5 s windows; model and skill calls take seconds.
+var (
+	ackBuckets   = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
+	slowBuckets  = []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80}
+	queryTimeout = 2 * time.Second // the queue-depth query of one scrape
+)
+
+// newMetrics registers the gateway's metrics and collectors on reg.
+func newMetrics(reg *prometheus.Registry, g *Gateway) *metrics {
+	m := &metrics{
+		reg: reg,
+		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_callbacks_total",
+			Help: "Verified inbound messages handed to the inbox, by channel and outcome (new, repeat, not_for_us, error)."},
+			[]string{"channel", "status"}),
+		acceptSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "hermes_accept_duration_seconds",
+			Help: "Time to store an inbound message and its job (the ack's critical path), by channel.", Buckets: ackBuckets},
+			[]string{"channel"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_http_requests_total",
+			Help: "HTTP requests by route pattern and status code."}, []string{"route", "code"}),
+		httpSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "hermes_http_request_duration_seconds",
+			Help: "HTTP request latency by route pattern: for callbacks, the platform's ack latency.", Buckets: ackBuckets},
+			[]string{"route"}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_runs_total",
+			Help: "Agent runs by channel and stop reason."}, []string{"channel", "stop_reason"}),
+		runSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "hermes_run_duration_seconds",
+			Help: "Agent run wall time by channel.", Buckets: slowBuckets}, []string{"channel"}),
+		modelSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "hermes_model_call_duration_seconds",
+			Help: "Latency of one model call.", Buckets: slowBuckets}),
+		modelTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_model_tokens_total",
+			Help: "Tokens the model reported, by kind (prompt, completion)."}, []string{"kind"}),
+		skillCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_skill_calls_total",
+			Help: "Skill calls by skill and status (ok, error)."}, []string{"skill", "status"}),
+		skillSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "hermes_skill_call_duration_seconds",
+			Help: "Skill call latency by skill.", Buckets: slowBuckets}, []string{"skill"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_deliveries_total",
+			Help: "Reply part send attempts by channel and status (delivered, deferred, failed, given_up)."},
+			[]string{"channel", "status"}),
+	}
+	reg.MustRegister(m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
+		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries,
+		queueCollector{g: g}, breakerCollector{g: g},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// accepted records one Accept: its outcome and how long it took.
+func (m *metrics) accepted(channel string, r channels.Receipt, err error, took time.Duration) {
+	if m == nil {
+		return
+	}
+	status := acceptNotForBot
+	switch {
+	case err != nil:
+		status = acceptError
+	case r.New:
+		status = acceptNew
+	case r.Answer:
+		status = acceptRepeat
+	}
+	m.callbacks.WithLabelValues(channel, status).Inc()
+	m.acceptSeconds.WithLabelValues(channel).Observe(took.Seconds())
+}
+
+// ran records a finished agent run and each of its model and tool steps.
+func (m *metrics) ran(channel string, res agent.Result, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.runs.WithLabelValues(channel, res.StopReason).Inc()
+	m.runSeconds.WithLabelValues(channel).Observe(took.Seconds())
+	for _, s := range res.Steps {
+		switch s.Kind {
+		case agent.StepModel:
+			m.modelSeconds.Observe(s.Latency.Seconds())
+			m.modelTokens.WithLabelValues("prompt").Add(float64(s.PromptTokens))
+			m.modelTokens.WithLabelValues("completion").Add(float64(s.CompletionTokens))
+		case agent.StepTool:
+			status := "ok"
+			if s.Error != "" {
+				status = "error"
+			}
+			m.skillCalls.WithLabelValues(s.Tool, status).Inc()
+			m.skillSeconds.WithLabelValues(s.Tool).Observe(s.Latency.Seconds())
+		}
+	}
+}
+
+// delivered records one send attempt of a reply part.
+func (m *metrics) delivered(channel string, sendErr error, gaveUp bool) {
+	if m == nil {
+		return
+	}
+	var deferred *channels.DeferredError
+	status := deliveryOK
+	switch {
+	case errors.As(sendErr, &deferred):
+		status = deliveryDeferred
+	case sendErr != nil && gaveUp:
+		status = deliveryGivenUp
+	case sendErr != nil:
+		status = deliveryRetry
+	}
+	m.deliveries.WithLabelValues(channel, status).Inc()
+}
+
+// middleware counts requests by route pattern (never the raw path: async
+// tokens live in it) and times them.
+func (m *metrics) middleware() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		m.httpRequests.WithLabelValues(route, strconv.Itoa(c.Writer.Status())).Inc()
+		m.httpSeconds.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	}
+}
+
+// handler serves /metrics in the Prometheus text format.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// queueCollector reads the job queue's depth from river_job at each scrape
+// (shared by all replicas: every replica reports the same numbers).
+type queueCollector struct{ g *Gateway }
+
+var (
+	queueJobsDesc = prometheus.NewDesc("hermes_queue_jobs",
+		"Jobs in the queue by queue and state (available, scheduled, running, retryable).", []string{"queue", "state"}, nil)
+	queueOldestDesc = prometheus.NewDesc("hermes_queue_oldest_available_seconds",
+		"Age of the oldest job waiting to run, by queue.", []string{"queue"}, nil)
+)
+
+func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueJobsDesc
+	ch <- queueOldestDesc
+}
+
+func (q queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
+	defer cancel()
+	rows, err := q.g.pool.Query(ctx, `
+SELECT queue, state::text, count(*),
+       COALESCE(EXTRACT(EPOCH FROM ($1 - min(scheduled_at) FILTER (WHERE state = 'available'))), 0)
+FROM river_job WHERE state::text = ANY($2)
+GROUP BY queue, state`, q.g.now(), queueStates)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(queueJobsDesc, err)
+		return
+	}
+	defer rows.Close()
+	// The main queues always report, at zero when empty: a dashboard
+	// tells "empty" from "not scraped".
+	counts := map[[2]string]int64{}
+	oldestBy := map[string]float64{}
+	for _, queue := range []string{QueueAgent, QueueDelivery} {
+		for _, state := range queueStates {
+			counts[[2]string{queue, state}] = 0
+		}
+	}
+	for rows.Next() {
+		var queue, state string
+		var n int64
+		var oldest float64
+		if err := rows.Scan(&queue, &state, &n, &oldest); err != nil {
+			ch <- prometheus.NewInvalidMetric(queueJobsDesc, err)
+			return
+		}
+		counts[[2]string{queue, state}] = n
+		if state == "available" {
+			oldestBy[queue] = max(oldest, 0)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		ch <- prometheus.NewInvalidMetric(queueJobsDesc, err)
+		return
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(queueJobsDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+		if k[1] == "available" {
+			ch <- prometheus.MustNewConstMetric(queueOldestDesc, prometheus.GaugeValue, oldestBy[k[0]], k[0])
+		}
+	}
+}
+
+// queueStates are the states of jobs not yet done.
+var queueStates = []string{"available", "scheduled", "running", "retryable"}
+
+// breakerCollector reports each skill's circuit breaker on this replica.
+type breakerCollector struct{ g *Gateway }
+
+var breakerDesc = prometheus.NewDesc("hermes_skill_breaker_state",
+	"Circuit breaker state per skill on this replica: 0 closed, 1 half-open, 2 open.", []string{"skill"}, nil)
+
+// breakerValues maps skills.Registry.BreakerState to the gauge's value.
+var breakerValues = map[string]float64{"closed": 0, "half-open": 1, "open": 2}
+
+func (breakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- breakerDesc }
+
+func (b breakerCollector) Collect(ch chan<- prometheus.Metric) {
+	reg := b.g.skills.Load()
+	for _, s := range reg.Skills() {
+		if v, ok := breakerValues[reg.BreakerState(s.Name)]; ok {
+			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, v, s.Name)
+		}
+	}
+}

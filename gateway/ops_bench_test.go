@@ -1,0 +1,90 @@
+package gateway_test
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/hermes-gw/hermes/gateway"
+)
+
+// BenchmarkAckObservability measures what metrics and tracing add to a
+// WeCom callback's ack (verify, decrypt, store the message and its job,
+// answer): latency percentiles, allocations per request, and the heap
+// after the run. The gateway works no queue, so only the ack path runs.
+// "metrics" records every metric, "tracing" a span per callback batched to an
+// exporter that drops them (the export runs off the request path), "on" both.
+//
+//	go test -run '^$' -bench AckObservability -benchmem -benchtime 1500x -count 4 ./gateway/
+func BenchmarkAckObservability(b *testing.B) {
+	for _, mode := range []struct {
+		name             string
+		metrics, tracing bool
+	}{{"off", false, false}, {"metrics", true, false}, {"tracing", false, true}, {"on", true, true}} {
+		b.Run("observability="+mode.name, func(b *testing.B) {
+			h := newHarness(b)
+			deps := gateway.Deps{Queues: map[string]int{}}
+			extra := "metrics:\n  enabled: false\n"
+			if mode.metrics {
+				extra = ""
+			}
+			if mode.tracing {
+				tp := gateway.NewTracerProvider(tracetest.NewNoopExporter())
+				b.Cleanup(func() { _ = tp.Shutdown(b.Context()) })
+				deps.Tracing = tp
+			}
+			h.startExtra(extra, deps)
+			// Warm up connections and code paths outside the measurement.
+			for i := range 20 {
+				u, body := h.callbackRequest(textXML("warm", "你好", fmt.Sprintf("warm-%s-%d", mode.name, i)), time.Now())
+				post(b, u, body)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", i%50), "我还有几天年假？", fmt.Sprintf("obs-%s-%d", mode.name, i)), time.Now())
+				start := time.Now()
+				if status, _ := post(b, u, body); status != http.StatusOK {
+					b.Fatalf("ack %d answered %d", i, status)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat, "ms")
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapInuse)/1024, "heap-KB")
+		})
+	}
+}
+
+// BenchmarkMetricsScrape measures one GET /metrics (every metric series
+// after a few hundred callbacks, the queue-depth query included).
+//
+//	go test -run '^$' -bench MetricsScrape -benchmem ./gateway/
+func BenchmarkMetricsScrape(b *testing.B) {
+	h := newHarness(b)
+	h.start(gateway.Deps{Queues: map[string]int{}})
+	for i := range 200 {
+		u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", i%50), "你好", fmt.Sprintf("scrape-%d", i)), time.Now())
+		post(b, u, body)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		resp, err := http.Get(h.srv.URL + "/metrics")
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("/metrics: %d", resp.StatusCode)
+		}
+	}
+}

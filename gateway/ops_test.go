@@ -1,0 +1,265 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	openai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway"
+)
+
+// get fetches a gateway URL and returns status and body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// askLeave posts zhangsan's leave question through the WeCom callback,
+// with the model calling the leave skill, and waits until the reply is
+// delivered.
+func askLeave(t *testing.T, h *harness, msgID string) {
+	t.Helper()
+	h.model.Script(
+		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(leaveTool, `{}`)}},
+		openaitest.Reply{Content: leaveReply},
+	)
+	ctx := withTimeout(t, 30*time.Second)
+	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", msgID), time.Now())
+	if status, _ := post(t, u, body); status != http.StatusOK {
+		t.Fatalf("callback: %d", status)
+	}
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+}
+
+// TestMetrics: one message through callback, run, skill and delivery
+// shows in each of the metrics, on a registry of the gateway's own.
+func TestMetrics(t *testing.T) {
+	h := newHarness(t)
+	reg := prometheus.NewRegistry()
+	h.start(gateway.Deps{Metrics: reg})
+	askLeave(t, h, "metrics-1")
+	// A repeated callback is counted as such.
+	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", "metrics-1"), time.Now())
+	post(t, u, body)
+
+	status, text := get(t, h.srv.URL+"/metrics")
+	if status != http.StatusOK {
+		t.Fatalf("/metrics: %d", status)
+	}
+	for _, want := range []string{
+		`hermes_callbacks_total{channel="wecom",status="new"} 1`,
+		`hermes_callbacks_total{channel="wecom",status="repeat"} 1`,
+		`hermes_accept_duration_seconds_count{channel="wecom"} 2`,
+		`hermes_http_requests_total{code="200",route="/wecom/app-hr/callback"} 2`,
+		`hermes_runs_total{channel="wecom",stop_reason="finished"} 1`,
+		`hermes_model_call_duration_seconds_count 2`,
+		`hermes_model_tokens_total{kind="prompt"}`,
+		`hermes_skill_calls_total{skill="hr_leave_balance",status="ok"} 1`,
+		`hermes_skill_call_duration_seconds_count{skill="hr_leave_balance"} 1`,
+		`hermes_skill_breaker_state{skill="it_password_reset"} 0`,
+		`hermes_deliveries_total{channel="wecom",status="delivered"} 1`,
+		`hermes_queue_jobs{queue="agent",state="available"} 0`,
+		`hermes_queue_oldest_available_seconds{queue="delivery"} 0`,
+		`go_goroutines `,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(text)
+	}
+
+	// A second gateway in the same process registers on its own registry.
+	if _, err := gateway.New(context.Background(), h.config(), gateway.Deps{Pool: h.pool, Platforms: platforms, Logger: testLogger(t)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMetricsOff: metrics.enabled: false serves no /metrics.
+func TestMetricsOff(t *testing.T) {
+	h := newHarness(t)
+	h.startExtra("metrics:\n  enabled: false\n", gateway.Deps{})
+	if status, _ := get(t, h.srv.URL+"/metrics"); status != http.StatusNotFound {
+		t.Errorf("/metrics with metrics off: %d, want 404", status)
+	}
+}
+
+// TestTracing: the callback's span, and the run and its delivery in a
+// trace whose id is the run id, linked to the callback.
+func TestTracing(t *testing.T) {
+	h := newHarness(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := gateway.NewTracerProvider(exp)
+	h.start(gateway.Deps{Tracing: tp})
+	askLeave(t, h, "trace-1")
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var runID string
+	if err := h.pool.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
+		t.Fatal(err)
+	}
+	spans := map[string]tracetest.SpanStub{}
+	for _, s := range exp.GetSpans() {
+		spans[s.Name] = s
+	}
+	accept, run, deliver := spans["hermes.accept"], spans["hermes.run"], spans["hermes.deliver"]
+	if !accept.SpanContext.IsValid() || !run.SpanContext.IsValid() || !deliver.SpanContext.IsValid() {
+		t.Fatalf("spans = %v, want hermes.accept, hermes.run, hermes.deliver", keys(spans))
+	}
+	if got := run.SpanContext.TraceID().String(); got != runID {
+		t.Errorf("run trace id %s, want the run id %s", got, runID)
+	}
+	if deliver.SpanContext.TraceID() != run.SpanContext.TraceID() || deliver.Parent.SpanID() != run.SpanContext.SpanID() {
+		t.Errorf("delivery span not a child of the run's span")
+	}
+	if len(run.Links) != 1 || run.Links[0].SpanContext.SpanID() != accept.SpanContext.SpanID() {
+		t.Errorf("run span links %v, want the callback's span", run.Links)
+	}
+	// The skill backend got the run's trace in its traceparent.
+	if calls := h.backend.Calls(); len(calls) != 1 || !strings.Contains(calls[0].Traceparent, hex.EncodeToString(mustHex(t, runID))) {
+		t.Errorf("skill traceparent %+v, want the run id", calls)
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestHealthAndReadiness: /healthz is the process; /readyz fails while a
+// migration is missing and once the replica drains.
+func TestHealthAndReadiness(t *testing.T) {
+	h := newHarness(t)
+	gw := h.start(gateway.Deps{})
+	if status, _ := get(t, h.srv.URL+"/healthz"); status != http.StatusOK {
+		t.Errorf("/healthz: %d", status)
+	}
+	status, body := get(t, h.srv.URL+"/readyz")
+	if status != http.StatusOK || !strings.Contains(body, `{"name":"migrations","ok":true}`) || !strings.Contains(body, `{"name":"postgres","ok":true}`) {
+		t.Errorf("/readyz: %d %s", status, body)
+	}
+
+	ctx := context.Background()
+	var last int64
+	if err := h.pool.QueryRow(ctx, `DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version) RETURNING version_id`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := get(t, h.srv.URL+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, "migrations pending") {
+		t.Errorf("/readyz with migration %d missing: %d %s", last, status, body)
+	}
+	if _, err := h.pool.Exec(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, last); err != nil {
+		t.Fatal(err)
+	}
+
+	gw.Drain()
+	if status, body := get(t, h.srv.URL+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
+		t.Errorf("/readyz while draining: %d %s", status, body)
+	}
+	if status, _ := get(t, h.srv.URL+"/healthz"); status != http.StatusOK {
+		t.Errorf("/healthz while draining: %d, want 200", status)
+	}
+}
+
+// TestDoctorAsksEveryChannel: a channel that checks itself reports its
+// findings; a database that is down is reported, not fatal.
+func TestDoctorAsksEveryChannel(t *testing.T) {
+	h := newHarness(t)
+	ch := testChannel(2048)
+	ch.SetChecks(channels.Check{Name: "test/main: token", Detail: "errcode 1", Fix: "set test.secret"})
+	checks := gateway.Doctor(context.Background(), h.config(), gateway.Deps{Pool: h.pool, Platforms: platforms,
+		Channels: []channels.Channel{ch}, Logger: testLogger(t)})
+	byName := map[string]channels.Check{}
+	for _, c := range checks {
+		byName[c.Name] = c
+	}
+	if c := byName["test/main: token"]; c.OK || c.Fix != "set test.secret" {
+		t.Errorf("channel check = %+v", c)
+	}
+	if c := byName["wecom/"+testApp+": access token"]; !c.OK {
+		t.Errorf("wecom check = %+v", c)
+	}
+	if c := byName["database"]; !c.OK {
+		t.Errorf("database check = %+v", c)
+	}
+
+	down, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	checks = gateway.Doctor(context.Background(), h.config(), gateway.Deps{Pool: down, Platforms: platforms, Logger: testLogger(t)})
+	if checks[1].Name != "database" || checks[1].OK || !strings.Contains(checks[1].Fix, "database.url") {
+		t.Errorf("database down: %+v", checks[1])
+	}
+}
+
+// TestAPIRunTrace: an API turn's trace id is its run id, linked to the
+// client's traceparent.
+func TestAPIRunTrace(t *testing.T) {
+	h := newHarness(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := gateway.NewTracerProvider(exp)
+	h.startExtra(openAIYAML, gateway.Deps{Tracing: tp})
+	h.model.Script(openaitest.Reply{Content: "你好"})
+	const client = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"hermes","messages":[{"role":"user","content":"你好"}]}`))
+	req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
+	req.Header.Set("traceparent", client)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var runID string
+	if err := h.pool.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range exp.GetSpans() {
+		if s.Name != "hermes.api_run" {
+			continue
+		}
+		if s.SpanContext.TraceID().String() != runID || len(s.Links) != 1 ||
+			s.Links[0].SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+			t.Errorf("api span trace %s links %v, want run %s linked to the client", s.SpanContext.TraceID(), s.Links, runID)
+		}
+		return
+	}
+	t.Fatalf("no hermes.api_run span among %d", len(exp.GetSpans()))
+}
