@@ -131,6 +131,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.Navigate(base+"/conversations"),
 		chromedp.SendKeys(chromedp.CSS("#filter-user"), "zhangsan"),
 		chromedp.Click(chromedp.CSS("#search")),
+		// The results page renders the filter as an attribute; the page the
+		// search was typed into does not, so this waits for the new page.
+		chromedp.WaitVisible(chromedp.CSS(`#filter-user[value="zhangsan"]`)),
 		chromedp.WaitVisible(chromedp.CSS("a.open-conversation")),
 		chromedp.Click(chromedp.CSS("a.open-conversation")),
 		chromedp.WaitVisible(chromedp.CSS("a.run-link")),
