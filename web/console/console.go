@@ -1,8 +1,8 @@
 // Package console is the operator's console served under /console: what
-// the bot did and why (overview, conversations, run traces, skills) and the
-// channel self-test, over the gateway's own Postgres store. Pages are
-// server-rendered html/template with a little htmx; nothing is built at
-// run time and no secret is ever rendered.
+// the bot did and why (overview, conversations, run traces, skills), the
+// scheduled reports and the channel self-test, over the gateway's own
+// Postgres store. Pages are server-rendered html/template with a little
+// htmx; nothing is built at run time and no secret is ever rendered.
 package console
 
 import (
@@ -29,7 +29,7 @@ const Prefix = "/console"
 
 // Roles of console accounts.
 const (
-	RoleAdmin  = "admin"  // everything, including reloading skills and the channel self-test
+	RoleAdmin  = "admin"  // everything, including reloading skills, the channel self-test and running or pausing reports
 	RoleViewer = "viewer" // reads every page, changes nothing
 )
 
@@ -45,8 +45,14 @@ type Deps struct {
 	// Channels are the gateway's channels; those that implement
 	// channels.SelfTester are offered in the self-test.
 	Channels []channels.Channel
-	Now      func() time.Time
-	Logger   *slog.Logger
+	// RunReportNow queues a run of report id outside its schedule and
+	// returns the run's id; PauseReport pauses (true) or resumes (false)
+	// its schedule. Both act as the operator, on any owner's report.
+	// Errors: store.ErrNotFound.
+	RunReportNow func(ctx context.Context, id int64) (int64, error)
+	PauseReport  func(ctx context.Context, id int64, paused bool) error
+	Now          func() time.Time
+	Logger       *slog.Logger
 }
 
 // Console serves the console's pages.
@@ -61,7 +67,7 @@ var templateFS embed.FS
 
 // pageNames are the templates/<name>.html files, each rendered inside
 // templates/layout.html.
-var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest"}
+var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest", "schedules", "schedule"}
 
 // pages are the parsed templates by page name; like web's status page
 // they are embedded, so a template that does not parse fails every start
@@ -105,6 +111,11 @@ func New(deps Deps) *Console {
 	m.Handle("GET "+Prefix+"/runs/{id}", c.signedIn(c.run))
 	m.Handle("GET "+Prefix+"/skills", c.signedIn(c.skillsPage))
 	m.Handle("POST "+Prefix+"/skills/reload", c.signedIn(adminOnly(c.reloadSkills)))
+	m.Handle("GET "+Prefix+"/schedules", c.signedIn(c.schedules))
+	m.Handle("GET "+Prefix+"/schedules/{id}", c.signedIn(c.schedule))
+	m.Handle("POST "+Prefix+"/schedules/{id}/run", c.signedIn(adminOnly(c.runReportNow)))
+	m.Handle("POST "+Prefix+"/schedules/{id}/pause", c.signedIn(adminOnly(c.pauseReport)))
+	m.Handle("POST "+Prefix+"/schedules/{id}/resume", c.signedIn(adminOnly(c.resumeReport)))
 	m.Handle("GET "+Prefix+"/selftest", c.signedIn(c.selfTestPage))
 	m.Handle("POST "+Prefix+"/selftest", c.signedIn(adminOnly(c.selfTest)))
 	return c

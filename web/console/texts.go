@@ -35,6 +35,11 @@ var texts = map[string]map[string]string{
 		"selftest_no_channel": "该渠道不支持自检", "selftest_fill_in": "请填写账号和目标", "selftest_unknown_account": "未配置该账号",
 		"selftest_intro": "通过所选渠道和账号向指定用户或群发送一条测试消息，并解释平台的应答。",
 		"viewer_note":    "只读账号：不能重新加载技能或运行自检。", "session": "会话",
+		"schedules": "定时报告", "schedule": "报告历史", "report": "报告", "owner": "创建人", "schedule_when": "时间安排",
+		"time_zone": "时区", "next_fires": "接下来三次", "targets": "发送目标", "paused": "已暂停", "active": "运行中",
+		"last_run": "最近一次运行", "never_ran": "尚未运行", "run_now": "立即运行", "pause": "暂停", "resume": "恢复",
+		"history": "运行历史", "trigger": "触发方式", "fire_at": "计划时间", "finished": "结束", "deliveries": "各目标投递",
+		"catch_up": "错过后补跑", "schedules_viewer_note": "只读账号：不能运行、暂停或恢复报告。",
 	},
 	"en": {
 		"title": "Hermes console", "overview": "Overview", "conversations": "Conversations", "runs": "Runs", "skills": "Skills", "selftest": "Channel self-test",
@@ -59,6 +64,11 @@ var texts = map[string]map[string]string{
 		"selftest_no_channel": "This channel cannot run a self-test", "selftest_fill_in": "Fill in the account and the target", "selftest_unknown_account": "No such account is configured",
 		"selftest_intro": "Sends a test message through the chosen channel and account to a user or chat, and explains the platform's answer.",
 		"viewer_note":    "Read-only account: cannot reload skills or run the self-test.", "session": "Session",
+		"schedules": "Schedules", "schedule": "Report history", "report": "Report", "owner": "Owner", "schedule_when": "Schedule",
+		"time_zone": "Time zone", "next_fires": "Next 3 runs", "targets": "Targets", "paused": "paused", "active": "active",
+		"last_run": "Last run", "never_ran": "never ran", "run_now": "Run now", "pause": "Pause", "resume": "Resume",
+		"history": "History", "trigger": "Trigger", "fire_at": "Scheduled for", "finished": "Finished", "deliveries": "Deliveries per target",
+		"catch_up": "Catch-up", "schedules_viewer_note": "Read-only account: cannot run, pause or resume reports.",
 	},
 }
 
@@ -71,4 +81,12 @@ var funcs = template.FuncMap{
 		return t.Local().Format("2006-01-02 15:04:05")
 	},
 	"join": strings.Join,
+	// whenp is when for a time that may not have happened yet.
+	"whenp": func(t *time.Time) string {
+		if t == nil {
+			return "–"
+		}
+		return t.Local().Format("2006-01-02 15:04:05")
+	},
+	"took": duration,
 }
