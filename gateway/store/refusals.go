@@ -43,3 +43,29 @@ ORDER BY last_at DESC LIMIT 1`, channel, account).Scan(&r.Check, &r.Count, &r.At
 	}
 	return r, true, nil
 }
+
+// AccountRefusal is the newest refusal of one account.
+type AccountRefusal struct {
+	Channel, Account string
+	Refusal
+}
+
+// LastRefusals returns the newest refusal of every account that has had
+// one, by channel and account.
+func LastRefusals(ctx context.Context, q Querier) ([]AccountRefusal, error) {
+	rows, err := q.Query(ctx, `
+SELECT DISTINCT ON (channel, account) channel, account, "check", count, last_at
+FROM callback_refusals ORDER BY channel, account, last_at DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("store: last refusals: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AccountRefusal, error) {
+		var r AccountRefusal
+		err := row.Scan(&r.Channel, &r.Account, &r.Check, &r.Count, &r.At)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: last refusals: %w", err)
+	}
+	return out, nil
+}

@@ -35,6 +35,12 @@ var texts = map[string]map[string]string{
 		"selftest_no_channel": "该渠道不支持自检", "selftest_fill_in": "请填写账号和目标", "selftest_unknown_account": "未配置该账号",
 		"selftest_intro": "通过所选渠道和账号向指定用户或群发送一条测试消息，并解释平台的应答。",
 		"viewer_note":    "只读账号：不能重新加载技能或运行自检。", "session": "会话",
+		"last_refusal": "最近一次回调被拒", "times": "次",
+		"refusal_signature": "签名校验失败（Token 或 EncodingAESKey 不对？钉钉为 AppSecret，飞书为 Encrypt Key）",
+		"refusal_timestamp": "时间戳超出允许范围（服务器时钟不准，或请求被重放？）",
+		"refusal_decrypt":   "解密失败（EncodingAESKey 或 Encrypt Key 不对？）",
+		"refusal_token":     "Verification Token 不匹配（飞书的 verification_token 不对？）",
+		"refusal_malformed": "请求格式不对（回调地址是否填到了别的平台或应用？）",
 	},
 	"en": {
 		"title": "Hermes console", "overview": "Overview", "conversations": "Conversations", "runs": "Runs", "skills": "Skills", "selftest": "Channel self-test",
@@ -59,6 +65,12 @@ var texts = map[string]map[string]string{
 		"selftest_no_channel": "This channel cannot run a self-test", "selftest_fill_in": "Fill in the account and the target", "selftest_unknown_account": "No such account is configured",
 		"selftest_intro": "Sends a test message through the chosen channel and account to a user or chat, and explains the platform's answer.",
 		"viewer_note":    "Read-only account: cannot reload skills or run the self-test.", "session": "Session",
+		"last_refusal": "Last refused callback", "times": "times",
+		"refusal_signature": "signature check failed (wrong Token or EncodingAESKey? DingTalk: AppSecret, Feishu: Encrypt Key)",
+		"refusal_timestamp": "timestamp outside the allowed window (server clock off, or a replayed request?)",
+		"refusal_decrypt":   "decryption failed (wrong EncodingAESKey or Encrypt Key?)",
+		"refusal_token":     "verification token mismatch (wrong Feishu verification_token?)",
+		"refusal_malformed": "not the platform's format (is the callback URL set on another platform or app?)",
 	},
 }
 
