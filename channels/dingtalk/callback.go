@@ -75,10 +75,7 @@ func (r *robot) receive(ctx context.Context, data []byte, sink channels.Sink) er
 // refuse answers a refused callback and, when the request failed one of
 // the checks (not a failed Accept), records which one for the console.
 func (r *robot) refuse(w http.ResponseWriter, req *http.Request, sink channels.Sink, err error) {
-	if check := refusalCheck(err); check != "" {
-		sink.Refused(req.Context(), ChannelName, r.cfg.Name, check)
-	}
-	channels.Refuse(w, req, r.log, "dingtalk callback", err)
+	channels.RefuseRecorded(w, req, r.log, "dingtalk callback", err, sink, ChannelName, r.cfg.Name, refusalCheck(err))
 }
 
 // refusalCheck is the check word (channels.Check*) of a refusal error, ""

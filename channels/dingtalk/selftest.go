@@ -11,9 +11,6 @@ import (
 
 var _ channels.SelfTester = (*Channel)(nil)
 
-// selfTestText is what a self-test sends; operators see it in DingTalk.
-const selfTestText = "Hermes 自检消息 / Hermes self-test message"
-
 // SelfTest sends a test text from the robot named account to the user id
 // (staffId) target through the robot OpenAPI (oToMessages/batchSend) and
 // explains DingTalk's answer.
@@ -22,7 +19,7 @@ func (c *Channel) SelfTest(ctx context.Context, account, target string) (channel
 	if !ok {
 		return channels.SelfTestResult{}, fmt.Errorf("dingtalk: self-test: robot %q: %w", account, channels.ErrUnknownAccount)
 	}
-	err := r.robotSend(ctx, replyTo{User: target}, "sampleText", map[string]string{"content": selfTestText})
+	err := r.robotSend(ctx, replyTo{User: target}, "sampleText", map[string]string{"content": channels.SelfTestText})
 	if err == nil {
 		return channels.SelfTestResult{OK: true, Raw: `{"result":"sent"}`,
 			Explanation: "DingTalk accepted the message: app_key, app_secret, robot code, permission and the user's range are right"}, nil

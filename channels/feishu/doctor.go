@@ -18,9 +18,6 @@ var (
 // doctorTimeout bounds each of the doctor's calls to Feishu.
 const doctorTimeout = 10 * time.Second
 
-// selfTestText is what a self-test sends; operators see it in Feishu.
-const selfTestText = "Hermes 自检消息 / Hermes self-test message"
-
 // sendScope is the scope a bot needs to send messages (权限管理).
 const sendScope = "im:message:send_as_bot"
 
@@ -125,7 +122,7 @@ func (c *Channel) SelfTest(ctx context.Context, account, target string) (channel
 	if strings.HasPrefix(target, "oc_") {
 		rt.ReceiveIDType = "chat_id"
 	}
-	content := fmt.Sprintf(`{"text":%q}`, selfTestText)
+	content := fmt.Sprintf(`{"text":%q}`, channels.SelfTestText)
 	id, err := a.post(ctx, rt, "text", content, "")
 	if err == nil {
 		return channels.SelfTestResult{OK: true, Raw: fmt.Sprintf(`{"code":0,"msg":"success","message_id":%q}`, id),

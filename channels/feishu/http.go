@@ -135,10 +135,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 // refuse answers a refused event and, when the request failed one of the
 // checks (not a failed Accept), records which one for the console.
 func (a *App) refuse(w http.ResponseWriter, r *http.Request, sink channels.Sink, err error) {
-	if check := refusalCheck(err); check != "" {
-		sink.Refused(r.Context(), ChannelName, a.cfg.Name, check)
-	}
-	channels.Refuse(w, r, a.log, "feishu event", err)
+	channels.RefuseRecorded(w, r, a.log, "feishu event", err, sink, ChannelName, a.cfg.Name, refusalCheck(err))
 }
 
 // refusalCheck is the check word (channels.Check*) of a refusal error, ""

@@ -72,10 +72,7 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 // refuse answers a refused callback and, when the request failed one of
 // the checks (not a failed Accept), records which one for the console.
 func refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, sink channels.Sink, account, what string, err error) {
-	if check := refusalCheck(err); check != "" {
-		sink.Refused(r.Context(), ChannelName, account, check)
-	}
-	channels.Refuse(w, r, log, what, err)
+	channels.RefuseRecorded(w, r, log, what, err, sink, ChannelName, account, refusalCheck(err))
 }
 
 // refusalCheck is the check word (channels.Check*) of a refusal error, ""
