@@ -119,7 +119,21 @@ type Sink interface {
 	// final reply through a stream, so the delivery layer sends only the
 	// parts after it.
 	Shown(ctx context.Context, ref MessageRef) error
+	// Refused records that a callback to account was refused because it
+	// failed check (one of the Check* words), so the console can say which
+	// check fails. Nothing of the request is passed: never its body or a
+	// secret. Best effort: a failure to record is logged, not returned.
+	Refused(ctx context.Context, channel, account, check string)
 }
+
+// The checks a refused callback failed, for Sink.Refused.
+const (
+	CheckSignature = "signature" // the signature does not match the token or secret
+	CheckTimestamp = "timestamp" // outside the replay window
+	CheckDecrypt   = "decrypt"   // the AES key does not decrypt it
+	CheckToken     = "token"     // the verification token is not the app's
+	CheckMalformed = "malformed" // not the platform's format
+)
 
 // Reply formats.
 const (

@@ -43,3 +43,14 @@ func Refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, what strin
 	log.Warn(what+" refused", "path", r.URL.Path, "status", status, "err", err)
 	http.Error(w, http.StatusText(status), status)
 }
+
+// RefuseRecorded is Refuse for a callback of channel/account that failed
+// check (a Check* word): it records the refusal in sink first, so the
+// console can say which check fails. check "" records nothing: the
+// request was not at fault (a failed Accept).
+func RefuseRecorded(w http.ResponseWriter, r *http.Request, log *slog.Logger, what string, err error, sink Sink, channel, account, check string) {
+	if check != "" {
+		sink.Refused(r.Context(), channel, account, check)
+	}
+	Refuse(w, r, log, what, err)
+}

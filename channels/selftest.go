@@ -24,3 +24,6 @@ type SelfTestResult struct {
 	// it: which check, which permission to grant, which list to edit.
 	Explanation string
 }
+
+// SelfTestText is what a self-test sends; operators see it in the chat.
+const SelfTestText = "Hermes 自检消息 / Hermes self-test message"

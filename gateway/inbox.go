@@ -110,6 +110,15 @@ func (g *Gateway) Shown(ctx context.Context, ref channels.MessageRef) error {
 	})
 }
 
+// Refused counts a refused callback of channel/account by the check it
+// failed (console: the channel's last refusal). Only the check word and
+// the time are stored.
+func (g *Gateway) Refused(ctx context.Context, channel, account, check string) {
+	if err := store.RecordRefusal(ctx, g.pool, channel, account, check, g.now()); err != nil {
+		g.log.Warn("callback refusal not recorded", "channel", channel, "account", account, "check", check, "err", err)
+	}
+}
+
 // enqueueDelivery inserts the delivery job of a reply written in tx.
 func (g *Gateway) enqueueDelivery(ctx context.Context, tx pgx.Tx, channel, account, replyKey string) error {
 	if _, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey},

@@ -2,6 +2,7 @@ package dingtalk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,7 +27,7 @@ func (r *robot) route(sink channels.Sink) channels.Route {
 // returned. It never calls the model or a skill.
 func (r *robot) serveCallback(w http.ResponseWriter, req *http.Request, sink channels.Sink) {
 	if err := r.verifyHeaders(req.Header); err != nil {
-		channels.Refuse(w, req, r.log, "dingtalk callback", err)
+		r.refuse(w, req, sink, err)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxCallbackBytes+1))
@@ -34,11 +35,11 @@ func (r *robot) serveCallback(w http.ResponseWriter, req *http.Request, sink cha
 		err = fmt.Errorf("body over %d bytes", maxCallbackBytes)
 	}
 	if err != nil {
-		channels.Refuse(w, req, r.log, "dingtalk callback", fmt.Errorf("dingtalk: read callback: %w: %w", channels.ErrBadRequest, err))
+		r.refuse(w, req, sink, fmt.Errorf("dingtalk: read callback: %w: %w", channels.ErrBadRequest, err))
 		return
 	}
 	if err := r.receive(req.Context(), body, sink); err != nil {
-		channels.Refuse(w, req, r.log, "dingtalk callback", err)
+		r.refuse(w, req, sink, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -69,4 +70,24 @@ func (r *robot) receive(ctx context.Context, data []byte, sink channels.Sink) er
 		go r.streamAnswer(context.WithoutCancel(ctx), sink, in)
 	}
 	return nil
+}
+
+// refuse answers a refused callback and, when the request failed one of
+// the checks (not a failed Accept), records which one for the console.
+func (r *robot) refuse(w http.ResponseWriter, req *http.Request, sink channels.Sink, err error) {
+	channels.RefuseRecorded(w, req, r.log, "dingtalk callback", err, sink, ChannelName, r.cfg.Name, refusalCheck(err))
+}
+
+// refusalCheck is the check word (channels.Check*) of a refusal error, ""
+// for errors that are not the request's fault.
+func refusalCheck(err error) string {
+	switch {
+	case errors.Is(err, ErrSignature):
+		return channels.CheckSignature
+	case errors.Is(err, ErrStale):
+		return channels.CheckTimestamp
+	case errors.Is(err, ErrMalformed), errors.Is(err, channels.ErrBadRequest):
+		return channels.CheckMalformed
+	}
+	return ""
 }

@@ -88,12 +88,20 @@ func TestCallback_Refused(t *testing.T) {
 	forged := dingtalktest.CallbackRequest(u, "not-the-secret", c.Now(), m.JSON())
 	stale := dingtalktest.CallbackRequest(u, testAppSecret, c.Now().Add(-61*time.Minute), m.JSON())
 	bad := dingtalktest.CallbackRequest(u, testAppSecret, c.Now(), []byte(`{"msgId":`))
-	for name, tc := range map[string]struct {
-		req  *http.Request
-		want int
-	}{"forged": {forged, 401}, "stale": {stale, 401}, "malformed": {bad, 400}} {
+	for _, tc := range []struct {
+		name  string
+		req   *http.Request
+		want  int
+		check string
+	}{{"forged", forged, 401, "signature"}, {"stale", stale, 401, "timestamp"}, {"malformed", bad, 400, "malformed"}} {
 		if got := do(t, tc.req); got != tc.want {
-			t.Errorf("%s: status %d, want %d", name, got, tc.want)
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		}
+		sink.mu.Lock()
+		refused := sink.refused
+		sink.mu.Unlock()
+		if len(refused) == 0 || refused[len(refused)-1] != "hr-bot/"+tc.check {
+			t.Errorf("%s: refusals recorded %v, want last hr-bot/%s", tc.name, refused, tc.check)
 		}
 	}
 	if n := len(sink.Accepted()); n != 0 {
@@ -103,6 +111,9 @@ func TestCallback_Refused(t *testing.T) {
 	sink.setFail(fmt.Errorf("%w: %w", channels.ErrUnavailable, errDown))
 	if got := do(t, dingtalktest.CallbackRequest(u, testAppSecret, c.Now(), m.JSON())); got != http.StatusServiceUnavailable {
 		t.Errorf("store down: status %d, want 503", got)
+	}
+	if n := len(sink.refused); n != 3 {
+		t.Errorf("a failed Accept is no refused callback: %d refusals recorded", n)
 	}
 }
 

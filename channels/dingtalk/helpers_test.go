@@ -35,6 +35,7 @@ type memSink struct {
 	gate     chan struct{} // when set, Accept waits for it to close
 	progress channels.Progress
 	shown    []channels.MessageRef
+	refused  []string // "account/check" of Refused calls
 	changed  chan struct{}
 }
 
@@ -166,4 +167,11 @@ func withTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// Refused records account/check, as the gateway counts them.
+func (s *memSink) Refused(_ context.Context, _, account, check string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused = append(s.refused, account+"/"+check)
 }

@@ -85,6 +85,7 @@ type memSink struct {
 	progress func(n int) channels.Progress // n counts Progress calls from 1
 	polls    int
 	shown    []channels.MessageRef
+	refused  []string // "account/check" of Refused calls
 	changed  chan struct{}
 }
 
@@ -156,4 +157,11 @@ func (s *memSink) waitFor(ctx context.Context, t testing.TB, cond func() bool) {
 		case <-wake:
 		}
 	}
+}
+
+// Refused records account/check, as the gateway counts them.
+func (s *memSink) Refused(_ context.Context, _, account, check string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused = append(s.refused, account+"/"+check)
 }

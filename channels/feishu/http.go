@@ -3,6 +3,7 @@ package feishu
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,49 +45,48 @@ type envelope struct {
 // Refusals store nothing and answer 401 or 400 (channels.Refuse); a failed
 // Accept answers 503, so Feishu retries.
 func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.Sink) {
-	const what = "feishu event"
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxEventBytes+1))
 	if err != nil || len(body) > maxEventBytes {
-		channels.Refuse(w, r, a.log, what, fmt.Errorf("%w: body unreadable or over %d bytes", ErrMalformed, maxEventBytes))
+		a.refuse(w, r, sink, fmt.Errorf("%w: body unreadable or over %d bytes", ErrMalformed, maxEventBytes))
 		return
 	}
 	var outer envelope
 	if err := json.Unmarshal(body, &outer); err != nil {
-		channels.Refuse(w, r, a.log, what, fmt.Errorf("%w: %v", ErrMalformed, err))
+		a.refuse(w, r, sink, fmt.Errorf("%w: %v", ErrMalformed, err))
 		return
 	}
 	plain, env := body, outer
 	if outer.Encrypt != "" {
 		if plain, err = a.crypto.Decrypt(outer.Encrypt); err != nil {
-			channels.Refuse(w, r, a.log, what, err)
+			a.refuse(w, r, sink, err)
 			return
 		}
 		if err := json.Unmarshal(plain, &env); err != nil {
-			channels.Refuse(w, r, a.log, what, fmt.Errorf("%w: decrypted body: %v", ErrMalformed, err))
+			a.refuse(w, r, sink, fmt.Errorf("%w: decrypted body: %v", ErrMalformed, err))
 			return
 		}
 	}
 	if env.Type == "url_verification" {
-		a.answerChallenge(w, r, env)
+		a.answerChallenge(w, r, sink, env)
 		return
 	}
 	if outer.Encrypt == "" {
 		// The Encrypt Key is configured, so Feishu encrypts and signs every
 		// event: a plain one did not come from Feishu.
-		channels.Refuse(w, r, a.log, what, fmt.Errorf("%w: event not encrypted", ErrSignature))
+		a.refuse(w, r, sink, fmt.Errorf("%w: event not encrypted", ErrSignature))
 		return
 	}
 	if !a.crypto.VerifySignature(r.Header.Get(HeaderSignature), r.Header.Get(HeaderTimestamp), r.Header.Get(HeaderNonce), body) {
-		channels.Refuse(w, r, a.log, what, ErrSignature)
+		a.refuse(w, r, sink, ErrSignature)
 		return
 	}
 	if env.Header == nil || !a.tokenMatches(env.Header.Token) {
-		channels.Refuse(w, r, a.log, what, ErrToken)
+		a.refuse(w, r, sink, ErrToken)
 		return
 	}
 	in, ok, err := a.decodeEvent(r.Context(), plain)
 	if err != nil {
-		channels.Refuse(w, r, a.log, what, err)
+		a.refuse(w, r, sink, err)
 		return
 	}
 	if !ok {
@@ -95,7 +95,7 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.
 	}
 	receipt, err := sink.Accept(r.Context(), in)
 	if err != nil {
-		channels.Refuse(w, r, a.log, what, err)
+		a.refuse(w, r, sink, err)
 		return
 	}
 	writeJSON(w, map[string]any{})
@@ -103,9 +103,9 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.
 }
 
 // answerChallenge answers a URL verification whose token is the app's.
-func (a *App) answerChallenge(w http.ResponseWriter, r *http.Request, env envelope) {
+func (a *App) answerChallenge(w http.ResponseWriter, r *http.Request, sink channels.Sink, env envelope) {
 	if !a.tokenMatches(env.Token) {
-		channels.Refuse(w, r, a.log, "feishu url_verification", ErrToken)
+		a.refuse(w, r, sink, ErrToken)
 		return
 	}
 	a.log.Info("feishu: event URL verified")
@@ -130,4 +130,26 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	b, _ := json.Marshal(v) // maps of strings always marshal
 	_, _ = w.Write(b)
+}
+
+// refuse answers a refused event and, when the request failed one of the
+// checks (not a failed Accept), records which one for the console.
+func (a *App) refuse(w http.ResponseWriter, r *http.Request, sink channels.Sink, err error) {
+	channels.RefuseRecorded(w, r, a.log, "feishu event", err, sink, ChannelName, a.cfg.Name, refusalCheck(err))
+}
+
+// refusalCheck is the check word (channels.Check*) of a refusal error, ""
+// for errors that are not the request's fault.
+func refusalCheck(err error) string {
+	switch {
+	case errors.Is(err, ErrSignature):
+		return channels.CheckSignature
+	case errors.Is(err, ErrToken):
+		return channels.CheckToken
+	case errors.Is(err, ErrDecrypt):
+		return channels.CheckDecrypt
+	case errors.Is(err, ErrMalformed), errors.Is(err, channels.ErrBadRequest):
+		return channels.CheckMalformed
+	}
+	return ""
 }

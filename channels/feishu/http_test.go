@@ -172,6 +172,12 @@ func TestForgedEventsRefused(t *testing.T) {
 	if _, calls, _ := r.sink.snapshot(); calls != 0 {
 		t.Fatalf("a refused event reached the sink %d times", calls)
 	}
+	r.sink.mu.Lock()
+	defer r.sink.mu.Unlock()
+	if got := strings.Join(r.sink.refused, " "); !strings.HasPrefix(got, testAccount+"/signature ") ||
+		!strings.Contains(got, testAccount+"/token") || len(r.sink.refused) != 4 {
+		t.Fatalf("refusals recorded: %s", got)
+	}
 }
 
 func TestAcceptFailureAnswers503(t *testing.T) {

@@ -150,7 +150,7 @@ func (b *Bot) routes(sink channels.Sink) []channels.Route {
 	path := "/wecom/bot/" + b.name + "/callback"
 	return []channels.Route{
 		{Method: http.MethodGet, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) {
-			serveEcho(w, r, b.log, b.VerifyURL)
+			serveEcho(w, r, b.log, sink, b.name, b.VerifyURL)
 		}},
 		{Method: http.MethodPost, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) {
 			b.serveCallback(w, r, sink)

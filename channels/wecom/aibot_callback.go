@@ -45,7 +45,7 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 	q := r.URL.Query()
 	m, plain, err := b.openCallback(r, q)
 	if err != nil {
-		channels.Refuse(w, r, b.log, "wecom bot callback", err)
+		refuse(w, r, b.log, sink, b.name, "wecom bot callback", err)
 		return
 	}
 	var reply *botReply
@@ -55,7 +55,7 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 		reply, err = b.acceptCallback(r.Context(), sink, m, plain)
 	}
 	if err != nil {
-		channels.Refuse(w, r, b.log, "wecom bot callback", fmt.Errorf("wecom: bot %q: %w", b.name, err))
+		refuse(w, r, b.log, sink, b.name, "wecom bot callback", fmt.Errorf("wecom: bot %q: %w", b.name, err))
 		return
 	}
 	if reply == nil {
@@ -64,7 +64,7 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 	}
 	body, err := b.seal(*reply, q.Get("nonce"))
 	if err != nil {
-		channels.Refuse(w, r, b.log, "wecom bot callback", err)
+		refuse(w, r, b.log, sink, b.name, "wecom bot callback", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

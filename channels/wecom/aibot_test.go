@@ -43,6 +43,7 @@ type fakeSink struct {
 	started   chan channels.Inbound
 	progress  map[string]channels.Progress
 	shown     []channels.MessageRef
+	refused   []string // "account/check" of Refused calls
 	changed   chan struct{}
 	received  time.Time // Progress.Received of every message
 }
@@ -271,6 +272,12 @@ func TestBot_Callback_Refused(t *testing.T) {
 	})
 	if got := f.sink.Accepted(); len(got) != 0 {
 		t.Fatalf("accepted %d messages from refused callbacks", len(got))
+	}
+	f.sink.mu.Lock()
+	refused := strings.Join(f.sink.refused, " ")
+	f.sink.mu.Unlock()
+	if want := botName + "/signature " + botName + "/timestamp"; refused != want {
+		t.Fatalf("refusals recorded %q, want %q", refused, want)
 	}
 	t.Run("ErrUnavailable", func(t *testing.T) {
 		f.sink.setAcceptErr(errors.New("postgres down"))
@@ -553,4 +560,11 @@ func TestBot_Send_FollowUpNotDeferred(t *testing.T) {
 	if len(f.resp.Posts()) != 1 {
 		t.Fatalf("response_url posts = %d, want 1", len(f.resp.Posts()))
 	}
+}
+
+// Refused records account/check, as the gateway counts them.
+func (s *fakeSink) Refused(_ context.Context, _, account, check string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused = append(s.refused, account+"/"+check)
 }

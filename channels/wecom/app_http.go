@@ -1,6 +1,7 @@
 package wecom
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,22 +16,19 @@ import (
 func (a *App) routes(sink channels.Sink) []channels.Route {
 	path := "/wecom/" + a.name + "/callback"
 	return []channels.Route{
-		{Method: http.MethodGet, Path: path, Handler: a.serveVerifyURL},
+		{Method: http.MethodGet, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) {
+			serveEcho(w, r, a.log, sink, a.name, a.VerifyURL)
+		}},
 		{Method: http.MethodPost, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) { a.serveCallback(w, r, sink) }},
 	}
 }
 
-// serveVerifyURL answers WeCom's URL verification with the bare plaintext.
-func (a *App) serveVerifyURL(w http.ResponseWriter, r *http.Request) {
-	serveEcho(w, r, a.log, a.VerifyURL)
-}
-
 // serveEcho answers a URL verification (app or AI bot) with the bare
 // plaintext verify returns: no quotes, no newline.
-func serveEcho(w http.ResponseWriter, r *http.Request, log *slog.Logger, verify func(url.Values) ([]byte, error)) {
+func serveEcho(w http.ResponseWriter, r *http.Request, log *slog.Logger, sink channels.Sink, account string, verify func(url.Values) ([]byte, error)) {
 	echo, err := verify(r.URL.Query())
 	if err != nil {
-		channels.Refuse(w, r, log, "wecom callback", err)
+		refuse(w, r, log, sink, account, "wecom callback", err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -43,16 +41,16 @@ func serveEcho(w http.ResponseWriter, r *http.Request, log *slog.Logger, verify 
 func (a *App) serveCallback(w http.ResponseWriter, r *http.Request, sink channels.Sink) {
 	body, err := readBody(r)
 	if err != nil {
-		channels.Refuse(w, r, a.log, "wecom callback", err)
+		refuse(w, r, a.log, sink, a.name, "wecom callback", err)
 		return
 	}
 	in, err := a.ParseCallback(r.URL.Query(), body)
 	if err != nil {
-		channels.Refuse(w, r, a.log, "wecom callback", err)
+		refuse(w, r, a.log, sink, a.name, "wecom callback", err)
 		return
 	}
 	if _, err := sink.Accept(r.Context(), in); err != nil {
-		channels.Refuse(w, r, a.log, "wecom callback", err)
+		refuse(w, r, a.log, sink, a.name, "wecom callback", err)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -69,4 +67,26 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("body over %d bytes", limit)
 	}
 	return b, nil
+}
+
+// refuse answers a refused callback and, when the request failed one of
+// the checks (not a failed Accept), records which one for the console.
+func refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, sink channels.Sink, account, what string, err error) {
+	channels.RefuseRecorded(w, r, log, what, err, sink, ChannelName, account, refusalCheck(err))
+}
+
+// refusalCheck is the check word (channels.Check*) of a refusal error, ""
+// for errors that are not the request's fault.
+func refusalCheck(err error) string {
+	switch {
+	case errors.Is(err, ErrSignature):
+		return channels.CheckSignature
+	case errors.Is(err, ErrStale):
+		return channels.CheckTimestamp
+	case errors.Is(err, ErrDecrypt):
+		return channels.CheckDecrypt
+	case errors.Is(err, ErrMalformed), errors.Is(err, channels.ErrBadRequest):
+		return channels.CheckMalformed
+	}
+	return ""
 }

@@ -11,9 +11,6 @@ import (
 
 var _ channels.SelfTester = (*Channel)(nil)
 
-// selfTestText is what a self-test sends; operators see it in WeCom.
-const selfTestText = "Hermes 自检消息 / Hermes self-test message"
-
 // selfTestAdvice is what an operator does about the errcodes a first
 // setup meets most, beyond the meaning in errcodes: the check that failed
 // and where in the WeCom admin console to fix it.
@@ -38,7 +35,7 @@ func (c *Channel) SelfTest(ctx context.Context, account, target string) (channel
 	}
 	rt, _ := json.Marshal(appReplyTo{ToUser: target})
 	res, err := a.Send(ctx, channels.Outbound{Account: account, ReplyTo: rt, Format: channels.FormatText,
-		Text: selfTestText, Parts: 1, Key: "self-test"})
+		Text: channels.SelfTestText, Parts: 1, Key: "self-test"})
 	if err == nil {
 		raw, _ := json.Marshal(map[string]any{"errcode": 0, "errmsg": "ok", "msgid": res.MessageID})
 		return channels.SelfTestResult{OK: true, Raw: string(raw),

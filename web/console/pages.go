@@ -31,6 +31,7 @@ type overviewData struct {
 type accountRow struct {
 	store.AccountStat
 	PerMinute string
+	Refusal   *refusalView // the newest refused callback, if any
 }
 
 type expiryRow struct {
@@ -51,10 +52,12 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 		c.fail(w, r, err)
 		return
 	}
-	d := overviewData{Window: statsWindow}
-	for _, s := range stats {
-		d.Accounts = append(d.Accounts, accountRow{s, strconv.FormatFloat(float64(s.Messages)/statsWindow.Minutes(), 'f', 2, 64)})
+	refusals, err := store.LastRefusals(ctx, c.deps.Pool)
+	if err != nil {
+		c.fail(w, r, err)
+		return
 	}
+	d := overviewData{Window: statsWindow, Accounts: accountRows(r.lang, stats, refusals)}
 	tokens, err := store.TokenExpiries(ctx, c.deps.Pool)
 	if err != nil {
 		c.fail(w, r, err)
@@ -75,6 +78,27 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 		d.Queues = append(d.Queues, queueRow{q, now.Sub(q.Oldest).Round(time.Second)})
 	}
 	c.render(w, r, "overview", "", http.StatusOK, d)
+}
+
+// accountRows are the overview's rows: every account with traffic, and
+// every account whose callbacks were only refused (a wrong key lets no
+// message in), with its newest refusal explained.
+func accountRows(lang string, stats []store.AccountStat, refusals []store.AccountRefusal) []accountRow {
+	out := make([]accountRow, 0, len(stats))
+	index := map[[2]string]int{}
+	for _, s := range stats {
+		index[[2]string{s.Channel, s.Account}] = len(out)
+		out = append(out, accountRow{AccountStat: s, PerMinute: strconv.FormatFloat(float64(s.Messages)/statsWindow.Minutes(), 'f', 2, 64)})
+	}
+	for _, rf := range refusals {
+		i, ok := index[[2]string{rf.Channel, rf.Account}]
+		if !ok {
+			i = len(out)
+			out = append(out, accountRow{AccountStat: store.AccountStat{Channel: rf.Channel, Account: rf.Account}, PerMinute: "0.00"})
+		}
+		out[i].Refusal = explainRefusal(lang, rf.Refusal)
+	}
+	return out
 }
 
 func expiryRows(list []store.Expiry, now time.Time) []expiryRow {

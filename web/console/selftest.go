@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // selfTestTimeout bounds one self-test send.
@@ -19,6 +20,7 @@ type selfTestData struct {
 	Channel, Account, Target string
 	Result                   *channels.SelfTestResult
 	Error                    string
+	Refusal                  *refusalView // the account's newest refused callback
 }
 
 // selfTesters are the gateway's channels that implement SelfTester, by name.
@@ -68,6 +70,11 @@ func (c *Console) selfTest(w http.ResponseWriter, r *request) {
 			d.Error = err.Error()
 		default:
 			d.Result = &res
+		}
+		if last, found, err := store.LastRefusal(r.Context(), c.deps.Pool, d.Channel, d.Account); err != nil {
+			c.deps.Logger.Warn("console: last refusal", "err", err)
+		} else if found {
+			d.Refusal = explainRefusal(r.lang, last)
 		}
 		c.deps.Logger.Info("console: channel self-test", "user", r.session.Username, "channel", d.Channel,
 			"account", d.Account, "target", d.Target, "ok", res.OK)

@@ -40,6 +40,12 @@ var texts = map[string]map[string]string{
 		"last_run": "最近一次运行", "never_ran": "尚未运行", "run_now": "立即运行", "pause": "暂停", "resume": "恢复",
 		"history": "运行历史", "trigger": "触发方式", "fire_at": "计划时间", "finished": "结束", "deliveries": "各目标投递",
 		"catch_up": "错过后补跑", "schedules_viewer_note": "只读账号：不能运行、暂停或恢复报告。",
+		"last_refusal": "最近一次回调被拒", "times": "次",
+		"refusal_signature": "签名校验失败（Token 或 EncodingAESKey 不对？钉钉为 AppSecret，飞书为 Encrypt Key）",
+		"refusal_timestamp": "时间戳超出允许范围（服务器时钟不准，或请求被重放？）",
+		"refusal_decrypt":   "解密失败（EncodingAESKey 或 Encrypt Key 不对？）",
+		"refusal_token":     "Verification Token 不匹配（飞书的 verification_token 不对？）",
+		"refusal_malformed": "请求格式不对（回调地址是否填到了别的平台或应用？）",
 	},
 	"en": {
 		"title": "Hermes console", "overview": "Overview", "conversations": "Conversations", "runs": "Runs", "skills": "Skills", "selftest": "Channel self-test",
@@ -69,6 +75,12 @@ var texts = map[string]map[string]string{
 		"last_run": "Last run", "never_ran": "never ran", "run_now": "Run now", "pause": "Pause", "resume": "Resume",
 		"history": "History", "trigger": "Trigger", "fire_at": "Scheduled for", "finished": "Finished", "deliveries": "Deliveries per target",
 		"catch_up": "Catch-up", "schedules_viewer_note": "Read-only account: cannot run, pause or resume reports.",
+		"last_refusal": "Last refused callback", "times": "times",
+		"refusal_signature": "signature check failed (wrong Token or EncodingAESKey? DingTalk: AppSecret, Feishu: Encrypt Key)",
+		"refusal_timestamp": "timestamp outside the allowed window (server clock off, or a replayed request?)",
+		"refusal_decrypt":   "decryption failed (wrong EncodingAESKey or Encrypt Key?)",
+		"refusal_token":     "verification token mismatch (wrong Feishu verification_token?)",
+		"refusal_malformed": "not the platform's format (is the callback URL set on another platform or app?)",
 	},
 }
 

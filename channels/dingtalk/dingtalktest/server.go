@@ -259,13 +259,15 @@ func (s *Server) robotSend(w http.ResponseWriter, body []byte, path string) {
 		writeError(w, http.StatusBadRequest, "InvalidParameter", "msgParam must be a JSON string: "+err.Error())
 		return
 	}
-	var param struct{ Title, Text, PhotoURL string }
+	var param struct{ Title, Text, Content, PhotoURL string }
 	err := json.Unmarshal([]byte(req.MsgParam), &param)
 	switch {
 	case err == nil && req.MsgKey == "sampleMarkdown" && param.Text != "" && param.Title != "":
+	case err == nil && req.MsgKey == "sampleText" && param.Content != "":
+		param.Text = param.Content
 	case err == nil && req.MsgKey == "sampleImageMsg" && s.knowsUpload(param.PhotoURL):
 	default:
-		writeError(w, http.StatusBadRequest, "InvalidParameter", "msgKey sampleMarkdown needs msgParam {title,text}, sampleImageMsg {photoURL} of an upload")
+		writeError(w, http.StatusBadRequest, "InvalidParameter", "msgKey sampleMarkdown needs msgParam {title,text}, sampleText {content}, sampleImageMsg {photoURL} of an upload")
 		return
 	}
 	group := strings.HasSuffix(path, "/groupMessages/send")

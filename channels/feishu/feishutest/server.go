@@ -105,6 +105,7 @@ type Server struct {
 	cards         map[string]*Card
 	cardOrder     []string
 	failCards     bool
+	failMessages  int // a code new messages (im/v1/messages) answer, 0 for none
 	departments   map[string][]string
 	contactDenied bool
 	userGets      int
@@ -170,6 +171,15 @@ func (s *Server) FailCards(fail bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failCards = fail
+}
+
+// FailMessages makes new messages (im/v1/messages, not replies) answer
+// code, as for a user outside the app's range (230013) or a missing scope
+// (99991672); 0 ends it.
+func (s *Server) FailMessages(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failMessages = code
 }
 
 // SetDepartments sets the department ids user/get answers for user.
@@ -334,6 +344,10 @@ func (s *Server) handleReply(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r.PathValue("id") == "" && s.failMessages != 0 {
+		answer(w, 400, s.failMessages, "injected failure", nil)
+		return
+	}
 	if in.MsgType == "image" && !s.knownImage(in.Content) {
 		answer(w, 400, 230001, "invalid image_key", nil)
 		return
