@@ -69,3 +69,16 @@ FROM callback_refusals ORDER BY channel, account, last_at DESC`)
 	}
 	return out, nil
 }
+
+// EverReceived reports whether channel/account has stored any message: an
+// account with neither a message nor a refusal has never had a callback
+// reach Hermes (a callback URL not saved, or pointing elsewhere).
+func EverReceived(ctx context.Context, q Querier, channel, account string) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM inbound_messages WHERE channel = $1 AND account = $2)`,
+		channel, account).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("store: ever received: %w", err)
+	}
+	return ok, nil
+}

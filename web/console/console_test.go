@@ -132,6 +132,11 @@ func TestSelfTestExplainsTrustedIP(t *testing.T) {
 		t.Errorf("self-test against a refusing WeCom: %d, want the errcode explained:\n%s", status, body)
 	}
 	noSecrets(t, "self-test", body)
+	// Nothing from this app ever reached Hermes: the page says to check the
+	// callback URL (an unanswered challenge, a URL pointing elsewhere).
+	if !strings.Contains(body, `id="st-nothing"`) {
+		t.Errorf("self-test of an account that never received anything lacks the hint:\n%s", body)
+	}
 	status, body = postForm(t, c, f.srv.URL+"/console/selftest", url.Values{"csrf": {csrf}, "channel": {"wecom"},
 		"account": {testApp}, "target": {"zhangsan"}})
 	if status != http.StatusOK || !strings.Contains(body, `"errcode":0`) {

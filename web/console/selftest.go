@@ -21,6 +21,9 @@ type selfTestData struct {
 	Result                   *channels.SelfTestResult
 	Error                    string
 	Refusal                  *refusalView // the account's newest refused callback
+	// NothingReceived: no message and no refused callback of the account
+	// ever reached Hermes.
+	NothingReceived bool
 }
 
 // selfTesters are the gateway's channels that implement SelfTester, by name.
@@ -75,6 +78,8 @@ func (c *Console) selfTest(w http.ResponseWriter, r *request) {
 			c.deps.Logger.Warn("console: last refusal", "err", err)
 		} else if found {
 			d.Refusal = explainRefusal(r.lang, last)
+		} else if ever, err := store.EverReceived(r.Context(), c.deps.Pool, d.Channel, d.Account); err == nil {
+			d.NothingReceived = !ever
 		}
 		c.deps.Logger.Info("console: channel self-test", "user", r.session.Username, "channel", d.Channel,
 			"account", d.Account, "target", d.Target, "ok", res.OK)
