@@ -1,15 +1,11 @@
 package gateway_test
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 )
 
@@ -24,15 +20,7 @@ const modelLatency = 2 * time.Second
 //	go test -run '^$' -bench CallbackAck -benchtime 500x ./gateway/
 func BenchmarkCallbackAck(b *testing.B) {
 	h := newHarness(b)
-	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
-		return openaitest.Reply{Content: "好的", Hook: func(ctx context.Context) error {
-			select { // a model that thinks for 2 s
-			case <-time.After(modelLatency):
-			case <-ctx.Done():
-			}
-			return nil
-		}}
-	})
+	slowModel(h)
 	h.start(gateway.Deps{})
 
 	lat := make([]time.Duration, 0, b.N)
@@ -47,9 +35,7 @@ func BenchmarkCallbackAck(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	chantest.ReportPercentiles(b, lat, "ms")
 	if n := len(h.model.Requests()); n == 0 && b.N > 50 {
 		b.Log("note: no model call started during the benchmark")
 	}

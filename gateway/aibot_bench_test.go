@@ -1,9 +1,7 @@
 package gateway_test
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,27 +9,17 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 )
 
-// slowModel answers after modelLatency, as in BenchmarkCallbackAck.
+// slowModel makes every model call take modelLatency: acks must not wait
+// for it.
 func slowModel(h *harness) {
 	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
-		return openaitest.Reply{Content: "好的", Hook: func(ctx context.Context) error {
-			select {
-			case <-time.After(modelLatency):
-			case <-ctx.Done():
-			}
-			return nil
-		}}
+		return openaitest.Slow("好的", modelLatency)
 	})
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration, unit string) {
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-"+unit)
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-"+unit)
 }
 
 // BenchmarkAIBotCallbackAck measures how long WeCom waits for the answer
@@ -58,7 +46,7 @@ func BenchmarkAIBotCallbackAck(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat, "ms")
+	chantest.ReportPercentiles(b, lat, "ms")
 }
 
 // BenchmarkAIBotFirstChunk measures the time from a message to the first
@@ -108,7 +96,7 @@ func BenchmarkAIBotFirstChunk(b *testing.B) {
 			lat = append(lat, f.At.Sub(start))
 		}
 		b.StopTimer()
-		reportPercentiles(b, lat, "ms")
+		chantest.ReportPercentiles(b, lat, "ms")
 	})
 
 	b.Run("mode=callback", func(b *testing.B) {
@@ -135,6 +123,6 @@ func BenchmarkAIBotFirstChunk(b *testing.B) {
 			lat = append(lat, time.Since(start))
 		}
 		b.StopTimer()
-		reportPercentiles(b, lat, "ms")
+		chantest.ReportPercentiles(b, lat, "ms")
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 )
 
@@ -55,7 +56,7 @@ func BenchmarkAckObservability(b *testing.B) {
 				lat = append(lat, time.Since(start))
 			}
 			b.StopTimer()
-			reportPercentiles(b, lat, "ms")
+			chantest.ReportPercentiles(b, lat, "ms")
 			runtime.GC()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -83,5 +84,5 @@ func BenchmarkReportTickToMessage(b *testing.B) {
 		}
 		lat = append(lat, time.Since(start))
 	}
-	reportPercentiles(b, lat, "ms")
+	chantest.ReportPercentiles(b, lat, "ms")
 }

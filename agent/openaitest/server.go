@@ -248,3 +248,17 @@ func checkRequest(req openai.ChatCompletionRequest) error {
 	}
 	return nil
 }
+
+// Slow is a reply of content that takes d to arrive, like a model that
+// thinks; it ends early when the client goes away.
+func Slow(content string, d time.Duration) Reply {
+	return Reply{Content: content, Hook: func(ctx context.Context) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return nil
+	}}
+}

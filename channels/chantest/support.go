@@ -2,7 +2,9 @@ package chantest
 
 import (
 	"bytes"
+	"slices"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -56,4 +58,15 @@ func (s *LogBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// ReportPercentiles reports the p50 and p99 of lat as benchmark metrics
+// in milliseconds, named p50-<unit> and p99-<unit>. It sorts lat.
+func ReportPercentiles(b *testing.B, lat []time.Duration, unit string) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-"+unit)
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-"+unit)
 }

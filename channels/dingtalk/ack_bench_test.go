@@ -4,26 +4,20 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
 )
 
 // slowModel makes every model call take 2 s: acks must not wait for it.
 func slowModel(h *hermes) {
 	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
-		return openaitest.Reply{Content: "好的", Hook: func(ctx context.Context) error {
-			select {
-			case <-time.After(2 * time.Second):
-			case <-ctx.Done():
-			}
-			return nil
-		}}
+		return openaitest.Slow("好的", 2*time.Second)
 	})
 }
 
@@ -31,12 +25,6 @@ func slowModel(h *hermes) {
 func benchMessage(i int) dingtalktest.Message {
 	return dingtalktest.Message{MsgID: fmt.Sprintf("bench-%d", i), Text: "我还有几天年假？", ConversationID: fmt.Sprintf("cid-%d", i%50),
 		StaffID: fmt.Sprintf("user%d", i%50), CorpID: corpID}
-}
-
-func report(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
 
 // BenchmarkHTTPAck measures how long DingTalk waits for our 200: verify
@@ -57,7 +45,7 @@ func BenchmarkHTTPAck(b *testing.B) {
 		lat = append(lat, time.Since(t0))
 	}
 	b.StopTimer()
-	report(b, lat)
+	chantest.ReportPercentiles(b, lat, "ms")
 }
 
 // BenchmarkStreamAck measures the time from a pushed CALLBACK frame to our
@@ -89,5 +77,5 @@ func BenchmarkStreamAck(b *testing.B) {
 		lat = append(lat, time.Since(t0))
 	}
 	b.StopTimer()
-	report(b, lat)
+	chantest.ReportPercentiles(b, lat, "ms")
 }

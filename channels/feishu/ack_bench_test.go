@@ -3,13 +3,13 @@ package feishu_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 )
@@ -17,20 +17,8 @@ import (
 // slowModel makes every model call take 2 s: acks must not wait for it.
 func slowModel(h *e2e) {
 	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
-		return openaitest.Reply{Content: "好的", Hook: func(ctx context.Context) error {
-			select {
-			case <-time.After(2 * time.Second):
-			case <-ctx.Done():
-			}
-			return nil
-		}}
+		return openaitest.Slow("好的", 2*time.Second)
 	})
-}
-
-func report(b *testing.B, lat []time.Duration) {
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
 
 // BenchmarkEventAck measures how long Feishu waits for our 200 to an
@@ -54,7 +42,7 @@ func BenchmarkEventAck(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
-	report(b, lat)
+	chantest.ReportPercentiles(b, lat, "ms")
 }
 
 // BenchmarkFrameAck measures the time from a pushed event frame to our ack
@@ -84,5 +72,5 @@ func BenchmarkFrameAck(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
-	report(b, lat)
+	chantest.ReportPercentiles(b, lat, "ms")
 }
