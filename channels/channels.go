@@ -299,6 +299,23 @@ type Env struct {
 	// Messages are the bot-facing sentences a channel answers with itself
 	// (the AI bot's welcome), Chinese by default.
 	Messages ChannelMessages
+	// Panicked counts a panic recovered (Guard) in a goroutine reading from
+	// account's peer, whose connection is then made again
+	// (hermes_connection_panics_total). Never nil once built by the
+	// gateway; a channel built elsewhere checks.
+	Panicked func(channel, account string)
+}
+
+// CountPanic calls env.Panicked when err is a recovered panic (ErrPanic)
+// and reports whether it was one.
+func (env Env) CountPanic(channel, account string, err error) bool {
+	if !errors.Is(err, ErrPanic) {
+		return false
+	}
+	if env.Panicked != nil {
+		env.Panicked(channel, account)
+	}
+	return true
 }
 
 // ChannelMessages are the sentences a channel says without the agent.

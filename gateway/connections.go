@@ -71,7 +71,7 @@ func (g *Gateway) stopConnections(ctx context.Context) {
 func (g *Gateway) keepConnection(ctx context.Context, channel string, c channels.Connection) {
 	for ctx.Err() == nil {
 		g.connStates.set(channel, c.Account, connRunning)
-		err := c.Run(ctx, g)
+		err := g.runGuarded(ctx, channel, c)
 		if ctx.Err() != nil {
 			return
 		}
@@ -99,7 +99,7 @@ func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.
 		if ok {
 			g.log.Info("holding the long connection", "channel", channel, "account", c.Account, "replica", g.replicaID)
 			g.connStates.set(channel, c.Account, connHolding)
-			err := g.runHeld(ctx, lease, g.exclusive[channel+"/"+c.Account], c)
+			err := g.runHeld(ctx, lease, channel, c)
 			if errors.Is(err, channels.ErrTakenOver) {
 				g.log.Error("the platform gave this account's connection to another client; leaving it alone",
 					"channel", channel, "account", c.Account, "for", takenOverPause)
@@ -115,7 +115,8 @@ func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.
 // runHeld runs a connection while this replica holds its lease: it renews
 // the lease, stops when it is lost, and works the account's delivery queue
 // meanwhile, so replies produced on any replica go out on this socket.
-func (g *Gateway) runHeld(ctx context.Context, lease, queue string, c channels.Connection) error {
+func (g *Gateway) runHeld(ctx context.Context, lease, channel string, c channels.Connection) error {
+	queue := g.exclusive[channel+"/"+c.Account]
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {
@@ -136,7 +137,17 @@ func (g *Gateway) runHeld(ctx context.Context, lease, queue string, c channels.C
 		_ = deliveries.Stop(stopCtx)
 	}()
 	go g.renewLease(ctx, cancel, lease)
-	return c.Run(ctx, g)
+	return g.runGuarded(ctx, channel, c)
+}
+
+// runGuarded runs c: a panic that escapes the channel's own guards ends
+// this connection only (counted, logged by the caller), never the process.
+func (g *Gateway) runGuarded(ctx context.Context, channel string, c channels.Connection) error {
+	err := channels.Guard(func() error { return c.Run(ctx, g) })
+	if errors.Is(err, channels.ErrPanic) {
+		g.metrics.panicked(channel, c.Account)
+	}
+	return err
 }
 
 // renewLease renews the lease three times per term; when it cannot (lost

@@ -33,6 +33,7 @@ type metrics struct {
 	skillCalls    *prometheus.CounterVec   // skill, status
 	skillSeconds  *prometheus.HistogramVec // skill
 	deliveries    *prometheus.CounterVec   // channel, status
+	connPanics    *prometheus.CounterVec   // channel, account
 }
 
 // Outcomes of Accept, the status label of hermes_callbacks_total.
@@ -89,9 +90,12 @@ func newMetrics(reg *prometheus.Registry, g *Gateway) *metrics {
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_deliveries_total",
 			Help: "Reply part send attempts by channel and status (delivered, deferred, failed, given_up)."},
 			[]string{"channel", "status"}),
+		connPanics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_connection_panics_total",
+			Help: "Panics recovered in a goroutine reading from a platform's long connection, by channel and account; each closed that one connection, which was made again."},
+			[]string{"channel", "account"}),
 	}
 	reg.MustRegister(m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
-		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries,
+		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries, m.connPanics,
 		queueCollector{g: g}, breakerCollector{g: g},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -155,6 +159,14 @@ func (m *metrics) delivered(channel string, sendErr error, gaveUp bool) {
 		status = deliveryRetry
 	}
 	m.deliveries.WithLabelValues(channel, status).Inc()
+}
+
+// panicked counts a panic recovered on a long connection of channel/account.
+func (m *metrics) panicked(channel, account string) {
+	if m == nil {
+		return
+	}
+	m.connPanics.WithLabelValues(channel, account).Inc()
 }
 
 // middleware counts requests by route pattern (never the raw path: async
