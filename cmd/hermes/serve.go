@@ -118,7 +118,7 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 	if err := gw.Start(ctx); err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: cfg.Server.Listen, Handler: gw.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := gateway.NewHTTPServer(cfg.Server, cfg.Server.Listen, gw.Handler())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	slog.Info("hermes serving", "listen", cfg.Server.Listen)
