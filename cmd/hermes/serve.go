@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -119,9 +120,17 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	srv := gateway.NewHTTPServer(cfg.Server, cfg.Server.Listen, gw.Handler())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	slog.Info("hermes serving", "listen", cfg.Server.Listen)
+	servers := []*http.Server{srv}
+	// The console, /metrics and the status page on a listener of their own
+	// (server.admin_listen), when one is set.
+	if h := gw.AdminHandler(); h != nil {
+		servers = append(servers, gateway.NewHTTPServer(cfg.Server, cfg.Server.AdminListen, h))
+	}
+	errc := make(chan error, len(servers))
+	for _, s := range servers {
+		go func() { errc <- s.ListenAndServe() }()
+	}
+	slog.Info("hermes serving", "listen", cfg.Server.Listen, "admin_listen", cfg.Server.AdminListen)
 
 	// SIGHUP reloads the skills; a broken set is refused and the old stays.
 	hup := make(chan os.Signal, 1)
@@ -147,7 +156,11 @@ wait:
 	gw.Drain()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	_ = srv.Shutdown(shutdownCtx)
+	var stopping sync.WaitGroup
+	for _, s := range servers {
+		stopping.Go(func() { _ = s.Shutdown(shutdownCtx) })
+	}
+	stopping.Wait()
 	if stopErr := gw.Stop(shutdownCtx); stopErr != nil {
 		slog.Warn("workers stopped with error", "err", stopErr)
 	}
