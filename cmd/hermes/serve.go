@@ -80,9 +80,29 @@ func loadAndOpen(ctx context.Context, fs *flag.FlagSet, path *string, args []str
 	return cfg, pool, nil
 }
 
+// loadChecked parses args and loads the configuration, then checks it the
+// way serve builds it (gateway.Check: the model, skills, every platform
+// section) before anything touches the database, so that migrate and serve
+// accept and refuse the same configurations. The check's warnings (a skill
+// secret missing) go to log.
+func loadChecked(ctx context.Context, fs *flag.FlagSet, path *string, args []string, log *slog.Logger) (*gateway.Config, error) {
+	cfg, err := parseAndLoad(fs, path, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := gateway.Check(ctx, cfg, gateway.Deps{Platforms: platforms, Logger: log}); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 func runMigrate(ctx context.Context, args []string, std stdio) error {
 	fs, path := newFlags("migrate", std.err)
-	_, pool, err := loadAndOpen(ctx, fs, path, args)
+	cfg, err := loadChecked(ctx, fs, path, args, slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	pool, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -93,7 +113,12 @@ func runMigrate(ctx context.Context, args []string, std stdio) error {
 
 func runServe(ctx context.Context, args []string, std stdio) error {
 	fs, path := newFlags("serve", std.err)
-	cfg, pool, err := loadAndOpen(ctx, fs, path, args)
+	// gateway.New logs the check's warnings again, with serve's own logger.
+	cfg, err := loadChecked(ctx, fs, path, args, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	pool, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
 	}
