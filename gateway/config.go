@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"regexp"
@@ -66,6 +67,12 @@ type ServerConfig struct {
 	// CallbackKey signs the single-use tokens of async callback URLs. All
 	// replicas need the same one; use ${ENV}. Required with public_url.
 	CallbackKey string `yaml:"callback_key"`
+	// AdminListen is a second address, for what only operators need: the
+	// console (/console), /metrics and the status page (/). Empty (the
+	// default): they are served on listen with everything else. Set, they
+	// are served only here and are 404 on listen, which keeps the platform
+	// callbacks, /v1/... and /healthz, /readyz. E.g. "127.0.0.1:9090".
+	AdminListen string `yaml:"admin_listen"`
 }
 
 // DatabaseConfig is the Postgres connection.
@@ -473,6 +480,13 @@ func (c *Config) Validate() error {
 		}
 		if len(c.Server.CallbackKey) < 16 {
 			bad("server.callback_key", "required with server.public_url, at least 16 characters")
+		}
+	}
+	if a := c.Server.AdminListen; a != "" {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			bad("server.admin_listen", "must be host:port or :port, got %q", a)
+		} else if a == c.Server.Listen {
+			bad("server.admin_listen", "must differ from server.listen (%s)", a)
 		}
 	}
 	for i, p := range c.Skills.CommandAllowList {

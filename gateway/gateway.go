@@ -105,6 +105,36 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 	if deps.Pool == nil {
 		return nil, errors.New("gateway: no database pool")
 	}
+	g, err := build(ctx, cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	client, err := g.newRiver(deps)
+	if err != nil {
+		return nil, err
+	}
+	g.river = client
+	return g, nil
+}
+
+// Check refuses a configuration New would refuse, without a database: it
+// builds what New builds from cfg (the model, the skill definitions, every
+// platform section's channel) and checks database.max_conns, but opens no
+// connection and starts nothing. deps.Pool is not used. `hermes migrate`
+// calls it, so that a config `hermes serve` refuses is refused before the
+// database is touched. Errors name the key.
+func Check(ctx context.Context, cfg *Config, deps Deps) error {
+	deps.Pool = nil
+	g, err := build(ctx, cfg, deps)
+	if err != nil {
+		return err
+	}
+	return g.mcp.Close()
+}
+
+// build is New without the job queue: everything a config names. Without
+// deps.Pool (Check) the channels get a token cache they never use.
+func build(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 	g := &Gateway{
 		cfg:       cfg,
 		pool:      deps.Pool,
@@ -163,16 +193,20 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 		return nil, err
 	}
 
-	if need := g.connsNeeded(deps); deps.Pool.Config().MaxConns < need {
+	if need, have := g.connsNeeded(deps), poolConns(cfg, deps); have < need {
 		return nil, fmt.Errorf("config: database.max_conns: %d connections are too few; need at least %d (worker.delivery_concurrency + %d)",
-			deps.Pool.Config().MaxConns+store.ListenerConns, need+store.ListenerConns, minSpareConns+store.ListenerConns)
+			have+store.ListenerConns, need+store.ListenerConns, minSpareConns+store.ListenerConns)
 	}
-	client, err := g.newRiver(deps)
-	if err != nil {
-		return nil, err
-	}
-	g.river = client
 	return g, nil
+}
+
+// poolConns are the connections the pool holds: deps.Pool's, or without
+// one those store.Open would give it for database.max_conns.
+func poolConns(cfg *Config, deps Deps) int32 {
+	if deps.Pool != nil {
+		return deps.Pool.Config().MaxConns
+	}
+	return cfg.Database.MaxConns - store.ListenerConns
 }
 
 // NewModel builds the model a config names.

@@ -109,13 +109,9 @@ var (
 	errDraining          = errors.New("shutting down")
 )
 
-// opsRoutes adds the metrics middleware and the operations and
-// OpenAI-compatible routes.
+// opsRoutes adds the health checks, which stay on the public listener for
+// the load balancer, and the OpenAI-compatible routes.
 func (g *Gateway) opsRoutes(r *gin.Engine) {
-	if g.metrics != nil {
-		r.Use(g.metrics.middleware())
-		r.GET("/metrics", gin.WrapH(g.metrics.handler()))
-	}
 	r.GET("/healthz", g.healthz)
 	r.GET("/readyz", g.readyz)
 	r.POST("/v1/chat/completions", g.chatCompletions)

@@ -16,12 +16,12 @@ import (
 // Version is the running build, set by cmd/hermes.
 var Version = "dev"
 
+// routes are the public listener's: platform callbacks, the APIs for skill
+// backends and clients, /healthz and /readyz; and, unless
+// server.admin_listen is set, the operators' paths too (adminRoutes).
 func (g *Gateway) routes() http.Handler {
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.Use(gin.Recovery())
-	g.opsRoutes(r) // metrics middleware first, then /healthz, /readyz, /metrics, /v1/chat/completions
-	r.GET("/", gin.WrapH(web.StatusHandler(g.status)))
+	r := g.newEngine()
+	g.opsRoutes(r) // /healthz, /readyz, /v1/chat/completions, /v1/models
 	// Platform callbacks: each channel's own routes.
 	for _, rt := range g.channelRoutes() {
 		r.Handle(rt.Method, rt.Path, gin.WrapF(rt.Handler))
@@ -29,8 +29,47 @@ func (g *Gateway) routes() http.Handler {
 	// Skill backends and other systems.
 	r.POST("/v1/async/:token", g.asyncCallback)
 	r.POST("/v1/route", g.route)
+	if g.cfg.Server.AdminListen == "" {
+		g.adminRoutes(r)
+	}
+	return r
+}
+
+// AdminHandler serves the operators' paths (the console, /metrics, the
+// status page) on server.admin_listen; nil when that is not set, and they
+// are on Handler.
+func (g *Gateway) AdminHandler() http.Handler {
+	if g.cfg.Server.AdminListen == "" {
+		return nil
+	}
+	r := g.newEngine()
+	g.adminRoutes(r)
+	return r
+}
+
+// adminRoutes are what only operators need, and what tells an outsider
+// most about this deployment: the console (behind its login, but its login
+// is a place to guess passwords), /metrics (channel and account names,
+// skills, queue depths; Prometheus scrapes it from inside) and the status
+// page (callback paths and skill names).
+func (g *Gateway) adminRoutes(r *gin.Engine) {
+	if g.metrics != nil {
+		r.GET("/metrics", gin.WrapH(g.metrics.handler()))
+	}
+	r.GET("/", gin.WrapH(web.StatusHandler(g.status)))
 	// The operator's console (web/console), behind its own login.
 	r.Any("/console/*path", gin.WrapH(g.consoleHandler()))
+}
+
+// newEngine is an empty router with panic recovery and, when metrics are
+// on, the request metrics middleware (before any route).
+func (g *Gateway) newEngine() *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery())
+	if g.metrics != nil {
+		r.Use(g.metrics.middleware())
+	}
 	return r
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -79,9 +80,29 @@ func loadAndOpen(ctx context.Context, fs *flag.FlagSet, path *string, args []str
 	return cfg, pool, nil
 }
 
+// loadChecked parses args and loads the configuration, then checks it the
+// way serve builds it (gateway.Check: the model, skills, every platform
+// section) before anything touches the database, so that migrate and serve
+// accept and refuse the same configurations. The check's warnings (a skill
+// secret missing) go to log.
+func loadChecked(ctx context.Context, fs *flag.FlagSet, path *string, args []string, log *slog.Logger) (*gateway.Config, error) {
+	cfg, err := parseAndLoad(fs, path, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := gateway.Check(ctx, cfg, gateway.Deps{Platforms: platforms, Logger: log}); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 func runMigrate(ctx context.Context, args []string, std stdio) error {
 	fs, path := newFlags("migrate", std.err)
-	_, pool, err := loadAndOpen(ctx, fs, path, args)
+	cfg, err := loadChecked(ctx, fs, path, args, slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	pool, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -92,7 +113,12 @@ func runMigrate(ctx context.Context, args []string, std stdio) error {
 
 func runServe(ctx context.Context, args []string, std stdio) error {
 	fs, path := newFlags("serve", std.err)
-	cfg, pool, err := loadAndOpen(ctx, fs, path, args)
+	// gateway.New logs the check's warnings again, with serve's own logger.
+	cfg, err := loadChecked(ctx, fs, path, args, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	pool, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -119,9 +145,17 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	srv := gateway.NewHTTPServer(cfg.Server, cfg.Server.Listen, gw.Handler())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	slog.Info("hermes serving", "listen", cfg.Server.Listen)
+	servers := []*http.Server{srv}
+	// The console, /metrics and the status page on a listener of their own
+	// (server.admin_listen), when one is set.
+	if h := gw.AdminHandler(); h != nil {
+		servers = append(servers, gateway.NewHTTPServer(cfg.Server, cfg.Server.AdminListen, h))
+	}
+	errc := make(chan error, len(servers))
+	for _, s := range servers {
+		go func() { errc <- s.ListenAndServe() }()
+	}
+	slog.Info("hermes serving", "listen", cfg.Server.Listen, "admin_listen", cfg.Server.AdminListen)
 
 	// SIGHUP reloads the skills; a broken set is refused and the old stays.
 	hup := make(chan os.Signal, 1)
@@ -147,7 +181,11 @@ wait:
 	gw.Drain()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	_ = srv.Shutdown(shutdownCtx)
+	var stopping sync.WaitGroup
+	for _, s := range servers {
+		stopping.Go(func() { _ = s.Shutdown(shutdownCtx) })
+	}
+	stopping.Wait()
 	if stopErr := gw.Stop(shutdownCtx); stopErr != nil {
 		slog.Warn("workers stopped with error", "err", stopErr)
 	}

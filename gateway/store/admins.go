@@ -102,31 +102,3 @@ func DeleteAdminSession(ctx context.Context, q Querier, tokenHash []byte, now ti
 	}
 	return nil
 }
-
-// loginFailureKeep is how long failed logins are kept at most; longer than
-// any rate-limit window.
-const loginFailureKeep = 24 * time.Hour
-
-// RecordLoginFailure counts one failed login of username from addr, and
-// forgets failures older than a day.
-func RecordLoginFailure(ctx context.Context, q Querier, username, addr string, now time.Time) error {
-	_, err := q.Exec(ctx, `
-WITH gone AS (DELETE FROM login_failures WHERE failed_at < $4)
-INSERT INTO login_failures (username, addr, failed_at) VALUES ($1, $2, $3)`,
-		username, addr, now, now.Add(-loginFailureKeep))
-	if err != nil {
-		return fmt.Errorf("store: record login failure: %w", err)
-	}
-	return nil
-}
-
-// LoginFailures counts failed logins since since, for username and for addr.
-func LoginFailures(ctx context.Context, q Querier, username, addr string, since time.Time) (byUser, byAddr int, err error) {
-	err = q.QueryRow(ctx, `
-SELECT count(*) FILTER (WHERE username = $1), count(*) FILTER (WHERE addr = $2)
-FROM login_failures WHERE failed_at >= $3 AND (username = $1 OR addr = $2)`, username, addr, since).Scan(&byUser, &byAddr)
-	if err != nil {
-		return 0, 0, fmt.Errorf("store: login failures: %w", err)
-	}
-	return byUser, byAddr, nil
-}

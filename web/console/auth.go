@@ -9,10 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -20,7 +21,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
-// Sessions and login limits.
+// Sessions and passwords.
 const (
 	sessionCookie = "hermes_console"
 	// loginCSRFCookie carries the login form's double-submit token: there
@@ -29,13 +30,6 @@ const (
 	langCookie      = "hermes_lang"
 	// SessionTTL is how long a login lasts.
 	SessionTTL = 12 * time.Hour
-	// Failed logins allowed per LoginWindow, per username and per client
-	// address, counted in Postgres so that every replica sees them. The
-	// address is the TCP peer: behind a proxy all clients share its
-	// address, so the per-address limit is higher.
-	LoginWindow        = 15 * time.Minute
-	MaxFailuresPerUser = 5
-	MaxFailuresPerAddr = 20
 	// MinPasswordLen is the shortest password an account may have.
 	MinPasswordLen = 10
 	// bcrypt reads at most 72 bytes of a password; longer ones are refused
@@ -145,9 +139,10 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, req, "login", "", http.StatusOK, loginData{})
 }
 
-// login checks a username and password and starts a session. Too many
-// failures for the username or the address answer 429 before the password
-// is looked at; a wrong password answers 401.
+// login checks a username and password and starts a session. The attempt
+// is counted before the password is looked at (throttle.go); one that
+// comes too soon after failures answers 429 with Retry-After, a wrong
+// password 401.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	req := &request{Request: r, lang: language(r)}
 	ctx, now := r.Context(), c.deps.Now()
@@ -159,28 +154,39 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	req.session.CSRF = r.PostFormValue("csrf") // the form shown again keeps working
 	user, password := strings.TrimSpace(r.PostFormValue("username")), r.PostFormValue("password")
 	addr := clientAddr(r)
-	byUser, byAddr, err := store.LoginFailures(ctx, c.deps.Pool, user, addr, now.Add(-LoginWindow))
+	keys, pair := loginKeys(addr, user)
+	wait, err := c.beginAttempt(ctx, keys, now)
 	if err != nil {
 		c.fail(w, req, err)
 		return
 	}
-	if byUser >= MaxFailuresPerUser || byAddr >= MaxFailuresPerAddr {
-		w.Header().Set("Retry-After", fmt.Sprint(int(LoginWindow.Seconds())))
-		c.render(w, req, "login", "", http.StatusTooManyRequests, loginData{Username: user, Error: texts[req.lang]["too_many_logins"]})
+	if wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
+		c.render(w, req, "login", "", http.StatusTooManyRequests, loginData{Username: user,
+			Error: fmt.Sprintf(texts[req.lang]["too_many_logins"], waitText(req.lang, wait))})
 		return
 	}
-	admin, err := store.GetAdmin(ctx, c.deps.Pool, user)
+	admin, err := store.Admin{}, store.ErrNotFound
+	if pair != nil { // else the name cannot be an account
+		admin, err = store.GetAdmin(ctx, c.deps.Pool, user)
+	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.fail(w, req, err)
 		return
 	}
-	if err != nil || bcrypt.CompareHashAndPassword(admin.PasswordHash, []byte(password)) != nil {
-		if err := store.RecordLoginFailure(ctx, c.deps.Pool, user, addr, now); err != nil {
-			c.fail(w, req, err)
-			return
-		}
+	// An unknown name costs a bcrypt check too, so the answer's time does
+	// not tell which accounts exist.
+	hash := admin.PasswordHash
+	if err != nil {
+		hash = unknownUserHash()
+	}
+	if c.verify(hash, []byte(password)) != nil || err != nil {
 		c.deps.Logger.Warn("console: failed login", "user", user, "addr", addr)
 		c.render(w, req, "login", "", http.StatusUnauthorized, loginData{Username: user, Error: texts[req.lang]["wrong_password"]})
+		return
+	}
+	if err := store.LoginSucceeded(ctx, c.deps.Pool, keys, *pair, now); err != nil {
+		c.fail(w, req, err)
 		return
 	}
 	token, csrf := randomToken(), randomToken()
@@ -192,6 +198,16 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 }
+
+// unknownUserHash is a bcrypt hash no password matches, checked for names
+// that are no account.
+var unknownUserHash = sync.OnceValue(func() []byte {
+	h, err := bcrypt.GenerateFromPassword([]byte(randomToken()[:maxPasswordLen/2]), bcrypt.DefaultCost)
+	if err != nil {
+		panic(err) // only for a cost out of range
+	}
+	return h
+})
 
 func (c *Console) logout(w http.ResponseWriter, r *request) {
 	if cookie, err := r.Cookie(sessionCookie); err == nil {
@@ -231,16 +247,6 @@ func language(r *http.Request) string {
 // still work.
 func overTLS(r *http.Request) bool {
 	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
-}
-
-// clientAddr is the TCP peer's address without its port. Forwarded headers
-// are not trusted: anyone could set them to dodge the limit.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // randomToken is 256 random bits, URL-safe.

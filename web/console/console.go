@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -60,6 +61,9 @@ type Console struct {
 	deps  Deps
 	pages map[string]*template.Template
 	mux   *http.ServeMux
+	// verify checks a password against its bcrypt hash (tests count the
+	// checks through it).
+	verify func(hash, password []byte) error
 }
 
 //go:embed templates/*.html
@@ -97,7 +101,7 @@ func New(deps Deps) *Console {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	c := &Console{deps: deps, pages: pages, mux: http.NewServeMux()}
+	c := &Console{deps: deps, pages: pages, mux: http.NewServeMux(), verify: bcrypt.CompareHashAndPassword}
 	m := c.mux
 	m.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", http.FileServerFS(static)))
 	m.HandleFunc("GET "+Prefix+"/login", c.loginPage)

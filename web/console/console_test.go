@@ -64,22 +64,6 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("WeCom got %d sends from a viewer", n)
 		}
 	})
-	t.Run("LoginRateLimit", func(t *testing.T) {
-		for i := range console.MaxFailuresPerUser {
-			if status, _ := f.login(t, client(t), adminUser, "wrong-password-1"); status != http.StatusUnauthorized {
-				t.Fatalf("wrong password #%d: %d, want 401", i+1, status)
-			}
-		}
-		if status, _ := f.login(t, client(t), adminUser, "wrong-password-2"); status != http.StatusTooManyRequests {
-			t.Errorf("wrong password after the limit: %d, want 429", status)
-		}
-		if status, _ := f.login(t, client(t), adminUser, adminPass); status != http.StatusTooManyRequests {
-			t.Errorf("right password after the limit: %d, want 429 until the window passes", status)
-		}
-		if status, _ := f.login(t, client(t), viewerUser, viewerPass); status != http.StatusSeeOther {
-			t.Errorf("another user from the same address: %d, want signed in", status)
-		}
-	})
 }
 
 func TestPagesShowTheRunWithoutSecrets(t *testing.T) {

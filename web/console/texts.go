@@ -15,7 +15,7 @@ var texts = map[string]map[string]string{
 	"zh": {
 		"title": "Hermes 控制台", "overview": "概览", "conversations": "会话", "runs": "运行记录", "skills": "技能", "selftest": "渠道自检",
 		"logout": "退出", "login": "登录", "username": "用户名", "password": "密码",
-		"wrong_password": "用户名或密码错误", "too_many_logins": "登录失败次数过多，请 15 分钟后再试",
+		"wrong_password": "用户名或密码错误", "too_many_logins": "登录尝试过于频繁，请在 %s后再试（为防止猜测密码，每次失败后需等待的时间会逐渐变长）", "n_seconds": "%d 秒", "n_minutes": "%d 分钟",
 		"sign_in_first": "请先登录", "csrf_failed": "表单已失效（CSRF 校验失败），请刷新页面后重试", "admins_only": "仅管理员可执行此操作",
 		"not_found": "未找到", "internal_error": "内部错误，详情见服务日志",
 		"channel": "渠道", "account": "账号", "per_minute": "消息/分钟", "runs_count": "运行数", "failures": "失败",
@@ -51,7 +51,7 @@ var texts = map[string]map[string]string{
 	"en": {
 		"title": "Hermes console", "overview": "Overview", "conversations": "Conversations", "runs": "Runs", "skills": "Skills", "selftest": "Channel self-test",
 		"logout": "Sign out", "login": "Sign in", "username": "Username", "password": "Password",
-		"wrong_password": "Wrong username or password", "too_many_logins": "Too many failed sign-ins; try again in 15 minutes",
+		"wrong_password": "Wrong username or password", "too_many_logins": "Too many sign-in attempts; try again in %s (to stop password guessing, the wait grows after each failure)", "n_seconds": "%d seconds", "n_minutes": "%d minutes",
 		"sign_in_first": "Sign in first", "csrf_failed": "The form expired (CSRF check failed); reload the page and try again", "admins_only": "Only admins may do this",
 		"not_found": "Not found", "internal_error": "Internal error; see the server log",
 		"channel": "Channel", "account": "Account", "per_minute": "Messages/min", "runs_count": "Runs", "failures": "Failures",
