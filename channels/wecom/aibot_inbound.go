@@ -102,6 +102,8 @@ var botDecoders = map[string]func(m *botMessage, in *channels.Inbound){
 
 // parseBotMessage decodes a decrypted callback or frame body. Errors wrap
 // ErrMalformed: not JSON, or without the fields that identify the message.
+// An event needs no from.userid: one that no user caused (disconnected_event)
+// names none; accept then records nothing.
 func parseBotMessage(plain []byte) (*botMessage, error) {
 	var m botMessage
 	if err := json.Unmarshal(plain, &m); err != nil {
@@ -114,12 +116,39 @@ func parseBotMessage(plain []byte) (*botMessage, error) {
 		if m.Stream == nil || m.Stream.ID == "" {
 			return nil, fmt.Errorf("%w: stream refresh without stream.id", ErrMalformed)
 		}
+	case m.MsgType == channels.TypeEvent:
+		if m.Event == nil || m.Event.EventType == "" {
+			return nil, fmt.Errorf("%w: event without event.eventtype", ErrMalformed)
+		}
 	case m.From.UserID == "":
 		return nil, fmt.Errorf("%w: %s message without from.userid", ErrMalformed, m.MsgType)
-	case m.MsgID == "" && m.MsgType != channels.TypeEvent:
+	case m.MsgID == "":
 		return nil, fmt.Errorf("%w: %s message without msgid", ErrMalformed, m.MsgType)
 	}
+	if len(m.From.UserID) > maxUserIDBytes {
+		// Replies keep room for the asker's mention on this limit.
+		return nil, fmt.Errorf("%w: from.userid of %d bytes (WeCom's are at most %d)", ErrMalformed, len(m.From.UserID), maxUserIDBytes)
+	}
 	return &m, nil
+}
+
+// takesOver reports whether body, of an aibot_event_callback frame, is
+// WeCom's disconnected_event: a newer connection took the bot over. It
+// reads event.eventtype alone, as the official SDK does: the event names
+// no user, so nothing else may be required of it.
+func takesOver(body []byte) bool {
+	var v struct {
+		Event struct {
+			EventType string `json:"eventtype"`
+		} `json:"event"`
+	}
+	return json.Unmarshal(body, &v) == nil && v.Event.EventType == botDisconnects
+}
+
+// anonymous reports an event that names no user: there is no sender to
+// record it for and no one to answer.
+func (m *botMessage) anonymous() bool {
+	return m.MsgType == channels.TypeEvent && m.From.UserID == ""
 }
 
 // eventType is the event's type, "" for a message.
@@ -134,6 +163,11 @@ func (m *botMessage) eventType() string {
 // plain is the decrypted payload (kept as Raw); reqID is the frame's req_id
 // in websocket mode.
 func (b *Bot) inbound(m *botMessage, plain []byte, reqID string) (channels.Inbound, error) {
+	if m.From.UserID == "" || (m.MsgID == "" && m.MsgType != channels.TypeEvent) {
+		// parseBotMessage lets through what is no message to store (a
+		// stream refresh, an event that names no user); never the sink.
+		return channels.Inbound{}, fmt.Errorf("%w: %s without msgid or from.userid", ErrMalformed, m.MsgType)
+	}
 	chatType, chatID := channels.ChatSingle, m.From.UserID
 	if m.ChatType == channels.ChatGroup {
 		chatType, chatID = channels.ChatGroup, m.ChatID

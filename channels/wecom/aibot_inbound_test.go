@@ -3,9 +3,12 @@ package wecom_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
 
 // textOf posts a text message (in a group, or a single chat) and returns
@@ -86,5 +89,61 @@ func TestBot_MentionNameLearned(t *testing.T) {
 	}
 	if got, want := f.textOf(t, true, ask), "@王五\u2005帮他查一下"; got != want {
 		t.Fatalf("after the name is known: Text %q, want %q", got, want)
+	}
+}
+
+// Events are recognised by their type: one that names no user is
+// acknowledged and not stored, never refused as malformed.
+func TestBot_Callback_Events(t *testing.T) {
+	f := newCallbackBot(t)
+	anon := wecomtest.BotMessage{MsgID: "ev-anon", AIBotID: "aib-1", CreateTime: botT0.Unix()}
+	card := f.single("ev-card")
+	card.CreateTime = botT0.Unix()
+	tests := []struct {
+		name   string
+		plain  []byte
+		status int
+		stored bool
+	}{
+		{"FeedbackWithoutUser", anon.Event("feedback_event"), http.StatusOK, false},
+		{"TemplateCardWithoutUser", anon.Event("template_card_event"), http.StatusOK, false},
+		{"DisconnectedInCallbackMode", wecomtest.DisconnectedEvent("ev-disc", "aib-1", botT0.Unix()), http.StatusOK, false},
+		{"TemplateCard", card.Event("template_card_event"), http.StatusOK, true},
+		{"ErrMalformedNoEventType", []byte(`{"msgid":"ev-x","msgtype":"event","from":{"userid":"zhangsan"}}`), http.StatusBadRequest, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := len(f.sink.Accepted())
+			rec := f.post(t, tt.plain)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			if rec.Code == http.StatusOK && rec.Body.Len() != 0 {
+				t.Fatalf("an event got a passive reply: %s", rec.Body)
+			}
+			got := f.sink.Accepted()
+			if stored := len(got) > n; stored != tt.stored {
+				t.Fatalf("stored = %v, want %v", stored, tt.stored)
+			}
+			if tt.stored && (got[n].MsgType != channels.TypeEvent || got[n].Sender.UserID != "zhangsan") {
+				t.Fatalf("stored %+v", got[n])
+			}
+		})
+	}
+	f.sink.mu.Lock()
+	defer f.sink.mu.Unlock()
+	if len(f.sink.refused) != 1 {
+		t.Fatalf("refusals %q, want only the event without a type", f.sink.refused)
+	}
+}
+
+// A from.userid over WeCom's 64 bytes is no sender: replies keep room for
+// the asker's mention on that limit.
+func TestBot_Callback_LongUserIDRefused(t *testing.T) {
+	f := newCallbackBot(t)
+	m := f.single("m-long")
+	m.UserID = strings.Repeat("u", 65)
+	if rec := f.post(t, m.Text("hi")); rec.Code != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400", rec.Code)
 	}
 }

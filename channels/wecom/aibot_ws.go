@@ -109,6 +109,11 @@ func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.Wa
 		stop()
 		conn.close()
 		<-conn.done
+		// What ended the read loop outranks what the pinger saw of it (a
+		// write on the closing socket): WeCom's takeover.
+		if errors.Is(conn.err, channels.ErrTakenOver) {
+			err = conn.err
+		}
 	}()
 	go conn.readLoop(sctx, func(f botFrameIn) error { return b.dispatch(ctx, conn, sink, f, handlers) })
 
@@ -166,17 +171,16 @@ func (b *Bot) keepAlive(ctx context.Context, conn *botConn) error {
 // Message work uses ctx, the connection's lifetime, not the socket's: a
 // message received is stored even if the socket dies meanwhile.
 func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f botFrameIn, handlers *sync.WaitGroup) error {
-	if f.Cmd != botCmdMsgCallback && f.Cmd != botCmdEventCallback {
-		b.log.Debug("wecom bot: ignoring frame", "cmd", f.Cmd)
-		return nil
-	}
-	m, err := parseBotMessage(f.Body)
-	if err != nil {
+	m, err := route(f)
+	switch {
+	case errors.Is(err, channels.ErrTakenOver):
+		return err
+	case err != nil:
 		b.log.Warn("wecom bot: undecodable callback frame", "cmd", f.Cmd, "req_id", f.Headers.ReqID, "err", err)
 		return nil
-	}
-	if m.eventType() == botDisconnects {
-		return channels.ErrTakenOver
+	case m == nil:
+		b.log.Debug("wecom bot: ignoring frame", "cmd", f.Cmd)
+		return nil
 	}
 	handlers.Add(1)
 	go func() {
@@ -186,12 +190,37 @@ func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f
 	return nil
 }
 
+// route says what a frame WeCom pushed asks of the bot: nothing (nil, nil:
+// not a callback), to stand back (channels.ErrTakenOver), or to handle a
+// message. The takeover is recognised before anything else is asked of
+// the frame: disconnected_event names no user, and a bot that misread it
+// would reconnect and fight the connection that took it over.
+//
+// Errors otherwise wrap ErrMalformed.
+func route(f botFrameIn) (*botMessage, error) {
+	switch f.Cmd {
+	case botCmdEventCallback:
+		if takesOver(f.Body) {
+			return nil, channels.ErrTakenOver
+		}
+	case botCmdMsgCallback:
+	default:
+		return nil, nil
+	}
+	m, err := parseBotMessage(f.Body)
+	if err == nil && m.MsgType == botTypeStream {
+		// Refreshes are callback mode's: here Hermes pushes the stream.
+		return nil, fmt.Errorf("%w: stream refresh on the long connection", ErrMalformed)
+	}
+	return m, err
+}
+
 // handleFrame stores a message and, only then, answers it on the socket.
 // While it runs, the message counts as streaming (see liveStreams).
 func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) {
 	b.streams.begin(m.MsgID)
+	defer b.streams.end(m.MsgID)
 	err := b.answerFrame(ctx, conn, sink, reqID, m, body)
-	b.streams.end(m.MsgID)
 	switch {
 	case errors.Is(err, channels.ErrUnavailable) || errors.Is(err, ErrMalformed):
 		// Nothing tells WeCom to push the frame again: the message is lost.

@@ -166,9 +166,9 @@ func (c *botConn) readFrames(ctx context.Context, handle func(botFrameIn) error)
 		if err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
-		var f botFrameIn
-		if err := json.Unmarshal(data, &f); err != nil {
-			continue // not a frame; WeCom only sends JSON text
+		f, err := decodeFrame(data)
+		if err != nil {
+			continue // WeCom only sends JSON frames; skip what is not one
 		}
 		if f.Cmd == "" {
 			c.mu.Lock()
@@ -186,6 +186,16 @@ func (c *botConn) readFrames(ctx context.Context, handle func(botFrameIn) error)
 			return err
 		}
 	}
+}
+
+// decodeFrame parses one frame WeCom sent: a callback (with cmd) or an
+// ack (without). Errors wrap ErrMalformed: not a JSON object of that shape.
+func decodeFrame(data []byte) (botFrameIn, error) {
+	var f botFrameIn
+	if err := json.Unmarshal(data, &f); err != nil {
+		return botFrameIn{}, fmt.Errorf("%w: long-connection frame: %v", ErrMalformed, err)
+	}
+	return f, nil
 }
 
 // close drops the socket; the read loop then ends.
