@@ -1,6 +1,9 @@
 package wecom
 
-import "time"
+import (
+	"testing"
+	"time"
+)
 
 // SetBotTiming shortens a bot's long-connection intervals for tests:
 // heartbeat, ack timeout, progress polling and the reconnect backoff table.
@@ -9,4 +12,13 @@ func SetBotTiming(b *Bot, ping, ackTimeout, poll time.Duration, backoff ...time.
 	if len(backoff) > 0 {
 		b.timing.Backoff = backoff
 	}
+}
+
+// SetPanicHook has every bot call hook on each callback frame, on the read
+// loop (stage "read") and in the frame's handler ("handle"), until the test
+// ends: a hook that panics plays a frame that drives the code into a state
+// it does not handle.
+func SetPanicHook(t testing.TB, hook func(stage string, body []byte)) {
+	panicHook.Store(&hook)
+	t.Cleanup(func() { panicHook.Store(nil) })
 }

@@ -1,11 +1,13 @@
 package wecom_test
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
 
@@ -68,4 +70,46 @@ func TestBotWS_StreamRefreshRefused(t *testing.T) {
 		t.Fatalf("accepted %+v first, want the message after the refresh", in)
 	}
 	w.waitLogged(t, "undecodable")
+}
+
+// A frame that makes the code reading it panic costs that connection only:
+// the process lives on, the panic is counted and logged once, and the bot
+// subscribes again with its backoff, ready for the next message.
+func TestBotWS_PanicReconnects(t *testing.T) {
+	for _, stage := range []string{"read", "handle"} {
+		t.Run(stage, func(t *testing.T) {
+			wecom.SetPanicHook(t, func(at string, body []byte) {
+				if at == stage && bytes.Contains(body, []byte("boom")) {
+					panic("hostile frame")
+				}
+			})
+			w := startWSBot(t, wsOpts{})
+			first := w.subscribed(t, 1)
+			if _, err := w.srv.PushMessage(waitCtx(t), msg("w-boom").Text("boom")); err != nil {
+				t.Fatal(err)
+			}
+			subs := w.subscribed(t, 2)
+			if subs[1].Conn == first[0].Conn {
+				t.Fatalf("subscribed again on the same connection: %+v", subs)
+			}
+			if n := w.panics.Load(); n != 1 {
+				t.Fatalf("Env.Panicked called %d times, want 1", n)
+			}
+			if _, err := w.srv.PushMessage(waitCtx(t), msg("w-after").Text("hi")); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case in := <-w.sink.started:
+				if in.MsgID != "w-after" {
+					t.Fatalf("accepted %+v, want w-after", in)
+				}
+			case <-waitCtx(t).Done():
+				t.Fatal("the new connection never delivered a message")
+			}
+			logs := w.logs.String()
+			if strings.Count(logs, "recovered a panic") != 1 || !strings.Contains(logs, "hostile frame") {
+				t.Fatalf("want the panic logged once, with its value:\n%s", logs)
+			}
+		})
+	}
 }

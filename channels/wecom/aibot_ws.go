@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -47,9 +48,26 @@ func (t botTiming) backoff(failures int) time.Duration {
 	return t.Backoff[min(failures, len(t.Backoff)-1)]
 }
 
-// errSubscribeRefused: WeCom answered aibot_subscribe with an errcode,
-// most often wrong bot_id or secret (853000).
-var errSubscribeRefused = errors.New("subscription refused (check bot_id and secret)")
+var (
+	// errSubscribeRefused: WeCom answered aibot_subscribe with an errcode,
+	// most often wrong bot_id or secret (853000).
+	errSubscribeRefused = errors.New("subscription refused (check bot_id and secret)")
+	// errHandlerPanicked: a frame's handler panicked (counted and logged
+	// where it was recovered), which ends the connection.
+	errHandlerPanicked = errors.New("a frame's handler panicked")
+)
+
+// panicHook is for tests only, unset otherwise: it runs on every callback
+// frame, on the read loop (stage "read") and in the frame's handler
+// ("handle"), so that a test can make either panic as a hostile frame
+// might.
+var panicHook atomic.Pointer[func(stage string, body []byte)]
+
+func testHook(stage string, body []byte) {
+	if h := panicHook.Load(); h != nil {
+		(*h)(stage, body)
+	}
+}
 
 type subscribeBody struct {
 	BotID  string `json:"bot_id"`
@@ -78,10 +96,13 @@ func (b *Bot) run(ctx context.Context, sink channels.Sink) error {
 		}
 		delay := b.timing.backoff(failures)
 		failures++
-		if errors.Is(err, errSubscribeRefused) {
+		switch {
+		case b.env.CountPanic(ChannelName, b.name, err):
+			b.log.Error("wecom bot: recovered a panic reading the long connection; reconnecting", "err", err, "retry_in", delay)
+		case errors.Is(err, errSubscribeRefused):
 			b.log.Error("wecom bot: WeCom refused the long connection; fix bot_id / secret in the configuration",
 				"bot_id", b.botID, "err", err, "retry_in", delay)
-		} else {
+		default:
 			b.log.Warn("wecom bot: long connection lost; reconnecting", "err", err, "retry_in", delay)
 		}
 		timer := time.NewTimer(delay)
@@ -110,8 +131,8 @@ func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.Wa
 		conn.close()
 		<-conn.done
 		// What ended the read loop outranks what the pinger saw of it (a
-		// write on the closing socket): WeCom's takeover.
-		if errors.Is(conn.err, channels.ErrTakenOver) {
+		// write on the closing socket): WeCom's takeover, or a panic.
+		if errors.Is(conn.err, channels.ErrTakenOver) || errors.Is(conn.err, channels.ErrPanic) {
 			err = conn.err
 		}
 	}()
@@ -171,6 +192,7 @@ func (b *Bot) keepAlive(ctx context.Context, conn *botConn) error {
 // Message work uses ctx, the connection's lifetime, not the socket's: a
 // message received is stored even if the socket dies meanwhile.
 func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f botFrameIn, handlers *sync.WaitGroup) error {
+	testHook("read", f.Body)
 	m, err := route(f)
 	switch {
 	case errors.Is(err, channels.ErrTakenOver):
@@ -185,7 +207,17 @@ func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f
 	handlers.Add(1)
 	go func() {
 		defer handlers.Done()
-		b.handleFrame(ctx, conn, sink, f.Headers.ReqID, m, f.Body)
+		// The handler works on what the peer sent: a panic in it ends this
+		// connection (which is made again), not the process.
+		err := channels.Guard(func() error {
+			b.handleFrame(ctx, conn, sink, f.Headers.ReqID, m, f.Body)
+			return nil
+		})
+		if b.env.CountPanic(ChannelName, b.name, err) {
+			b.log.Error("wecom bot: recovered a panic handling a frame; closing the long connection",
+				"msg_id", m.MsgID, "req_id", f.Headers.ReqID, "err", err)
+			conn.fail(errHandlerPanicked)
+		}
 	}()
 	return nil
 }
@@ -220,6 +252,7 @@ func route(f botFrameIn) (*botMessage, error) {
 func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) {
 	b.streams.begin(m.MsgID)
 	defer b.streams.end(m.MsgID)
+	testHook("handle", body)
 	err := b.answerFrame(ctx, conn, sink, reqID, m, body)
 	switch {
 	case errors.Is(err, channels.ErrUnavailable) || errors.Is(err, ErrMalformed):
