@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -61,7 +62,14 @@ type Bot struct {
 	now    func() time.Time
 	log    *slog.Logger
 	msgs   channels.ChannelMessages
+	env    channels.Env // CountPanic
 	client *http.Client // response_url POSTs
+
+	// The bot's name as WeCom writes its @-mention in group messages:
+	// configured (bot_name), else learned from a message that mentions
+	// only the bot (see stripOwnMention).
+	mentionName string
+	learnedName atomic.Pointer[string]
 
 	// Callback mode.
 	crypto *Crypto
@@ -87,12 +95,15 @@ func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) 
 		now:    env.Now,
 		log:    env.Logger,
 		msgs:   env.Messages,
+		env:    env,
 		client: &http.Client{Timeout: responseURLTimeout},
 		window: window,
 		url:    s.URL,
 		botID:  s.BotID,
 		secret: s.Secret,
 		timing: defaultBotTiming(),
+		// Written as it is mentioned, or without the "@".
+		mentionName: strings.TrimPrefix(strings.TrimSpace(s.BotName), "@"),
 	}
 	if b.now == nil {
 		b.now = time.Now

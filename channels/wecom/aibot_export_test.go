@@ -1,6 +1,11 @@
 package wecom
 
-import "time"
+import (
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/channels"
+)
 
 // SetBotTiming shortens a bot's long-connection intervals for tests:
 // heartbeat, ack timeout, progress polling and the reconnect backoff table.
@@ -9,4 +14,32 @@ func SetBotTiming(b *Bot, ping, ackTimeout, poll time.Duration, backoff ...time.
 	if len(backoff) > 0 {
 		b.timing.Backoff = backoff
 	}
+}
+
+// SetPanicHook has every bot call hook on each callback frame, on the read
+// loop (stage "read") and in the frame's handler ("handle"), until the test
+// ends: a hook that panics plays a frame that drives the code into a state
+// it does not handle.
+func SetPanicHook(t testing.TB, hook func(stage string, body []byte)) {
+	panicHook.Store(&hook)
+	t.Cleanup(func() { panicHook.Store(nil) })
+}
+
+// DecodeBotFrame does with one long-connection frame what the read loop
+// and the frame's handler do before the sink: decode the frame, recognise
+// a takeover, decode the message and build the Inbound the sink would get.
+// handled is false for an ack, a frame that is no callback, and an event
+// that names no user. Errors: channels.ErrTakenOver, or ones wrapping
+// ErrMalformed.
+func DecodeBotFrame(b *Bot, data []byte) (in channels.Inbound, handled bool, err error) {
+	f, err := decodeFrame(data)
+	if err != nil || f.Cmd == "" {
+		return in, false, err
+	}
+	m, err := route(f)
+	if err != nil || m == nil || m.anonymous() {
+		return in, false, err
+	}
+	in, err = b.inbound(m, f.Body, f.Headers.ReqID)
+	return in, err == nil, err
 }

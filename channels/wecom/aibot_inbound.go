@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -101,6 +102,8 @@ var botDecoders = map[string]func(m *botMessage, in *channels.Inbound){
 
 // parseBotMessage decodes a decrypted callback or frame body. Errors wrap
 // ErrMalformed: not JSON, or without the fields that identify the message.
+// An event needs no from.userid: one that no user caused (disconnected_event)
+// names none; accept then records nothing.
 func parseBotMessage(plain []byte) (*botMessage, error) {
 	var m botMessage
 	if err := json.Unmarshal(plain, &m); err != nil {
@@ -113,12 +116,39 @@ func parseBotMessage(plain []byte) (*botMessage, error) {
 		if m.Stream == nil || m.Stream.ID == "" {
 			return nil, fmt.Errorf("%w: stream refresh without stream.id", ErrMalformed)
 		}
+	case m.MsgType == channels.TypeEvent:
+		if m.Event == nil || m.Event.EventType == "" {
+			return nil, fmt.Errorf("%w: event without event.eventtype", ErrMalformed)
+		}
 	case m.From.UserID == "":
 		return nil, fmt.Errorf("%w: %s message without from.userid", ErrMalformed, m.MsgType)
-	case m.MsgID == "" && m.MsgType != channels.TypeEvent:
+	case m.MsgID == "":
 		return nil, fmt.Errorf("%w: %s message without msgid", ErrMalformed, m.MsgType)
 	}
+	if len(m.From.UserID) > maxUserIDBytes {
+		// Replies keep room for the asker's mention on this limit.
+		return nil, fmt.Errorf("%w: from.userid of %d bytes (WeCom's are at most %d)", ErrMalformed, len(m.From.UserID), maxUserIDBytes)
+	}
 	return &m, nil
+}
+
+// takesOver reports whether body, of an aibot_event_callback frame, is
+// WeCom's disconnected_event: a newer connection took the bot over. It
+// reads event.eventtype alone, as the official SDK does: the event names
+// no user, so nothing else may be required of it.
+func takesOver(body []byte) bool {
+	var v struct {
+		Event struct {
+			EventType string `json:"eventtype"`
+		} `json:"event"`
+	}
+	return json.Unmarshal(body, &v) == nil && v.Event.EventType == botDisconnects
+}
+
+// anonymous reports an event that names no user: there is no sender to
+// record it for and no one to answer.
+func (m *botMessage) anonymous() bool {
+	return m.MsgType == channels.TypeEvent && m.From.UserID == ""
 }
 
 // eventType is the event's type, "" for a message.
@@ -133,6 +163,11 @@ func (m *botMessage) eventType() string {
 // plain is the decrypted payload (kept as Raw); reqID is the frame's req_id
 // in websocket mode.
 func (b *Bot) inbound(m *botMessage, plain []byte, reqID string) (channels.Inbound, error) {
+	if m.From.UserID == "" || (m.MsgID == "" && m.MsgType != channels.TypeEvent) {
+		// parseBotMessage lets through what is no message to store (a
+		// stream refresh, an event that names no user); never the sink.
+		return channels.Inbound{}, fmt.Errorf("%w: %s without msgid or from.userid", ErrMalformed, m.MsgType)
+	}
 	chatType, chatID := channels.ChatSingle, m.From.UserID
 	if m.ChatType == channels.ChatGroup {
 		chatType, chatID = channels.ChatGroup, m.ChatID
@@ -158,7 +193,7 @@ func (b *Bot) inbound(m *botMessage, plain []byte, reqID string) (channels.Inbou
 	if chatType == channels.ChatGroup && in.MsgType != channels.TypeEvent {
 		// WeCom delivers only the group messages that @ the bot.
 		in.Mentioned = true
-		in.Text = stripMention(in.Text)
+		in.Text = b.stripOwnMention(in.Text)
 	}
 	rt, err := json.Marshal(botReplyTo{
 		Mode:        b.mode,
@@ -177,20 +212,99 @@ func (b *Bot) inbound(m *botMessage, plain []byte, reqID string) (channels.Inbou
 	return in, nil
 }
 
-// stripMention removes the bot's @-mention that starts a group message
-// ("@HR助手 请假怎么申请" → "请假怎么申请"). The bot's display name is
-// not in the payload, so the mention is "@" up to the first white space
-// (WeCom puts a space, often U+2005, after it).
-func stripMention(text string) string {
-	t := strings.TrimLeftFunc(text, unicode.IsSpace)
-	if !strings.HasPrefix(t, "@") {
+// maxMentionNameBytes bounds a bot name learned from a message.
+const maxMentionNameBytes = 128
+
+// stripOwnMention removes the bot's own @-mentions from a group message,
+// wherever they stand, and keeps everyone else's: in "@王五 @HR助手
+// 帮他查一下" the model needs "@王五" to know who "他" is.
+//
+// WeCom writes a mention as "@" and the name, followed by white space
+// (U+2005) or the end of the text, and delivers only the group messages
+// that mention the bot. The bot's name is not in the payload: it is
+// bot_name when configured; otherwise a message with one mention is the
+// bot's, which teaches the name for messages with several. Until then a
+// message with several mentions keeps them all: dropping someone else's
+// would change what it asks.
+func (b *Bot) stripOwnMention(text string) string {
+	name := b.mentionName
+	if name == "" {
+		if p := b.learnedName.Load(); p != nil {
+			name = *p
+		}
+	}
+	if name != "" {
+		if out, ok := removeMentionsOf(text, name); ok {
+			return out
+		}
+	}
+	ms := mentionsIn(text)
+	if len(ms) != 1 {
 		return text
 	}
-	end := strings.IndexFunc(t, unicode.IsSpace)
-	if end < 0 {
-		return "" // nothing but the mention
+	if only := text[ms[0].start+1 : ms[0].end]; b.mentionName == "" && len(only) <= maxMentionNameBytes {
+		b.learnedName.Store(&only)
 	}
-	return strings.TrimLeftFunc(t[end:], unicode.IsSpace)
+	return strings.TrimSpace(cutMention(text, ms[0]))
+}
+
+// mentionSpan is text[start:end], an "@name" at the start of the text or
+// after white space, up to the next white space.
+type mentionSpan struct{ start, end int }
+
+// mentionsIn finds the @-mentions in text, in order.
+func mentionsIn(text string) []mentionSpan {
+	var ms []mentionSpan
+	afterSpace := true
+	for i, r := range text {
+		if r == '@' && afterSpace {
+			end := len(text)
+			if j := strings.IndexFunc(text[i:], unicode.IsSpace); j >= 0 {
+				end = i + j
+			}
+			if end > i+1 {
+				ms = append(ms, mentionSpan{i, end})
+			}
+		}
+		afterSpace = unicode.IsSpace(r)
+	}
+	return ms
+}
+
+// removeMentionsOf removes every "@name" mention (and the white space
+// after it) from text and reports whether there was one. A name may hold
+// spaces ("HR 助手"), so it is matched whole, not as a mention found by
+// mentionsIn. One pass: a message may hold thousands of mentions.
+func removeMentionsOf(text, name string) (string, bool) {
+	at := "@" + name
+	var out strings.Builder
+	kept, found := 0, false // text[kept:] is not yet copied to out
+	for from := 0; from < len(text); {
+		i := strings.Index(text[from:], at)
+		if i < 0 {
+			break
+		}
+		start, end := from+i, from+i+len(at)
+		before, _ := utf8.DecodeLastRuneInString(text[:start])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if (start == 0 || unicode.IsSpace(before)) && (end == len(text) || unicode.IsSpace(after)) {
+			out.WriteString(text[kept:start])
+			rest := strings.TrimLeftFunc(text[end:], unicode.IsSpace)
+			kept, from, found = len(text)-len(rest), len(text)-len(rest), true
+			continue
+		}
+		from = end
+	}
+	if !found {
+		return text, false
+	}
+	out.WriteString(text[kept:])
+	return strings.TrimSpace(out.String()), true
+}
+
+// cutMention removes the mention m and the white space after it.
+func cutMention(text string, m mentionSpan) string {
+	return text[:m.start] + strings.TrimLeftFunc(text[m.end:], unicode.IsSpace)
 }
 
 // fitStream keeps what a stream can show of s: all of it when it fits in

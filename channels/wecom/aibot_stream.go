@@ -44,11 +44,17 @@ const (
 )
 
 // accept hands a message to the sink and decides how to answer it. Only
-// after Accept returned may the platform be answered.
+// after Accept returned may the platform be answered. An event that names
+// no user is acknowledged and not handed to the sink: there is no one to
+// record it for or to answer.
 //
 // Errors wrap ErrMalformed (a message the Inbound cannot be built from) or
 // channels.ErrUnavailable (the sink failed: WeCom should try again).
 func (b *Bot) accept(ctx context.Context, sink channels.Sink, m *botMessage, plain []byte, reqID string) (channels.Inbound, botAnswer, error) {
+	if m.anonymous() {
+		b.log.Debug("wecom bot: ignoring an event that names no user", "eventtype", m.Event.EventType, "msg_id", m.MsgID)
+		return channels.Inbound{}, answerNothing, nil
+	}
 	in, err := b.inbound(m, plain, reqID)
 	if err != nil {
 		return in, answerNothing, err

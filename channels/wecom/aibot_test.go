@@ -167,14 +167,19 @@ type callbackBot struct {
 
 var botT0 = time.Unix(1764547200, 0) // 2025-12-01 00:00 UTC
 
-func newCallbackBot(t *testing.T) *callbackBot {
+// newCallbackBot builds the bot; opts change its section first.
+func newCallbackBot(t *testing.T, opts ...func(*wecom.BotSection)) *callbackBot {
 	t.Helper()
 	clock := chantest.NewClock(botT0)
 	logs := &bytes.Buffer{}
-	bot, err := wecom.NewBot(wecom.BotSection{
+	section := wecom.BotSection{
 		Name: botName, Mode: wecom.BotModeCallback, CorpID: botCorpID,
 		Token: vecToken, EncodingAESKey: vecKey,
-	}, 0, channels.Env{Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)), Messages: botMessages})
+	}
+	for _, o := range opts {
+		o(&section)
+	}
+	bot, err := wecom.NewBot(section, 0, channels.Env{Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)), Messages: botMessages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +509,7 @@ func TestBot_FromConfig(t *testing.T) {
 	key := strings.Repeat("a", 43)
 	ch, err := buildSection(t, "bots:\n"+
 		"  - {name: bot-it, corp_id: c, token: t, encoding_aes_key: "+key+"}\n"+
-		"  - {name: bot-hr, corp_id: c, mode: websocket, bot_id: x, secret: s}\n")
+		"  - {name: bot-hr, corp_id: c, mode: websocket, bot_id: x, secret: s, bot_name: HR助手}\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,32 +523,6 @@ func TestBot_FromConfig(t *testing.T) {
 	conns := ch.(channels.StreamReceiver).Connections()
 	if len(conns) != 1 || conns[0].Account != "bot-hr" || !conns[0].Exclusive {
 		t.Fatalf("connections %+v", conns)
-	}
-}
-
-func TestBot_MentionStripped(t *testing.T) {
-	f := newCallbackBot(t)
-	tests := []struct {
-		name, chat, content, want string
-	}{
-		{"GroupU2005", "group", "@IT助手\u2005重置密码", "重置密码"},
-		{"GroupOnlyMention", "group", "@IT助手", ""},
-		{"GroupNoMention", "group", "重置密码 @IT助手", "重置密码 @IT助手"},
-		{"SingleKeepsAt", "single", "@all 是什么意思", "@all 是什么意思"},
-	}
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := f.single("m-at-" + strconv.Itoa(i))
-			if tt.chat == "group" {
-				m = f.group(m.MsgID)
-			}
-			f.post(t, m.Text(tt.content))
-			got := f.sink.Accepted()
-			in := got[len(got)-1]
-			if in.Text != tt.want || in.Mentioned != (tt.chat == "group") {
-				t.Fatalf("Text %q Mentioned %v, want %q %v", in.Text, in.Mentioned, tt.want, tt.chat == "group")
-			}
-		})
 	}
 }
 

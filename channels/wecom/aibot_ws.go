@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -47,9 +48,26 @@ func (t botTiming) backoff(failures int) time.Duration {
 	return t.Backoff[min(failures, len(t.Backoff)-1)]
 }
 
-// errSubscribeRefused: WeCom answered aibot_subscribe with an errcode,
-// most often wrong bot_id or secret (853000).
-var errSubscribeRefused = errors.New("subscription refused (check bot_id and secret)")
+var (
+	// errSubscribeRefused: WeCom answered aibot_subscribe with an errcode,
+	// most often wrong bot_id or secret (853000).
+	errSubscribeRefused = errors.New("subscription refused (check bot_id and secret)")
+	// errHandlerPanicked: a frame's handler panicked (counted and logged
+	// where it was recovered), which ends the connection.
+	errHandlerPanicked = errors.New("a frame's handler panicked")
+)
+
+// panicHook is for tests only, unset otherwise: it runs on every callback
+// frame, on the read loop (stage "read") and in the frame's handler
+// ("handle"), so that a test can make either panic as a hostile frame
+// might.
+var panicHook atomic.Pointer[func(stage string, body []byte)]
+
+func testHook(stage string, body []byte) {
+	if h := panicHook.Load(); h != nil {
+		(*h)(stage, body)
+	}
+}
 
 type subscribeBody struct {
 	BotID  string `json:"bot_id"`
@@ -78,10 +96,13 @@ func (b *Bot) run(ctx context.Context, sink channels.Sink) error {
 		}
 		delay := b.timing.backoff(failures)
 		failures++
-		if errors.Is(err, errSubscribeRefused) {
+		switch {
+		case b.env.CountPanic(ChannelName, b.name, err):
+			b.log.Error("wecom bot: recovered a panic reading the long connection; reconnecting", "err", err, "retry_in", delay)
+		case errors.Is(err, errSubscribeRefused):
 			b.log.Error("wecom bot: WeCom refused the long connection; fix bot_id / secret in the configuration",
 				"bot_id", b.botID, "err", err, "retry_in", delay)
-		} else {
+		default:
 			b.log.Warn("wecom bot: long connection lost; reconnecting", "err", err, "retry_in", delay)
 		}
 		timer := time.NewTimer(delay)
@@ -109,6 +130,11 @@ func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.Wa
 		stop()
 		conn.close()
 		<-conn.done
+		// What ended the read loop outranks what the pinger saw of it (a
+		// write on the closing socket): WeCom's takeover, or a panic.
+		if errors.Is(conn.err, channels.ErrTakenOver) || errors.Is(conn.err, channels.ErrPanic) {
+			err = conn.err
+		}
 	}()
 	go conn.readLoop(sctx, func(f botFrameIn) error { return b.dispatch(ctx, conn, sink, f, handlers) })
 
@@ -166,32 +192,68 @@ func (b *Bot) keepAlive(ctx context.Context, conn *botConn) error {
 // Message work uses ctx, the connection's lifetime, not the socket's: a
 // message received is stored even if the socket dies meanwhile.
 func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f botFrameIn, handlers *sync.WaitGroup) error {
-	if f.Cmd != botCmdMsgCallback && f.Cmd != botCmdEventCallback {
-		b.log.Debug("wecom bot: ignoring frame", "cmd", f.Cmd)
-		return nil
-	}
-	m, err := parseBotMessage(f.Body)
-	if err != nil {
+	testHook("read", f.Body)
+	m, err := route(f)
+	switch {
+	case errors.Is(err, channels.ErrTakenOver):
+		return err
+	case err != nil:
 		b.log.Warn("wecom bot: undecodable callback frame", "cmd", f.Cmd, "req_id", f.Headers.ReqID, "err", err)
 		return nil
-	}
-	if m.eventType() == botDisconnects {
-		return channels.ErrTakenOver
+	case m == nil:
+		b.log.Debug("wecom bot: ignoring frame", "cmd", f.Cmd)
+		return nil
 	}
 	handlers.Add(1)
 	go func() {
 		defer handlers.Done()
-		b.handleFrame(ctx, conn, sink, f.Headers.ReqID, m, f.Body)
+		// The handler works on what the peer sent: a panic in it ends this
+		// connection (which is made again), not the process.
+		err := channels.Guard(func() error {
+			b.handleFrame(ctx, conn, sink, f.Headers.ReqID, m, f.Body)
+			return nil
+		})
+		if b.env.CountPanic(ChannelName, b.name, err) {
+			b.log.Error("wecom bot: recovered a panic handling a frame; closing the long connection",
+				"msg_id", m.MsgID, "req_id", f.Headers.ReqID, "err", err)
+			conn.fail(errHandlerPanicked)
+		}
 	}()
 	return nil
+}
+
+// route says what a frame WeCom pushed asks of the bot: nothing (nil, nil:
+// not a callback), to stand back (channels.ErrTakenOver), or to handle a
+// message. The takeover is recognised before anything else is asked of
+// the frame: disconnected_event names no user, and a bot that misread it
+// would reconnect and fight the connection that took it over.
+//
+// Errors otherwise wrap ErrMalformed.
+func route(f botFrameIn) (*botMessage, error) {
+	switch f.Cmd {
+	case botCmdEventCallback:
+		if takesOver(f.Body) {
+			return nil, channels.ErrTakenOver
+		}
+	case botCmdMsgCallback:
+	default:
+		return nil, nil
+	}
+	m, err := parseBotMessage(f.Body)
+	if err == nil && m.MsgType == botTypeStream {
+		// Refreshes are callback mode's: here Hermes pushes the stream.
+		return nil, fmt.Errorf("%w: stream refresh on the long connection", ErrMalformed)
+	}
+	return m, err
 }
 
 // handleFrame stores a message and, only then, answers it on the socket.
 // While it runs, the message counts as streaming (see liveStreams).
 func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) {
 	b.streams.begin(m.MsgID)
+	defer b.streams.end(m.MsgID)
+	testHook("handle", body)
 	err := b.answerFrame(ctx, conn, sink, reqID, m, body)
-	b.streams.end(m.MsgID)
 	switch {
 	case errors.Is(err, channels.ErrUnavailable) || errors.Is(err, ErrMalformed):
 		// Nothing tells WeCom to push the frame again: the message is lost.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ type wsBot struct {
 	logged chan string
 	done   chan error // Run's result
 	stop   context.CancelFunc
+	panics *atomic.Int32 // Env.Panicked calls
 }
 
 // tapHandler copies each record's message to tap (dropping it when tap is
@@ -99,10 +101,15 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 	clock := chantest.NewClock(botT0)
 	logs, logged := &chantest.LogBuffer{}, make(chan string, 1000)
 	logger := slog.New(tapHandler{Handler: slog.NewTextHandler(logs, nil), tap: logged})
+	panics := &atomic.Int32{}
 	bot, err := wecom.NewBot(wecom.BotSection{
 		Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
 		BotID: wsBotID, Secret: o.secret, URL: srv.URL(),
-	}, 0, channels.Env{Now: clock.Now, Logger: logger, Messages: botMessages})
+	}, 0, channels.Env{Now: clock.Now, Logger: logger, Messages: botMessages, Panicked: func(channel, account string) {
+		if channel == wecom.ChannelName && account == botName {
+			panics.Add(1)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +125,7 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 		t.Fatalf("a websocket bot has routes: %+v", routes)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: newFakeSink(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop}
+	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: newFakeSink(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop, panics: panics}
 	go func() { w.done <- conns[0].Run(ctx, w.sink) }()
 	t.Cleanup(func() {
 		stop()

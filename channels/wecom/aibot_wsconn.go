@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/hermes-gw/hermes/channels"
 )
 
 // Long-connection commands (frames are JSON text: {cmd, headers:{req_id},
@@ -70,6 +71,8 @@ type botConn struct {
 
 	mu      sync.Mutex
 	waiting map[string]chan botFrameIn // req_id → the request awaiting its ack
+	cause   error                      // why fail ended the connection, if it did
+	ended   bool                       // the read loop has settled err
 
 	done chan struct{} // closed when the read loop ends
 	err  error         // why it ended; set before done is closed
@@ -153,9 +156,17 @@ func (c *botConn) write(ctx context.Context, data []byte) error {
 
 // readLoop reads frames until the socket fails or handle returns an
 // error: acks go to the request awaiting them, other frames to handle,
-// which must not block (acks are read by this same loop).
+// which must not block (acks are read by this same loop). It reads what a
+// peer sent, so it runs under channels.Guard: a panic on a frame ends this
+// connection with an error wrapping channels.ErrPanic, never the process.
 func (c *botConn) readLoop(ctx context.Context, handle func(botFrameIn) error) {
-	err := c.readFrames(ctx, handle)
+	err := channels.Guard(func() error { return c.readFrames(ctx, handle) })
+	c.mu.Lock()
+	c.ended = true
+	if c.cause != nil {
+		err = c.cause // the socket failed because fail closed it
+	}
+	c.mu.Unlock()
 	c.err = err
 	close(c.done)
 }
@@ -166,9 +177,9 @@ func (c *botConn) readFrames(ctx context.Context, handle func(botFrameIn) error)
 		if err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
-		var f botFrameIn
-		if err := json.Unmarshal(data, &f); err != nil {
-			continue // not a frame; WeCom only sends JSON text
+		f, err := decodeFrame(data)
+		if err != nil {
+			continue // WeCom only sends JSON frames; skip what is not one
 		}
 		if f.Cmd == "" {
 			c.mu.Lock()
@@ -186,6 +197,27 @@ func (c *botConn) readFrames(ctx context.Context, handle func(botFrameIn) error)
 			return err
 		}
 	}
+}
+
+// decodeFrame parses one frame WeCom sent: a callback (with cmd) or an
+// ack (without). Errors wrap ErrMalformed: not a JSON object of that shape.
+func decodeFrame(data []byte) (botFrameIn, error) {
+	var f botFrameIn
+	if err := json.Unmarshal(data, &f); err != nil {
+		return botFrameIn{}, fmt.Errorf("%w: long-connection frame: %v", ErrMalformed, err)
+	}
+	return f, nil
+}
+
+// fail ends the connection because of err, which becomes the read loop's
+// error unless the loop had already ended.
+func (c *botConn) fail(err error) {
+	c.mu.Lock()
+	if !c.ended && c.cause == nil {
+		c.cause = err
+	}
+	c.mu.Unlock()
+	c.close()
 }
 
 // close drops the socket; the read loop then ends.

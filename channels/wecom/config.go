@@ -59,6 +59,11 @@ type BotSection struct {
 	// wss://openws.work.weixin.qq.com (private deployments show theirs in the
 	// admin console).
 	URL string `yaml:"url"`
+	// BotName is the bot's name as set in the admin console (what follows
+	// "@" when someone mentions it). Its mention is removed wherever it
+	// stands in a group message; other mentions stay. Default empty: the
+	// name is learned from a message that mentions only the bot.
+	BotName string `yaml:"bot_name"`
 }
 
 // DefaultBotURL is the public long-connection endpoint of AI bots.

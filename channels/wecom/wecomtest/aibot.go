@@ -108,6 +108,24 @@ func (m BotMessage) Event(eventType string) []byte {
 // EnterChat is the event of a user opening the chat with the bot.
 func (m BotMessage) EnterChat() []byte { return m.Event("enter_chat") }
 
+// DisconnectedEvent is the body WeCom pushes (aibot_event_callback) on a
+// long connection that a newer one for the same bot replaced, before it
+// closes it. No user caused it, so it has no from and no chattype: the
+// official SDK recognises it by event.eventtype alone.
+func DisconnectedEvent(msgID, aibotID string, createTime int64) []byte {
+	b, err := json.Marshal(map[string]any{
+		"msgid":       msgID,
+		"aibotid":     aibotID,
+		"create_time": createTime,
+		"msgtype":     "event",
+		"event":       map[string]any{"eventtype": "disconnected_event"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 // BotCallback builds an AI bot callback POST as WeCom sends it: the query
 // (msg_signature, timestamp, nonce) and the body {"encrypt": ...}. c is the
 // bot's crypto, receiveid "".

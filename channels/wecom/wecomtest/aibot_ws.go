@@ -185,9 +185,22 @@ func (s *BotWSServer) Disconnect(ctx context.Context) error {
 	return err
 }
 
+// TakeOver does what WeCom does when another client subscribes the bot:
+// it sends the newest connection a disconnected_event and closes it.
+func (s *BotWSServer) TakeOver() error {
+	s.mu.Lock()
+	c := s.current
+	s.current = nil
+	s.mu.Unlock()
+	if c == nil {
+		return errors.New("wecomtest: no subscribed connection")
+	}
+	s.evict(c)
+	return nil
+}
+
 func (s *BotWSServer) disconnectedEvent() []byte {
-	return BotMessage{MsgID: "disc-" + randomHex(), AIBotID: s.botID, ChatType: "single",
-		UserID: "sys", CreateTime: time.Now().Unix()}.Event("disconnected_event")
+	return DisconnectedEvent("disc-"+randomHex(), s.botID, time.Now().Unix())
 }
 
 // evict tells a connection replaced by a newer subscription so, then
