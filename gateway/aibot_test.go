@@ -298,3 +298,33 @@ func TestAIBotLongConnectionFailsOverToTheOtherReplica(t *testing.T) {
 		t.Fatalf("second answer %+v (%d copies), want it once on B's socket to the group, mentioning lisi", answer, copies)
 	}
 }
+
+// A takeover (disconnected_event: another client now holds the bot) makes
+// the whole fleet stand back, not only the replica that was told: it keeps
+// the connection lease for the pause, so the other replica does not
+// subscribe against the client that took the bot.
+func TestAIBotTakeoverKeepsEveryReplicaBack(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	extra := wsBotYAML(ws.URL()) + "worker:\n  connection_lease: 2s\n"
+	h.startExtra(extra, gateway.Deps{})
+	h.startExtra(extra, gateway.Deps{})
+	ctx := withTimeout(t, 60*time.Second)
+	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.TakeOver(); err != nil {
+		t.Fatal(err)
+	}
+	// The told replica keeps the lease for the 5-minute pause: far past the
+	// 2 s term a renewal gives. Without it the lease is released and the
+	// other replica takes it within half a second.
+	waitFor(t, ctx, func() bool {
+		return h.count(`SELECT count(*) FROM leases WHERE name = $1 AND expires_at > now() + interval '4 minutes'`,
+			"connection:wecom/"+botName) == 1
+	})
+	if subs, _ := ws.WaitSubscriptions(ctx, 1, true); len(subs) != 1 {
+		t.Fatalf("%d subscriptions after the takeover, want the first only", len(subs))
+	}
+}

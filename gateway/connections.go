@@ -115,11 +115,21 @@ func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.
 // runHeld runs a connection while this replica holds its lease: it renews
 // the lease, stops when it is lost, and works the account's delivery queue
 // meanwhile, so replies produced on any replica go out on this socket.
-func (g *Gateway) runHeld(ctx context.Context, lease, channel string, c channels.Connection) error {
+func (g *Gateway) runHeld(ctx context.Context, lease, channel string, c channels.Connection) (err error) {
 	queue := g.exclusive[channel+"/"+c.Account]
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {
+		cancel() // renewLease stops before the lease is kept or released
+		if errors.Is(err, channels.ErrTakenOver) {
+			// Stand back on every replica, not just this one: keep the
+			// lease, unrenewed, for the pause, so no other replica
+			// subscribes against the client that took the account (a crash
+			// of this one changes nothing: the lease lapses at the same time).
+			if _, lerr := store.AcquireLease(context.WithoutCancel(ctx), g.pool, lease, g.replicaID, g.now(), takenOverPause); lerr == nil {
+				return
+			}
+		}
 		if err := store.ReleaseLease(context.WithoutCancel(ctx), g.pool, lease, g.replicaID); err != nil {
 			g.log.Warn("cannot release the connection lease; it expires by itself", "lease", lease, "err", err)
 		}
