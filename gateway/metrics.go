@@ -42,6 +42,7 @@ const (
 	acceptRepeat    = "repeat"     // the platform retried one already stored
 	acceptNotForBot = "not_for_us" // a group message not addressed to the bot
 	acceptError     = "error"      // not stored; the platform retries
+	acceptReplayed  = "replayed"   // refused: its single-use proof was used by another message
 )
 
 // Outcomes of one delivery attempt, the status label of hermes_deliveries_total.
@@ -108,6 +109,8 @@ func (m *metrics) accepted(channel string, r channels.Receipt, err error, took t
 	}
 	status := acceptNotForBot
 	switch {
+	case errors.Is(err, channels.ErrReplayed):
+		status = acceptReplayed
 	case err != nil:
 		status = acceptError
 	case r.New:
