@@ -71,7 +71,9 @@ type Inbound struct {
 	// timestamp only), so one captured signature cannot carry a second,
 	// altered message. Accept claims it for MsgID (see Sink.Accept); it
 	// holds nothing secret (a hash of the signature). Empty: no claim (an
-	// authenticated long connection, a signature over the whole body).
+	// authenticated long connection, a signature over the whole body). An
+	// Inbound with a Nonce and no Sender.UserID (a message the channel will
+	// not have answered) only claims its Nonce and is never stored.
 	Nonce string
 	// NonceExpires is when the platform's check refuses the proof anyway
 	// (the signed timestamp leaves its window); the claim is forgotten
@@ -124,7 +126,8 @@ type Sink interface {
 	//
 	// An in.Nonce is claimed for in.MsgID in that same transaction, across
 	// all replicas, until in.NonceExpires, even when the message itself is
-	// not stored (a group message not addressed to the bot): a nonce
+	// not stored (a group message not addressed to the bot, one without a
+	// sender): a nonce
 	// already claimed by another MsgID is a replay, and nothing is stored;
 	// the same MsgID with its own nonce again is a repeat, answered as the
 	// first delivery was (and never stored if the first was not).

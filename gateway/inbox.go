@@ -32,8 +32,9 @@ var _ channels.Sink = (*Gateway)(nil)
 // message enqueues nothing. A group message not addressed to the bot (no
 // @-mention, no configured prefix) is not stored at all. The message's
 // single-use Nonce, if any, is claimed in the same transaction (see
-// channels.Sink.Accept), for unaddressed messages too: otherwise the
-// captured signature of one could be sent again with an addressed body.
+// channels.Sink.Accept), for unaddressed messages too (and for one without
+// a sender, handed over for its proof only): otherwise the captured
+// signature of one could be sent again with an addressed body.
 //
 // Errors wrap channels.ErrUnavailable: nothing was stored, and the caller
 // must answer so that the platform retries; or channels.ErrReplayed:
@@ -49,6 +50,9 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 	}()
 	status, addressed := store.InboundPending, true
 	switch {
+	case in.Nonce != "" && in.Sender.UserID == "":
+		// Nobody to answer: the channel hands it over for its proof only.
+		addressed = false
 	case in.MsgType == channels.TypeEvent:
 		// Events (entering the chat, ...) are recorded, not answered.
 		status = store.InboundIgnored

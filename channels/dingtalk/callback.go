@@ -57,13 +57,20 @@ func (r *robot) serveCallback(w http.ResponseWriter, req *http.Request, sink cha
 // channels.ErrUnavailable.
 func (r *robot) receive(ctx context.Context, data []byte, once proof, sink channels.Sink) error {
 	in, ok, err := r.decodeMessage(data)
-	if err != nil {
-		return err
-	}
 	in.Nonce, in.NonceExpires = once.nonce, once.expires
-	if !ok {
+	switch {
+	case errors.Is(err, ErrCorp):
+		// Refused whatever the claim finds, unless it could not be stored:
+		// the platform retries then, and the claim with it.
+		if cerr := r.claimOnly(ctx, sink, in); errors.Is(cerr, channels.ErrUnavailable) {
+			return cerr
+		}
+		return err
+	case err != nil:
+		return err
+	case !ok:
 		r.log.Info("message without senderStaffId (external contact?) not answered")
-		return nil
+		return r.claimOnly(ctx, sink, in)
 	}
 	receipt, err := sink.Accept(ctx, in)
 	if err != nil {
@@ -82,6 +89,20 @@ func (r *robot) receive(ctx context.Context, data []byte, once proof, sink chann
 		}()
 	}
 	return nil
+}
+
+// claimOnly hands sink a signed message Hermes will not answer (in names
+// it, without a sender, so nothing is stored) to claim its single-use
+// proof: otherwise its captured signature could carry a body Hermes does
+// answer. Without a proof (Stream mode) there is nothing to claim.
+//
+// Errors wrap channels.ErrReplayed or channels.ErrUnavailable.
+func (r *robot) claimOnly(ctx context.Context, sink channels.Sink, in channels.Inbound) error {
+	if in.Nonce == "" {
+		return nil
+	}
+	_, err := sink.Accept(ctx, in)
+	return err
 }
 
 // refuse answers a refused callback and, when the request failed one of

@@ -69,7 +69,8 @@ type replyTo struct {
 // contact: no senderStaffId), which is acknowledged but not stored. The
 // sender's corp is always the robot's corp_id: a senderCorpId naming
 // another corp is refused, since a staff id means something only within
-// its corp and an HTTP body is not signed.
+// its corp and an HTTP body is not signed. When ok is false, and with
+// ErrCorp, in names only the message (Channel, Account, MsgID).
 //
 // Errors wrap ErrMalformed or ErrCorp.
 func (r *robot) decodeMessage(data []byte) (in channels.Inbound, ok bool, err error) {
@@ -80,11 +81,12 @@ func (r *robot) decodeMessage(data []byte) (in channels.Inbound, ok bool, err er
 	if m.MsgID == "" || m.ConversationID == "" || m.MsgType == "" {
 		return channels.Inbound{}, false, fmt.Errorf("%w: message lacks msgId, conversationId or msgtype", ErrMalformed)
 	}
+	only := channels.Inbound{Channel: ChannelName, Account: r.cfg.Name, MsgID: m.MsgID}
 	if m.SenderCorpID != "" && m.SenderCorpID != r.cfg.CorpID {
-		return channels.Inbound{}, false, fmt.Errorf("%w: senderCorpId %q is not corp_id %q", ErrCorp, m.SenderCorpID, r.cfg.CorpID)
+		return only, false, fmt.Errorf("%w: senderCorpId %q is not corp_id %q", ErrCorp, m.SenderCorpID, r.cfg.CorpID)
 	}
 	if m.SenderStaffID == "" {
-		return channels.Inbound{}, false, nil
+		return only, false, nil
 	}
 	if !r.trustedWebhook(m.SessionWebhook) {
 		// The signature covers the timestamp, not the body: never POST a

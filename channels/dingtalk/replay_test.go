@@ -81,10 +81,10 @@ func TestE2E_ReplayedSignRefused(t *testing.T) {
 	}
 }
 
-// The pair of a group message not addressed to the bot (acknowledged,
-// never stored) cannot carry an addressed one, with another msgId or its
-// own.
-func TestE2E_UnaddressedSignCannotCarryAQuestion(t *testing.T) {
+// The pair of a message Hermes does not answer (acknowledged, never
+// stored: a group message not addressed to the bot, an external contact's)
+// cannot carry one it answers, with another msgId or the same.
+func TestE2E_UnansweredSignCannotCarryAQuestion(t *testing.T) {
 	t.Parallel()
 	h := start(t, "")
 	ts, sign := h.captured()
@@ -101,11 +101,26 @@ func TestE2E_UnaddressedSignCannotCarryAQuestion(t *testing.T) {
 	if got := h.send(ts, sign, asked.JSON()); got != http.StatusOK {
 		t.Errorf("its own msgId: status %d, want 200 (a repeat of a message not for the bot)", got)
 	}
+
+	// A message without senderStaffId (an external contact) is not
+	// answered; its pair cannot carry a staff member's question either.
+	ts, sign = h.captured()
+	external := dingtalktest.Message{MsgID: "msg-external", Text: "你好", ConversationID: "cid-ext"}
+	if got := h.send(ts, sign, external.JSON()); got != http.StatusOK {
+		t.Fatalf("external contact: status %d", got)
+	}
+	staff := dingtalktest.Message{MsgID: "msg-staff", Text: "我的工资条", ConversationID: "cid-zs", StaffID: "zhangsan", CorpID: corpID}
+	if got := h.send(ts, sign, staff.JSON()); got != http.StatusUnauthorized {
+		t.Errorf("external contact's pair with a staff body: status %d, want 401", got)
+	}
 	if n := h.count(`SELECT count(*) FROM inbound_messages`); n != 0 {
 		t.Errorf("%d inbound rows stored", n)
 	}
 	if n := len(h.model.Requests()); n != 0 {
 		t.Errorf("model called %d times", n)
+	}
+	if n := h.refusals("replay"); n != 2 {
+		t.Errorf("%d replay refusals recorded, want 2", n)
 	}
 }
 
@@ -176,5 +191,17 @@ func TestE2E_OtherCorpRefused(t *testing.T) {
 	}
 	if n := h.refusals("corp"); n != 1 {
 		t.Errorf("%d corp refusals recorded, want 1", n)
+	}
+	// Its pair, refused, still cannot carry a message of our corp.
+	ts, sign := h.captured()
+	if got := h.send(ts, sign, m.JSON()); got != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", got)
+	}
+	m.MsgID, m.CorpID = "msg-ours", corpID
+	if got := h.send(ts, sign, m.JSON()); got != http.StatusUnauthorized {
+		t.Errorf("the refused message's pair with our corp: status %d, want 401", got)
+	}
+	if n := h.count(`SELECT count(*) FROM inbound_messages`); n != 0 {
+		t.Errorf("%d inbound rows stored", n)
 	}
 }
