@@ -66,7 +66,7 @@ func newMetrics(reg *prometheus.Registry, g *Gateway) *metrics {
 	m := &metrics{
 		reg: reg,
 		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_callbacks_total",
-			Help: "Verified inbound messages handed to the inbox, by channel and outcome (new, repeat, not_for_us, error)."},
+			Help: "Verified inbound messages handed to the inbox, by channel and outcome (new, repeat, not_for_us, error, replayed)."},
 			[]string{"channel", "status"}),
 		acceptSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "hermes_accept_duration_seconds",
 			Help: "Time to store an inbound message and its job (the ack's critical path), by channel.", Buckets: ackBuckets},
