@@ -22,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -65,6 +66,19 @@ type Inbound struct {
 	// The gateway stores it and hands it back in Outbound.ReplyTo unread.
 	ReplyTo json.RawMessage
 	Raw     json.RawMessage // the decrypted platform payload, for the record
+	// Nonce is a single-use proof of the delivery, set by a platform whose
+	// signature does not cover the body (DingTalk HTTP: a sign over the
+	// timestamp only), so one captured signature cannot carry a second,
+	// altered message. Accept claims it for MsgID (see Sink.Accept); it
+	// holds nothing secret (a hash of the signature). Empty: no claim (an
+	// authenticated long connection, a signature over the whole body). An
+	// Inbound with a Nonce and no Sender.UserID (a message the channel will
+	// not have answered) only claims its Nonce and is never stored.
+	Nonce string
+	// NonceExpires is when the platform's check refuses the proof anyway
+	// (the signed timestamp leaves its window); the claim is forgotten
+	// after it.
+	NonceExpires time.Time
 }
 
 // Receipt is what Sink.Accept did with a message.
@@ -108,9 +122,19 @@ type Progress struct {
 type Sink interface {
 	// Accept stores in and the job that answers it in one transaction and
 	// returns after the COMMIT: only then may the platform be told "200" or
-	// the frame be acked. A repeated message stores nothing. Errors wrap
-	// ErrUnavailable: nothing was stored, answer so that the platform
-	// retries.
+	// the frame be acked. A repeated message stores nothing.
+	//
+	// An in.Nonce is claimed for in.MsgID in that same transaction, across
+	// all replicas, until in.NonceExpires, even when the message itself is
+	// not stored (a group message not addressed to the bot, one without a
+	// sender): a nonce
+	// already claimed by another MsgID is a replay, and nothing is stored;
+	// the same MsgID with its own nonce again is a repeat, answered as the
+	// first delivery was (and never stored if the first was not).
+	//
+	// Errors wrap ErrUnavailable: nothing was stored, answer so that the
+	// platform retries; or ErrReplayed: nothing was stored, refuse the
+	// request (401) and record it as CheckReplay.
 	Accept(ctx context.Context, in Inbound) (Receipt, error)
 	// Progress reads how far the answer to ref has come, for platforms that
 	// poll for it (stream refresh callbacks) or push it (stream replies).
@@ -133,6 +157,8 @@ const (
 	CheckDecrypt   = "decrypt"   // the AES key does not decrypt it
 	CheckToken     = "token"     // the verification token is not the app's
 	CheckMalformed = "malformed" // not the platform's format
+	CheckReplay    = "replay"    // a single-use proof (Inbound.Nonce) already used by another message
+	CheckCorp      = "corp"      // signed, but names a corp other than the configured one
 )
 
 // Reply formats.
@@ -386,6 +412,10 @@ var (
 	ErrUnavailable = errors.New("temporarily unavailable")
 	// ErrUnauthorized: a signature, token or timestamp check failed.
 	ErrUnauthorized = errors.New("unauthorized")
+	// ErrReplayed: Accept found the message's Nonce already claimed by
+	// another message (a captured signature sent again with another body);
+	// nothing was stored. It answers 401 like any failed check.
+	ErrReplayed = fmt.Errorf("single-use proof already used: %w", ErrUnauthorized)
 	// ErrBadRequest: a body or frame that cannot be decoded.
 	ErrBadRequest = errors.New("bad request")
 	// ErrUnknownAccount: a callback for an account that is not configured.

@@ -220,7 +220,8 @@ func (g *Gateway) notifyOrigin(ctx context.Context, tx pgx.Tx, t store.AsyncTask
 	return g.enqueueDelivery(ctx, tx, origin.In.Channel, origin.In.Account, reply.Key)
 }
 
-// ExpireAsyncArgs is the periodic job that times out unanswered async tasks.
+// ExpireAsyncArgs is the leader's periodic housekeeping: it times out
+// unanswered async tasks and forgets expired single-use nonces.
 type ExpireAsyncArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -236,5 +237,5 @@ func (w *expireAsyncWorker) Work(ctx context.Context, _ *river.Job[ExpireAsyncAr
 	if n > 0 {
 		w.g.log.Info("async tasks timed out", "count", n)
 	}
-	return err
+	return errors.Join(err, w.g.ForgetNonces(ctx))
 }

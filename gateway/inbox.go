@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,9 +30,15 @@ var _ channels.Sink = (*Gateway)(nil)
 // answer, enqueues the job that will answer it — in one transaction, so a
 // message the platform was told "200" about is never lost and a repeated
 // message enqueues nothing. A group message not addressed to the bot (no
-// @-mention, no configured prefix) is not stored at all. Errors wrap
-// channels.ErrUnavailable: nothing was stored, and the caller must answer
-// so that the platform retries.
+// @-mention, no configured prefix) is not stored at all. The message's
+// single-use Nonce, if any, is claimed in the same transaction (see
+// channels.Sink.Accept), for unaddressed messages too (and for one without
+// a sender, handed over for its proof only): otherwise the captured
+// signature of one could be sent again with an addressed body.
+//
+// Errors wrap channels.ErrUnavailable: nothing was stored, and the caller
+// must answer so that the platform retries; or channels.ErrReplayed:
+// nothing was stored, and the caller refuses the request.
 func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt channels.Receipt, err error) {
 	start := time.Now()
 	ctx, span := g.tracer.Start(ctx, "hermes.accept", trace.WithAttributes(
@@ -41,19 +48,36 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		span.SetAttributes(attribute.Bool("hermes.new", receipt.New))
 		endSpan(span, err)
 	}()
-	status := store.InboundPending
+	status, addressed := store.InboundPending, true
 	switch {
+	case in.Nonce != "" && in.Sender.UserID == "":
+		// Nobody to answer: the channel hands it over for its proof only.
+		addressed = false
 	case in.MsgType == channels.TypeEvent:
 		// Events (entering the chat, ...) are recorded, not answered.
 		status = store.InboundIgnored
 	case in.ChatType == channels.ChatGroup:
-		text, addressed := g.groupPolicy(in).addressed(in)
-		if !addressed {
-			return channels.Receipt{}, nil
-		}
-		in.Text = text
+		in.Text, addressed = g.groupPolicy(in).addressed(in)
+	}
+	if !addressed && in.Nonce == "" {
+		return channels.Receipt{}, nil
 	}
 	err = store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		if in.Nonce != "" {
+			first, err := g.claimNonce(ctx, tx, in)
+			if err != nil {
+				return err
+			}
+			if !first {
+				// The same delivery again stores nothing new: its first
+				// stored what was to be stored, or nothing.
+				receipt, err = g.repeatReceipt(ctx, tx, in)
+				return err
+			}
+		}
+		if !addressed {
+			return nil
+		}
 		id, ok, err := store.InsertInbound(ctx, tx, in, status)
 		if err != nil {
 			return err
@@ -61,8 +85,7 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		if !ok {
 			// A repeat: the platform did not get our first answer. Answer it
 			// the same way (a streaming platform reopens the same stream).
-			prev, err := store.InboundStatus(ctx, tx, in.Channel, in.Account, in.MsgID)
-			receipt.Answer = prev != store.InboundIgnored
+			receipt, err = g.repeatReceipt(ctx, tx, in)
 			return err
 		}
 		receipt = channels.Receipt{New: true, Answer: status == store.InboundPending}
@@ -71,10 +94,48 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		}
 		return g.enqueueProcess(ctx, tx, id, in.Channel)
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, channels.ErrReplayed):
+		return channels.Receipt{}, err
+	case err != nil:
 		return channels.Receipt{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
 	return receipt, nil
+}
+
+// claimNonce claims in's nonce for its message in tx. first is false when
+// the message had claimed it before (the platform delivering it again with
+// the same signature). Errors wrap channels.ErrReplayed when another
+// message holds it.
+func (g *Gateway) claimNonce(ctx context.Context, tx pgx.Tx, in channels.Inbound) (first bool, err error) {
+	claimed, heldBy, err := store.ClaimNonce(ctx, tx, in.Channel, in.Account, in.Nonce, in.MsgID, in.NonceExpires, g.now())
+	switch {
+	case err != nil:
+		return false, err
+	case claimed:
+		return true, nil
+	case heldBy != in.MsgID:
+		// Message ids come from the caller's body; neither is logged as
+		// proof of anything, only to find the two requests.
+		return false, fmt.Errorf("gateway: %s/%s message %q: %w (first used by %q)", in.Channel, in.Account, in.MsgID, channels.ErrReplayed, heldBy)
+	}
+	return false, nil
+}
+
+// repeatReceipt answers a message delivered before, as the first delivery
+// was answered: a stored message is answered unless it was ignored; one
+// never stored (not for the bot) is not answered.
+func (g *Gateway) repeatReceipt(ctx context.Context, tx pgx.Tx, in channels.Inbound) (channels.Receipt, error) {
+	prev, err := store.InboundStatus(ctx, tx, in.Channel, in.Account, in.MsgID)
+	return channels.Receipt{Answer: prev != "" && prev != store.InboundIgnored}, err
+}
+
+// ForgetNonces deletes the nonce claims whose signed timestamp has left
+// its window: the platform's own check refuses them from then on. The
+// leader's periodic housekeeping job calls it (expireAsyncWorker).
+func (g *Gateway) ForgetNonces(ctx context.Context) error {
+	_, err := store.ForgetNonces(ctx, g.pool, g.now())
+	return err
 }
 
 // Progress reads how far the answer to ref has come: the run's draft, then

@@ -42,6 +42,7 @@ const (
 	acceptRepeat    = "repeat"     // the platform retried one already stored
 	acceptNotForBot = "not_for_us" // a group message not addressed to the bot
 	acceptError     = "error"      // not stored; the platform retries
+	acceptReplayed  = "replayed"   // refused: its single-use proof was used by another message
 )
 
 // Outcomes of one delivery attempt, the status label of hermes_deliveries_total.
@@ -65,7 +66,7 @@ func newMetrics(reg *prometheus.Registry, g *Gateway) *metrics {
 	m := &metrics{
 		reg: reg,
 		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_callbacks_total",
-			Help: "Verified inbound messages handed to the inbox, by channel and outcome (new, repeat, not_for_us, error)."},
+			Help: "Verified inbound messages handed to the inbox, by channel and outcome (new, repeat, not_for_us, error, replayed)."},
 			[]string{"channel", "status"}),
 		acceptSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "hermes_accept_duration_seconds",
 			Help: "Time to store an inbound message and its job (the ack's critical path), by channel.", Buckets: ackBuckets},
@@ -108,6 +109,8 @@ func (m *metrics) accepted(channel string, r channels.Receipt, err error, took t
 	}
 	status := acceptNotForBot
 	switch {
+	case errors.Is(err, channels.ErrReplayed):
+		status = acceptReplayed
 	case err != nil:
 		status = acceptError
 	case r.New:

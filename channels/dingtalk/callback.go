@@ -26,7 +26,8 @@ func (r *robot) route(sink channels.Sink) channels.Route {
 // decodes and stores the message, and answers 200 only after Accept
 // returned. It never calls the model or a skill.
 func (r *robot) serveCallback(w http.ResponseWriter, req *http.Request, sink channels.Sink) {
-	if err := r.verifyHeaders(req.Header); err != nil {
+	once, err := r.verifyHeaders(req.Header)
+	if err != nil {
 		r.refuse(w, req, sink, err)
 		return
 	}
@@ -38,7 +39,7 @@ func (r *robot) serveCallback(w http.ResponseWriter, req *http.Request, sink cha
 		r.refuse(w, req, sink, fmt.Errorf("dingtalk: read callback: %w: %w", channels.ErrBadRequest, err))
 		return
 	}
-	if err := r.receive(req.Context(), body, sink); err != nil {
+	if err := r.receive(req.Context(), body, once, sink); err != nil {
 		r.refuse(w, req, sink, err)
 		return
 	}
@@ -46,30 +47,62 @@ func (r *robot) serveCallback(w http.ResponseWriter, req *http.Request, sink cha
 	_, _ = w.Write([]byte("{}"))
 }
 
-// receive decodes a verified message and hands it to sink; when the robot
-// streams and the message is new and to be answered, it starts the card
-// stream. It returns after Accept committed (or failed), so the caller
-// acknowledges only what is stored.
+// receive decodes a verified message and hands it to sink with its
+// single-use proof (none in Stream mode); when the robot streams and the
+// message is new and to be answered, it starts the card stream. It returns
+// after Accept committed (or failed), so the caller acknowledges only what
+// is stored.
 //
-// Errors wrap ErrMalformed or channels.ErrUnavailable.
-func (r *robot) receive(ctx context.Context, data []byte, sink channels.Sink) error {
+// Errors wrap ErrMalformed, ErrCorp, channels.ErrReplayed or
+// channels.ErrUnavailable.
+func (r *robot) receive(ctx context.Context, data []byte, once proof, sink channels.Sink) error {
 	in, ok, err := r.decodeMessage(data)
-	if err != nil {
+	in.Nonce, in.NonceExpires = once.nonce, once.expires
+	switch {
+	case errors.Is(err, ErrCorp):
+		// Refused whatever the claim finds, unless it could not be stored:
+		// the platform retries then, and the claim with it.
+		if cerr := r.claimOnly(ctx, sink, in); errors.Is(cerr, channels.ErrUnavailable) {
+			return cerr
+		}
 		return err
-	}
-	if !ok {
+	case err != nil:
+		return err
+	case !ok:
 		r.log.Info("message without senderStaffId (external contact?) not answered")
-		return nil
+		return r.claimOnly(ctx, sink, in)
 	}
 	receipt, err := sink.Accept(ctx, in)
 	if err != nil {
 		return err
 	}
 	if receipt.New && receipt.Answer && r.cfg.CardTemplateID != "" {
-		// The stream outlives the callback; it ends at its own deadline.
-		go r.streamAnswer(context.WithoutCancel(ctx), sink, in)
+		// The stream outlives the callback; it ends at its own deadline. It
+		// reads DingTalk's answers, so it runs guarded: a panic in it costs
+		// this card only (the delivery layer sends the answer as a message
+		// at the stream deadline).
+		go func() {
+			err := channels.Guard(func() error { r.streamAnswer(context.WithoutCancel(ctx), sink, in); return nil })
+			if r.countPanic(err) {
+				r.log.Error("card stream ended by a panic; the answer goes out as a message", "msg_id", in.MsgID, "err", err)
+			}
+		}()
 	}
 	return nil
+}
+
+// claimOnly hands sink a signed message Hermes will not answer (in names
+// it, without a sender, so nothing is stored) to claim its single-use
+// proof: otherwise its captured signature could carry a body Hermes does
+// answer. Without a proof (Stream mode) there is nothing to claim.
+//
+// Errors wrap channels.ErrReplayed or channels.ErrUnavailable.
+func (r *robot) claimOnly(ctx context.Context, sink channels.Sink, in channels.Inbound) error {
+	if in.Nonce == "" {
+		return nil
+	}
+	_, err := sink.Accept(ctx, in)
+	return err
 }
 
 // refuse answers a refused callback and, when the request failed one of
@@ -86,6 +119,10 @@ func refusalCheck(err error) string {
 		return channels.CheckSignature
 	case errors.Is(err, ErrStale):
 		return channels.CheckTimestamp
+	case errors.Is(err, channels.ErrReplayed):
+		return channels.CheckReplay
+	case errors.Is(err, ErrCorp):
+		return channels.CheckCorp
 	case errors.Is(err, ErrMalformed), errors.Is(err, channels.ErrBadRequest):
 		return channels.CheckMalformed
 	}

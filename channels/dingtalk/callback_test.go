@@ -46,7 +46,7 @@ func TestCallback_SingleAndGroup(t *testing.T) {
 		t.Fatalf("status %d", got)
 	}
 	groupAt := dingtalktest.Message{MsgID: "msg-2", Text: " 帮我查工资条", Group: true, InAtList: true, ConversationID: "cid-group",
-		StaffID: "lisi", CorpID: "dingothercorp"}
+		StaffID: "lisi"} // no senderCorpId: the robot's corp
 	groupNoAt := dingtalktest.Message{MsgID: "msg-3", Text: "大家好", Group: true, ConversationID: "cid-group", StaffID: "lisi", CorpID: testCorpID}
 	for _, m := range []dingtalktest.Message{groupAt, groupNoAt} {
 		if got := do(t, dingtalktest.CallbackRequest(u, testAppSecret, c.Now(), m.JSON())); got != http.StatusOK {
@@ -69,7 +69,7 @@ func TestCallback_SingleAndGroup(t *testing.T) {
 	if err := json.Unmarshal(in.ReplyTo, &rt); err != nil || rt.Group || rt.User != "zhangsan" || rt.Webhook == "" || rt.Card != "" {
 		t.Errorf("single reply address: %s (%v)", in.ReplyTo, err)
 	}
-	if g := acc[1]; g.ChatType != channels.ChatGroup || !g.Mentioned || g.Text != "帮我查工资条" || g.Sender.CorpID != "dingothercorp" {
+	if g := acc[1]; g.ChatType != channels.ChatGroup || !g.Mentioned || g.Text != "帮我查工资条" || g.Sender.CorpID != testCorpID {
 		t.Errorf("group with @: %+v", g)
 	}
 	if g := acc[2]; g.Mentioned {
@@ -88,12 +88,18 @@ func TestCallback_Refused(t *testing.T) {
 	forged := dingtalktest.CallbackRequest(u, "not-the-secret", c.Now(), m.JSON())
 	stale := dingtalktest.CallbackRequest(u, testAppSecret, c.Now().Add(-61*time.Minute), m.JSON())
 	bad := dingtalktest.CallbackRequest(u, testAppSecret, c.Now(), []byte(`{"msgId":`))
+	// Signed, but the body names another corp: its staff id would be read
+	// as one of ours.
+	foreign := m
+	foreign.CorpID = "dingothercorp"
+	otherCorp := dingtalktest.CallbackRequest(u, testAppSecret, c.Now(), foreign.JSON())
 	for _, tc := range []struct {
 		name  string
 		req   *http.Request
 		want  int
 		check string
-	}{{"forged", forged, 401, "signature"}, {"stale", stale, 401, "timestamp"}, {"malformed", bad, 400, "malformed"}} {
+	}{{"forged", forged, 401, "signature"}, {"stale", stale, 401, "timestamp"}, {"malformed", bad, 400, "malformed"},
+		{"other corp", otherCorp, 401, "corp"}} {
 		if got := do(t, tc.req); got != tc.want {
 			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
 		}
@@ -112,7 +118,7 @@ func TestCallback_Refused(t *testing.T) {
 	if got := do(t, dingtalktest.CallbackRequest(u, testAppSecret, c.Now(), m.JSON())); got != http.StatusServiceUnavailable {
 		t.Errorf("store down: status %d, want 503", got)
 	}
-	if n := len(sink.refused); n != 3 {
+	if n := len(sink.refused); n != 4 {
 		t.Errorf("a failed Accept is no refused callback: %d refusals recorded", n)
 	}
 }
@@ -179,6 +185,18 @@ func TestDecodeMessage(t *testing.T) {
 		m := dingtalktest.Message{MsgID: "m", Text: "x", ConversationID: "cid"}
 		if _, ok, err := r.decodeMessage(m.JSON()); ok || err != nil {
 			t.Errorf("ok=%v err=%v", ok, err)
+		}
+	})
+	t.Run("ErrCorp", func(t *testing.T) {
+		// Even without a staff id (which alone would be acknowledged and
+		// dropped), a foreign corp is a refusal.
+		for _, m := range []dingtalktest.Message{
+			{MsgID: "m", Text: "x", ConversationID: "cid", StaffID: "u", CorpID: "dingothercorp"},
+			{MsgID: "m", Text: "x", ConversationID: "cid", CorpID: "dingothercorp"},
+		} {
+			if _, ok, err := r.decodeMessage(m.JSON()); !errors.Is(err, ErrCorp) || !errors.Is(err, channels.ErrUnauthorized) || ok {
+				t.Errorf("staff %q: ok=%v err=%v, want ErrCorp", m.StaffID, ok, err)
+			}
 		}
 	})
 	t.Run("ErrMalformed", func(t *testing.T) {

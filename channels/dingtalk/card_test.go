@@ -116,7 +116,7 @@ func TestCard_NotStartedForRepeatsOrIgnored(t *testing.T) {
 	r := cardRobot(t, fake, c, time.Minute)
 	sink := newMemSink()
 	m := dingtalktest.Message{MsgID: "m", Text: "大家好", Group: true, ConversationID: "cid", StaffID: "u", CorpID: testCorpID}
-	if err := r.receive(context.Background(), m.JSON(), sink); err != nil {
+	if err := r.receive(context.Background(), m.JSON(), proof{}, sink); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(fake.Cards()); n != 0 {

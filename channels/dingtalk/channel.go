@@ -33,6 +33,13 @@ type robot struct {
 	// backoff is the wait before each reconnect attempt of a stream
 	// connection (the last entry repeats); data so tests can shorten it.
 	backoff []time.Duration
+	// env counts recovered panics (channels.Env.CountPanic).
+	env channels.Env
+	// onFrame, when set (tests only), is called with each robot message
+	// frame on the goroutine that handles it, before it is decoded: a test
+	// makes it panic to prove the guard over a real socket, since no
+	// decoder of ours is known to panic.
+	onFrame func(data string)
 }
 
 // reconnectBackoff: a dead socket or a failed open is retried quickly at
@@ -58,8 +65,13 @@ func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, 
 		},
 		dir:     directory{entries: map[string]dirEntry{}},
 		backoff: reconnectBackoff,
+		env:     env,
 	}
 }
+
+// countPanic counts err if it is a recovered panic (channels.ErrPanic) and
+// reports whether it was one.
+func (r *robot) countPanic(err error) bool { return r.env.CountPanic(ChannelName, r.cfg.Name, err) }
 
 // Name returns ChannelName.
 func (c *Channel) Name() string { return ChannelName }

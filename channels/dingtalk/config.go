@@ -14,6 +14,8 @@ import (
 type Config struct {
 	// TimestampWindow: HTTP callbacks whose timestamp header is further than
 	// this from now, either way, are refused. Default 1h (DingTalk's rule).
+	// A (timestamp, sign) pair is accepted for one message only; its claim
+	// is kept this long after the timestamp.
 	TimestampWindow time.Duration `yaml:"timestamp_window"`
 	// Robots are the enterprise internal app robots, of one corp or several.
 	Robots []RobotSection `yaml:"robots"`
@@ -30,15 +32,16 @@ type RobotSection struct {
 	Name string `yaml:"name"` // required, [a-z0-9-]+; in the callback path
 	// Mode is "http" (DingTalk POSTs to /dingtalk/<name>/callback; needs a
 	// public URL) or "stream" (Hermes keeps long connections; no public
-	// URL). Default http.
+	// URL). Default http. Stream is the safer for personal data: the HTTP
+	// signature covers the timestamp, not the body.
 	Mode      string `yaml:"mode"`
 	AppKey    string `yaml:"app_key"`    // required: AppKey, a.k.a. Client ID
 	AppSecret string `yaml:"app_secret"` // required: AppSecret (Client Secret); use ${ENV}
 	// RobotCode is the robot's code for the OpenAPI; default app_key (an
 	// internal app's robot has its AppKey as code).
 	RobotCode string `yaml:"robot_code"`
-	// CorpID is the corp the app belongs to; the sender's corp when a
-	// message does not carry senderCorpId. Required.
+	// CorpID is the corp the app belongs to, and every sender's corp: a
+	// message whose senderCorpId names another is refused. Required.
 	CorpID string `yaml:"corp_id"`
 	// RobotName is the robot's display name; a leading "@<name>" left in a
 	// message's text is removed. Optional: DingTalk usually removes it.

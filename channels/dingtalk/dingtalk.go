@@ -59,14 +59,18 @@ const (
 
 // Sentinel errors that callers branch on; every error the package returns for
 // these conditions wraps one of them (test with errors.Is). They wrap the
-// shared channels errors, so ErrSignature and ErrStale answer 401 and
-// ErrMalformed 400 (channels.HTTPStatus).
+// shared channels errors, so ErrSignature, ErrStale and ErrCorp answer 401
+// and ErrMalformed 400 (channels.HTTPStatus).
 var (
 	// ErrSignature: the sign header is missing or does not match.
 	ErrSignature = fmt.Errorf("dingtalk: bad signature: %w", channels.ErrUnauthorized)
 	// ErrStale: the timestamp header is missing, unparsable or outside the
 	// window.
 	ErrStale = fmt.Errorf("dingtalk: stale callback: %w", channels.ErrUnauthorized)
+	// ErrCorp: a signed message whose senderCorpId is not the robot's
+	// corp_id. The body is not covered by the signature, so the corp it
+	// names is not trusted to choose whose staff id the sender is.
+	ErrCorp = fmt.Errorf("dingtalk: message from another corp: %w", channels.ErrUnauthorized)
 	// ErrMalformed: a body or frame that is not the JSON DingTalk sends, or
 	// lacks a field that identifies the message.
 	ErrMalformed = fmt.Errorf("dingtalk: malformed message: %w", channels.ErrBadRequest)

@@ -39,21 +39,39 @@ type hermes struct {
 	model *openaitest.Server
 	clock *chantest.Clock
 	url   string // the public base URL
+	dbURL string
+	robot string // the robot's extra keys
 }
 
 // start runs a gateway whose one DingTalk robot has the extra keys robot.
 func start(t testing.TB, robot string) *hermes {
 	t.Helper()
-	h := &hermes{t: t, clock: chantest.NewClock(time.Now())}
-	dbURL := storetest.URL(t)
+	h := &hermes{t: t, clock: chantest.NewClock(time.Now()), dbURL: storetest.URL(t), robot: robot,
+		fake: dingtalktest.NewServer(t, appKey, appSecret), model: openaitest.NewServer(t)}
+	h.serve()
+	return h
+}
+
+// replica runs another gateway on h's database, with h's DingTalk, model,
+// clock and configuration.
+func (h *hermes) replica() *hermes {
+	h.t.Helper()
+	r := *h
+	r.serve()
+	return &r
+}
+
+// serve starts the gateway on h.dbURL and sets h.pool and h.url.
+func (h *hermes) serve() {
+	t := h.t
+	t.Helper()
+	dbURL, robot := h.dbURL, h.robot
 	pool, err := store.Open(context.Background(), dbURL, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
 	h.pool = pool
-	h.fake = dingtalktest.NewServer(t, appKey, appSecret)
-	h.model = openaitest.NewServer(t)
 	cfg, err := gateway.ParseConfig([]byte(fmt.Sprintf(`
 database:
   url: %s
@@ -93,12 +111,14 @@ dingtalk:
 		_ = gw.Stop(stopCtx)
 	})
 	h.url = srv.URL
-	return h
 }
 
-// post delivers m to the callback, signed at the gateway's now with secret.
+// post delivers m to the callback, signed at the gateway's now with secret;
+// the clock then moves on a millisecond, as DingTalk signs each callback
+// when it sends it (a signature is good for one message).
 func (h *hermes) post(m dingtalktest.Message, secret string) int {
 	h.t.Helper()
+	defer h.clock.Add(time.Millisecond)
 	resp, err := http.DefaultClient.Do(dingtalktest.CallbackRequest(h.url+"/dingtalk/hr-bot/callback", secret, h.clock.Now(), m.JSON()))
 	if err != nil {
 		h.t.Fatal(err)

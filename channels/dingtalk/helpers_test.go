@@ -59,6 +59,9 @@ func (s *memSink) Accept(ctx context.Context, in channels.Inbound) (channels.Rec
 	if fail != nil {
 		return channels.Receipt{}, fail
 	}
+	if in.Nonce != "" && in.Sender.UserID == "" {
+		return channels.Receipt{}, nil // a proof to claim, nothing to store
+	}
 	answer := in.ChatType == channels.ChatSingle || in.Mentioned
 	if s.seen[in.MsgID] {
 		return channels.Receipt{Answer: answer}, nil

@@ -66,9 +66,13 @@ type replyTo struct {
 
 // decodeMessage turns a verified robot message into an Inbound. ok is false
 // for a message Hermes cannot attribute to a staff member (an external
-// contact: no senderStaffId), which is acknowledged but not stored.
+// contact: no senderStaffId), which is acknowledged but not stored. The
+// sender's corp is always the robot's corp_id: a senderCorpId naming
+// another corp is refused, since a staff id means something only within
+// its corp and an HTTP body is not signed. When ok is false, and with
+// ErrCorp, in names only the message (Channel, Account, MsgID).
 //
-// Errors wrap ErrMalformed.
+// Errors wrap ErrMalformed or ErrCorp.
 func (r *robot) decodeMessage(data []byte) (in channels.Inbound, ok bool, err error) {
 	var m message
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -77,12 +81,12 @@ func (r *robot) decodeMessage(data []byte) (in channels.Inbound, ok bool, err er
 	if m.MsgID == "" || m.ConversationID == "" || m.MsgType == "" {
 		return channels.Inbound{}, false, fmt.Errorf("%w: message lacks msgId, conversationId or msgtype", ErrMalformed)
 	}
-	if m.SenderStaffID == "" {
-		return channels.Inbound{}, false, nil
+	only := channels.Inbound{Channel: ChannelName, Account: r.cfg.Name, MsgID: m.MsgID}
+	if m.SenderCorpID != "" && m.SenderCorpID != r.cfg.CorpID {
+		return only, false, fmt.Errorf("%w: senderCorpId %q is not corp_id %q", ErrCorp, m.SenderCorpID, r.cfg.CorpID)
 	}
-	corp := m.SenderCorpID
-	if corp == "" {
-		corp = r.cfg.CorpID
+	if m.SenderStaffID == "" {
+		return only, false, nil
 	}
 	if !r.trustedWebhook(m.SessionWebhook) {
 		// The signature covers the timestamp, not the body: never POST a
@@ -106,9 +110,10 @@ func (r *robot) decodeMessage(data []byte) (in channels.Inbound, ok bool, err er
 	in = channels.Inbound{
 		Channel: ChannelName, Account: r.cfg.Name, MsgID: m.MsgID, MsgType: m.MsgType,
 		ChatID: m.ConversationID, ChatType: channels.ChatSingle,
-		// senderStaffId and senderCorpId come from the verified callback (or
-		// the authenticated stream), never from message text.
-		Sender:  channels.Identity{UserID: m.SenderStaffID, Name: m.SenderNick, CorpID: corp},
+		// senderStaffId comes from the verified callback (or the
+		// authenticated stream), never from message text; the corp is the
+		// robot's, checked above.
+		Sender:  channels.Identity{UserID: m.SenderStaffID, Name: m.SenderNick, CorpID: r.cfg.CorpID},
 		ReplyTo: raw,
 		Raw:     json.RawMessage(data),
 	}

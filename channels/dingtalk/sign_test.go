@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,20 +33,32 @@ func TestVerifyHeaders(t *testing.T) {
 		return http.Header{"Timestamp": {ms}, "Sign": {sign}}
 	}
 	t.Run("OK", func(t *testing.T) {
-		if err := r.verifyHeaders(headers(c.Now().Add(-59*time.Minute), "")); err != nil {
+		signed := c.Now().Add(-59 * time.Minute)
+		once, err := r.verifyHeaders(headers(signed, ""))
+		if err != nil {
 			t.Fatal(err)
+		}
+		// The proof names the pair, holds no header, and lives as long as
+		// the timestamp is in the window.
+		again, _ := r.verifyHeaders(headers(signed, ""))
+		other, _ := r.verifyHeaders(headers(signed.Add(time.Millisecond), ""))
+		if once.nonce == "" || once != again || once.nonce == other.nonce || strings.Contains(once.nonce, Sign("SECabc", strconv.FormatInt(signed.UnixMilli(), 10))) {
+			t.Errorf("proofs %+v, %+v, %+v", once, again, other)
+		}
+		if !once.expires.Equal(time.UnixMilli(signed.UnixMilli()).Add(time.Hour)) {
+			t.Errorf("proof expires %s, want the timestamp + 1h", once.expires)
 		}
 	})
 	t.Run("ErrSignature", func(t *testing.T) {
 		for _, h := range []http.Header{headers(c.Now(), "forged"), {}, {"Timestamp": {"1700000000000"}}} {
-			if err := r.verifyHeaders(h); !errors.Is(err, ErrSignature) {
+			if _, err := r.verifyHeaders(h); !errors.Is(err, ErrSignature) {
 				t.Errorf("%v: err = %v, want ErrSignature", h, err)
 			}
 		}
 	})
 	t.Run("ErrStale", func(t *testing.T) {
 		for _, d := range []time.Duration{-61 * time.Minute, 61 * time.Minute} {
-			if err := r.verifyHeaders(headers(c.Now().Add(d), "")); !errors.Is(err, ErrStale) {
+			if _, err := r.verifyHeaders(headers(c.Now().Add(d), "")); !errors.Is(err, ErrStale) {
 				t.Errorf("%s: err = %v, want ErrStale", d, err)
 			}
 		}

@@ -51,11 +51,17 @@ var errDisconnect = errors.New("dingtalk: stream: server asked to reconnect")
 // runStream keeps the robot's stream connection up until ctx ends:
 // connect, serve, and on any failure reconnect after the next backoff step
 // (at once after a disconnect frame). A connection that got as far as
-// serving resets the backoff.
+// serving resets the backoff. A panic while serving (in this goroutine or
+// one the connection started) ends that connection only: it is counted
+// (channels.Env.CountPanic), logged once here, and the robot reconnects.
 func (r *robot) runStream(ctx context.Context, sink channels.Sink) error {
 	failures := 0
 	for {
-		served, err := r.serveStream(ctx, sink)
+		var served bool
+		err := channels.Guard(func() (err error) {
+			served, err = r.serveStream(ctx, sink)
+			return err
+		})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -67,7 +73,11 @@ func (r *robot) runStream(ctx context.Context, sink channels.Sink) error {
 			wait = r.backoff[min(failures, len(r.backoff)-1)]
 			failures++
 		}
-		r.log.Warn("stream connection ended; reconnecting", "in", wait, "err", err)
+		if r.countPanic(err) {
+			r.log.Error("stream connection ended by a panic; reconnecting", "in", wait, "err", err)
+		} else {
+			r.log.Warn("stream connection ended; reconnecting", "in", wait, "err", err)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -101,6 +111,9 @@ func (r *robot) openConnection(ctx context.Context) (string, error) {
 // robot messages to sink and acks each after Accept returned, and pings
 // the socket after Keepalive without a frame, replacing it when the pong
 // does not come within PingWait. served reports whether the socket was up.
+// The goroutines that read the peer's bytes (the reader, one per robot
+// message) run under channels.Guard: a panic in one becomes the error that
+// ends this connection.
 func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served bool, err error) {
 	u, err := r.openConnection(ctx)
 	if err != nil {
@@ -125,19 +138,25 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 	frames := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
-		for {
-			_, data, err := conn.Read(connCtx)
-			if err != nil {
-				readErr <- err
-				return
+		err := channels.Guard(func() error {
+			for {
+				_, data, err := conn.Read(connCtx)
+				if err != nil {
+					return err
+				}
+				select {
+				case frames <- data:
+				case <-connCtx.Done():
+					return nil
+				}
 			}
-			select {
-			case frames <- data:
-			case <-connCtx.Done():
-				return
-			}
+		})
+		if err != nil {
+			readErr <- err
 		}
 	}()
+	// broken receives the first panic of a frame's goroutine.
+	broken := make(chan error, 1)
 
 	// The ping runs beside the loop: frames keep being handled while it
 	// waits, and the reader keeps reading, which is what receives the pong.
@@ -150,6 +169,8 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 			return true, ctx.Err()
 		case err := <-readErr:
 			return true, fmt.Errorf("dingtalk: stream: read: %w", err)
+		case err := <-broken:
+			return true, fmt.Errorf("dingtalk: stream: robot message: %w", err)
 		case <-idle.C:
 			go func() {
 				pctx, stop := context.WithTimeout(connCtx, r.cfg.PingWait)
@@ -173,7 +194,7 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 				}
 			}
 			idle.Reset(r.cfg.Keepalive)
-			if err := r.handleFrame(ctx, conn, data, sink, &inflight); err != nil {
+			if err := r.handleFrame(ctx, conn, data, sink, &inflight, broken); err != nil {
 				return true, err
 			}
 		}
@@ -182,45 +203,95 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 
 // handleFrame answers one frame. A robot message is stored on its own
 // goroutine (reading goes on) and acked only after Accept returned; when
-// Accept fails the frame is left unacked for DingTalk to push again.
-func (r *robot) handleFrame(ctx context.Context, conn *websocket.Conn, data []byte, sink channels.Sink, inflight *sync.WaitGroup) error {
-	var f frame
-	if err := json.Unmarshal(data, &f); err != nil {
-		r.log.Warn("stream frame is not JSON; ignored", "err", err)
+// Accept fails the frame is left unacked for DingTalk to push again. A
+// panic on that goroutine leaves the frame unacked too, and is handed to
+// broken, which ends the connection.
+func (r *robot) handleFrame(ctx context.Context, conn *websocket.Conn, data []byte, sink channels.Sink, inflight *sync.WaitGroup, broken chan<- error) error {
+	f, kind, err := decodeFrame(data)
+	if err != nil {
+		r.log.Warn("stream frame ignored", "err", err)
 		return nil
 	}
-	id, topic := f.Headers["messageId"], f.Headers["topic"]
-	switch {
-	case f.Type == frameSystem && topic == topicPing:
+	id := f.Headers["messageId"]
+	switch kind {
+	case framePing:
 		return r.writeAck(ctx, conn, id, f.Data)
-	case f.Type == frameSystem && topic == topicDisconnect:
+	case frameDisconnect:
 		return errDisconnect
-	case f.Type == frameCallback && topic == botTopic:
+	case frameMessage:
 		received := time.Now()
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			err := r.receive(ctx, []byte(f.Data), sink)
-			if errors.Is(err, channels.ErrUnavailable) || ctx.Err() != nil {
-				r.log.Warn("robot message not stored; left unacked for DingTalk to push again", "message_id", id, "err", err)
-				return
-			}
+			err := channels.Guard(func() error { r.handleMessage(ctx, conn, id, f.Data, received, sink); return nil })
 			if err != nil {
-				// A frame that cannot be decoded never will be: ack it so it
-				// does not come back forever.
-				r.log.Warn("robot message refused", "message_id", id, "err", err)
+				select {
+				case broken <- err:
+				default: // the connection is ending already
+				}
 			}
-			if err := r.writeAck(ctx, conn, id, "{}"); err != nil {
-				r.log.Warn("ack not sent; DingTalk will push the frame again", "message_id", id, "err", err)
-				return
-			}
-			r.log.Debug("robot message acked", "message_id", id, "after", time.Since(received))
 		}()
 		return nil
 	default:
 		// Nothing else is subscribed; ack so it is not pushed again.
 		return r.writeAck(ctx, conn, id, "{}")
 	}
+}
+
+// frameKind is what a frame asks of the client.
+type frameKind int
+
+const (
+	frameOther      frameKind = iota // not subscribed: acked and dropped
+	framePing                        // SYSTEM ping: echo its data
+	frameDisconnect                  // SYSTEM disconnect: reconnect at once
+	frameMessage                     // CALLBACK robot message: store, then ack
+)
+
+// frameKinds maps a frame's type and topic to its kind.
+var frameKinds = map[[2]string]frameKind{
+	{frameSystem, topicPing}:       framePing,
+	{frameSystem, topicDisconnect}: frameDisconnect,
+	{frameCallback, botTopic}:      frameMessage,
+}
+
+// decodeFrame decodes one frame DingTalk pushed and says what it asks.
+//
+// Errors wrap ErrMalformed: not a JSON frame (header values must be
+// strings).
+func decodeFrame(data []byte) (frame, frameKind, error) {
+	var f frame
+	if err := json.Unmarshal(data, &f); err != nil {
+		return frame{}, frameOther, fmt.Errorf("%w: stream frame: %v", ErrMalformed, err)
+	}
+	return f, frameKinds[[2]string{f.Type, f.Headers["topic"]}], nil
+}
+
+// handleMessage stores the robot message data of frame id and acks the
+// frame after Accept returned, unless it could not be stored.
+func (r *robot) handleMessage(ctx context.Context, conn *websocket.Conn, id, data string, received time.Time, sink channels.Sink) {
+	if r.onFrame != nil {
+		r.onFrame(data)
+	}
+	err := r.receive(ctx, []byte(data), proof{}, sink)
+	if errors.Is(err, channels.ErrUnavailable) || ctx.Err() != nil {
+		r.log.Warn("robot message not stored; left unacked for DingTalk to push again", "message_id", id, "err", err)
+		return
+	}
+	if err != nil {
+		// A frame that cannot be decoded (or names another corp) never
+		// will be accepted: ack it so it does not come back forever, and
+		// count the refusal as a refused callback is counted.
+		r.log.Warn("robot message refused", "message_id", id, "err", err)
+		if check := refusalCheck(err); check != "" {
+			sink.Refused(ctx, ChannelName, r.cfg.Name, check)
+		}
+	}
+	if err := r.writeAck(ctx, conn, id, "{}"); err != nil {
+		r.log.Warn("ack not sent; DingTalk will push the frame again", "message_id", id, "err", err)
+		return
+	}
+	r.log.Debug("robot message acked", "message_id", id, "after", time.Since(received))
 }
 
 // writeAck acks the frame messageID with data.

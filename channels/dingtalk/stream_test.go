@@ -3,6 +3,8 @@ package dingtalk
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,5 +167,82 @@ func TestStream_WrongSecretBacksOff(t *testing.T) {
 	}
 	if made, _ := fake.Connections(); made != 0 {
 		t.Errorf("%d connections with a wrong secret", made)
+	}
+}
+
+// A frame naming another corp is refused like an HTTP callback: not
+// stored, recorded, and acked so that it does not come back forever.
+func TestStream_OtherCorpRefused(t *testing.T) {
+	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
+	r := streamRobot(t, fake, newClock(), time.Minute)
+	sink := newMemSink()
+	ctx := withTimeout(t, 10*time.Second)
+	runStreamRobot(t, r, sink)
+	waitConnections(t, ctx, fake, 1, 1)
+
+	m := dingtalktest.Message{MsgID: "msg-1", Text: "查一下张三的工资", ConversationID: "cid", StaffID: "zhangsan", CorpID: "dingothercorp"}
+	id, err := fake.PushCallback(ctx, m.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitStream(ctx, func(acks []dingtalktest.Ack, _, _ int) bool { _, ok := ackOf(acks, id); return ok }); err != nil {
+		t.Fatal(err)
+	}
+	sink.mu.Lock()
+	refused := sink.refused
+	sink.mu.Unlock()
+	if n := len(sink.Accepted()); n != 0 || len(refused) != 1 || refused[0] != "hr-bot/corp" {
+		t.Errorf("accepted %d, refusals %v; want none accepted and hr-bot/corp", n, refused)
+	}
+}
+
+// A panic on a robot message's goroutine (made here by the test hook, as
+// no decoder is known to panic) ends that connection only: the process
+// lives, the panic is counted, the frame stays unacked, and the robot
+// reconnects and acks the next message on the new connection.
+func TestStream_PanicEndsConnectionOnly(t *testing.T) {
+	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
+	r := streamRobot(t, fake, newClock(), time.Minute)
+	var mu sync.Mutex
+	var panics []string
+	r.env.Panicked = func(channel, account string) {
+		mu.Lock()
+		defer mu.Unlock()
+		panics = append(panics, channel+"/"+account)
+	}
+	r.onFrame = func(data string) {
+		if strings.Contains(data, "poison") {
+			panic("test: poisoned frame")
+		}
+	}
+	sink := newMemSink()
+	ctx := withTimeout(t, 10*time.Second)
+	runStreamRobot(t, r, sink)
+	waitConnections(t, ctx, fake, 1, 1)
+
+	poison := dingtalktest.Message{MsgID: "poison", Text: "x", ConversationID: "cid", StaffID: "zhangsan", CorpID: testCorpID}
+	bad, err := fake.PushCallback(ctx, poison.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitConnections(t, ctx, fake, 2, 1)
+	m := dingtalktest.Message{MsgID: "msg-2", Text: "还在吗", ConversationID: "cid", StaffID: "zhangsan", CorpID: testCorpID}
+	id, err := fake.PushCallback(ctx, m.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitStream(ctx, func(acks []dingtalktest.Ack, _, _ int) bool { a, ok := ackOf(acks, id); return ok && a.Conn == 2 }); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ackOf(fake.Acks(), bad); ok {
+		t.Error("the frame whose handling panicked was acked")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(panics) != 1 || panics[0] != "dingtalk/hr-bot" {
+		t.Errorf("panics counted %v, want one for dingtalk/hr-bot", panics)
+	}
+	if acc := sink.Accepted(); len(acc) != 1 || acc[0].MsgID != "msg-2" {
+		t.Errorf("accepted %+v, want msg-2 only", acc)
 	}
 }

@@ -47,6 +47,8 @@ var texts = map[string]map[string]string{
 		"refusal_decrypt":   "解密失败（EncodingAESKey 或 Encrypt Key 不对？）",
 		"refusal_token":     "Verification Token 不匹配（飞书的 verification_token 不对？）",
 		"refusal_malformed": "请求格式不对（回调地址是否填到了别的平台或应用？）",
+		"refusal_replay":    "签名已被另一条消息用过（请求被截获后重放？钉钉 HTTP 模式的签名不覆盖消息内容，涉及个人数据的技能请改用 Stream 模式）",
+		"refusal_corp":      "消息的企业（senderCorpId）不是配置的 corp_id（corp_id 填错，或来自跨企业群？）",
 	},
 	"en": {
 		"title": "Hermes console", "overview": "Overview", "conversations": "Conversations", "runs": "Runs", "skills": "Skills", "selftest": "Channel self-test",
@@ -83,6 +85,8 @@ var texts = map[string]map[string]string{
 		"refusal_decrypt":   "decryption failed (wrong EncodingAESKey or Encrypt Key?)",
 		"refusal_token":     "verification token mismatch (wrong Feishu verification_token?)",
 		"refusal_malformed": "not the platform's format (is the callback URL set on another platform or app?)",
+		"refusal_replay":    "signature already used by another message (a captured request sent again? DingTalk's HTTP signature does not cover the body; use Stream mode for skills touching personal data)",
+		"refusal_corp":      "the message's corp (senderCorpId) is not the configured corp_id (wrong corp_id, or a group shared with another corp?)",
 	},
 }
 

@@ -66,10 +66,17 @@ func Sign(appSecret, timestamp string) string {
 // CallbackRequest is the POST DingTalk makes to a robot's callback URL at
 // ts, signed with appSecret.
 func CallbackRequest(url, appSecret string, ts time.Time, body []byte) *http.Request {
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
 	t := strconv.FormatInt(ts.UnixMilli(), 10)
+	return SignedRequest(url, t, Sign(appSecret, t), body)
+}
+
+// SignedRequest is a callback POST with the given timestamp and sign
+// headers and body: with the headers of a captured request, the replay an
+// attacker would send (the sign does not cover the body).
+func SignedRequest(url, timestamp, sign string, body []byte) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("timestamp", t)
-	req.Header.Set("sign", Sign(appSecret, t))
+	req.Header.Set("timestamp", timestamp)
+	req.Header.Set("sign", sign)
 	return req
 }
