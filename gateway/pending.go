@@ -149,7 +149,10 @@ func resultSummary(masked, subject string) string {
 // userFacingError says why a skill call failed without internals.
 func userFacingError(err error) string {
 	var he *skills.HTTPError
+	var refusal *ReportRefusal
 	switch {
+	case errors.As(err, &refusal):
+		return strings.TrimSuffix(refusal.Sentence, "。") // the message adds its own
 	case errors.As(err, &he) && he.Body != "":
 		return he.Body
 	case errors.Is(err, skills.ErrAccessDenied):
