@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // chatReport is a report an employee asks for in chat (ByAdmin false):
@@ -101,17 +103,77 @@ func TestChatReportLimits(t *testing.T) {
 }
 
 // TestChatReportAllowedWriteSkill: a skill that changes data and says
-// reports: allow may be scheduled from chat.
+// reports: allow may be scheduled from chat; once its definition no
+// longer says so, the next run is refused (recorded, the owner told).
 func TestChatReportAllowedWriteSkill(t *testing.T) {
 	h, ch, clock := reportRig(t)
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "notify"), 0o755)
-	os.WriteFile(filepath.Join(dir, "notify", "SKILL.md"), []byte("---\nname: it_notice_post\ndescription: 发布 IT 通知\n"+
-		"endpoint: /it/tickets/weekly\nconfirm: false\nreports: allow\nidentity:\n  hmac_key_env: HERMES_DEMO_IT_KEY\n---\n"), 0o644)
+	define := func(reports string) {
+		os.MkdirAll(filepath.Join(dir, "notify"), 0o755)
+		os.WriteFile(filepath.Join(dir, "notify", "SKILL.md"), []byte("---\nname: it_notice_post\ndescription: 发布 IT 通知\n"+
+			"display_name: 发布通知\nendpoint: /it/tickets/weekly\nconfirm: false\n"+reports+"identity:\n  hmac_key_env: HERMES_DEMO_IT_KEY\n---\n"), 0o644)
+	}
+	define("reports: allow\n")
 	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
 	ctx := withTimeout(t, 60*time.Second)
-	if _, err := gw.CreateReport(ctx, chatReport("每周通知", "0 9 * * 1", "it_notice_post", "")); err != nil {
+	rep, err := gw.CreateReport(ctx, chatReport("每周通知", "0 9 * * 1", "it_notice_post", ""))
+	if err != nil {
 		t.Fatalf("a write skill with reports: allow: %v", err)
+	}
+	define("")
+	if err := gw.ReloadSkills(); err != nil {
+		t.Fatal(err)
+	}
+	runID, err := gw.RunReportNow(ctx, rep.ID, &zhangsan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	run, err := store.GetReportRun(ctx, h.pool, runID)
+	if err != nil || run.Status != store.RunFailed || !strings.Contains(run.Error, "会修改数据") {
+		t.Errorf("run %+v %v, want refused as a write skill", run, err)
+	}
+	sent := ch.Sent()
+	if len(sent) != 1 || chantest.AddressOf(sent[0]).UserID != "zhangsan" || !strings.Contains(sent[0].Text, "技能「发布通知」") {
+		t.Errorf("sent %+v, want only the note to the owner", sent)
+	}
+}
+
+// TestChatPromptReportOffersOnlyUnattendedSkills: a prompt report made in
+// chat runs the agent with the skills that may run unattended (read-only
+// or reports: allow), never one that changes data; an admin's prompt
+// report is offered the owner's skills.
+func TestChatPromptReportOffersOnlyUnattendedSkills(t *testing.T) {
+	h, ch, clock := reportRig(t)
+	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+		return openaitest.Reply{Content: "本周工单平稳。"}
+	})
+	gw := h.startReports(ch, clock)
+	ctx := withTimeout(t, 60*time.Second)
+	offered := func(byAdmin bool) []string {
+		t.Helper()
+		nr := chatReport(fmt.Sprintf("工单小结 %v", byAdmin), "0 9 * * 1", "", "")
+		nr.Spec, nr.ByAdmin = gateway.ReportSpec{Prompt: "总结上周的工单统计；发现故障就提 IT 工单"}, byAdmin
+		rep, err := gw.CreateReport(ctx, nr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		h.waitIdle(ctx)
+		reqs := h.model.Requests()
+		var names []string
+		for _, tool := range reqs[len(reqs)-1].Tools {
+			names = append(names, tool.Function.Name)
+		}
+		return names
+	}
+	if got := offered(false); slices.Contains(got, "it_ticket_create") || !slices.Contains(got, "it_ticket_weekly") {
+		t.Errorf("a prompt report from chat was offered %v", got)
+	}
+	if got := offered(true); !slices.Contains(got, "it_ticket_create") {
+		t.Errorf("an admin's prompt report was offered %v, want it_ticket_create among them", got)
 	}
 }
 
