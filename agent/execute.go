@@ -286,6 +286,14 @@ func (r *run) observe(ctx context.Context, c *callResult) {
 		}
 		return
 	}
+	if conf := c.res.Confirm; conf != nil {
+		// The prompt is rendered from the arguments (a phone number the
+		// user gave): it is shown, stored and traced like a reply, so it is
+		// masked like one, here once for every place it goes.
+		masked := *conf
+		masked.Prompt = maskPII(conf.Prompt, &r.keep)
+		c.res.Confirm = &masked
+	}
 	c.obs = observeResult(c.res, c.entry.spec, r.opts.MaxObservationBytes, &r.keep)
 	switch {
 	case c.res.Confirm != nil:

@@ -3,12 +3,13 @@ package channels
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Markdown the model writes, as the dialects without it must see it.
 var (
 	mdHeading = regexp.MustCompile(`(?m)^#{1,6}[ \t]+`)
-	mdBold    = regexp.MustCompile(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`)
 	mdLink    = regexp.MustCompile(`\[([^\]\n]+)\]\((https?://[^)\s]+)\)`)
 	mdImage   = regexp.MustCompile(`!\[([^\]\n]*)\]\((https?://[^)\s]+)\)`)
 	mdFence   = regexp.MustCompile("(?m)^```[^\n]*\n?")
@@ -28,11 +29,81 @@ func AdaptMarkdown(text, dialect string) string {
 	default: // plain text
 		text = mdImage.ReplaceAllString(text, "$1 $2")
 		text = mdLink.ReplaceAllString(text, "$1 ($2)")
-		text = mdBold.ReplaceAllString(text, "$1$2")
+		text = stripBold(text)
 		text = mdHeading.ReplaceAllString(text, "")
 		text = mdFence.ReplaceAllString(text, "")
 		return tablesToLines(text)
 	}
+}
+
+// stripBold removes the markers of **bold** and __bold__ and keeps the
+// words. A marker is a run of exactly two '*' or '_' that does not sit
+// between two ASCII letters or digits, so the asterisks of masked numbers
+// ("138****5678", "1101**********1234", "1**5") and snake__case stay as
+// written; it opens where the next character is not a space and closes,
+// later on the same line, where the previous one is not. (A regular
+// expression cannot say "a run of exactly two": it read "**5678 和 139**"
+// between two masked numbers as bold.)
+func stripBold(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "**") || strings.Contains(l, "__") {
+			lines[i] = stripBoldLine(l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func stripBoldLine(line string) string {
+	var marks []int // byte offsets of the two-character markers
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c != '*' && c != '_' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && line[j] == c {
+			j++
+		}
+		inWord := i > 0 && j < len(line) && isASCIIAlnum(line[i-1]) && isASCIIAlnum(line[j])
+		if j-i == 2 && !inWord {
+			marks = append(marks, i)
+		}
+		i = j
+	}
+	drop := map[int]bool{}
+	for k := 0; k < len(marks); k++ {
+		open := marks[k]
+		if r, _ := utf8.DecodeRuneInString(line[open+2:]); open+2 == len(line) || unicode.IsSpace(r) {
+			continue
+		}
+		for m := k + 1; m < len(marks); m++ {
+			closing := marks[m]
+			r, _ := utf8.DecodeLastRuneInString(line[:closing])
+			if line[closing] == line[open] && closing > open+2 && !unicode.IsSpace(r) {
+				drop[open], drop[closing] = true, true
+				k = m
+				break
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return line
+	}
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		if drop[i] {
+			i++ // and the marker's second character
+			continue
+		}
+		b.WriteByte(line[i])
+	}
+	return b.String()
+}
+
+func isASCIIAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // tablesToLines turns a markdown table into lines of cells joined by " | "

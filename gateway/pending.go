@@ -88,7 +88,9 @@ func (g *Gateway) resolveConfirmation(ctx context.Context, row store.InboundRow,
 		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFail, subject, userFacingError(callErr))
 	case res.Confirm != nil:
 		// The breaker is open and the fallback needs its own 「确认」:
-		// nothing ran, so nothing is reported as executed.
+		// nothing ran, so nothing is reported as executed. Its prompt is
+		// rendered from the arguments: masked like any reply.
+		res.Confirm.Prompt = agent.MaskedText(res.Confirm.Prompt)
 		step.Observation = "not executed: " + pc.Tool + " is unavailable; its fallback " + res.Confirm.Skill + " awaits confirmation"
 		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFallback, subject, res.Confirm.Prompt)
 		cr.pending = g.fallbackPending(sessionID, caller.TraceID, res.Confirm)
@@ -147,7 +149,10 @@ func resultSummary(masked, subject string) string {
 // userFacingError says why a skill call failed without internals.
 func userFacingError(err error) string {
 	var he *skills.HTTPError
+	var refusal *ReportRefusal
 	switch {
+	case errors.As(err, &refusal):
+		return strings.TrimSuffix(refusal.Sentence, "。") // the message adds its own
 	case errors.As(err, &he) && he.Body != "":
 		return he.Body
 	case errors.Is(err, skills.ErrAccessDenied):

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -31,7 +32,8 @@ func weeklySkill(t *testing.T, dir string, users string) {
 
 // TestReportRunsUnderTheOwnersAccess: a skill the owner may not use is
 // refused at creation, and at run time once the owner has lost access
-// (the run is recorded as failed and nothing is sent).
+// (the run is recorded as failed, nothing goes to the report's chat and
+// the owner is told in their private chat).
 func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 	h, ch, clock := reportRig(t)
 	dir := t.TempDir()
@@ -61,8 +63,10 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 	if err != nil || run.Status != store.RunFailed || !strings.Contains(run.Error, "not available to this user") {
 		t.Errorf("run %+v %v, want failed for access", run, err)
 	}
-	if n := len(ch.Sent()); n != 0 {
-		t.Errorf("%d messages sent for a refused report", n)
+	sent := ch.Sent()
+	if len(sent) != 1 || chantest.AddressOf(sent[0]).UserID != "zhangsan" || !strings.Contains(sent[0].Text, "上周工单统计") ||
+		!strings.Contains(sent[0].Text, "这次没有发送") {
+		t.Errorf("sent %+v for a refused report, want only the note to its owner", sent)
 	}
 	for _, c := range h.backend.Calls() {
 		if c.Path == "/it/tickets/weekly" {

@@ -23,6 +23,10 @@ import (
 // errReportFailed: the run is over and recorded as failed; the job ends.
 var errReportFailed = errors.New("report run failed")
 
+// errDepartmentsUnknown marks a refusal for access while the owner's
+// departments could not be looked up: a retry may find them.
+var errDepartmentsUnknown = errors.New("the owner's departments could not be looked up")
+
 // reportKey is the outbox reply key of run's message to target (its
 // picture goes under reportKey + ":chart").
 func reportKey(runID int64, target int) string { return fmt.Sprintf("report:%d:%d", runID, target) }
@@ -52,19 +56,42 @@ func (g *Gateway) runReport(ctx context.Context, runID int64, lastAttempt bool) 
 	}
 	content, err := g.makeReport(ctx, rep, run)
 	if err != nil {
-		permanent := errors.Is(err, skills.ErrAccessDenied) || errors.Is(err, skills.ErrUnknownSkill) ||
-			errors.Is(err, ErrBadReport) || errors.Is(err, reports.ErrBadChart)
+		// Refused: the owner may no longer run the skill this way (access
+		// by the departments they have now, a write skill in a report made
+		// in chat, a skill gone).
+		refused := errors.Is(err, skills.ErrAccessDenied) || errors.Is(err, skills.ErrUnknownSkill) ||
+			errors.Is(err, ErrReportWriteSkill)
+		permanent := (refused || errors.Is(err, ErrBadReport) || errors.Is(err, reports.ErrBadChart)) &&
+			!errors.Is(err, errDepartmentsUnknown)
 		if !permanent && !lastAttempt && ctx.Err() == nil {
 			g.log.Warn("report run failed; will retry", "report_id", rep.ID, "run_id", runID, "err", err)
 			return err
 		}
-		g.log.Error("report run failed", "report_id", rep.ID, "run_id", runID, "err", err)
-		if ferr := store.FinishReportRun(context.WithoutCancel(ctx), g.pool, runID, store.RunFailed, err.Error(), g.now()); ferr != nil {
+		g.log.Error("report run failed", "report_id", rep.ID, "run_id", runID, "refused", refused, "err", err)
+		ctx := context.WithoutCancel(ctx)
+		if ferr := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+			if refused {
+				if err := g.tellOwner(ctx, tx, rep, runID); err != nil {
+					return err
+				}
+			}
+			return store.FinishReportRun(ctx, tx, runID, store.RunFailed, err.Error(), g.now())
+		}); ferr != nil {
 			return ferr
 		}
 		return fmt.Errorf("%w: %w", errReportFailed, err)
 	}
 	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		// Two runs to one chat at once (a tick and a run-now) would
+		// otherwise interleave their parts: the outbox keeps a chat's
+		// parts in the order their rows were written.
+		chats := make([]string, len(rep.Targets))
+		for i, t := range rep.Targets {
+			chats[i] = orderKey(channels.Inbound{Channel: t.Channel, Account: t.Account, ChatID: t.ChatID})
+		}
+		if err := store.LockConversations(ctx, tx, chats); err != nil {
+			return err
+		}
 		for i, t := range rep.Targets {
 			if err := g.queueReport(ctx, tx, runID, i, t, content); err != nil {
 				return err
@@ -108,23 +135,64 @@ func (g *Gateway) queueReport(ctx context.Context, tx pgx.Tx, runID int64, i int
 	return store.InsertReportDelivery(ctx, tx, d)
 }
 
-// makeReport runs the report's skill or prompt as its owner.
+// tellOwner queues, in tx, a note to the owner's private chat that run
+// runID of rep was refused, where the owner's channel can push there; else
+// the refusal is only recorded (and logged).
+func (g *Gateway) tellOwner(ctx context.Context, tx pgx.Tx, rep store.Report, runID int64) error {
+	var spec ReportSpec
+	_ = json.Unmarshal(rep.Spec, &spec) // a refused run had a readable spec, of a skill
+	o := rep.Owner
+	targets, err := g.resolveTargets(ctx, []TargetRef{{Channel: o.Channel, Account: o.Account, ChatType: channels.ChatSingle, ChatID: o.User}})
+	if err != nil {
+		g.log.Warn("report owner cannot be told of a refused run", "report_id", rep.ID, "run_id", runID, "err", err)
+		return nil
+	}
+	t := targets[0]
+	in := channels.Inbound{Channel: t.Channel, Account: t.Account, ChatID: t.ChatID, ReplyTo: t.ReplyTo}
+	r := replyFor(g.channels[t.Channel], in, fmt.Sprintf("report:%d:owner", runID),
+		fmt.Sprintf(g.cfg.Messages.Reports.RunRefused, rep.Name, cmp.Or(g.skillSpec(spec.Skill).DisplayName, spec.Skill)))
+	if _, err := store.InsertOutbox(ctx, tx, r); err != nil {
+		return err
+	}
+	return g.enqueueDelivery(ctx, tx, t.Channel, t.Account, r.Key)
+}
+
+// makeReport runs the report's skill or prompt as its owner, with the
+// owner's departments as they are now.
 func (g *Gateway) makeReport(ctx context.Context, rep store.Report, run store.ReportRun) (reportContent, error) {
 	var spec ReportSpec
 	if err := json.Unmarshal(rep.Spec, &spec); err != nil {
 		return reportContent{}, fmt.Errorf("%w: stored spec: %v", ErrBadReport, err)
 	}
-	caller := ownerCaller(rep.Owner, fmt.Sprintf("report-%d-%d", rep.ID, run.ID))
+	depts, deptErr := g.ownerDepartments(ctx, rep.Owner)
+	if deptErr != nil {
+		g.log.Warn("report owner's departments unknown; department-limited skills are refused",
+			"report_id", rep.ID, "run_id", run.ID, "err", deptErr)
+	}
+	caller := ownerCaller(rep.Owner, depts, fmt.Sprintf("report-%d-%d", rep.ID, run.ID))
+	fromChat := rep.CreatedBy != store.CreatedByAdmin
 	at := cmp.Or(ptrTime(run.FireAt), run.CreatedAt)
 	if loc, err := time.LoadLocation(rep.TZ); err == nil {
 		at = at.In(loc)
 	}
 	if spec.Prompt != "" {
-		text, err := g.promptReport(ctx, caller, spec.Prompt)
+		text, err := g.promptReport(ctx, caller, spec.Prompt, fromChat)
 		return reportContent{text: text}, err
+	}
+	if fromChat {
+		// Checked again at every run: the skill's definition may have
+		// changed since the report was made.
+		if t := g.reportSkill(caller, spec.Skill); t != nil {
+			if err := g.writeSkillRefusal(t.Spec()); err != nil {
+				return reportContent{}, err
+			}
+		}
 	}
 	res, err := g.skills.Load().Call(ctx, caller, spec.Skill, spec.Args)
 	if err != nil {
+		if deptErr != nil && errors.Is(err, skills.ErrAccessDenied) {
+			err = fmt.Errorf("%w (%w: %w)", err, errDepartmentsUnknown, deptErr)
+		}
 		return reportContent{}, err
 	}
 	if res.Confirm != nil || res.Async != nil {
@@ -208,11 +276,19 @@ func chartFrom(cs ChartSpec, data any) (reports.Chart, error) {
 }
 
 // promptReport runs the agent on prompt as the owner, with the owner's
-// skills, and returns its answer.
-func (g *Gateway) promptReport(ctx context.Context, caller skills.Caller, prompt string) (string, error) {
+// skills, and returns its answer. A report made in chat (fromChat) is
+// offered only the skills that may run unattended in one (read-only, or
+// reports: allow).
+func (g *Gateway) promptReport(ctx context.Context, caller skills.Caller, prompt string, fromChat bool) (string, error) {
+	var tools []skills.Tool
+	for _, t := range g.skills.Load().ToolsFor(caller) {
+		if !fromChat || t.Spec().ReportsAllowed {
+			tools = append(tools, t)
+		}
+	}
 	res, err := agent.Run(ctx, g.limiter.model(g.model, nil), agent.Turn{
 		SessionID: caller.TraceID, RunID: caller.TraceID, SystemPrompt: g.cfg.Agent.SystemPrompt,
-		UserText: prompt, Tools: g.skills.Load().ToolsFor(caller),
+		UserText: prompt, Tools: tools,
 	}, agent.Options{Model: g.cfg.Model.Name, MaxSteps: g.cfg.Agent.MaxSteps, Timeout: g.cfg.Agent.RunTimeout,
 		Now: g.now, Logger: g.log})
 	if err != nil {

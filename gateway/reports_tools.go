@@ -68,7 +68,9 @@ func (g *Gateway) reportTools(in channels.Inbound) []skills.Tool {
 	}
 	return []skills.Tool{
 		mk(toolReportCreate, "创建定时报告", "Create a scheduled report sent to this chat or the user's private chat. "+
-			"Turn the time the user says into a cron expression. Give exactly one of skill or prompt.", createParams, false, true, (*reportTool).create),
+			"Turn the time the user says into a cron expression. Give exactly one of skill or prompt. "+
+			fmt.Sprintf("Two runs must be at least %s apart; a skill that changes data is refused unless it allows reports. ", g.cfg.Reports.MinInterval)+
+			"If it is refused, tell the user the reason as given.", createParams, false, true, (*reportTool).create),
 		mk(toolReportList, "我的定时报告", "List the user's own scheduled reports with ids, schedule and next run.", `{"type":"object","properties":{}}`, true, false, (*reportTool).list),
 		mk(toolReportPause, "暂停定时报告", "Pause one of the user's reports.", idParams, false, false, (*reportTool).pause),
 		mk(toolReportResume, "恢复定时报告", "Resume a paused report.", idParams, false, false, (*reportTool).resume),

@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -68,7 +72,7 @@ func BenchmarkReportTickToMessage(b *testing.B) {
 	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(b, 10*time.Minute)
 	nr := wecomReport("* * * * *", channels.ChatSingle, "zhangsan")
-	nr.Spec.Chart = nil
+	nr.Spec.Chart, nr.ByAdmin = nil, true // every minute: only an operator may
 	if _, err := gw.CreateReport(ctx, nr); err != nil {
 		b.Fatal(err)
 	}
@@ -85,4 +89,61 @@ func BenchmarkReportTickToMessage(b *testing.B) {
 		lat = append(lat, time.Since(start))
 	}
 	chantest.ReportPercentiles(b, lat, "ms")
+}
+
+// TestReportTargetOnLongConnectionBotNeedsFirstContact: a WeCom AI bot on
+// the long connection may push only into a conversation where someone
+// spoke to it first. A target there is refused, naming the chat, until a
+// message from that chat has arrived on that bot (an event does not
+// count); then it is accepted and the report is pushed there.
+func TestReportTargetOnLongConnectionBotNeedsFirstContact(t *testing.T) {
+	h, clock := clockedHarness(t)
+	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply { return openaitest.Reply{Content: "你好"} })
+	gw := h.startExtra(wsBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	ctx := withTimeout(t, 60*time.Second)
+	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	report := func(chatType, chat string) gateway.NewReport {
+		nr := weeklyTickets(gateway.CatchUpSkip, gateway.TargetRef{Channel: "wecom", Account: botName, ChatType: chatType, ChatID: chat})
+		nr.Owner, nr.Spec.Chart, nr.ByAdmin = store.ReportOwner{Channel: "wecom", Account: botName, Corp: testCorpID, User: "zhangsan"}, nil, true
+		return nr
+	}
+	for _, tc := range []struct{ chatType, chat string }{{channels.ChatGroup, "grp-9"}, {channels.ChatSingle, "zhangsan"}} {
+		_, err := gw.CreateReport(ctx, report(tc.chatType, tc.chat))
+		var r *gateway.ReportRefusal
+		if !errors.Is(err, channels.ErrCannotPush) || !errors.As(err, &r) || !strings.Contains(r.Sentence, "会话 "+tc.chat+" 还没有给机器人发过消息") {
+			t.Fatalf("%s %s never seen: %v, want refused naming the chat", tc.chatType, tc.chat, err)
+		}
+	}
+	// zhangsan opens the private chat (an event) and writes in the group.
+	opened := wecomtest.BotMessage{MsgID: "ev-1", AIBotID: wsBotID, ChatType: "single", UserID: "zhangsan", CreateTime: clock.Now().Unix()}
+	if _, err := ws.PushEvent(ctx, opened.EnterChat()); err != nil {
+		t.Fatal(err)
+	}
+	spoke := wecomtest.BotMessage{MsgID: "ws-1", AIBotID: wsBotID, ChatID: "grp-9", ChatType: "group", UserID: "zhangsan"}
+	if _, err := ws.PushMessage(ctx, spoke.Text("@Hermes 你好")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.WaitFrame(ctx, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_respond_msg" && f.Reply.Stream.Finish }); err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	if _, err := gw.CreateReport(ctx, report(channels.ChatSingle, "zhangsan")); !errors.Is(err, channels.ErrCannotPush) {
+		t.Errorf("private chat only opened, never written in: %v, want refused", err)
+	}
+	rep, err := gw.CreateReport(ctx, report(channels.ChatGroup, "grp-9"))
+	if err != nil {
+		t.Fatalf("the group wrote to the bot: %v", err)
+	}
+	if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	pushed, err := ws.WaitFrame(ctx, func(f wecomtest.BotFrame) bool {
+		return f.Cmd == "aibot_send_msg" && strings.Contains(f.Reply.Markdown.Content, "上周共新建工单 37 张")
+	})
+	if err != nil || pushed.Reply.ChatID != "grp-9" {
+		t.Fatalf("pushed %+v %v, want the report in grp-9", pushed, err)
+	}
 }

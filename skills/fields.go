@@ -30,6 +30,7 @@ var skillFields = map[string]fieldDecoder[*Skill]{
 	"display_name":      stringField(func(s *Skill) *string { return &s.DisplayName }),
 	"synonyms":          valueField(func(s *Skill) *[]string { return &s.Synonyms }),
 	"read_only":         valueField(func(s *Skill) *bool { return &s.ReadOnly }),
+	"reports":           stringField(func(s *Skill) *string { return &s.Reports }),
 	"parallel_safe":     valueField(func(s *Skill) *bool { return &s.ParallelSafe }),
 	"safe_fields":       valueField(func(s *Skill) *[]string { return &s.SafeFields }),
 	"retry": func(s *Skill, n *yaml.Node, lines map[string]int) error {

@@ -125,6 +125,7 @@ func TestLoadDir_Errors(t *testing.T) {
 		{"ConfirmShape", fstest.MapFS{"a/SKILL.md": skill(with("confirm: yes")...)}, "confirm: must be true, false or a mapping"},
 		{"ConfirmTemplate", fstest.MapFS{"a/SKILL.md": skill(with("confirm: {prompt: '{{.Args.x'}")...)}, "confirm.prompt: not a valid template"},
 		{"TriggerRegex", fstest.MapFS{"a/SKILL.md": skill(with("triggers: {intent_regex: ['(']}")...)}, "triggers: intent_regex[0]:"},
+		{"ReportsValue", fstest.MapFS{"a/SKILL.md": skill(with("reports: always")...)}, `a/SKILL.md:5: reports: "always", want admin`},
 		{"AsyncMCP", fstest.MapFS{"a/SKILL.md": skill(with("executor: mcp", "async: true")...)}, "async: only HTTP skills"},
 		{"AuthBothSources", fstest.MapFS{"a/SKILL.md": skill(with("auth: {type: bearer, token_env: T, token_file: /t}")...)}, "give either token_env or token_file"},
 		{"AuthHeaderName", fstest.MapFS{"a/SKILL.md": skill(with("auth: {type: header, header: 'X Key', token_env: T}")...)}, `auth.header: "X Key" is not a header name`},

@@ -63,29 +63,34 @@ func (m *MCPClients) Close() error {
 	return errors.Join(errs...)
 }
 
-// get returns the cached session for key, connecting once when there is
-// none; concurrent callers wait for the one connect. fresh reports whether
-// this call connected.
+// get returns the cached session for key, starting one connect when there
+// is none. Every caller, the one that started it included, waits for it
+// only until its own ctx ends: the connect runs on in the background and
+// serves whoever comes next. So a server that accepts and never answers
+// costs each attempt its own timeout and no more, although the SDK, when
+// initialize fails, first sends notifications/cancelled to that silent
+// server and can take up to 5 s more before Connect returns. fresh
+// reports whether this call started the connect.
 func (m *MCPClients) get(ctx context.Context, key string, connect func() (*mcp.ClientSession, error)) (cs *mcp.ClientSession, fresh bool, err error) {
 	m.mu.Lock()
 	e, ok := m.sessions[key]
 	if !ok {
 		e = &mcpEntry{ready: make(chan struct{})}
 		m.sessions[key] = e
-		m.mu.Unlock()
-		e.cs, e.err = connect()
-		close(e.ready)
-		if e.err != nil {
-			m.drop(key, e)
-		}
-		return e.cs, true, e.err
+		go func() {
+			e.cs, e.err = connect()
+			close(e.ready)
+			if e.err != nil {
+				m.drop(key, e)
+			}
+		}()
 	}
 	m.mu.Unlock()
 	select {
 	case <-e.ready:
-		return e.cs, false, e.err
+		return e.cs, !ok, e.err
 	case <-ctx.Done():
-		return nil, false, ctx.Err()
+		return nil, !ok, ctx.Err()
 	}
 }
 
@@ -188,6 +193,8 @@ func (r *Registry) callMCP(ctx context.Context, inv *invocation) (Result, error)
 
 	key, connect := r.mcpServer(s, creds)
 	call := &mcpCall{inv: inv, now: r.opts.Now, traceparent: tp}
+	// One deadline for the whole attempt: waiting for the session (its
+	// connect and initialize), a reconnect, and the call.
 	callCtx, cancel := context.WithTimeout(context.WithValue(ctx, mcpCallKey{}, call), s.Timeout)
 	defer cancel()
 	began := r.opts.Now()

@@ -43,6 +43,17 @@ const (
 	RetryOn429     = "429"     // HTTP 429 Too Many Requests
 )
 
+// What a skill that is not read-only allows in scheduled reports
+// (SKILL.md "reports"). A read-only skill may run in any report.
+const (
+	// ReportsAdmin: the write runs unattended only in reports an admin
+	// creates (`hermes reports add`), never in one a user made in chat.
+	// The default.
+	ReportsAdmin = "admin"
+	// ReportsAllow: any user's report may call it on its schedule.
+	ReportsAllow = "allow"
+)
+
 // Defaults applied to a skill definition when a field is left out.
 const (
 	DefaultMethod  = "POST"
@@ -103,6 +114,9 @@ type Skill struct {
 	// at most once per identical call in a run and carries an
 	// Idempotency-Key across runs.
 	ReadOnly bool
+	// Reports says whether a write may run in reports users create in
+	// chat: ReportsAdmin (default) or ReportsAllow.
+	Reports string
 
 	// Hints for the agent, copied into Spec.
 	DisplayName      string   // what users call the skill, e.g. 「假期余额查询」; default Name
@@ -241,6 +255,7 @@ func (s *Skill) Spec() Spec {
 		SafeFields:       s.SafeFields,
 		Confirm:          s.Confirm != nil && s.Confirm.Required,
 		Async:            s.Async,
+		ReportsAllowed:   s.ReadOnly || s.Reports == ReportsAllow,
 	}
 }
 

@@ -56,6 +56,11 @@ type Spec struct {
 	Confirm bool
 	// Async says the backend usually accepts the work and reports later.
 	Async bool
+	// ReportsAllowed says the tool may run unattended in a scheduled
+	// report a user created in chat: it is read-only, or its definition
+	// says `reports: allow`. Otherwise only reports an admin creates call
+	// it.
+	ReportsAllowed bool
 }
 
 // Triggers say when a tool is relevant to the user's text.

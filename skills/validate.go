@@ -94,6 +94,14 @@ func (s *Skill) normalize() error {
 	if !s.Access.empty() && len(s.Access.Corps) == 0 {
 		v.bad("access.corps", "is required with any access rule: user, department and chat ids are only unique within a corp")
 	}
+	switch s.Reports {
+	case "":
+		s.Reports = ReportsAdmin
+	case ReportsAdmin, ReportsAllow:
+	default:
+		v.bad("reports", "%q, want %s (a write runs only in reports an admin creates) or %s (also in reports users create in chat)",
+			s.Reports, ReportsAdmin, ReportsAllow)
+	}
 	if s.Async && s.Executor != ExecutorHTTP {
 		v.bad("async", "only HTTP skills can answer 202 and call back")
 	}

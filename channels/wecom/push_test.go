@@ -48,3 +48,13 @@ func TestPushAddress(t *testing.T) {
 		})
 	}
 }
+
+func TestPushNeedsFirstContact(t *testing.T) {
+	c := &Channel{apps: map[string]*App{"app-hr": {name: "app-hr"}}, bots: map[string]*Bot{
+		"bot-ws": {name: "bot-ws", mode: BotModeWebSocket}, "bot-cb": {name: "bot-cb", mode: BotModeCallback}}}
+	for account, want := range map[string]bool{"bot-ws": true, "bot-cb": false, "app-hr": false, "nope": false} {
+		if got := c.PushNeedsFirstContact(account); got != want {
+			t.Errorf("%s: %v, want %v", account, got, want)
+		}
+	}
+}

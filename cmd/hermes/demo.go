@@ -155,7 +155,7 @@ func demoReport(ctx context.Context, sess *consoleSession, user channels.Identit
 	fmt.Fprintln(stdout, "\n== Scheduled report: 上周工单统计, every Monday 09:00, run now ==")
 	owner := store.ReportOwner{Channel: console.ChannelName, Account: consoleAccount, Corp: user.CorpID, User: user.UserID, Name: user.Name}
 	rep, err := sess.gw.CreateReport(ctx, gateway.NewReport{
-		Name: "上周工单统计", Cron: "0 9 * * 1", TZ: "Asia/Shanghai", Owner: owner,
+		Name: "上周工单统计", Cron: "0 9 * * 1", TZ: "Asia/Shanghai", Owner: owner, ByAdmin: true,
 		Spec: gateway.ReportSpec{Skill: "it_ticket_weekly", Template: "**{{.Report}}**（{{.Data.week}}）\n\n{{.Data.summary}}",
 			Chart: &gateway.ChartSpec{Type: "bar", Title: "上周 IT 工单", Rows: "categories", Label: "category",
 				Values: []string{"opened", "resolved"}, Names: []string{"新建", "已解决"}}},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -96,11 +97,14 @@ func printRun(w io.Writer, run store.RunRecord, steps []store.StepRecord) {
 		printField(w, "error", s.Error)
 		printExtra(w, s.Detail)
 	}
-	fmt.Fprintf(w, "\nreply: %s\n", run.Reply)
+	fmt.Fprintf(w, "\nreply: %s\n", agent.MaskedText(run.Reply))
 }
 
+// printField prints one field of a trace with personal numbers masked as
+// in any reply: arguments the model wrote keep what the user typed, and
+// traces stored before prompts were masked still hold them.
 func printField(w io.Writer, name, value string) {
-	value = strings.TrimSpace(value)
+	value = agent.MaskedText(strings.TrimSpace(value))
 	if value == "" {
 		return
 	}

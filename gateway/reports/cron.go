@@ -63,6 +63,35 @@ func (s Schedule) NextN(t time.Time, n int) []time.Time {
 	return out
 }
 
+// Bounds of TooClose's look ahead: a year of fires covers every month and
+// weekday a cron expression can name; the count bounds the work for
+// schedules that fire very often (they fail on their first two fires).
+const (
+	gapHorizon  = 366 * 24 * time.Hour
+	maxGapFires = 20000
+)
+
+// TooClose finds the first two consecutive fires after t that are less
+// than gap apart, looking at the fires of the coming year (at most
+// maxGapFires of them): the schedule's actual fire times, not its text,
+// so "*/5 9 * * 1" and "0,10 9 1 * *" are caught as well as "* * * * *".
+// found is false when no two are that close.
+func (s Schedule) TooClose(t time.Time, gap time.Duration) (first, second time.Time, found bool) {
+	end := t.Add(gapHorizon)
+	prev := s.Next(t)
+	for n := 0; n < maxGapFires && !prev.IsZero() && prev.Before(end); n++ {
+		next := s.Next(prev)
+		if next.IsZero() {
+			break
+		}
+		if next.Sub(prev) < gap {
+			return prev, next, true
+		}
+		prev = next
+	}
+	return time.Time{}, time.Time{}, false
+}
+
 // weekdays are Chinese weekday names, Sunday first as in time.Weekday.
 var weekdays = [...]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}
 

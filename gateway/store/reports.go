@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,6 +29,12 @@ const (
 	RunRunning = "running"
 	RunDone    = "done"
 	RunFailed  = "failed"
+)
+
+// Who created a report (reports.created_by).
+const (
+	CreatedByChat  = "chat"  // an employee, through the agent's report tools
+	CreatedByAdmin = "admin" // an operator (`hermes reports add`)
 )
 
 // ReportOwner is who created a report: skills run as this identity.
@@ -57,16 +65,19 @@ type Report struct {
 	Paused     bool
 	LastFireAt time.Time
 	CreatedAt  time.Time
+	// CreatedBy is CreatedByChat or CreatedByAdmin: a report from chat is
+	// held to the limits of reports made by employees.
+	CreatedBy string
 }
 
 const reportColumns = `id, name, owner_channel, owner_account, owner_corp, owner_user, owner_name, owner_chat, owner_depts,
-       cron, tz, catch_up, spec, targets, paused, last_fire_at, created_at`
+       cron, tz, catch_up, spec, targets, paused, last_fire_at, created_at, created_by`
 
 func scanReport(row pgx.CollectableRow) (Report, error) {
 	var r Report
 	var targets []byte
 	err := row.Scan(&r.ID, &r.Name, &r.Owner.Channel, &r.Owner.Account, &r.Owner.Corp, &r.Owner.User, &r.Owner.Name,
-		&r.Owner.Chat, &r.Owner.Depts, &r.Cron, &r.TZ, &r.CatchUp, &r.Spec, &targets, &r.Paused, &r.LastFireAt, &r.CreatedAt)
+		&r.Owner.Chat, &r.Owner.Depts, &r.Cron, &r.TZ, &r.CatchUp, &r.Spec, &targets, &r.Paused, &r.LastFireAt, &r.CreatedAt, &r.CreatedBy)
 	if err != nil {
 		return r, err
 	}
@@ -87,10 +98,10 @@ func InsertReport(ctx context.Context, q Querier, r Report) (int64, error) {
 	var id int64
 	err = q.QueryRow(ctx, `
 INSERT INTO reports (name, owner_channel, owner_account, owner_corp, owner_user, owner_name, owner_chat, owner_depts,
-                     cron, tz, catch_up, spec, targets, paused, last_fire_at, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id`,
+                     cron, tz, catch_up, spec, targets, paused, last_fire_at, created_at, created_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
 		r.Name, r.Owner.Channel, r.Owner.Account, r.Owner.Corp, r.Owner.User, r.Owner.Name, r.Owner.Chat, depts,
-		r.Cron, r.TZ, r.CatchUp, []byte(r.Spec), targets, r.Paused, r.LastFireAt, r.CreatedAt).Scan(&id)
+		r.Cron, r.TZ, r.CatchUp, []byte(r.Spec), targets, r.Paused, r.LastFireAt, r.CreatedAt, r.CreatedBy).Scan(&id)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return 0, fmt.Errorf("%w: %q", ErrReportExists, r.Name)
@@ -99,6 +110,67 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) R
 		return 0, fmt.Errorf("store: insert report: %w", err)
 	}
 	return id, nil
+}
+
+// LockReportOwner holds, until tx ends, the right to create reports for
+// owner: counting the owner's reports and inserting one is then atomic
+// across replicas (two confirmations at once cannot both pass the count).
+func LockReportOwner(ctx context.Context, tx pgx.Tx, owner ReportOwner) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`,
+		lockID("report owner\x00"+owner.Channel+"\x00"+owner.Corp+"\x00"+owner.User)); err != nil {
+		return fmt.Errorf("store: lock report owner: %w", err)
+	}
+	return nil
+}
+
+// CountReports is how many reports owner has that createdBy made.
+func CountReports(ctx context.Context, q Querier, owner ReportOwner, createdBy string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT count(*) FROM reports WHERE `+ownerFilter+` AND created_by = $4`,
+		append(ownerArgs(&owner), createdBy)...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: count reports: %w", err)
+	}
+	return n, nil
+}
+
+// ChatHasWritten reports whether a message (not an event) from chatID
+// has arrived on account of channel: an account that may push only into
+// conversations that wrote to it first can reach that chat.
+func ChatHasWritten(ctx context.Context, q Querier, channel, account, chatType, chatID string) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM inbound_messages
+WHERE channel = $1 AND account = $2 AND chat_id = $3 AND chat_type = $4 AND msg_type <> 'event')`,
+		channel, account, chatID, chatType).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("store: has chat %s written: %w", chatID, err)
+	}
+	return ok, nil
+}
+
+// LockConversations holds, until tx ends, the right to write to the
+// outbox of each conversation (order key): what tx writes there is then
+// contiguous in the conversation's order, the parts of a report (its text
+// and chart) included, however many runs write to the same chat at once.
+// The locks are taken in one order, so two holders never deadlock.
+func LockConversations(ctx context.Context, tx pgx.Tx, orderKeys []string) error {
+	ids := make([]int64, 0, len(orderKeys))
+	for _, k := range orderKeys {
+		ids = append(ids, lockID("outbox order\x00"+k))
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if _, err := tx.Exec(ctx, `SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT k FROM unnest($1::bigint[]) AS k ORDER BY k) s`, ids); err != nil {
+		return fmt.Errorf("store: lock conversations: %w", err)
+	}
+	return nil
+}
+
+// lockID is the advisory lock id of name (as TryLock makes it).
+func lockID(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return int64(h.Sum64())
 }
 
 // ownerFilter matches every report when owner is nil (the operator), else
