@@ -34,6 +34,7 @@ const (
 // its streams. It is safe for concurrent use.
 type App struct {
 	cfg    AppSection
+	window time.Duration // the HTTP events' timestamp window
 	crypto *Crypto
 	api    *api
 	now    func() time.Time
@@ -51,7 +52,7 @@ type App struct {
 	ws wsTimings
 }
 
-func newApp(s AppSection, tokens channels.TokenCache, env channels.Env) *App {
+func newApp(s AppSection, window time.Duration, tokens channels.TokenCache, env channels.Env) *App {
 	now := env.Now
 	if now == nil {
 		now = time.Now
@@ -69,6 +70,7 @@ func newApp(s AppSection, tokens channels.TokenCache, env channels.Env) *App {
 	}
 	return &App{
 		cfg:    s,
+		window: window,
 		crypto: NewCrypto(s.EncryptKey),
 		api: &api{
 			base: s.Domain, appID: s.AppID, appSecret: s.AppSecret, tokens: tokens,

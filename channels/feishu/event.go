@@ -81,9 +81,9 @@ type replyTo struct {
 // false for an event Hermes does not answer (another event type, a message
 // from a bot): it is acknowledged and nothing is stored.
 //
-// Errors wrap ErrMalformed, channels.ErrUnauthorized (an event of another
-// app) or channels.ErrUnavailable (the bot's identity could not be read to
-// tell whether it was mentioned; Feishu retries).
+// Errors wrap ErrMalformed, ErrOtherApp or channels.ErrUnavailable (the
+// bot's identity could not be read to tell whether it was mentioned;
+// Feishu retries).
 func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inbound, ok bool, err error) {
 	var ev eventV2
 	if err := json.Unmarshal(plain, &ev); err != nil {
@@ -93,7 +93,7 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 		return in, false, fmt.Errorf("%w: schema %q, want 2.0 (subscribe with the v2 event format)", ErrMalformed, ev.Schema)
 	}
 	if ev.Header.AppID != "" && ev.Header.AppID != a.cfg.AppID {
-		return in, false, fmt.Errorf("feishu: event of app %q, not %q: %w", ev.Header.AppID, a.cfg.AppID, channels.ErrUnauthorized)
+		return in, false, fmt.Errorf("%w: %q, not %q", ErrOtherApp, ev.Header.AppID, a.cfg.AppID)
 	}
 	if ev.Header.EventType != EventMessageReceive {
 		return in, false, nil
