@@ -40,6 +40,7 @@ type App struct {
 	now    func() time.Time
 	log    *slog.Logger
 	msgs   channels.ChannelMessages
+	env    channels.Env // counts recovered panics (CountPanic)
 
 	bot botIdentity
 	dir directory
@@ -79,6 +80,7 @@ func newApp(s AppSection, window time.Duration, tokens channels.TokenCache, env 
 		now:        now,
 		log:        log.With("channel", ChannelName, "account", s.Name),
 		msgs:       msgs,
+		env:        env,
 		dir:        directory{entries: map[string]dirEntry{}},
 		streamPoll: defaultStreamPoll,
 		cardRate:   rate.NewLimiter(rate.Every(time.Second/(AppCardUpdatesPerSecond-10)), 1),
