@@ -275,6 +275,21 @@ func TestTimestampWindowConfigured(t *testing.T) {
 	}
 }
 
+// A name behind a key the text repeats would multiply the text: the event
+// is refused rather than grown past the payload cap.
+func TestMentionAmplificationRefused(t *testing.T) {
+	r := newEventRig(t, "")
+	long := feishutest.Mention{Key: "@_user_2", OpenID: "ou_lisi", Name: strings.Repeat("李", 100)}
+	m := message("om_amp", "group", "@_user_1 "+strings.Repeat("@_user_2", 20_000),
+		feishutest.Mention{Key: "@_user_1", OpenID: r.api.BotOpenID, Name: "Hermes"}, long)
+	if status, _ := r.post(t, feishutest.EventJSON(m)); status != http.StatusBadRequest {
+		t.Fatalf("got %d, want 400", status)
+	}
+	if _, calls, _ := r.sink.snapshot(); calls != 0 {
+		t.Fatal("the event reached the sink")
+	}
+}
+
 func TestAcceptFailureAnswers503(t *testing.T) {
 	r := newEventRig(t, "")
 	r.sink.fail = errors.Join(channels.ErrUnavailable, errors.New("postgres down"))
