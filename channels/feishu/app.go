@@ -34,11 +34,13 @@ const (
 // its streams. It is safe for concurrent use.
 type App struct {
 	cfg    AppSection
+	window time.Duration // the HTTP events' timestamp window
 	crypto *Crypto
 	api    *api
 	now    func() time.Time
 	log    *slog.Logger
 	msgs   channels.ChannelMessages
+	env    channels.Env // counts recovered panics (CountPanic)
 
 	bot botIdentity
 	dir directory
@@ -51,7 +53,7 @@ type App struct {
 	ws wsTimings
 }
 
-func newApp(s AppSection, tokens channels.TokenCache, env channels.Env) *App {
+func newApp(s AppSection, window time.Duration, tokens channels.TokenCache, env channels.Env) *App {
 	now := env.Now
 	if now == nil {
 		now = time.Now
@@ -69,6 +71,7 @@ func newApp(s AppSection, tokens channels.TokenCache, env channels.Env) *App {
 	}
 	return &App{
 		cfg:    s,
+		window: window,
 		crypto: NewCrypto(s.EncryptKey),
 		api: &api{
 			base: s.Domain, appID: s.AppID, appSecret: s.AppSecret, tokens: tokens,
@@ -77,6 +80,7 @@ func newApp(s AppSection, tokens channels.TokenCache, env channels.Env) *App {
 		now:        now,
 		log:        log.With("channel", ChannelName, "account", s.Name),
 		msgs:       msgs,
+		env:        env,
 		dir:        directory{entries: map[string]dirEntry{}},
 		streamPoll: defaultStreamPoll,
 		cardRate:   rate.NewLimiter(rate.Every(time.Second/(AppCardUpdatesPerSecond-10)), 1),

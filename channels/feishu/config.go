@@ -12,6 +12,10 @@ import (
 // Config is the `feishu:` section of hermes.yaml. Every key is documented,
 // with its default, in hermes.example.yaml.
 type Config struct {
+	// TimestampWindow: HTTP-mode events whose X-Lark-Request-Timestamp is
+	// further than this from now, either way, are refused (401, recorded as
+	// a timestamp refusal). Default 5m (DefaultTimestampWindow).
+	TimestampWindow time.Duration `yaml:"timestamp_window"`
 	// Apps are the custom apps (企业自建应用) with the bot capability; one
 	// per tenant or per bot. Events arrive at /feishu/<name>/events (mode
 	// http) or over a long connection (mode websocket).
@@ -65,6 +69,9 @@ var Platform = channels.NewPlatform[Config](ChannelName)
 
 // ApplyDefaults fills every unset key with its default.
 func (c *Config) ApplyDefaults() {
+	if c.TimestampWindow == 0 {
+		c.TimestampWindow = DefaultTimestampWindow
+	}
 	for i := range c.Apps {
 		a := &c.Apps[i]
 		if a.Mode == "" {
@@ -94,6 +101,9 @@ func (c *Config) Validate() error {
 		if strings.TrimSpace(v) == "" {
 			bad(key+"."+field, "required")
 		}
+	}
+	if c.TimestampWindow < 0 {
+		bad("timestamp_window", "must be positive, got %s", c.TimestampWindow)
 	}
 	seen := map[string]bool{}
 	for i, a := range c.Apps {
@@ -140,7 +150,7 @@ func (c *Config) Build(env channels.Env) (channels.Channel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
 		}
-		ch.apps[s.Name] = newApp(s, cache, env)
+		ch.apps[s.Name] = newApp(s, c.TimestampWindow, cache, env)
 	}
 	return ch, nil
 }

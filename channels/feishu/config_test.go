@@ -37,7 +37,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		"Name":             {"apps:\n  - {name: A_B, mode: websocket, app_id: x, app_secret: s}", "feishu.apps[0].name: required"},
 		"Duplicate": {"apps:\n  - {name: a, mode: websocket, app_id: x, app_secret: s}\n  - {name: a, mode: websocket, app_id: y, app_secret: s}",
 			"feishu.apps[1].name: duplicate"},
-		"UnknownKey": {"apps:\n  - {name: a, mode: websocket, app_id: x, app_secret: s, secret: s}", "field secret not found"},
+		"TimestampWindow": {"timestamp_window: -5m\napps: []", "feishu.timestamp_window: must be positive"},
+		"UnknownKey":      {"apps:\n  - {name: a, mode: websocket, app_id: x, app_secret: s, secret: s}", "field secret not found"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := buildErr(tc.yaml)
@@ -61,9 +62,20 @@ func TestExampleSectionDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(data), "\nfeishu:\n  apps: []\n")
-	if !ok {
+	_, section, ok := strings.Cut(string(data), "\nfeishu:\n")
+	head, rest, ok2 := strings.Cut(section, "  apps: []\n")
+	if !ok || !ok2 {
 		t.Fatal("no feishu section in hermes.example.yaml")
+	}
+	// The section's own keys, above apps.
+	var keys []string
+	for _, line := range strings.Split(head, "\n") {
+		if body := strings.TrimPrefix(line, "  "); body != "" && !strings.HasPrefix(body, "#") {
+			keys = append(keys, body)
+		}
+	}
+	if len(keys) == 0 {
+		t.Fatal("the feishu section documents no key of its own (timestamp_window)")
 	}
 	var app []string
 	for _, line := range strings.Split(rest, "\n") {
@@ -79,8 +91,8 @@ func TestExampleSectionDecodes(t *testing.T) {
 	if len(app) < 9 {
 		t.Fatalf("example app has %d keys:\n%s", len(app), strings.Join(app, "\n"))
 	}
-	section := os.Expand("apps:\n"+strings.Join(app, "\n"), func(string) string { return "x" })
-	if err := buildErr(section); err != nil {
-		t.Fatalf("%v\n%s", err, section)
+	yaml := os.Expand(strings.Join(keys, "\n")+"\napps:\n"+strings.Join(app, "\n"), func(string) string { return "x" })
+	if err := buildErr(yaml); err != nil {
+		t.Fatalf("%v\n%s", err, yaml)
 	}
 }

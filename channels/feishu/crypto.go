@@ -54,6 +54,16 @@ func (c *Crypto) Decrypt(encrypt string) ([]byte, error) {
 // Encrypt seals plain the way Feishu does (a random IV); the fakes in
 // feishutest use it to build events.
 func (c *Crypto) Encrypt(plain []byte) (string, error) {
+	var iv [aes.BlockSize]byte
+	if _, err := rand.Read(iv[:]); err != nil {
+		return "", fmt.Errorf("feishu: encrypt: %w", err)
+	}
+	return c.encryptIV(plain, iv)
+}
+
+// encryptIV is Encrypt with a given IV (fuzzing needs the same bytes for
+// the same input).
+func (c *Crypto) encryptIV(plain []byte, iv [aes.BlockSize]byte) (string, error) {
 	block, err := aes.NewCipher(c.key[:])
 	if err != nil {
 		return "", fmt.Errorf("feishu: encrypt: %w", err)
@@ -61,10 +71,8 @@ func (c *Crypto) Encrypt(plain []byte) (string, error) {
 	pad := aes.BlockSize - len(plain)%aes.BlockSize
 	data := append(append([]byte(nil), plain...), bytes.Repeat([]byte{byte(pad)}, pad)...)
 	out := make([]byte, aes.BlockSize+len(data))
-	if _, err := rand.Read(out[:aes.BlockSize]); err != nil {
-		return "", fmt.Errorf("feishu: encrypt: %w", err)
-	}
-	cipher.NewCBCEncrypter(block, out[:aes.BlockSize]).CryptBlocks(out[aes.BlockSize:], data)
+	copy(out, iv[:])
+	cipher.NewCBCEncrypter(block, iv[:]).CryptBlocks(out[aes.BlockSize:], data)
 	return base64.StdEncoding.EncodeToString(out), nil
 }
 

@@ -77,9 +77,11 @@ func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
 }
 
+// post sends an event as Feishu does, signed when it is sent: at the
+// gateway's clock, which a test moves to play a retry hours later.
 func (h *e2e) post(t testing.TB, plain []byte) int {
 	t.Helper()
-	hdr, body := feishutest.EncryptedRequest(h.crypto, plain, time.Now())
+	hdr, body := feishutest.EncryptedRequest(h.crypto, plain, time.Now().Add(time.Duration(h.offset.Load())))
 	status, resp, err := feishutest.Post(http.DefaultClient, h.url, hdr, body)
 	if err != nil {
 		t.Fatal(err)

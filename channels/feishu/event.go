@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hermes-gw/hermes/channels"
@@ -81,9 +82,9 @@ type replyTo struct {
 // false for an event Hermes does not answer (another event type, a message
 // from a bot): it is acknowledged and nothing is stored.
 //
-// Errors wrap ErrMalformed, channels.ErrUnauthorized (an event of another
-// app) or channels.ErrUnavailable (the bot's identity could not be read to
-// tell whether it was mentioned; Feishu retries).
+// Errors wrap ErrMalformed, ErrOtherApp or channels.ErrUnavailable (the
+// bot's identity could not be read to tell whether it was mentioned;
+// Feishu retries).
 func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inbound, ok bool, err error) {
 	var ev eventV2
 	if err := json.Unmarshal(plain, &ev); err != nil {
@@ -93,7 +94,7 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 		return in, false, fmt.Errorf("%w: schema %q, want 2.0 (subscribe with the v2 event format)", ErrMalformed, ev.Schema)
 	}
 	if ev.Header.AppID != "" && ev.Header.AppID != a.cfg.AppID {
-		return in, false, fmt.Errorf("feishu: event of app %q, not %q: %w", ev.Header.AppID, a.cfg.AppID, channels.ErrUnauthorized)
+		return in, false, fmt.Errorf("%w: %q, not %q", ErrOtherApp, ev.Header.AppID, a.cfg.AppID)
 	}
 	if ev.Header.EventType != EventMessageReceive {
 		return in, false, nil
@@ -145,7 +146,9 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 		if err != nil {
 			return in, false, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 		}
-		in.Text, in.Mentioned = resolveMentions(in.Text, msg.Mentions, botID)
+		if in.Text, in.Mentioned, err = resolveMentions(in.Text, msg.Mentions, botID); err != nil {
+			return in, false, err
+		}
 	}
 	rt, err := json.Marshal(replyTo{
 		MessageID: msg.MessageID, ChatID: msg.ChatID, Group: in.ChatType == channels.ChatGroup,
@@ -158,36 +161,63 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 	return in, true, nil
 }
 
+// maxMentionKey bounds a mention key: Feishu's are "@_user_<n>", and the
+// replacer's work per byte of text grows with the longest key.
+const maxMentionKey = 32
+
 // resolveMentions replaces each mention key ("@_user_1") with "@name" and
 // removes the bot's own; mentioned reports whether the bot was among them.
-func resolveMentions(text string, mentions []mention, botOpenID string) (string, bool) {
+// A key that is not of Feishu's form is left in the text.
+//
+// Errors wrap ErrMalformed: the names would grow the text past
+// maxPayloadBytes (a long name behind a key the text repeats).
+func resolveMentions(text string, mentions []mention, botOpenID string) (string, bool, error) {
+	type pair struct{ key, repl string }
 	mentioned := false
-	pairs := make([]string, 0, 2*len(mentions))
+	pairs := make([]pair, 0, 2*len(mentions))
 	for _, m := range mentions {
-		if m.Key == "" {
+		if !strings.HasPrefix(m.Key, "@_") || len(m.Key) > maxMentionKey {
 			continue
 		}
 		if m.ID.OpenID != "" && m.ID.OpenID == botOpenID {
 			mentioned = true
-			pairs = append(pairs, m.Key+" ", "", m.Key, "")
+			pairs = append(pairs, pair{m.Key + " ", ""}, pair{m.Key, ""})
 			continue
 		}
-		pairs = append(pairs, m.Key, "@"+m.Name)
+		pairs = append(pairs, pair{m.Key, "@" + m.Name})
 	}
-	// Longest keys first: "@_user_1" must not eat the start of "@_user_10".
-	sortByKeyLength(pairs)
-	text = strings.NewReplacer(pairs...).Replace(text)
-	return strings.TrimSpace(text), mentioned
+	// Longest keys first: "@_user_1" must not eat the start of "@_user_10"
+	// (the replacer prefers the earlier of two keys matching at one place).
+	slices.SortStableFunc(pairs, func(a, b pair) int { return len(b.key) - len(a.key) })
+	args := make([]string, 0, 2*len(pairs))
+	for _, p := range pairs {
+		args = append(args, p.key, p.repl)
+	}
+	var out cappedBuilder
+	if _, err := strings.NewReplacer(args...).WriteString(&out, text); err != nil {
+		return "", false, fmt.Errorf("%w: text with mentions %w", ErrMalformed, err)
+	}
+	return strings.TrimSpace(out.String()), mentioned, nil
 }
 
-// sortByKeyLength orders replacer pairs by descending key length.
-func sortByKeyLength(pairs []string) {
-	for i := 2; i < len(pairs); i += 2 {
-		for j := i; j >= 2 && len(pairs[j]) > len(pairs[j-2]); j -= 2 {
-			pairs[j], pairs[j-2] = pairs[j-2], pairs[j]
-			pairs[j+1], pairs[j-1] = pairs[j-1], pairs[j+1]
-		}
+// cappedBuilder is a strings.Builder that refuses to grow past
+// maxPayloadBytes.
+type cappedBuilder struct{ strings.Builder }
+
+var errOverCap = fmt.Errorf("over %d bytes", maxPayloadBytes)
+
+func (b *cappedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxPayloadBytes {
+		return 0, errOverCap
 	}
+	return b.Builder.Write(p)
+}
+
+func (b *cappedBuilder) WriteString(s string) (int, error) {
+	if b.Len()+len(s) > maxPayloadBytes {
+		return 0, errOverCap
+	}
+	return b.Builder.WriteString(s)
 }
 
 // messageText is the text of a text or post message; ok is false for

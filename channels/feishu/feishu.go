@@ -64,16 +64,29 @@ const (
 const (
 	DefaultStreamDeadline = 3 * time.Minute
 	DefaultIDType         = "user_id"
+	// DefaultTimestampWindow: Feishu states no window for
+	// X-Lark-Request-Timestamp, and its SDK (oapi-sdk-go v3) checks none.
+	// Feishu signs each delivery when it sends it (the header is the
+	// request's time, with a fresh nonce), so a live event is seconds old;
+	// 5 minutes is WeCom's window, and the common webhook tolerance for
+	// clock skew. A replay inside the window is a repeat of its message_id,
+	// which the gateway stores once.
+	DefaultTimestampWindow = 5 * time.Minute
 )
 
 // Sentinel errors callers branch on; they wrap the shared channels errors so
-// channels.HTTPStatus answers 401 for ErrSignature and ErrToken, 400 for
-// ErrDecrypt and ErrMalformed.
+// channels.HTTPStatus answers 401 for ErrSignature, ErrStale, ErrToken and
+// ErrOtherApp, 400 for ErrDecrypt and ErrMalformed.
 var (
 	// ErrSignature: X-Lark-Signature missing or not matching.
 	ErrSignature = fmt.Errorf("feishu: bad signature: %w", channels.ErrUnauthorized)
+	// ErrStale: X-Lark-Request-Timestamp is not Unix seconds or is outside
+	// the timestamp window (a replayed or badly delayed event).
+	ErrStale = fmt.Errorf("feishu: stale timestamp: %w", channels.ErrUnauthorized)
 	// ErrToken: the verification token in the event is not the app's.
 	ErrToken = fmt.Errorf("feishu: bad verification token: %w", channels.ErrUnauthorized)
+	// ErrOtherApp: the event's header names another app_id.
+	ErrOtherApp = fmt.Errorf("feishu: event of another app: %w", channels.ErrUnauthorized)
 	// ErrDecrypt: encrypt not base64, not whole blocks, or bad padding.
 	ErrDecrypt = fmt.Errorf("feishu: cannot decrypt: %w", channels.ErrBadRequest)
 	// ErrMalformed: a body or event that is not what Feishu sends.

@@ -102,7 +102,15 @@ func (f *Frame) Marshal() []byte {
 	return b
 }
 
+// maxHeaders caps a frame's headers: Feishu sends about six (type,
+// message_id, sum, seq, trace_id, biz_rt), and a header costs two bytes on
+// the wire but 32 in memory, so an uncapped frame of tiny headers would
+// decode to sixteen times its size (and every Get would scan them all).
+const maxHeaders = 64
+
 // UnmarshalFrame decodes a frame; unknown fields are skipped.
+//
+// Errors wrap ErrMalformed.
 func UnmarshalFrame(b []byte) (Frame, error) {
 	var f Frame
 	err := eachField(b, func(num protowire.Number, v uint64, bs []byte) error {
@@ -116,6 +124,9 @@ func UnmarshalFrame(b []byte) (Frame, error) {
 		case 4:
 			f.Method = int32(v)
 		case 5:
+			if len(f.Headers) == maxHeaders {
+				return fmt.Errorf("over %d headers", maxHeaders)
+			}
 			var h Header
 			err := eachField(bs, func(num protowire.Number, _ uint64, bs []byte) error {
 				switch num {
@@ -140,7 +151,7 @@ func UnmarshalFrame(b []byte) (Frame, error) {
 		return nil
 	})
 	if err != nil {
-		return Frame{}, fmt.Errorf("feishu: frame: %w", err)
+		return Frame{}, fmt.Errorf("%w: frame: %w", ErrMalformed, err)
 	}
 	return f, nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -36,8 +38,14 @@ type envelope struct {
 //  1. a URL verification, plain or encrypted, is answered first with
 //     {"challenge"} once its token matches (Feishu sends it when the URL is
 //     saved, before it signs anything);
-//  2. otherwise the body must be encrypted and X-Lark-Signature must match;
-//     the decrypted header's token must be the verification token;
+//  2. otherwise the body must be encrypted and X-Lark-Signature must match,
+//     then X-Lark-Request-Timestamp must be within the timestamp window
+//     (after the signature, so that a forger cannot probe our clock); the
+//     decrypted header's token must be the verification token. An event
+//     without an Encrypt Key would carry neither signature nor timestamp:
+//     http mode requires the key (Validate), so a plain event is refused;
+//     the URL verification is the one request Feishu sends unsigned, and
+//     it stores nothing;
 //  3. an im.message.receive_v1 is handed to sink.Accept, and Feishu is
 //     answered 200 only after it returned (the message and its job have
 //     committed). Feishu gives up after 3 s and retries for hours.
@@ -76,8 +84,13 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.
 		a.refuse(w, r, sink, fmt.Errorf("%w: event not encrypted", ErrSignature))
 		return
 	}
-	if !a.crypto.VerifySignature(r.Header.Get(HeaderSignature), r.Header.Get(HeaderTimestamp), r.Header.Get(HeaderNonce), body) {
+	ts := r.Header.Get(HeaderTimestamp)
+	if !a.crypto.VerifySignature(r.Header.Get(HeaderSignature), ts, r.Header.Get(HeaderNonce), body) {
 		a.refuse(w, r, sink, ErrSignature)
+		return
+	}
+	if err := checkTimestamp(ts, a.now(), a.window); err != nil {
+		a.refuse(w, r, sink, err)
 		return
 	}
 	if env.Header == nil || !a.tokenMatches(env.Header.Token) {
@@ -100,6 +113,21 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.
 	}
 	writeJSON(w, map[string]any{})
 	a.afterAccept(sink, in, receipt)
+}
+
+// checkTimestamp checks a signed X-Lark-Request-Timestamp (Unix seconds)
+// against the window: a captured event stays valid forever otherwise.
+//
+// Errors wrap ErrStale.
+func checkTimestamp(ts string, now time.Time, window time.Duration) error {
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: timestamp %q is not Unix seconds", ErrStale, ts)
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > window || d < -window {
+		return fmt.Errorf("%w: timestamp %d is %s from now, window %s", ErrStale, sec, d.Round(time.Second), window)
+	}
+	return nil
 }
 
 // answerChallenge answers a URL verification whose token is the app's.
@@ -144,7 +172,10 @@ func refusalCheck(err error) string {
 	switch {
 	case errors.Is(err, ErrSignature):
 		return channels.CheckSignature
-	case errors.Is(err, ErrToken):
+	case errors.Is(err, ErrStale):
+		return channels.CheckTimestamp
+	case errors.Is(err, ErrToken), errors.Is(err, ErrOtherApp):
+		// The header's app_id, like its token, names the app the event is for.
 		return channels.CheckToken
 	case errors.Is(err, ErrDecrypt):
 		return channels.CheckDecrypt

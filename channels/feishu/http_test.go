@@ -3,6 +3,8 @@ package feishu_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,8 +28,15 @@ type eventRig struct {
 
 func newEventRig(t *testing.T, extra string) *eventRig {
 	t.Helper()
+	return newEventRigSection(t, func(base string) string { return appYAML(base, feishu.ModeHTTP, extra) }, channels.Env{})
+}
+
+// newEventRigSection is newEventRig with the whole `feishu:` section (given
+// the fake's URL) and env.
+func newEventRigSection(t *testing.T, section func(base string) string, env channels.Env) *eventRig {
+	t.Helper()
 	r := &eventRig{api: feishutest.NewServer(t, testAppID, testSecret), sink: newMemSink(), crypto: feishu.NewCrypto(testEncrypt)}
-	r.ch = newChannel(t, appYAML(r.api.URL(), feishu.ModeHTTP, extra), channels.Env{})
+	r.ch = newChannel(t, section(r.api.URL()), env)
 	mux := http.NewServeMux()
 	for _, route := range r.ch.Routes(r.sink) {
 		mux.HandleFunc(route.Method+" "+route.Path, route.Handler)
@@ -177,6 +186,107 @@ func TestForgedEventsRefused(t *testing.T) {
 	if got := strings.Join(r.sink.refused, " "); !strings.HasPrefix(got, testAccount+"/signature ") ||
 		!strings.Contains(got, testAccount+"/token") || len(r.sink.refused) != 4 {
 		t.Fatalf("refusals recorded: %s", got)
+	}
+}
+
+// A signed event is good only near the time it was signed: a captured one
+// cannot be posted again later (issue 16, item 3).
+func TestStaleTimestampRefused(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	r := newEventRigSection(t, func(base string) string { return appYAML(base, feishu.ModeHTTP, "") },
+		channels.Env{Now: func() time.Time { return now }})
+	send := func(t *testing.T, id string, ts time.Time, mutate func(http.Header)) int {
+		t.Helper()
+		h, body := feishutest.EncryptedRequest(r.crypto, feishutest.EventJSON(message(id, "p2p", "hi")), ts)
+		if mutate != nil {
+			mutate(h)
+		}
+		status, _, err := feishutest.Post(http.DefaultClient, r.url, h, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status
+	}
+	for name, tc := range map[string]struct {
+		ts     time.Time
+		status int
+	}{
+		"Year2017":      {time.Unix(1_500_000_000, 0), http.StatusUnauthorized},
+		"JustStale":     {now.Add(-feishu.DefaultTimestampWindow - time.Second), http.StatusUnauthorized},
+		"FarFuture":     {now.Add(feishu.DefaultTimestampWindow + time.Second), http.StatusUnauthorized},
+		"InsideWindow":  {now.Add(-feishu.DefaultTimestampWindow + time.Second), http.StatusOK},
+		"SlightlyAhead": {now.Add(30 * time.Second), http.StatusOK},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := send(t, "om_ts_"+name, tc.ts, nil); got != tc.status {
+				t.Fatalf("got %d, want %d", got, tc.status)
+			}
+		})
+	}
+	t.Run("NotANumber", func(t *testing.T) {
+		// Signed over the bad value, so only the timestamp check can refuse it.
+		h, body := feishutest.EncryptedRequest(r.crypto, feishutest.EventJSON(message("om_ts_nan", "p2p", "hi")), now)
+		h.Set(feishu.HeaderTimestamp, "soon")
+		h.Set(feishu.HeaderSignature, r.crypto.Signature("soon", h.Get(feishu.HeaderNonce), body))
+		if status, _, _ := feishutest.Post(http.DefaultClient, r.url, h, body); status != http.StatusUnauthorized {
+			t.Fatalf("got %d", status)
+		}
+	})
+	t.Run("SignatureFirst", func(t *testing.T) {
+		// A forger's stale request fails the signature, not the clock: the
+		// answer says nothing about our time.
+		send(t, "om_ts_forged", time.Unix(1_500_000_000, 0), func(h http.Header) { h.Set(feishu.HeaderSignature, strings.Repeat("0", 64)) })
+	})
+
+	acc, _, _ := r.sink.snapshot()
+	var ids []string
+	for _, in := range acc {
+		ids = append(ids, in.MsgID)
+	}
+	if got := strings.Join(ids, " "); len(acc) != 2 || !strings.Contains(got, "om_ts_InsideWindow") || !strings.Contains(got, "om_ts_SlightlyAhead") {
+		t.Fatalf("accepted %s; only the two inside the window may be", got)
+	}
+	r.sink.mu.Lock()
+	defer r.sink.mu.Unlock()
+	want := map[string]int{testAccount + "/timestamp": 4, testAccount + "/signature": 1}
+	got := map[string]int{}
+	for _, k := range r.sink.refused {
+		got[k]++
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("refusals recorded %v, want %v", got, want)
+	}
+}
+
+// feishu.timestamp_window widens (or narrows) the window.
+func TestTimestampWindowConfigured(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	r := newEventRigSection(t, func(base string) string {
+		return "timestamp_window: 1h\n" + appYAML(base, feishu.ModeHTTP, "")
+	}, channels.Env{Now: func() time.Time { return now }})
+	for i, tc := range []struct {
+		age    time.Duration
+		status int
+	}{{50 * time.Minute, http.StatusOK}, {61 * time.Minute, http.StatusUnauthorized}} {
+		h, body := feishutest.EncryptedRequest(r.crypto, feishutest.EventJSON(message(fmt.Sprintf("om_w%d", i), "p2p", "hi")), now.Add(-tc.age))
+		if status, _, _ := feishutest.Post(http.DefaultClient, r.url, h, body); status != tc.status {
+			t.Fatalf("signed %s ago: got %d, want %d", tc.age, status, tc.status)
+		}
+	}
+}
+
+// A name behind a key the text repeats would multiply the text: the event
+// is refused rather than grown past the payload cap.
+func TestMentionAmplificationRefused(t *testing.T) {
+	r := newEventRig(t, "")
+	long := feishutest.Mention{Key: "@_user_2", OpenID: "ou_lisi", Name: strings.Repeat("李", 100)}
+	m := message("om_amp", "group", "@_user_1 "+strings.Repeat("@_user_2", 20_000),
+		feishutest.Mention{Key: "@_user_1", OpenID: r.api.BotOpenID, Name: "Hermes"}, long)
+	if status, _ := r.post(t, feishutest.EventJSON(m)); status != http.StatusBadRequest {
+		t.Fatalf("got %d, want 400", status)
+	}
+	if _, calls, _ := r.sink.snapshot(); calls != 0 {
+		t.Fatal("the event reached the sink")
 	}
 }
 

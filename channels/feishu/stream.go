@@ -43,7 +43,16 @@ func (a *App) startStream(sink channels.Sink, in channels.Inbound) {
 		margin := min(streamMargin, a.cfg.StreamDeadline/10)
 		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.StreamDeadline-margin)
 		defer cancel()
-		a.stream(ctx, sink, in, received)
+		// The stream reads CardKit's answers: a panic there ends this
+		// stream only, and the answer goes as a message once the deadline
+		// passes (it was not marked shown).
+		err := channels.Guard(func() error {
+			a.stream(ctx, sink, in, received)
+			return nil
+		})
+		if a.env.CountPanic(ChannelName, a.cfg.Name, err) {
+			a.log.Error("feishu: streaming card ended by a panic", "msg_id", in.MsgID, "err", err)
+		}
 	}()
 }
 

@@ -28,8 +28,14 @@ func (s *gatedSink) Accept(ctx context.Context, in channels.Inbound) (channels.R
 // stops it when the test ends.
 func runConnection(t *testing.T, sink channels.Sink) *feishutest.Server {
 	t.Helper()
+	return runConnectionEnv(t, sink, channels.Env{})
+}
+
+// runConnectionEnv is runConnection with the channel built with env.
+func runConnectionEnv(t *testing.T, sink channels.Sink, env channels.Env) *feishutest.Server {
+	t.Helper()
 	api := feishutest.NewServer(t, testAppID, testSecret)
-	ch := newChannel(t, appYAML(api.URL(), feishu.ModeWebSocket, ""), channels.Env{})
+	ch := newChannel(t, appYAML(api.URL(), feishu.ModeWebSocket, ""), env)
 	app, _ := ch.App(testAccount)
 	app.SetWSTimings(50*time.Millisecond, 200*time.Millisecond, 10*time.Millisecond)
 	conns := ch.Connections()

@@ -158,39 +158,84 @@ func (s *Server) Silence() {
 	}
 }
 
+// newest is the newest socket.
+func (s *Server) newest() (*websocket.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ws.conns) == 0 {
+		return nil, fmt.Errorf("feishutest: no connection to push to")
+	}
+	return s.ws.conns[len(s.ws.conns)-1], nil
+}
+
+// nextSeqID numbers the frames the fake sends.
+func (s *Server) nextSeqID() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ws.nextSeq++
+	return s.ws.nextSeq
+}
+
 // PushEvent sends payload (an event's JSON) on the newest socket as an
 // event frame with the given message_id, split into fragments frames
 // (sum/seq headers) when fragments > 1.
 func (s *Server) PushEvent(ctx context.Context, messageID string, payload []byte, fragments int) error {
-	s.mu.Lock()
-	if len(s.ws.conns) == 0 {
-		s.mu.Unlock()
-		return fmt.Errorf("feishutest: no connection to push to")
-	}
-	conn := s.ws.conns[len(s.ws.conns)-1]
-	s.mu.Unlock()
 	fragments = max(fragments, 1)
 	size := (len(payload) + fragments - 1) / fragments
 	for i := 0; i < fragments; i++ {
 		part := payload[min(i*size, len(payload)):min((i+1)*size, len(payload))]
-		s.mu.Lock()
-		s.ws.nextSeq++
-		seq := s.ws.nextSeq
-		s.mu.Unlock()
-		f := feishu.Frame{
-			SeqID: seq, LogID: seq, Service: serviceID, Method: feishu.FrameData,
-			Headers: []feishu.Header{
-				{Key: feishu.HdrType, Value: feishu.TypeEvent},
-				{Key: feishu.HdrMessageID, Value: messageID},
-				{Key: feishu.HdrSum, Value: strconv.Itoa(fragments)},
-				{Key: feishu.HdrSeq, Value: strconv.Itoa(i)},
-				{Key: feishu.HdrTraceID, Value: "trace-" + messageID},
-			},
-			Payload: part,
+		f := EventFrame(messageID, strconv.Itoa(fragments), strconv.Itoa(i), part)
+		if err := s.PushFrame(ctx, f); err != nil {
+			return err
 		}
-		if err := conn.Write(ctx, websocket.MessageBinary, f.Marshal()); err != nil {
-			return fmt.Errorf("feishutest: push: %w", err)
-		}
+	}
+	return nil
+}
+
+// EventFrame is an event frame as Feishu sends it, with the given
+// message_id, sum and seq headers (any strings: a test's hostile ones
+// too) and payload.
+func EventFrame(messageID, sum, seq string, payload []byte) feishu.Frame {
+	return feishu.Frame{
+		Service: serviceID, Method: feishu.FrameData,
+		Headers: []feishu.Header{
+			{Key: feishu.HdrType, Value: feishu.TypeEvent},
+			{Key: feishu.HdrMessageID, Value: messageID},
+			{Key: feishu.HdrSum, Value: sum},
+			{Key: feishu.HdrSeq, Value: seq},
+			{Key: feishu.HdrTraceID, Value: "trace-" + messageID},
+		},
+		Payload: payload,
+	}
+}
+
+// PushFrame sends f on the newest socket, numbered (SeqID, LogID) by the
+// fake.
+func (s *Server) PushFrame(ctx context.Context, f feishu.Frame) error {
+	seq := s.nextSeqID()
+	f.SeqID, f.LogID = seq, seq
+	return s.PushBytes(ctx, f.Marshal())
+}
+
+// PushBytes sends b as one binary message on the newest socket, whatever
+// it holds.
+func (s *Server) PushBytes(ctx context.Context, b []byte) error {
+	return s.push(ctx, websocket.MessageBinary, b)
+}
+
+// PushText sends a text message on the newest socket (Feishu sends only
+// binary frames).
+func (s *Server) PushText(ctx context.Context, text string) error {
+	return s.push(ctx, websocket.MessageText, []byte(text))
+}
+
+func (s *Server) push(ctx context.Context, typ websocket.MessageType, b []byte) error {
+	conn, err := s.newest()
+	if err != nil {
+		return err
+	}
+	if err := conn.Write(ctx, typ, b); err != nil {
+		return fmt.Errorf("feishutest: push: %w", err)
 	}
 	return nil
 }
