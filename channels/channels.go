@@ -325,10 +325,11 @@ type Env struct {
 	// Messages are the bot-facing sentences a channel answers with itself
 	// (the AI bot's welcome), Chinese by default.
 	Messages ChannelMessages
-	// Panicked counts a panic recovered (Guard) in a goroutine reading from
-	// account's peer, whose connection is then made again
-	// (hermes_connection_panics_total). Never nil once built by the
-	// gateway; a channel built elsewhere checks.
+	// Panicked counts a panic recovered (Guard) in a goroutine serving
+	// account's peer: a long connection's reader (the connection is then
+	// made again) or a stream it pushes (that stream ends; the delivery
+	// layer sends the answer). hermes_connection_panics_total. Never nil
+	// once built by the gateway; a channel built elsewhere checks.
 	Panicked func(channel, account string)
 }
 

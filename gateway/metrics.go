@@ -92,7 +92,7 @@ func newMetrics(reg *prometheus.Registry, g *Gateway) *metrics {
 			Help: "Reply part send attempts by channel and status (delivered, deferred, failed, given_up)."},
 			[]string{"channel", "status"}),
 		connPanics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_connection_panics_total",
-			Help: "Panics recovered in a goroutine reading from a platform's long connection, by channel and account; each closed that one connection, which was made again."},
+			Help: "Panics recovered in a goroutine serving a platform peer (a long connection, a stream), by channel and account; each ended only that connection or stream."},
 			[]string{"channel", "account"}),
 	}
 	reg.MustRegister(m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
