@@ -313,7 +313,9 @@ func mcpError(ctx, callCtx context.Context, s *Skill, err error, creds credentia
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("skill %s: %w: %w", s.Name, errRunEnded, context.Cause(ctx))
-	case callCtx.Err() != nil:
+	case callCtx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
+		// The second: a connect an earlier attempt started (it runs on its
+		// own timeout) timed out while this attempt waited for it.
 		return fmt.Errorf("skill %s %w: no answer within %s: %w", s.Name, ErrUnavailable, s.Timeout, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("skill %s %w: %w: %w", s.Name, ErrUnavailable, errNetwork, redactErr(err, creds))
