@@ -66,6 +66,13 @@ type ServerConfig struct {
 	// CallbackKey signs the single-use tokens of async callback URLs. All
 	// replicas need the same one; use ${ENV}. Required with public_url.
 	CallbackKey string `yaml:"callback_key"`
+	// ReadTimeout bounds reading one whole request, headers and body, from
+	// its first byte, default 10s: callbacks are small and the platforms
+	// give up after 3-5 s. It never cuts a response (a stream, a long run).
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request, default 60s.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
 // DatabaseConfig is the Postgres connection.
@@ -369,6 +376,7 @@ func cleanYAMLError(err error) string {
 // ApplyDefaults fills every unset key with its default.
 func (c *Config) ApplyDefaults() {
 	setDefault(&c.Server.Listen, defaultListen)
+	c.Server.applyTimeoutDefaults()
 	positive(&c.Database.MaxConns, defaultMaxConns)
 	setDefault(&c.Model.Provider, "openai")
 	positive(&c.Model.Timeout, defaultModelTimeout)
@@ -475,6 +483,7 @@ func (c *Config) Validate() error {
 			bad("server.callback_key", "required with server.public_url, at least 16 characters")
 		}
 	}
+	c.Server.validateTimeouts(bad)
 	for i, p := range c.Skills.CommandAllowList {
 		if !strings.HasPrefix(p, "/") {
 			bad(fmt.Sprintf("skills.command_allow_list[%d]", i), "must be an absolute path, got %q", p)
