@@ -108,6 +108,7 @@ func (c *OpsConfig) validate(bad func(key, format string, args ...any)) {
 			}
 		}
 	}
+	c.OpenAIAPI.validateSessions(bad)
 }
 
 // minAPIKeyLen is the shortest API key accepted: shorter ones can be guessed.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,25 +125,31 @@ type chatRequest struct {
 	openai.ChatCompletionRequest
 	userText string                         // the last message: the turn
 	history  []openai.ChatCompletionMessage // earlier user/assistant messages the client sent
-	session  string                         // the Hermes session's chat id
+	session  string                         // the client's name of its session: X-Session-Id, else "user"
 }
 
-// readChatRequest reads and checks a body: bounded in bytes and messages,
-// ending with a user message with text.
+// readChatRequest reads and checks the body of r for key.
 func (g *Gateway) readChatRequest(r *http.Request, key OpenAIKey) (chatRequest, error) {
+	return decodeChatRequest(r.Body, r.Header.Get(sessionHeader), g.cfg.OpenAIAPI, g.modelsOf(key))
+}
+
+// decodeChatRequest reads and checks a body: bounded in bytes and
+// messages, for one of models, ending with a user message with text.
+// sessionID is the X-Session-Id header. Every error is a 4xx *apiError.
+func decodeChatRequest(body io.Reader, sessionID string, cfg OpenAIAPIConfig, models []string) (chatRequest, error) {
 	var req chatRequest
-	limit := g.cfg.OpenAIAPI.MaxBodyBytes
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	limit := cfg.MaxBodyBytes
+	data, err := io.ReadAll(io.LimitReader(body, int64(limit)+1))
 	if err != nil {
 		return req, badRequest("", "body unreadable: %v", err)
 	}
-	if len(body) > limit {
+	if len(data) > limit {
 		return req, badRequest("", "body over %d bytes (openai_api.max_body_bytes)", limit)
 	}
-	if err := json.Unmarshal(body, &req.ChatCompletionRequest); err != nil {
+	if err := json.Unmarshal(data, &req.ChatCompletionRequest); err != nil {
 		return req, badRequest("", "body is not a chat completion request: %v", err)
 	}
-	if !slices.Contains(g.modelsOf(key), req.Model) {
+	if !slices.Contains(models, req.Model) {
 		return req, newAPIError(http.StatusNotFound, errTypeInvalid, codeNoModel, "model",
 			"The model %q does not exist or you do not have access to it; GET /v1/models lists yours.", req.Model)
 	}
@@ -150,8 +157,8 @@ func (g *Gateway) readChatRequest(r *http.Request, key OpenAIKey) (chatRequest, 
 	switch {
 	case len(msgs) == 0:
 		return req, badRequest("messages", "messages is empty")
-	case len(msgs) > g.cfg.OpenAIAPI.MaxMessages:
-		return req, badRequest("messages", "%d messages, at most %d (openai_api.max_messages)", len(msgs), g.cfg.OpenAIAPI.MaxMessages)
+	case len(msgs) > cfg.MaxMessages:
+		return req, badRequest("messages", "%d messages, at most %d (openai_api.max_messages)", len(msgs), cfg.MaxMessages)
 	}
 	last := msgs[len(msgs)-1]
 	req.userText = strings.TrimSpace(messageText(last))
@@ -167,10 +174,7 @@ func (g *Gateway) readChatRequest(r *http.Request, key OpenAIKey) (chatRequest, 
 			}
 		}
 	}
-	req.session = r.Header.Get(sessionHeader)
-	if req.session == "" {
-		req.session = req.User
-	}
+	req.session = cmp.Or(sessionID, req.User)
 	if len(req.session) > maxSessionIDLen {
 		return req, badRequest("user", "session id over %d characters", maxSessionIDLen)
 	}

@@ -23,9 +23,6 @@ import (
 	"github.com/hermes-gw/hermes/skills"
 )
 
-// defaultAPISession is the session of a key whose requests name none.
-const defaultAPISession = "default"
-
 // finishStop is the finish_reason of every answer: Hermes answers in
 // full or says honestly why it stopped, within the text.
 const finishStop = "stop"
@@ -90,7 +87,7 @@ func (g *Gateway) runAPITurn(ctx context.Context, key OpenAIKey, req chatRequest
 	started := g.now()
 	in := channels.Inbound{
 		Channel: apiChannel, Account: accountOf(key), MsgID: runID, MsgType: channels.TypeText,
-		ChatID: cmp.Or(req.session, defaultAPISession), ChatType: channels.ChatSingle, Text: req.userText,
+		ChatID: apiChatID(key, req.session), ChatType: channels.ChatSingle, Text: req.userText,
 		Sender: channels.Identity{UserID: key.UserID, Name: key.Name, CorpID: key.CorpID},
 	}
 	sessionID, err := store.EnsureSession(ctx, g.pool, sessionKey(in), started)
