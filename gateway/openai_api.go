@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	openai "github.com/sashabaranov/go-openai"
@@ -43,11 +45,12 @@ const (
 
 // apiError is an OpenAI error answer: {"error":{"message","type","param","code"}}.
 type apiError struct {
-	status  int
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
+	status     int
+	retryAfter time.Duration // > 0: sent as Retry-After (a 429)
+	Message    string        `json:"message"`
+	Type       string        `json:"type"`
+	Param      *string       `json:"param"`
+	Code       *string       `json:"code"`
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -76,7 +79,18 @@ func (g *Gateway) writeAPIError(c *gin.Context, err error) {
 	} else {
 		g.log.Warn("openai api: request refused", "path", c.Request.URL.Path, "status", e.status, "err", e.Message)
 	}
+	if e.retryAfter > 0 {
+		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(e.retryAfter)))
+	}
+	setWriteDeadline(c.Writer, g.cfg.OpenAIAPI.WriteTimeout)
 	c.AbortWithStatusJSON(e.status, gin.H{"error": e})
+}
+
+// setWriteDeadline bounds the next writes to a client to d from now: a
+// client that stops reading holds a handler no longer than that. Without
+// support for deadlines (a test's recorder) writes go unbounded.
+func setWriteDeadline(w http.ResponseWriter, d time.Duration) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }
 
 // openAIKey finds the key of an Authorization header, comparing every
