@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -61,7 +60,7 @@ func (g *Gateway) route(c *gin.Context) {
 	rate := cmp.Or(max(g.cfg.Router.RatePerMinute, 0), defaultRouteRatePerMinute)
 	if wait, ok := g.routeUse.take(key.Key, rate, g.now()); !ok {
 		g.log.Warn("route refused: rate limited", "caller", key.UserID, "rate_per_minute", rate)
-		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 		c.String(http.StatusTooManyRequests, http.StatusText(http.StatusTooManyRequests))
 		return
 	}
@@ -127,7 +126,8 @@ func (g *Gateway) routerKey(header string) (RouterKey, bool) {
 	return bearerKey(header, g.cfg.Router.APIKeys, func(k RouterKey) string { return k.Key })
 }
 
-// routeLimiter is a token bucket per router key on this replica: a key
+// routeLimiter is a token bucket per API key on this replica (router keys,
+// and the OpenAI API's requests per minute): a key
 // may spend a minute's worth of requests at once, then one per
 // 1/ratePerMinute minutes. The zero value is ready to use.
 type routeLimiter struct {

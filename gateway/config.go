@@ -73,6 +73,13 @@ type ServerConfig struct {
 	// are served only here and are 404 on listen, which keeps the platform
 	// callbacks, /v1/... and /healthz, /readyz. E.g. "127.0.0.1:9090".
 	AdminListen string `yaml:"admin_listen"`
+	// ReadTimeout bounds reading one whole request, headers and body, from
+	// its first byte, default 10s: callbacks are small and the platforms
+	// give up after 3-5 s. It never cuts a response (a stream, a long run).
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request, default 60s.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
 // DatabaseConfig is the Postgres connection.
@@ -376,6 +383,7 @@ func cleanYAMLError(err error) string {
 // ApplyDefaults fills every unset key with its default.
 func (c *Config) ApplyDefaults() {
 	setDefault(&c.Server.Listen, defaultListen)
+	c.Server.applyTimeoutDefaults()
 	positive(&c.Database.MaxConns, defaultMaxConns)
 	setDefault(&c.Model.Provider, "openai")
 	positive(&c.Model.Timeout, defaultModelTimeout)
@@ -489,6 +497,7 @@ func (c *Config) Validate() error {
 			bad("server.admin_listen", "must differ from server.listen (%s)", a)
 		}
 	}
+	c.Server.validateTimeouts(bad)
 	for i, p := range c.Skills.CommandAllowList {
 		if !strings.HasPrefix(p, "/") {
 			bad(fmt.Sprintf("skills.command_allow_list[%d]", i), "must be an absolute path, got %q", p)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // OpsConfig are the operations keys: metrics, tracing, logs and the
@@ -51,6 +52,18 @@ type OpenAIAPIConfig struct {
 	MaxBodyBytes int `yaml:"max_body_bytes"`
 	// MaxMessages bounds the messages of one request, default 100; more is 400.
 	MaxMessages int `yaml:"max_messages"`
+	// MaxConcurrentPerKey is how many requests of one key may run at once
+	// on each replica, default 4; one more is answered 429 at once.
+	MaxConcurrentPerKey int `yaml:"max_concurrent_per_key"`
+	// RequestsPerMinutePerKey is how many requests one key may start per
+	// minute on each replica (a token bucket as large as a minute's
+	// worth, as router.rate_per_minute), default 60; more are 429.
+	RequestsPerMinutePerKey int `yaml:"requests_per_minute_per_key"`
+	// WriteTimeout bounds each write to a client (one batch of a stream's
+	// events, a whole answer), default 10s. A client that takes longer, or
+	// falls more than 256 KiB of events behind a stream, is dropped; its
+	// run goes on and is recorded as if it had stayed.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
 }
 
 // OpenAIKey is one API key of the OpenAI-compatible API.
@@ -61,6 +74,11 @@ type OpenAIKey struct {
 	CorpID string `yaml:"corp_id"` // corp of that identity
 	// Models this key may use, a subset of openai_api.models; empty: all.
 	Models []string `yaml:"models"`
+	// MaxConcurrent and RequestsPerMinute override the section's
+	// max_concurrent_per_key and requests_per_minute_per_key for this key;
+	// 0: the section's.
+	MaxConcurrent     int `yaml:"max_concurrent"`
+	RequestsPerMinute int `yaml:"requests_per_minute"`
 }
 
 // Defaults of OpsConfig.
@@ -68,7 +86,13 @@ const (
 	defaultOpenAIModel     = "hermes"
 	defaultOpenAIBodyBytes = 1 << 20
 	defaultOpenAIMessages  = 100
-	defaultServiceName     = "hermes"
+	// A person's chat client runs a turn or two at a time; a few more
+	// leave room for a shared client without letting one key take the
+	// model's slots from everyone else.
+	defaultOpenAIConcurrentPerKey = 4
+	defaultOpenAIPerMinutePerKey  = 60
+	defaultOpenAIWriteTimeout     = 10 * time.Second
+	defaultServiceName            = "hermes"
 )
 
 // MetricsOn reports whether /metrics is served and metrics recorded.
@@ -80,6 +104,7 @@ func (c *OpsConfig) applyDefaults() {
 	}
 	positive(&c.OpenAIAPI.MaxBodyBytes, defaultOpenAIBodyBytes)
 	positive(&c.OpenAIAPI.MaxMessages, defaultOpenAIMessages)
+	c.OpenAIAPI.applyLimitDefaults()
 	setDefault(&c.Tracing.ServiceName, defaultServiceName)
 	setDefault(&c.Log.Format, "text")
 	setDefault(&c.Log.Level, "info")
@@ -108,6 +133,8 @@ func (c *OpsConfig) validate(bad func(key, format string, args ...any)) {
 			}
 		}
 	}
+	c.OpenAIAPI.validateLimits(bad)
+	c.OpenAIAPI.validateSessions(bad)
 }
 
 // minAPIKeyLen is the shortest API key accepted: shorter ones can be guessed.

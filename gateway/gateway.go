@@ -94,6 +94,7 @@ type Gateway struct {
 	now        func() time.Time
 	log        *slog.Logger
 	routeUse   routeLimiter // per router key, this replica
+	apiLimits  apiLimits    // per OpenAI API key, this replica
 	metrics    *metrics     // nil when metrics.enabled is false
 	tracer     trace.Tracer
 	draining   atomic.Bool // shutting down: /readyz answers 503

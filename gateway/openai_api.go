@@ -1,13 +1,16 @@
 package gateway
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	openai "github.com/sashabaranov/go-openai"
@@ -42,11 +45,12 @@ const (
 
 // apiError is an OpenAI error answer: {"error":{"message","type","param","code"}}.
 type apiError struct {
-	status  int
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
+	status     int
+	retryAfter time.Duration // > 0: sent as Retry-After (a 429)
+	Message    string        `json:"message"`
+	Type       string        `json:"type"`
+	Param      *string       `json:"param"`
+	Code       *string       `json:"code"`
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -75,7 +79,18 @@ func (g *Gateway) writeAPIError(c *gin.Context, err error) {
 	} else {
 		g.log.Warn("openai api: request refused", "path", c.Request.URL.Path, "status", e.status, "err", e.Message)
 	}
+	if e.retryAfter > 0 {
+		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(e.retryAfter)))
+	}
+	setWriteDeadline(c.Writer, g.cfg.OpenAIAPI.WriteTimeout)
 	c.AbortWithStatusJSON(e.status, gin.H{"error": e})
+}
+
+// setWriteDeadline bounds the next writes to a client to d from now: a
+// client that stops reading holds a handler no longer than that. Without
+// support for deadlines (a test's recorder) writes go unbounded.
+func setWriteDeadline(w http.ResponseWriter, d time.Duration) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }
 
 // openAIKey finds the key of an Authorization header, comparing every
@@ -124,25 +139,31 @@ type chatRequest struct {
 	openai.ChatCompletionRequest
 	userText string                         // the last message: the turn
 	history  []openai.ChatCompletionMessage // earlier user/assistant messages the client sent
-	session  string                         // the Hermes session's chat id
+	session  string                         // the client's name of its session: X-Session-Id, else "user"
 }
 
-// readChatRequest reads and checks a body: bounded in bytes and messages,
-// ending with a user message with text.
+// readChatRequest reads and checks the body of r for key.
 func (g *Gateway) readChatRequest(r *http.Request, key OpenAIKey) (chatRequest, error) {
+	return decodeChatRequest(r.Body, r.Header.Get(sessionHeader), g.cfg.OpenAIAPI, g.modelsOf(key))
+}
+
+// decodeChatRequest reads and checks a body: bounded in bytes and
+// messages, for one of models, ending with a user message with text.
+// sessionID is the X-Session-Id header. Every error is a 4xx *apiError.
+func decodeChatRequest(body io.Reader, sessionID string, cfg OpenAIAPIConfig, models []string) (chatRequest, error) {
 	var req chatRequest
-	limit := g.cfg.OpenAIAPI.MaxBodyBytes
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	limit := cfg.MaxBodyBytes
+	data, err := io.ReadAll(io.LimitReader(body, int64(limit)+1))
 	if err != nil {
 		return req, badRequest("", "body unreadable: %v", err)
 	}
-	if len(body) > limit {
+	if len(data) > limit {
 		return req, badRequest("", "body over %d bytes (openai_api.max_body_bytes)", limit)
 	}
-	if err := json.Unmarshal(body, &req.ChatCompletionRequest); err != nil {
+	if err := json.Unmarshal(data, &req.ChatCompletionRequest); err != nil {
 		return req, badRequest("", "body is not a chat completion request: %v", err)
 	}
-	if !slices.Contains(g.modelsOf(key), req.Model) {
+	if !slices.Contains(models, req.Model) {
 		return req, newAPIError(http.StatusNotFound, errTypeInvalid, codeNoModel, "model",
 			"The model %q does not exist or you do not have access to it; GET /v1/models lists yours.", req.Model)
 	}
@@ -150,8 +171,8 @@ func (g *Gateway) readChatRequest(r *http.Request, key OpenAIKey) (chatRequest, 
 	switch {
 	case len(msgs) == 0:
 		return req, badRequest("messages", "messages is empty")
-	case len(msgs) > g.cfg.OpenAIAPI.MaxMessages:
-		return req, badRequest("messages", "%d messages, at most %d (openai_api.max_messages)", len(msgs), g.cfg.OpenAIAPI.MaxMessages)
+	case len(msgs) > cfg.MaxMessages:
+		return req, badRequest("messages", "%d messages, at most %d (openai_api.max_messages)", len(msgs), cfg.MaxMessages)
 	}
 	last := msgs[len(msgs)-1]
 	req.userText = strings.TrimSpace(messageText(last))
@@ -167,10 +188,7 @@ func (g *Gateway) readChatRequest(r *http.Request, key OpenAIKey) (chatRequest, 
 			}
 		}
 	}
-	req.session = r.Header.Get(sessionHeader)
-	if req.session == "" {
-		req.session = req.User
-	}
+	req.session = cmp.Or(sessionID, req.User)
 	if len(req.session) > maxSessionIDLen {
 		return req, badRequest("user", "session id over %d characters", maxSessionIDLen)
 	}

@@ -90,9 +90,9 @@ func TestOpenAIChatCompletion(t *testing.T) {
 		t.Errorf("skill got X-Request-ID %q, want the run id %q", calls[0].RequestID, runID)
 	}
 	if n := h.count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
-		WHERE r.id = $1 AND s.channel = 'api' AND s.account = 'open-webui' AND s.chat_id = 'chat-42' AND s.user_id = 'lisi'
+		WHERE r.id = $1 AND s.channel = 'api' AND s.account = 'open-webui' AND s.chat_id = 'api:open-webui:lisi:chat-42' AND s.user_id = 'lisi'
 		AND r.stop_reason = 'finished'`, runID); n != 1 {
-		t.Errorf("run %s not recorded in session api/open-webui/chat-42/lisi", runID)
+		t.Errorf("run %s not recorded in session api/open-webui/api:open-webui:lisi:chat-42/lisi", runID)
 	}
 	if n := h.count(`SELECT count(*) FROM run_steps WHERE run_id = $1 AND tool = $2`, runID, leaveTool); n != 1 {
 		t.Errorf("tool step recorded %d times", n)

@@ -3,11 +3,8 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -23,20 +20,29 @@ import (
 	"github.com/hermes-gw/hermes/skills"
 )
 
-// defaultAPISession is the session of a key whose requests name none.
-const defaultAPISession = "default"
-
 // finishStop is the finish_reason of every answer: Hermes answers in
 // full or says honestly why it stopped, within the text.
 const finishStop = "stop"
 
 // chatCompletions is POST /v1/chat/completions, streaming or not.
+//
+// The run does not depend on the client: it goes on to its end (within
+// agent.run_timeout) and is recorded whether the client reads along,
+// falls behind and is dropped, or goes away, so its context is detached
+// from the request's (net/http cancels that one when a write fails).
+// The key's place (openai_limits.go) is held until the handler returns.
 func (g *Gateway) chatCompletions(c *gin.Context) {
 	key, err := g.authorize(c)
 	if err != nil {
 		g.writeAPIError(c, err)
 		return
 	}
+	release, err := g.apiLimits.admit(g.cfg.OpenAIAPI, key, g.now())
+	if err != nil {
+		g.writeAPIError(c, err)
+		return
+	}
+	defer release()
 	req, err := g.readChatRequest(c.Request, key)
 	if err != nil {
 		g.writeAPIError(c, err)
@@ -45,23 +51,25 @@ func (g *Gateway) chatCompletions(c *gin.Context) {
 	runID := newRunID()
 	// A client that traces sends traceparent: the run's trace links to it.
 	from := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header)))
-	ctx, span := g.startRunSpan(c.Request.Context(), "hermes.api_run", runID, from,
+	ctx, span := g.startRunSpan(context.WithoutCancel(c.Request.Context()), "hermes.api_run", runID, from,
 		attribute.String("hermes.channel", apiChannel), attribute.String("hermes.account", accountOf(key)))
 	defer span.End()
 	var stream *sseStream
 	if req.Stream {
-		stream = newSSEStream(c, "chatcmpl-"+runID, req.Model, g.now().Unix())
+		stream = newSSEStream(c.Writer, "chatcmpl-"+runID, req.Model, g.now().Unix(), g.cfg.OpenAIAPI.WriteTimeout)
+		defer stream.close()
 	}
 	res, err := g.runAPITurn(ctx, key, req, runID, stream)
 	switch {
 	case err != nil && stream != nil:
-		stream.fail(newAPIError(http.StatusInternalServerError, errTypeServer, "", "", "the agent run failed; try again"))
 		g.log.Error("openai api: run failed", "run_id", runID, "err", err)
+		g.streamEnded(runID, stream.abort(newAPIError(http.StatusInternalServerError, errTypeServer, "", "", "the agent run failed; try again")))
 	case err != nil:
 		g.writeAPIError(c, err)
 	case stream != nil:
-		stream.finish(res, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		g.streamEnded(runID, stream.finish(res, req.StreamOptions != nil && req.StreamOptions.IncludeUsage))
 	default:
+		setWriteDeadline(c.Writer, g.cfg.OpenAIAPI.WriteTimeout)
 		c.JSON(http.StatusOK, openai.ChatCompletionResponse{
 			ID: "chatcmpl-" + runID, Object: "chat.completion", Created: g.now().Unix(), Model: req.Model,
 			Choices: []openai.ChatCompletionChoice{{
@@ -72,6 +80,14 @@ func (g *Gateway) chatCompletions(c *gin.Context) {
 		})
 	}
 	endSpan(span, err)
+}
+
+// streamEnded logs a stream whose client was dropped (dropped != nil); the
+// run itself was recorded as for any client.
+func (g *Gateway) streamEnded(runID string, dropped error) {
+	if dropped != nil {
+		g.log.Warn("openai api: stream client dropped; the run was recorded", "run_id", runID, "err", dropped)
+	}
 }
 
 // accountOf is the account of a key's sessions: its name, else its user.
@@ -90,7 +106,7 @@ func (g *Gateway) runAPITurn(ctx context.Context, key OpenAIKey, req chatRequest
 	started := g.now()
 	in := channels.Inbound{
 		Channel: apiChannel, Account: accountOf(key), MsgID: runID, MsgType: channels.TypeText,
-		ChatID: cmp.Or(req.session, defaultAPISession), ChatType: channels.ChatSingle, Text: req.userText,
+		ChatID: apiChatID(key, req.session), ChatType: channels.ChatSingle, Text: req.userText,
 		Sender: channels.Identity{UserID: key.UserID, Name: key.Name, CorpID: key.CorpID},
 	}
 	sessionID, err := store.EnsureSession(ctx, g.pool, sessionKey(in), started)
@@ -169,126 +185,4 @@ func (g *Gateway) recordAPITurn(ctx context.Context, in channels.Inbound, status
 		}
 		return store.TouchSession(ctx, tx, run.SessionID, now)
 	})
-}
-
-// sseStream writes a run as OpenAI chat.completion.chunk events. Model
-// text goes out as content deltas as it streams; tool progress goes out as
-// reasoning_content deltas (the field DeepSeek-style reasoning uses, shown
-// apart from the answer by Open WebUI, Cherry Studio and LobeChat, and
-// ignored by clients that do not know it), so it never mixes into the
-// answer. Writes are serialised; the agent's callback writes directly,
-// which a client that stops reading can slow down, never corrupt.
-type sseStream struct {
-	c       *gin.Context
-	id      string
-	model   string
-	created int64
-	mu      sync.Mutex
-	sent    strings.Builder // the content sent so far
-	step    int             // the model step whose text is being sent
-}
-
-func newSSEStream(c *gin.Context, id, model string, created int64) *sseStream {
-	h := c.Writer.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	c.Status(http.StatusOK)
-	s := &sseStream{c: c, id: id, model: model, created: created}
-	s.write(s.chunk(chunkDelta{Role: openai.ChatMessageRoleAssistant}, nil))
-	return s
-}
-
-// chunk is one chat.completion.chunk, exactly as OpenAI sends it.
-type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *openai.Usage `json:"usage,omitempty"`
-}
-
-type chunkChoice struct {
-	Index        int        `json:"index"`
-	Delta        chunkDelta `json:"delta"`
-	FinishReason *string    `json:"finish_reason"`
-}
-
-type chunkDelta struct {
-	Role             string `json:"role,omitempty"`
-	Content          string `json:"content,omitempty"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
-}
-
-func (s *sseStream) chunk(d chunkDelta, finish *string) chunk {
-	return chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
-		Choices: []chunkChoice{{Delta: d, FinishReason: finish}}}
-}
-
-// write sends one event; the caller holds mu or is the only writer.
-func (s *sseStream) write(v any) {
-	b, _ := json.Marshal(v) // plain structs always marshal
-	fmt.Fprintf(s.c.Writer, "data: %s\n\n", b)
-	s.c.Writer.Flush()
-}
-
-// event takes one agent progress event.
-func (s *sseStream) event(e agent.Event, working string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch e.Kind {
-	case agent.EventModelDelta:
-		if e.Text == "" {
-			return
-		}
-		if s.sent.Len() > 0 && e.Step != s.step {
-			// A new model step after a tool call: a new paragraph.
-			s.sendContent("\n\n")
-		}
-		s.step = e.Step
-		s.sendContent(e.Text)
-	case agent.EventToolStart:
-		s.write(s.chunk(chunkDelta{ReasoningContent: fmt.Sprintf(working, cmp.Or(e.ToolDisplay, e.Tool)) + "\n"}, nil))
-	}
-}
-
-func (s *sseStream) sendContent(text string) {
-	s.sent.WriteString(text)
-	s.write(s.chunk(chunkDelta{Content: text}, nil))
-}
-
-// finish sends what of the reply the stream has not shown, the finish
-// chunk, the usage chunk when asked for, and [DONE]. When the agent
-// changed its answer after streaming it (a format fix, a stop), the final
-// reply follows as a paragraph of its own.
-func (s *sseStream) finish(res agent.Result, includeUsage bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sent := s.sent.String()
-	switch rest, ok := strings.CutPrefix(res.Reply, sent); {
-	case ok && rest != "":
-		s.sendContent(rest)
-	case !ok && strings.TrimSpace(sent) != strings.TrimSpace(res.Reply):
-		s.sendContent("\n\n" + res.Reply)
-	}
-	stop := finishStop
-	s.write(s.chunk(chunkDelta{}, &stop))
-	if includeUsage {
-		u := usageOf(res)
-		s.write(chunk{ID: s.id, Object: "chat.completion.chunk", Created: s.created, Model: s.model,
-			Choices: []chunkChoice{}, Usage: &u})
-	}
-	fmt.Fprint(s.c.Writer, "data: [DONE]\n\n")
-	s.c.Writer.Flush()
-}
-
-// fail ends a stream that had started with an error event, as OpenAI does.
-func (s *sseStream) fail(e *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.write(map[string]any{"error": e})
-	fmt.Fprint(s.c.Writer, "data: [DONE]\n\n")
-	s.c.Writer.Flush()
 }

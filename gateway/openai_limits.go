@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Each key of the OpenAI-compatible API may run a few requests at once and
+// start a minute's worth per minute, so that one client (a script in a
+// loop, a stuck retry) cannot take model.max_concurrent's slots from other
+// keys and from chat users. Both limits are per replica, like the model's:
+// behind a load balancer with n replicas a key gets up to n times them.
+// Over a limit the answer is OpenAI's own 429, so the SDKs' retry logic
+// applies: {"error":{"message":…,"type":"requests","param":null,
+// "code":"rate_limit_exceeded"}} with Retry-After in seconds.
+
+// OpenAI's type and code of a 429 for requests (its "tokens" type is for
+// token budgets, which Hermes does not count per key).
+const (
+	errTypeRequests = "requests"
+	codeRateLimited = "rate_limit_exceeded"
+)
+
+// busyRetryAfter is the Retry-After of a request over the concurrency
+// limit: a run's end cannot be predicted, and most end within seconds.
+const busyRetryAfter = time.Second
+
+// apiLimits are the per-key limits of one replica. The zero value is ready.
+type apiLimits struct {
+	minute routeLimiter // requests per minute, by key
+
+	mu       sync.Mutex
+	inFlight map[string]int // requests running, by key
+}
+
+// limitsOf are key's concurrency and per-minute limits.
+func (c OpenAIAPIConfig) limitsOf(key OpenAIKey) (concurrent, perMinute int) {
+	return cmp.Or(key.MaxConcurrent, c.MaxConcurrentPerKey), cmp.Or(key.RequestsPerMinute, c.RequestsPerMinutePerKey)
+}
+
+// admit lets a request of key start at now, or refuses it with a 429
+// *apiError. release, called once when the request ends, frees its place.
+func (l *apiLimits) admit(cfg OpenAIAPIConfig, key OpenAIKey, now time.Time) (release func(), err error) {
+	concurrent, perMinute := cfg.limitsOf(key)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight == nil {
+		l.inFlight = map[string]int{}
+	}
+	if running := l.inFlight[key.Key]; running >= concurrent {
+		return nil, tooManyRequests(busyRetryAfter,
+			"Too many concurrent requests for this key: limit %d (openai_api.max_concurrent_per_key), running %d. Please try again in %s.",
+			concurrent, running, busyRetryAfter)
+	}
+	if wait, ok := l.minute.take(key.Key, perMinute, now); !ok {
+		return nil, tooManyRequests(wait,
+			"Rate limit reached on requests per min (RPM): Limit %d (openai_api.requests_per_minute_per_key). Please try again in %ds.",
+			perMinute, retryAfterSeconds(wait))
+	}
+	l.inFlight[key.Key]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.inFlight[key.Key]--; l.inFlight[key.Key] <= 0 {
+				delete(l.inFlight, key.Key)
+			}
+		})
+	}, nil
+}
+
+// tooManyRequests is a 429 in OpenAI's shape that says when to try again.
+func tooManyRequests(wait time.Duration, format string, args ...any) *apiError {
+	e := newAPIError(http.StatusTooManyRequests, errTypeRequests, codeRateLimited, "", format, args...)
+	e.retryAfter = wait
+	return e
+}
+
+// retryAfterSeconds is wait as a Retry-After value: whole seconds, rounded
+// up so that a client waiting that long is admitted, at least 1.
+func retryAfterSeconds(wait time.Duration) int {
+	return max(1, int(math.Ceil(wait.Seconds())))
+}
+
+// applyLimitDefaults fills the per-key limits and the write timeout.
+func (c *OpenAIAPIConfig) applyLimitDefaults() {
+	if c.MaxConcurrentPerKey == 0 {
+		c.MaxConcurrentPerKey = defaultOpenAIConcurrentPerKey
+	}
+	if c.RequestsPerMinutePerKey == 0 {
+		c.RequestsPerMinutePerKey = defaultOpenAIPerMinutePerKey
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = defaultOpenAIWriteTimeout
+	}
+}
+
+// validateLimits refuses negative limits (zero is the default).
+func (c *OpenAIAPIConfig) validateLimits(bad func(key, format string, args ...any)) {
+	negative := func(name string, v int) {
+		if v < 0 {
+			bad(name, "must be positive, got %d", v)
+		}
+	}
+	negative("openai_api.max_concurrent_per_key", c.MaxConcurrentPerKey)
+	negative("openai_api.requests_per_minute_per_key", c.RequestsPerMinutePerKey)
+	if c.WriteTimeout < 0 {
+		bad("openai_api.write_timeout", "must be positive, got %s", c.WriteTimeout)
+	}
+	for i, k := range c.Keys {
+		negative(fmt.Sprintf("openai_api.keys[%d].max_concurrent", i), k.MaxConcurrent)
+		negative(fmt.Sprintf("openai_api.keys[%d].requests_per_minute", i), k.RequestsPerMinute)
+	}
+}
