@@ -304,7 +304,6 @@ func TestAIBotLongConnectionFailsOverToTheOtherReplica(t *testing.T) {
 // the connection lease for the pause, so the other replica does not
 // subscribe against the client that took the bot.
 func TestAIBotTakeoverKeepsEveryReplicaBack(t *testing.T) {
-	t.Parallel()
 	h := newHarness(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	extra := wsBotYAML(ws.URL()) + "worker:\n  connection_lease: 2s\n"

@@ -257,17 +257,30 @@ func (g *Gateway) nextPending(res agent.Result, sessionID int64, runID string) *
 // rules, on channels whose callbacks do not carry them. A failed lookup
 // leaves them empty: skills limited to departments are then not offered.
 func (g *Gateway) fillDepartments(ctx context.Context, row *store.InboundRow) {
-	dir, ok := g.channels[row.In.Channel].(channels.Directory)
-	if !ok || len(row.In.Sender.Dept) > 0 {
+	if len(row.In.Sender.Dept) > 0 {
 		return
 	}
-	depts, err := dir.Departments(ctx, row.In.Account, row.In.Sender.UserID)
+	depts, err := g.departmentsOf(ctx, row.In.Channel, row.In.Account, row.In.Sender.UserID)
 	if err != nil {
 		g.log.Warn("sender's departments unknown; department-limited skills are not offered",
 			"inbound_id", row.ID, "err", err)
 		return
 	}
 	row.In.Sender.Dept = depts
+}
+
+// departmentsOf are user's departments as the channel's Directory knows
+// them now; none (and no error) on a channel without one.
+func (g *Gateway) departmentsOf(ctx context.Context, channel, account, user string) ([]string, error) {
+	dir, ok := g.channels[channel].(channels.Directory)
+	if !ok {
+		return nil, nil
+	}
+	depts, err := dir.Departments(ctx, account, user)
+	if err != nil {
+		return nil, fmt.Errorf("departments of %s: %w", user, err)
+	}
+	return depts, nil
 }
 
 // callerFor is the identity skills act for: the verified sender of row.

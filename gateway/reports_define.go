@@ -127,21 +127,11 @@ func ownerCaller(o store.ReportOwner, depts []string, traceID string) skills.Cal
 }
 
 // ownerDepartments are the owner's departments as they are now, for skill
-// access rules, looked up through the owner's channel as the chat path
-// looks up a sender's (fillDepartments): a channel without a directory
-// gives none, and so does a failed lookup, whose error is returned for
-// the caller to decide (a run retries it). With none, skills limited to
-// departments are refused.
+// access rules (departmentsOf), never the ones stored at creation. A
+// failed lookup's error is returned for the caller to decide (a run
+// retries it); with none, skills limited to departments are refused.
 func (g *Gateway) ownerDepartments(ctx context.Context, o store.ReportOwner) ([]string, error) {
-	dir, ok := g.channels[o.Channel].(channels.Directory)
-	if !ok {
-		return nil, nil
-	}
-	depts, err := dir.Departments(ctx, o.Account, o.User)
-	if err != nil {
-		return nil, fmt.Errorf("departments of %s: %w", o.User, err)
-	}
-	return depts, nil
+	return g.departmentsOf(ctx, o.Channel, o.Account, o.User)
 }
 
 // reportSkill is the tool named skill as caller may use it, nil when the

@@ -37,6 +37,14 @@ func ReleaseLease(ctx context.Context, q Querier, name, holder string) error {
 	return nil
 }
 
+// lockID is the advisory lock id of name, for TryLock and the
+// transaction-scoped locks taken on the same names.
+func lockID(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return int64(h.Sum64())
+}
+
 // Lock is an exclusive hold on a name across all replicas: a Postgres
 // advisory lock on a dedicated connection.
 type Lock struct {
@@ -48,9 +56,7 @@ type Lock struct {
 // false when another holder has it. The lock dies with the connection, so
 // a crashed process never leaves it held.
 func TryLock(ctx context.Context, pool *pgxpool.Pool, name string) (lock *Lock, ok bool, err error) {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	id := int64(h.Sum64())
+	id := lockID(name)
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: lock %s: %w", name, err)

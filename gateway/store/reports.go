@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"time"
 
@@ -164,13 +163,6 @@ func LockConversations(ctx context.Context, tx pgx.Tx, orderKeys []string) error
 		return fmt.Errorf("store: lock conversations: %w", err)
 	}
 	return nil
-}
-
-// lockID is the advisory lock id of name (as TryLock makes it).
-func lockID(name string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return int64(h.Sum64())
 }
 
 // ownerFilter matches every report when owner is nil (the operator), else
