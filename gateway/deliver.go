@@ -144,14 +144,19 @@ func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, o
 	return res
 }
 
-// sendPart makes one recorded attempt at one part.
+// sendPart makes one recorded attempt at one part. An image is uploaded
+// first, once (see uploadOnce).
 func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
+	mediaID, err := g.uploadOnce(ctx, conn, ch, p)
+	if err != nil {
+		return g.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
+	}
 	attempts, firstAt, err := store.MarkAttempt(ctx, conn, p.ID, g.now())
 	if err != nil {
 		return err
 	}
 	res, sendErr := ch.Send(ctx, channels.Outbound{
-		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image,
+		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image, MediaID: mediaID,
 		Part: p.Part, Parts: p.Parts, Answer: strings.HasPrefix(p.ReplyKey, store.AnswerKeyPrefix),
 		Key:     fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
 		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
@@ -169,7 +174,7 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, g.now())
 }
 
-// failedPart records a failed attempt at p and
+// failedPart records a failed attempt at p (its upload or its send) and
 // returns sendErr; the part is given up when the error is permanent or
 // this was the job's last attempt.
 func (g *Gateway) failedPart(ctx context.Context, conn store.Querier, p store.OutboxPart, sendErr error, attempts int, lastAttempt bool) error {
@@ -181,6 +186,43 @@ func (g *Gateway) failedPart(ctx context.Context, conn store.Querier, p store.Ou
 	g.log.Error("reply delivery failed", "reply_key", p.ReplyKey, "part", p.Part,
 		"attempt", attempts, "given_up", giveUp, "err", sendErr)
 	return sendErr
+}
+
+// mediaExpiryMargin: a stored media id this close to its expiry is
+// uploaded again rather than sent, so that it is still valid when the
+// platform reads the message.
+const mediaExpiryMargin = time.Hour
+
+// uploadOnce returns the media id an image part is sent with: the one
+// stored with the part while the platform still keeps it, or a new upload,
+// stored before the send. Every attempt of the part thus sends the same
+// id, and a platform's duplicate check (WeCom's enable_duplicate_check
+// compares it) drops the copy of an attempt whose answer was lost. ""
+// when the channel uploads in Send itself or the part is no image.
+func (g *Gateway) uploadOnce(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart) (string, error) {
+	up, ok := ch.(channels.Uploader)
+	if !ok || p.Format != channels.FormatImage || p.Image == nil {
+		return "", nil
+	}
+	now := g.now()
+	if p.MediaID != "" && (p.MediaExpiresAt == nil || now.Add(mediaExpiryMargin).Before(*p.MediaExpiresAt)) {
+		return p.MediaID, nil
+	}
+	media, err := up.Upload(ctx, p.Account, p.Image)
+	if err != nil {
+		return "", err
+	}
+	if media.ID == "" {
+		return "", fmt.Errorf("gateway: %s upload for reply %s returned no media id", p.Channel, p.ReplyKey)
+	}
+	var expires time.Time
+	if media.Lifetime > 0 {
+		expires = now.Add(media.Lifetime) // counted from before the upload: on the safe side
+	}
+	if err := store.SetMedia(ctx, conn, p.ID, media.ID, now, expires); err != nil {
+		return "", err
+	}
+	return media.ID, nil
 }
 
 // NextRetry keeps delivery retries short at first (a platform hiccup) and
