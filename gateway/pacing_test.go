@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
@@ -237,5 +238,49 @@ func TestPacingHoldsAnAccountToItsLimitAcrossReplicas(t *testing.T) {
 		if len(texts) != each {
 			t.Errorf("%s got %d replies, want %d", u, len(texts), each)
 		}
+	}
+}
+
+// A part the channel defers (a stream shows it) did not go out, so it
+// gives its slot back: with one send a minute allowed, the part after it
+// still goes at once.
+func TestDeferredPartUsesNoSlot(t *testing.T) {
+	h := newHarness(t)
+	long := strings.Repeat("这是一段很长的回答。", 100) // two parts of 2,048 bytes
+	h.model.Script(openaitest.Reply{Content: long})
+	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, Streams: true, PerMinute: 1})
+	ch.FailWith(func(out channels.Outbound) error {
+		if out.Part == 0 {
+			return &channels.DeferredError{Until: time.Now().Add(time.Hour), Reason: "the stream shows it"}
+		}
+		return nil
+	})
+	gw := h.start(gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := withTimeout(t, 30*time.Second)
+	accept(t, gw, ch.Message("a", "st-1", "zhangsan", "zhangsan", "讲讲制度", false, false))
+	ref := channels.MessageRef{Channel: "test", Account: "a", MsgID: "st-1"}
+	for p := (channels.Progress{}); !p.Done; {
+		var err error
+		if p, err = gw.Progress(ctx, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The delivery tried part 0 (deferred) before the stream showed it.
+	for h.count(`SELECT count(*) FROM outbox WHERE part = 0 AND attempts > 0`) == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("part 0 was never tried")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if err := gw.Shown(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := ch.WaitSent(withTimeout(t, 10*time.Second), 1)
+	if err != nil {
+		t.Fatalf("the part after the deferred one waits for a slot: %v", err)
+	}
+	if sent[0].Part != 1 {
+		t.Fatalf("sent %+v, want the second part", sent[0])
 	}
 }
