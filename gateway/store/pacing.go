@@ -45,6 +45,12 @@ WITH lim AS (
 )
 SELECT (SELECT max(free_at) FROM busy), ARRAY(SELECT id FROM ins)`
 
+// Batcher sends a batch of statements in one round trip: a
+// *pgxpool.Pool or *pgxpool.Conn.
+type Batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // PaceClaim is a send recorded against its limits.
 type PaceClaim struct {
 	ids []int64
@@ -54,9 +60,10 @@ type PaceClaim struct {
 // replicas: either each limit had room and the send counts against all of
 // them, or none is touched and retryAt is the earliest time all could have
 // room (assuming nothing else is sent meanwhile). No limits: a claim at once.
-// db is typically the connection holding a conversation's delivery lock;
-// the claim is one short transaction on it.
-func ClaimSend(ctx context.Context, db Beginner, limits []PaceLimit, now time.Time) (claim PaceClaim, retryAt time.Time, err error) {
+// db is a connection or a pool, not a transaction: the claim is a
+// transaction of its own, one round trip (typically on the connection
+// holding a conversation's delivery lock).
+func ClaimSend(ctx context.Context, db Batcher, limits []PaceLimit, now time.Time) (claim PaceClaim, retryAt time.Time, err error) {
 	if len(limits) == 0 {
 		return PaceClaim{}, time.Time{}, nil
 	}
@@ -76,27 +83,22 @@ func ClaimSend(ctx context.Context, db Beginner, limits []PaceLimit, now time.Ti
 	slices.Sort(locks)
 	locks = slices.Compact(locks)
 	now = now.Truncate(time.Microsecond) // what Postgres stores
+	// One round trip, one transaction: the statements of a batch run in
+	// order in one implicit transaction, so the claim starts (and takes
+	// its snapshot) only once the locks are held, and they are released
+	// when it commits.
+	var b pgx.Batch
+	// A claim need not survive a crash of Postgres itself (the window
+	// would forget a fraction of a second of sends), so its commit does not
+	// wait for the disk: that wait was most of its cost.
+	b.Queue(`SET LOCAL synchronous_commit = off`)
+	b.Queue(`SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int4[]) AS k`, paceLockClass, locks)
 	var free *time.Time
-	err = InTx(ctx, db, func(tx pgx.Tx) error {
-		// One round trip: the statements run in order, so the claim starts
-		// (and takes its snapshot) only once the locks are held.
-		var b pgx.Batch
-		// A claim need not survive a crash of Postgres itself (the
-		// window would forget a fraction of a second of sends), so its
-		// commit does not wait for the disk: that wait was most of its
-		// cost.
-		b.Queue(`SET LOCAL synchronous_commit = off`)
-		b.Queue(`SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int4[]) AS k`, paceLockClass, locks)
-		b.Queue(claimSQL, keys, maxes, windows, now).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&free, &claim.ids)
-		})
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-			return fmt.Errorf("store: pace claim: %w", err)
-		}
-		return nil
+	b.Queue(claimSQL, keys, maxes, windows, now).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&free, &claim.ids)
 	})
-	if err != nil {
-		return PaceClaim{}, time.Time{}, err
+	if err := db.SendBatch(ctx, &b).Close(); err != nil {
+		return PaceClaim{}, time.Time{}, fmt.Errorf("store: pace claim: %w", err)
 	}
 	if free != nil {
 		return PaceClaim{}, *free, nil
