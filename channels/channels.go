@@ -214,6 +214,10 @@ type Outbound struct {
 	Format string
 	Text   string
 	Image  *Image // with FormatImage
+	// MediaID is Image's id on the platform when the delivery layer has
+	// uploaded it already (Uploader): Send sends that id instead of
+	// uploading again, so every attempt of the part is the same message.
+	MediaID string
 	// Part and Parts place this part in its reply (0-based; Parts ≥ 1).
 	Part, Parts int
 	// Answer: this reply answers the message ReplyTo came from (a stream of
@@ -244,6 +248,27 @@ type Channel interface {
 	// Send delivers one part. Errors wrapping ErrPermanent are not retried;
 	// a *DeferredError asks to be called again later.
 	Send(ctx context.Context, out Outbound) (SendResult, error)
+}
+
+// Uploader is a channel whose images go out by a media id they are
+// uploaded for first. The delivery layer uploads each image part once,
+// keeps the id with the part, and hands it to every attempt in
+// Outbound.MediaID: a resend after a lost answer is then the very message
+// the first attempt sent, which a platform's duplicate check can drop,
+// rather than a fresh upload under a new id.
+type Uploader interface {
+	// Upload uploads img for account. Errors wrap ErrPermanent when no
+	// retry can help (an image the platform refuses, an account that
+	// cannot send images); others are worth retrying.
+	Upload(ctx context.Context, account string, img *Image) (Media, error)
+}
+
+// Media is an uploaded image.
+type Media struct {
+	ID string // the platform's media id
+	// Lifetime is how long the platform keeps ID after the upload; 0: for
+	// good. An id past it is uploaded again.
+	Lifetime time.Duration
 }
 
 // Route is one HTTP endpoint of a channel (a callback URL).

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/time/rate"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -74,6 +73,10 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 		return river.JobCancel(res.err)
 	case res.err != nil:
 		return res.err
+	case !res.paceUntil.IsZero():
+		// The platform's window is full: come back when it has room,
+		// holding no worker or connection meanwhile.
+		return river.JobSnooze(g.paceSnooze(res.paceUntil))
 	case !res.deferUntil.IsZero():
 		// Usually the stream shows the part within seconds (Sink.Shown then
 		// queues the rest at once): look again soon rather than lingering in
@@ -88,6 +91,7 @@ type deliveryResult struct {
 	err        error     // a part failed; retry unless permanent
 	permanent  bool      // the failure was permanent (the part is given up)
 	deferUntil time.Time // some part waits until then (a stream shows it first)
+	paceUntil  time.Time // the next part waits for room in its rate window
 }
 
 // deliverConversation sends the conversation's undelivered parts in order.
@@ -95,7 +99,7 @@ type deliveryResult struct {
 // replies after it (each has its own stream).
 // Its queries run on conn, the connection holding the conversation's lock,
 // so a delivery uses one pool connection.
-func (g *Gateway) deliverConversation(ctx context.Context, conn store.Querier, orderKey, replyKey string, lastAttempt bool) deliveryResult {
+func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, orderKey, replyKey string, lastAttempt bool) deliveryResult {
 	parts, err := store.UndeliveredInOrder(ctx, conn, orderKey, replyKey)
 	if err != nil {
 		return deliveryResult{err: err}
@@ -112,13 +116,23 @@ func (g *Gateway) deliverConversation(ctx context.Context, conn store.Querier, o
 			_ = store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, err.Error(), true, g.now())
 			return deliveryResult{err: err, permanent: true}
 		}
-		if err := g.pace(ctx, ch, p); err != nil {
+		claim, retryAt, err := g.pace(ctx, conn, ch, p)
+		switch {
+		case err != nil:
 			return deliveryResult{err: err}
+		case !retryAt.IsZero():
+			// The parts after it wait too: they go out in order.
+			res.paceUntil = retryAt
+			return res
 		}
 		sendErr := g.sendPart(ctx, conn, ch, p, lastAttempt)
 		var deferred *channels.DeferredError
 		switch {
 		case errors.As(sendErr, &deferred):
+			// Nothing went out: the slot is not used.
+			if err := store.ReleaseSend(context.WithoutCancel(ctx), conn, claim); err != nil {
+				g.log.Warn("pacing: releasing an unused slot failed", "reply_key", p.ReplyKey, "err", err)
+			}
 			heldBack[p.ReplyKey] = true
 			if res.deferUntil.IsZero() || deferred.Until.Before(res.deferUntil) {
 				res.deferUntil = deferred.Until
@@ -130,14 +144,19 @@ func (g *Gateway) deliverConversation(ctx context.Context, conn store.Querier, o
 	return res
 }
 
-// sendPart makes one recorded attempt at one part.
+// sendPart makes one recorded attempt at one part. An image is uploaded
+// first, once (see uploadOnce).
 func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
+	mediaID, err := g.uploadOnce(ctx, conn, ch, p)
+	if err != nil {
+		return g.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
+	}
 	attempts, firstAt, err := store.MarkAttempt(ctx, conn, p.ID, g.now())
 	if err != nil {
 		return err
 	}
 	res, sendErr := ch.Send(ctx, channels.Outbound{
-		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image,
+		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image, MediaID: mediaID,
 		Part: p.Part, Parts: p.Parts, Answer: strings.HasPrefix(p.ReplyKey, store.AnswerKeyPrefix),
 		Key:     fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
 		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
@@ -148,18 +167,62 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 		return sendErr
 	}
 	if sendErr != nil {
-		giveUp := errors.Is(sendErr, channels.ErrPermanent) || lastAttempt
-		g.metrics.delivered(p.Channel, sendErr, giveUp)
-		if err := store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
-			return err
-		}
-		g.log.Error("reply delivery failed", "reply_key", p.ReplyKey, "part", p.Part,
-			"attempt", attempts, "given_up", giveUp, "err", sendErr)
-		return sendErr
+		return g.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
 	}
 	g.metrics.delivered(p.Channel, nil, false)
 	// The send happened: record it even if the job is being cancelled.
 	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, g.now())
+}
+
+// failedPart records a failed attempt at p (its upload or its send) and
+// returns sendErr; the part is given up when the error is permanent or
+// this was the job's last attempt.
+func (g *Gateway) failedPart(ctx context.Context, conn store.Querier, p store.OutboxPart, sendErr error, attempts int, lastAttempt bool) error {
+	giveUp := errors.Is(sendErr, channels.ErrPermanent) || lastAttempt
+	g.metrics.delivered(p.Channel, sendErr, giveUp)
+	if err := store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
+		return err
+	}
+	g.log.Error("reply delivery failed", "reply_key", p.ReplyKey, "part", p.Part,
+		"attempt", attempts, "given_up", giveUp, "err", sendErr)
+	return sendErr
+}
+
+// mediaExpiryMargin: a stored media id this close to its expiry is
+// uploaded again rather than sent, so that it is still valid when the
+// platform reads the message.
+const mediaExpiryMargin = time.Hour
+
+// uploadOnce returns the media id an image part is sent with: the one
+// stored with the part while the platform still keeps it, or a new upload,
+// stored before the send. Every attempt of the part thus sends the same
+// id, and a platform's duplicate check (WeCom's enable_duplicate_check
+// compares it) drops the copy of an attempt whose answer was lost. ""
+// when the channel uploads in Send itself or the part is no image.
+func (g *Gateway) uploadOnce(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart) (string, error) {
+	up, ok := ch.(channels.Uploader)
+	if !ok || p.Format != channels.FormatImage || p.Image == nil {
+		return "", nil
+	}
+	now := g.now()
+	if p.MediaID != "" && (p.MediaExpiresAt == nil || now.Add(mediaExpiryMargin).Before(*p.MediaExpiresAt)) {
+		return p.MediaID, nil
+	}
+	media, err := up.Upload(ctx, p.Account, p.Image)
+	if err != nil {
+		return "", err
+	}
+	if media.ID == "" {
+		return "", fmt.Errorf("gateway: %s upload for reply %s returned no media id", p.Channel, p.ReplyKey)
+	}
+	var expires time.Time
+	if media.Lifetime > 0 {
+		expires = now.Add(media.Lifetime) // counted from before the upload: on the safe side
+	}
+	if err := store.SetMedia(ctx, conn, p.ID, media.ID, now, expires); err != nil {
+		return "", err
+	}
+	return media.ID, nil
 }
 
 // NextRetry keeps delivery retries short at first (a platform hiccup) and
@@ -168,48 +231,4 @@ func (w *deliverWorker) NextRetry(job *river.Job[DeliverReplyArgs]) time.Time {
 	backoff := []time.Duration{2 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute}
 	i := min(job.Attempt-1, len(backoff)-1)
 	return time.Now().Add(backoff[max(i, 0)]) // River schedules on the real clock
-}
-
-// pacers keep sends to one conversation under its channel's per-minute
-// limit, in this process (each replica paces its own sends).
-type pacers struct {
-	mu sync.Mutex
-	m  map[string]*rate.Limiter
-}
-
-// maxPacers bounds the map of conversations paced; past it, pacing starts
-// afresh (a burst allowance more, never a lost message).
-const maxPacers = 10000
-
-func (g *Gateway) pace(ctx context.Context, ch channels.Channel, p store.OutboxPart) error {
-	lim := ch.Limits(p.Account)
-	account := p.Channel + "/" + p.Account
-	// The chat's own limit allows a minute's worth at once; the account's
-	// spreads its minute over the seconds (a second's worth at once).
-	if err := g.waitPacer(ctx, account+"/"+p.OrderKey, lim.PerMinute, lim.PerMinute); err != nil {
-		return err
-	}
-	return g.waitPacer(ctx, account, lim.AccountPerMinute, max(lim.AccountPerMinute/60, 1))
-}
-
-// waitPacer waits for key's limiter of perMinute sends (burst at once); no
-// limit when perMinute ≤ 0.
-func (g *Gateway) waitPacer(ctx context.Context, key string, perMinute, burst int) error {
-	if perMinute <= 0 {
-		return nil
-	}
-	g.pacers.mu.Lock()
-	if g.pacers.m == nil || len(g.pacers.m) > maxPacers {
-		g.pacers.m = map[string]*rate.Limiter{}
-	}
-	l, ok := g.pacers.m[key]
-	if !ok {
-		l = rate.NewLimiter(rate.Every(time.Minute/time.Duration(perMinute)), burst)
-		g.pacers.m[key] = l
-	}
-	g.pacers.mu.Unlock()
-	if err := l.Wait(ctx); err != nil {
-		return fmt.Errorf("gateway: pacing %s: %w", key, err)
-	}
-	return nil
 }

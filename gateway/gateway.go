@@ -86,7 +86,7 @@ type Gateway struct {
 	replicaID  string // this process among the replicas, for leases
 	works      bool   // this process works at least one queue
 	serves     bool   // a full replica: it also keeps the long connections
-	pacers     pacers
+	pacer      pacer  // when this replica last swept the shared rate windows
 	conns      connections
 	leases     runLeases
 	stopLease  context.CancelFunc // ends keepLeases

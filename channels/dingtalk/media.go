@@ -26,30 +26,65 @@ func encodeBody(in any) ([]byte, string, error) {
 	return b, "application/json", err
 }
 
-// sendImage uploads img as media and sends it to rt's conversation as a
-// sampleImageMsg whose photoURL is the media_id. The session webhook takes
-// no uploaded media, so images always go through the OpenAPI. Every
-// attempt uploads again.
+var _ channels.Uploader = (*Channel)(nil)
+
+// Upload uploads img as the robot's media (channels.Uploader). DingTalk
+// keeps a media_id for as long as the organisation exists (媒体文件:
+// "no time limit on how long files are stored"), so it never expires.
+// The delivery layer keeps it and sends every attempt with it.
 //
-// Errors wrap channels.ErrPermanent for an image that is missing, not a
-// PNG or over MaxImageBytes, and for refusals retrying cannot fix; an
-// expired token is refreshed once per call (upload and send each).
-func (r *robot) sendImage(ctx context.Context, rt replyTo, img *channels.Image) error {
+// Errors wrap channels.ErrPermanent for an unknown account, an image that
+// is missing, not a PNG or over MaxImageBytes, and for refusals retrying
+// cannot fix; an expired token is refreshed once.
+func (c *Channel) Upload(ctx context.Context, account string, img *channels.Image) (channels.Media, error) {
+	r, ok := c.robots[account]
+	if !ok {
+		return channels.Media{}, fmt.Errorf("dingtalk: unknown account %q: %w", account, channels.ErrPermanent)
+	}
+	id, err := r.upload(ctx, img)
+	if err != nil {
+		return channels.Media{}, err
+	}
+	return channels.Media{ID: id}, nil
+}
+
+// upload uploads img (media/upload) and returns its media_id.
+func (r *robot) upload(ctx context.Context, img *channels.Image) (string, error) {
 	if err := channels.CheckImage(img, MaxImageBytes); err != nil {
-		return fmt.Errorf("dingtalk: robot %q: %w", r.cfg.Name, err)
+		return "", fmt.Errorf("dingtalk: robot %q: %w", r.cfg.Name, err)
 	}
 	form, err := channels.ImageForm([][2]string{{"type", "image"}}, "media", img)
 	if err != nil {
-		return fmt.Errorf("dingtalk: robot %q: %w: %w", r.cfg.Name, err, channels.ErrPermanent)
+		return "", fmt.Errorf("dingtalk: robot %q: %w: %w", r.cfg.Name, err, channels.ErrPermanent)
 	}
 	var up struct {
 		MediaID string `json:"media_id"`
 	}
 	if err := r.api.callOAPI(ctx, mediaUploadPath, form, &up); err != nil {
-		return fmt.Errorf("dingtalk: robot %q: media/upload: %w", r.cfg.Name, classify(err))
+		return "", fmt.Errorf("dingtalk: robot %q: media/upload: %w", r.cfg.Name, classify(err))
 	}
 	if up.MediaID == "" {
-		return fmt.Errorf("dingtalk: robot %q: media/upload answered no media_id", r.cfg.Name)
+		return "", fmt.Errorf("dingtalk: robot %q: media/upload answered no media_id", r.cfg.Name)
 	}
-	return r.robotSend(ctx, rt, "sampleImageMsg", map[string]string{"photoURL": up.MediaID})
+	return up.MediaID, nil
+}
+
+// sendImage sends out.Image to rt's conversation as a sampleImageMsg
+// whose photoURL is its media_id: the one the delivery layer uploaded it
+// as (out.MediaID), so every attempt sends the same media, or uploaded
+// here when there is none. The session webhook takes no uploaded media,
+// so images always go through the OpenAPI.
+//
+// Errors: see upload; the send's refusals retrying cannot fix wrap
+// channels.ErrPermanent too.
+func (r *robot) sendImage(ctx context.Context, rt replyTo, out channels.Outbound) error {
+	mediaID := out.MediaID
+	if mediaID == "" {
+		id, err := r.upload(ctx, out.Image)
+		if err != nil {
+			return err
+		}
+		mediaID = id
+	}
+	return r.robotSend(ctx, rt, "sampleImageMsg", map[string]string{"photoURL": mediaID})
 }

@@ -35,7 +35,7 @@ func (r *robot) send(ctx context.Context, out channels.Outbound) (channels.SendR
 	if out.Format == channels.FormatImage {
 		// Neither a card nor the session webhook shows an uploaded image:
 		// it goes through the OpenAPI at once.
-		return channels.SendResult{}, r.sendImage(ctx, rt, out.Image)
+		return channels.SendResult{}, r.sendImage(ctx, rt, out)
 	}
 	switch {
 	case strings.TrimSpace(out.Text) == "":

@@ -22,21 +22,36 @@ func encodeBody(body any) ([]byte, string, error) {
 	return b, "application/json; charset=utf-8", err
 }
 
-// sendImage uploads out.Image (image_type message) and replies to rt's
-// message with it (msg_type image). The reply carries out.Key's uuid like
-// any part, so a retry after a lost answer is dropped by Feishu even though
-// it uploaded again.
+var _ channels.Uploader = (*Channel)(nil)
+
+// Upload uploads img for the app named account (channels.Uploader).
+// Feishu documents no expiry of an image_key, so it is kept for good. A
+// retry would not post twice anyway (the reply's uuid), but it then
+// sends the image already uploaded instead of uploading it again.
 //
-// Errors wrap channels.ErrPermanent for an image that is missing, not a
-// PNG or over MaxImageBytes, and for codes no retry fixes; they wrap
-// *APIError when Feishu answered.
-func (a *App) sendImage(ctx context.Context, out channels.Outbound, rt replyTo) (channels.SendResult, error) {
-	if err := channels.CheckImage(out.Image, MaxImageBytes); err != nil {
-		return channels.SendResult{}, fmt.Errorf("feishu: app %q: %w", a.cfg.Name, err)
+// Errors wrap channels.ErrPermanent for an unknown account, an image that
+// is missing, not a PNG or over MaxImageBytes, and for codes no retry
+// fixes; they wrap *APIError when Feishu answered.
+func (c *Channel) Upload(ctx context.Context, account string, img *channels.Image) (channels.Media, error) {
+	a, ok := c.apps[account]
+	if !ok {
+		return channels.Media{}, fmt.Errorf("feishu: unknown account %q: %w", account, channels.ErrPermanent)
 	}
-	form, err := channels.ImageForm([][2]string{{"image_type", "message"}}, "image", out.Image)
+	key, err := a.upload(ctx, img)
 	if err != nil {
-		return channels.SendResult{}, fmt.Errorf("feishu: app %q: %w: %w", a.cfg.Name, err, channels.ErrPermanent)
+		return channels.Media{}, err
+	}
+	return channels.Media{ID: key}, nil
+}
+
+// upload uploads img (image_type message) and returns its image_key.
+func (a *App) upload(ctx context.Context, img *channels.Image) (string, error) {
+	if err := channels.CheckImage(img, MaxImageBytes); err != nil {
+		return "", fmt.Errorf("feishu: app %q: %w", a.cfg.Name, err)
+	}
+	form, err := channels.ImageForm([][2]string{{"image_type", "message"}}, "image", img)
+	if err != nil {
+		return "", fmt.Errorf("feishu: app %q: %w: %w", a.cfg.Name, err, channels.ErrPermanent)
 	}
 	var up struct {
 		Data struct {
@@ -50,9 +65,26 @@ func (a *App) sendImage(ctx context.Context, out channels.Outbound, rt replyTo) 
 	}
 	if err != nil {
 		a.alert(err)
-		return channels.SendResult{}, fmt.Errorf("feishu: app %q: upload image: %w", a.cfg.Name, err)
+		return "", fmt.Errorf("feishu: app %q: upload image: %w", a.cfg.Name, err)
 	}
-	content, err := marshalJSON(map[string]string{"image_key": up.Data.ImageKey})
+	return up.Data.ImageKey, nil
+}
+
+// sendImage replies to rt's message with out.Image (msg_type image): by
+// the image_key the delivery layer uploaded it as (out.MediaID), or
+// uploaded here when there is none. The reply carries out.Key's uuid like
+// any part, so a retry after a lost answer is dropped by Feishu.
+//
+// Errors: see upload; the reply's wrap *APIError when Feishu answered.
+func (a *App) sendImage(ctx context.Context, out channels.Outbound, rt replyTo) (channels.SendResult, error) {
+	key := out.MediaID
+	if key == "" {
+		var err error
+		if key, err = a.upload(ctx, out.Image); err != nil {
+			return channels.SendResult{}, err
+		}
+	}
+	content, err := marshalJSON(map[string]string{"image_key": key})
 	if err != nil {
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: %w: %w", a.cfg.Name, err, channels.ErrPermanent)
 	}

@@ -245,7 +245,7 @@ func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 	}
 	if out.Format == channels.FormatImage {
 		// A stream shows text only: an image never waits for it.
-		if err := b.sendImage(ctx, rt, out.Image); err != nil {
+		if err := b.sendImage(ctx, rt, out); err != nil {
 			return fail(err)
 		}
 		return channels.SendResult{}, nil

@@ -15,7 +15,7 @@ import (
 // @wecom/aibot-node-sdk speaks it: init (type, filename, total_size,
 // total_chunks, md5) → upload_id; one chunk frame per piece (upload_id,
 // chunk_index, base64_data); finish (upload_id) → media_id, valid three
-// days. Each frame waits for its ack.
+// days (TempMediaLifetime). Each frame waits for its ack.
 const (
 	botCmdUploadInit   = "aibot_upload_media_init"
 	botCmdUploadChunk  = "aibot_upload_media_chunk"
@@ -63,8 +63,8 @@ type botMediaItem struct {
 	MediaID string `json:"media_id"`
 }
 
-// sendImage pushes img to rt's chat: uploaded over the live socket, then
-// sent with aibot_send_msg. A callback-mode bot answers through its
+// upload uploads img over the live socket; the media_id is valid
+// TempMediaLifetime. A callback-mode bot answers through its
 // response_url, which takes markdown only, so it cannot send images (its
 // Limits say so).
 //
@@ -72,20 +72,43 @@ type botMediaItem struct {
 // missing, not a PNG or over BotMaxImageBytes, and WeCom's refusals;
 // without the socket on this replica (errNoSocket) or on a timeout they
 // are retryable.
-func (b *Bot) sendImage(ctx context.Context, rt botReplyTo, img *channels.Image) error {
+func (b *Bot) upload(ctx context.Context, img *channels.Image) (channels.Media, error) {
+	if b.mode != BotModeWebSocket {
+		return channels.Media{}, fmt.Errorf("images need the long connection: a callback-mode bot answers through response_url, which takes markdown only: %w", channels.ErrPermanent)
+	}
+	if err := channels.CheckImage(img, BotMaxImageBytes); err != nil {
+		return channels.Media{}, err
+	}
+	conn := b.live.Load()
+	if conn == nil {
+		return channels.Media{}, errNoSocket
+	}
+	id, err := b.uploadImage(ctx, conn, img)
+	if err != nil {
+		return channels.Media{}, fmt.Errorf("upload image: %w", err)
+	}
+	return channels.Media{ID: id, Lifetime: TempMediaLifetime}, nil
+}
+
+// sendImage pushes out.Image to rt's chat with aibot_send_msg: by the
+// media_id the delivery layer uploaded it as (out.MediaID), so every
+// attempt sends the same media; uploaded over the socket here when there
+// is none. Errors: see upload; the send needs the live socket too.
+func (b *Bot) sendImage(ctx context.Context, rt botReplyTo, out channels.Outbound) error {
 	if rt.Mode != BotModeWebSocket {
 		return fmt.Errorf("images need the long connection: a callback-mode bot answers through response_url, which takes markdown only: %w", channels.ErrPermanent)
 	}
-	if err := channels.CheckImage(img, BotMaxImageBytes); err != nil {
-		return err
+	mediaID := out.MediaID
+	if mediaID == "" {
+		media, err := b.upload(ctx, out.Image)
+		if err != nil {
+			return err
+		}
+		mediaID = media.ID
 	}
 	conn := b.live.Load()
 	if conn == nil {
 		return errNoSocket
-	}
-	mediaID, err := b.uploadImage(ctx, conn, img)
-	if err != nil {
-		return fmt.Errorf("upload image: %w", err)
 	}
 	ack, err := conn.request(ctx, botCmdSendMsg, newReqID(), botImageMsg{
 		ChatID: rt.ChatID, MsgType: channels.FormatImage, Image: botMediaItem{MediaID: mediaID},

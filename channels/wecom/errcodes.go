@@ -120,25 +120,29 @@ func redact(s string, literals ...string) string {
 }
 
 // callError turns a failure of one API call (op: "message/send",
-// "media/upload") for a send to toUser into the error Send returns. The
-// original error is not wrapped: its text carries the secret or the token.
-// ctx's end (untilDone) is wrapped as is.
+// "media/upload") for a send to toUser ("": an upload for no one yet) into
+// the error Send returns. The original error is not wrapped: its text
+// carries the secret or the token. ctx's end (untilDone) is wrapped as is.
 func (a *App) callError(op string, err error, toUser string) error {
+	what := fmt.Sprintf("send to %q", toUser)
+	if toUser == "" {
+		what = "upload"
+	}
 	var done ctxDoneError
 	if errors.As(err, &done) {
-		return fmt.Errorf("wecom: app %q: send to %q: %w", a.name, toUser, done.err)
+		return fmt.Errorf("wecom: app %q: %s: %w", a.name, what, done.err)
 	}
 	apiErr := apiErrorOf(err)
 	if apiErr == nil {
 		// Transport failure or a non-200 answer: transient.
-		return fmt.Errorf("wecom: app %q: send to %q: %s", a.name, toUser, redact(err.Error(), a.secret))
+		return fmt.Errorf("wecom: app %q: %s: %s", a.name, what, redact(err.Error(), a.secret))
 	}
 	if apiErr.Op != "gettoken" {
 		apiErr.Op = op
 	}
 	apiErr.Message = redact(apiErr.Message, a.secret)
 	info := lookupCode(apiErr.Code)
-	msg := fmt.Sprintf("wecom: app %q: send to %q: %s: %s (WeCom errcode %d)", a.name, toUser, apiErr.Op, info.what, apiErr.Code)
+	msg := fmt.Sprintf("wecom: app %q: %s: %s: %s (WeCom errcode %d)", a.name, what, apiErr.Op, info.what, apiErr.Code)
 	if h := hints[apiErr.Code]; h != "" {
 		msg += ": " + h
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -12,6 +13,10 @@ import (
 // POST /cgi-bin/media/upload, document/path/90253) is at most 10 MB, JPG
 // or PNG; larger uploads are refused.
 const MaxImageBytes = 10 << 20
+
+// TempMediaLifetime: a temporary media's media_id is valid for three days
+// after the upload ("media_id仅三天内有效"), for apps and AI bots alike.
+const TempMediaLifetime = 72 * time.Hour
 
 // imageRequest is the message/send body for an image message: the
 // media_id of an uploaded temporary media (valid three days).
@@ -27,19 +32,39 @@ type imageField struct {
 	MediaID string `json:"media_id"`
 }
 
-// sendImage uploads out.Image as temporary media and sends it to the user
-// to as an image message. Every attempt uploads again: a media_id is
-// cheap, and an attempt that lost its answer may not have uploaded at all.
+var _ channels.Uploader = (*Channel)(nil)
+
+// Upload uploads img for the app or AI bot named account (channels.Uploader):
+// as an app's temporary media, or over a bot's long connection. The
+// delivery layer keeps the media_id and sends every attempt with it.
+//
+// Errors: see App.upload and Bot.upload; an unknown account wraps
+// channels.ErrPermanent.
+func (c *Channel) Upload(ctx context.Context, account string, img *channels.Image) (channels.Media, error) {
+	if b, ok := c.bots[account]; ok {
+		m, err := b.upload(ctx, img)
+		if err != nil {
+			return channels.Media{}, fmt.Errorf("wecom: bot %q: %w", account, err)
+		}
+		return m, nil
+	}
+	a, ok := c.apps[account]
+	if !ok {
+		return channels.Media{}, fmt.Errorf("wecom: unknown account %q: %w", account, channels.ErrPermanent)
+	}
+	return a.upload(ctx, img)
+}
+
+// upload uploads img as the app's temporary media.
 //
 // Errors wrap channels.ErrPermanent for an image that is missing, not a
 // PNG or over MaxImageBytes, and for WeCom's permanent errcodes; an
-// invalidated token is refreshed once per call (upload and send each).
-func (a *App) sendImage(ctx context.Context, out channels.Outbound, to string) (channels.SendResult, error) {
-	if err := channels.CheckImage(out.Image, MaxImageBytes); err != nil {
-		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: %w", a.name, to, err)
+// invalidated token is refreshed once.
+func (a *App) upload(ctx context.Context, img *channels.Image) (channels.Media, error) {
+	if err := channels.CheckImage(img, MaxImageBytes); err != nil {
+		return channels.Media{}, fmt.Errorf("wecom: app %q: %w", a.name, err)
 	}
-	img := out.Image
-	upload, err := untilDone(ctx, func() (string, error) {
+	id, err := untilDone(ctx, func() (string, error) {
 		return refreshOnce(a, func() (string, error) {
 			r, err := a.media.UploadTempFileFromReader(img.FileName(), "image", bytes.NewReader(img.PNG))
 			if err != nil {
@@ -49,15 +74,34 @@ func (a *App) sendImage(ctx context.Context, out channels.Outbound, to string) (
 		})
 	})
 	if err != nil {
-		return channels.SendResult{}, a.callError("media/upload", err, to)
+		return channels.Media{}, a.callError("media/upload", err, "")
 	}
-	if upload == "" {
-		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: media/upload answered no media_id", a.name, to)
+	if id == "" {
+		return channels.Media{}, fmt.Errorf("wecom: app %q: media/upload answered no media_id", a.name)
 	}
+	return channels.Media{ID: id, Lifetime: TempMediaLifetime}, nil
+}
 
-	// The duplicate check compares the media_id: it drops a copy of this
-	// attempt only, not one an earlier attempt uploaded and sent.
-	req := imageRequest{ToUser: to, MsgType: "image", AgentID: a.agent, Image: imageField{MediaID: upload},
+// sendImage sends out.Image to the user to as an image message: the
+// media_id the delivery layer uploaded it as (out.MediaID), so that a
+// retry asking for the duplicate check names the media of the first
+// attempt and WeCom drops the copy; uploaded here when there is none.
+//
+// Errors wrap channels.ErrPermanent for an image that is missing, not a
+// PNG or over MaxImageBytes, and for WeCom's permanent errcodes; an
+// invalidated token is refreshed once per call (upload and send each).
+func (a *App) sendImage(ctx context.Context, out channels.Outbound, to string) (channels.SendResult, error) {
+	mediaID := out.MediaID
+	if mediaID == "" {
+		media, err := a.upload(ctx, out.Image)
+		if err != nil {
+			return channels.SendResult{}, err
+		}
+		mediaID = media.ID
+	}
+	// The duplicate check compares the media_id: with the same id on
+	// every attempt it drops the copy an interrupted attempt delivered.
+	req := imageRequest{ToUser: to, MsgType: "image", AgentID: a.agent, Image: imageField{MediaID: mediaID},
 		duplicateCheck: a.duplicateCheck(out)}
 	return a.post(ctx, "MessageSendImage", req, to)
 }

@@ -17,33 +17,43 @@ type AccountStat struct {
 	Channel, Account string
 	Messages         int       // inbound messages received
 	Runs             int       // agent runs started
-	Failures         int       // runs that ended in an error, plus messages given up
+	Failures         int       // runs that ended in an error, messages given up and Undelivered
+	Undelivered      int       // replies (answers, reports, async results) given up undelivered
 	Pending          int       // reply parts not yet delivered (at any age)
 	LastReceived     time.Time // the newest verified callback or frame; zero: none
 	LastError        string    // the newest delivery or run error
 	LastErrorAt      time.Time
 }
 
-// AccountStats returns the traffic of every account that has received a
-// message, since since.
+// AccountStats returns the traffic since since of every account that has
+// received a message, or that has a reply given up undelivered since (an
+// account used for reports only). A reply counts as undelivered once when
+// any of its parts was given up.
 func AccountStats(ctx context.Context, q Querier, since time.Time) ([]AccountStat, error) {
 	rows, err := q.Query(ctx, `
-WITH acc AS (SELECT channel, account, max(received_at) AS last_received,
-                    count(*) FILTER (WHERE received_at >= $1) AS messages,
-                    count(*) FILTER (WHERE received_at >= $1 AND status = 'failed') AS given_up
-             FROM inbound_messages GROUP BY channel, account),
+WITH undelivered AS (SELECT channel, account, count(DISTINCT reply_key) AS replies FROM outbox
+                     WHERE failed_at >= $1 GROUP BY channel, account),
+acc AS (SELECT channel, account, max(received_at) AS last_received,
+               count(*) FILTER (WHERE received_at >= $1) AS messages,
+               count(*) FILTER (WHERE received_at >= $1 AND status = 'failed') AS given_up
+        FROM inbound_messages GROUP BY channel, account
+        UNION ALL
+        SELECT u.channel, u.account, NULL, 0, 0 FROM undelivered u
+        WHERE NOT EXISTS (SELECT 1 FROM inbound_messages i WHERE i.channel = u.channel AND i.account = u.account)),
 run AS (SELECT i.channel, i.account, count(*) AS runs,
                count(*) FILTER (WHERE r.error <> '' OR r.stop_reason IN ('error', 'fatal_tool_error')) AS failed
         FROM runs r JOIN inbound_messages i ON i.id = r.inbound_id
         WHERE r.started_at >= $1 GROUP BY i.channel, i.account),
 pend AS (SELECT channel, account, count(*) AS pending FROM outbox
          WHERE delivered_at IS NULL AND failed_at IS NULL GROUP BY channel, account)
-SELECT acc.channel, acc.account, acc.messages, coalesce(run.runs, 0), coalesce(run.failed, 0) + acc.given_up,
-       coalesce(pend.pending, 0), acc.last_received,
+SELECT acc.channel, acc.account, acc.messages, coalesce(run.runs, 0),
+       coalesce(run.failed, 0) + acc.given_up + coalesce(undelivered.replies, 0), coalesce(undelivered.replies, 0),
+       coalesce(pend.pending, 0), coalesce(acc.last_received, 'epoch'::timestamptz),
        coalesce(e.err, ''), coalesce(e.at, 'epoch'::timestamptz)
 FROM acc
 LEFT JOIN run USING (channel, account)
 LEFT JOIN pend USING (channel, account)
+LEFT JOIN undelivered USING (channel, account)
 LEFT JOIN LATERAL (
     SELECT err, at FROM (
         (SELECT last_error AS err, created_at AS at FROM outbox o
@@ -60,7 +70,11 @@ ORDER BY acc.channel, acc.account`, since)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AccountStat, error) {
 		var a AccountStat
-		err := row.Scan(&a.Channel, &a.Account, &a.Messages, &a.Runs, &a.Failures, &a.Pending, &a.LastReceived, &a.LastError, &a.LastErrorAt)
+		err := row.Scan(&a.Channel, &a.Account, &a.Messages, &a.Runs, &a.Failures, &a.Undelivered, &a.Pending,
+			&a.LastReceived, &a.LastError, &a.LastErrorAt)
+		if a.LastReceived.Equal(time.Unix(0, 0)) {
+			a.LastReceived = time.Time{} // nothing received: a reports-only account
+		}
 		return a, err
 	})
 	if err != nil {
@@ -179,7 +193,8 @@ func GetConversation(ctx context.Context, q Querier, id int64) (Conversation, er
 }
 
 // ThreadEntry is one message of a conversation: what the user wrote (with
-// the platform message id) or an answer (with its run).
+// the platform message id) or an answer (with its run and whether it
+// reached the user).
 type ThreadEntry struct {
 	Role      string // "user" or "assistant"
 	Content   string
@@ -187,17 +202,30 @@ type ThreadEntry struct {
 	MsgID     string // the platform message id of a user message
 	RunID     string // the run that wrote an answer
 	MsgStatus string // the inbound message's status (pending, done, failed, ...)
+	// Delivery is how an answer's delivery went: DeliveryFailed when a
+	// part was given up undelivered, DeliveryPending while one waits,
+	// DeliveryDelivered when every part arrived; "" for a user message
+	// or an answer that sent nothing.
+	Delivery      string
+	DeliveryError string // with DeliveryFailed: the first given-up part's last error
 }
 
 // Thread returns a conversation's messages, oldest first, at most limit.
 func Thread(ctx context.Context, q Querier, sessionID int64, limit int) ([]ThreadEntry, error) {
 	rows, err := q.Query(ctx, `
-SELECT role, content, created_at, msg_id, run_id, msg_status FROM (
+SELECT role, content, created_at, msg_id, run_id, msg_status, delivery, delivery_error FROM (
     SELECT m.id, m.role, m.content, m.created_at, coalesce(i.platform_msg_id, '') AS msg_id,
-           coalesce(m.run_id, '') AS run_id, coalesce(i.status, '') AS msg_status
+           coalesce(m.run_id, '') AS run_id, coalesce(i.status, '') AS msg_status,
+           CASE WHEN d.failed THEN $4 WHEN d.delivered THEN $5 WHEN d.parts > 0 THEN $6 ELSE '' END AS delivery,
+           coalesce(d.error, '') AS delivery_error
     FROM messages m LEFT JOIN inbound_messages i ON i.id = m.inbound_id AND m.role = 'user'
+    LEFT JOIN LATERAL (
+        SELECT count(*) AS parts, bool_or(o.failed_at IS NOT NULL) AS failed,
+               bool_and(o.delivered_at IS NOT NULL) AS delivered,
+               (array_agg(o.last_error ORDER BY o.part) FILTER (WHERE o.failed_at IS NOT NULL))[1] AS error
+        FROM outbox o WHERE o.reply_key = $3 || m.inbound_id) d ON m.role = 'assistant' AND m.inbound_id IS NOT NULL
     WHERE m.session_id = $1 ORDER BY m.id DESC LIMIT $2) t
-ORDER BY id`, sessionID, limit)
+ORDER BY id`, sessionID, limit, AnswerKeyPrefix, DeliveryFailed, DeliveryDelivered, DeliveryPending)
 	if err != nil {
 		return nil, fmt.Errorf("store: thread: %w", err)
 	}

@@ -39,6 +39,10 @@ type OutboxPart struct {
 	Image          *channels.Image
 	Attempts       int
 	FirstAttemptAt *time.Time
+	// Media is Image's upload, once the delivery layer made it (SetMedia):
+	// its platform id, and when the platform forgets it (nil: never).
+	MediaID        string
+	MediaExpiresAt *time.Time
 }
 
 // InsertOutbox writes the parts of one reply under its idempotency key. A
@@ -86,7 +90,7 @@ func OrderKeyOf(ctx context.Context, q Querier, replyKey string) (string, error)
 func UndeliveredInOrder(ctx context.Context, q Querier, orderKey, replyKey string) ([]OutboxPart, error) {
 	rows, err := q.Query(ctx, `
 SELECT id, reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name,
-       attempts, first_attempt_at
+       attempts, first_attempt_at, media_id, media_expires_at
 FROM outbox
 WHERE delivered_at IS NULL AND failed_at IS NULL
   AND CASE WHEN $1 = '' THEN reply_key = $2 ELSE order_key = $1 END
@@ -99,7 +103,7 @@ ORDER BY id`, orderKey, replyKey)
 		var media []byte
 		var mediaName string
 		err := row.Scan(&p.ID, &p.ReplyKey, &p.Part, &p.Parts, &p.Channel, &p.Account, &p.ReplyTo, &p.OrderKey,
-			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt)
+			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt)
 		if media != nil {
 			p.Image = &channels.Image{Name: mediaName, PNG: media}
 		}
@@ -109,6 +113,18 @@ ORDER BY id`, orderKey, replyKey)
 		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
 	return parts, nil
+}
+
+// SetMedia keeps the upload of an image part: its media id, when it was
+// uploaded and when the platform forgets it (zero: never). It is written
+// before the part is sent, so every later attempt sends the same id.
+func SetMedia(ctx context.Context, q Querier, id int64, mediaID string, uploadedAt, expiresAt time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE outbox SET media_id = $2, media_uploaded_at = $3, media_expires_at = $4 WHERE id = $1`,
+		id, mediaID, uploadedAt, timeOrNil(expiresAt))
+	if err != nil {
+		return fmt.Errorf("store: set media: %w", err)
+	}
+	return nil
 }
 
 // MarkAttempt records that a delivery attempt of a part starts now. It is

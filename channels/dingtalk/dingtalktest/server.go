@@ -66,6 +66,7 @@ type Server struct {
 	uploads       []Upload        // media/upload, in order (media.go)
 	changed       chan struct{}   // closed and replaced on every recorded call
 	frozen        map[string]bool // client address → server writes dropped
+	lose          map[string]int  // msgKey → recorded sends left to answer 500 (faults.go)
 }
 
 // NewServer starts a fake DingTalk for appKey/appSecret until t ends.
@@ -280,6 +281,9 @@ func (s *Server) robotSend(w http.ResponseWriter, body []byte, path string) {
 		MsgKey: req.MsgKey, Title: param.Title, Text: param.Text, PhotoURL: param.PhotoURL})
 	s.recordLocked()
 	s.mu.Unlock()
+	if s.loseAnswer(w, req.MsgKey) {
+		return
+	}
 	writeJSON(w, map[string]any{"processQueryKey": fmt.Sprintf("pqk-%d", len(s.Sent()))})
 }
 

@@ -102,7 +102,14 @@ func (s *BotWSServer) SetPingAcks(on bool) {
 	s.pingAcks = on
 }
 
-// FailNext makes the next frame with cmd be acked with errcode.
+// DropConnection, given to FailNext, records the next frame with cmd and
+// then closes the connection without acking it, as when the ack is lost:
+// the client cannot tell whether WeCom acted on the frame.
+const DropConnection = -1
+
+// FailNext makes the next frame with cmd be acked with errcode (or, with
+// DropConnection, not acked at all). A cmd of a message may name its
+// msgtype too: "aibot_send_msg:image".
 func (s *BotWSServer) FailNext(cmd string, errcode int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -312,9 +319,11 @@ func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMe
 	f := BotFrame{Conn: c.n, Cmd: cmd, ReqID: reqID, Body: body, At: time.Now()}
 	_ = json.Unmarshal(body, &f.Reply)
 	s.frames = append(s.frames, f)
-	if code := s.failCmd[cmd]; code != 0 {
-		delete(s.failCmd, cmd)
-		return code, nil, true
+	for _, key := range []string{cmd + ":" + f.Reply.MsgType, cmd} {
+		if code := s.failCmd[key]; code != 0 {
+			delete(s.failCmd, key)
+			return code, nil, code != DropConnection
+		}
 	}
 	if f.Reply.MsgType == "image" && !s.uploads.knows(f.Reply.Image.MediaID) {
 		return codeUnknownMedia, nil, true

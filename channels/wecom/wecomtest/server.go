@@ -80,7 +80,8 @@ type Server struct {
 	nextMsgID     int
 	departments   map[string][]int // user → department ids, for user/get
 	userGets      int
-	uploads       []Upload // media/upload, in order (media.go)
+	uploads       []Upload       // media/upload, in order (media.go)
+	loseAnswers   map[string]int // msgtype → accepted sends left to go unanswered (faults.go)
 }
 
 // NewServer starts a fake WeCom API that issues tokens for corpID + secret.
@@ -293,6 +294,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		// WeCom answers success and the id of the message already delivered.
 		m.Duplicate, m.MsgID = true, orig.MsgID
 		s.requests = append(s.requests, m)
+		if s.loseAnswer(m.MsgType) {
+			dropConnection(w)
+			return
+		}
 		writeJSON(w, map[string]any{"errcode": 0, "errmsg": "ok", "msgid": m.MsgID})
 		return
 	}
@@ -301,6 +306,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, m)
 	s.delivered = append(s.delivered, m)
 	s.changed.notify()
+	if s.loseAnswer(m.MsgType) {
+		dropConnection(w)
+		return
+	}
 	writeJSON(w, map[string]any{"errcode": 0, "errmsg": "ok", "invaliduser": "", "msgid": m.MsgID})
 }
 
