@@ -121,6 +121,11 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 	if _, err := ws.PushMessage(ctx, hello.Text("@Hermes 你好")); err != nil {
 		t.Fatal(err)
 	}
+	// Pushing returns once the frame is written: the answer says it was
+	// stored, so the report's target is a chat that wrote to the bot.
+	if _, err := ws.WaitFrame(ctx, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_respond_msg" && f.Reply.Stream.Finish }); err != nil {
+		t.Fatal(err)
+	}
 	h.waitIdle(ctx)
 
 	// The chart goes; its ack is lost with the socket.
