@@ -2,6 +2,7 @@ package wecom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -36,33 +37,25 @@ func (a *App) departments(ctx context.Context, userID string) ([]string, error) 
 	}
 	d.mu.Unlock()
 
-	type outcome struct {
-		resp *addresslist.UserGetResponse
-		err  error
-	}
-	done := make(chan outcome, 1)
-	go func() { // silenceper's API takes no context
+	resp, err := untilDone(ctx, func() (*addresslist.UserGetResponse, error) { // silenceper's API takes no context
 		resp, err := d.client.UserGet(userID)
 		if err != nil && refreshesToken(err) {
 			if derr := a.tokens.invalidate(); derr != nil {
-				done <- outcome{nil, derr}
-				return
+				return nil, derr
 			}
 			resp, err = d.client.UserGet(userID)
 		}
-		done <- outcome{resp, err}
-	}()
-	var o outcome
-	select {
-	case o = <-done:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wecom: app %q: departments of %q: %w", a.name, userID, ctx.Err())
+		return resp, err
+	})
+	var done ctxDoneError
+	if errors.As(err, &done) {
+		return nil, fmt.Errorf("wecom: app %q: departments of %q: %w", a.name, userID, done.err)
 	}
-	if o.err != nil {
-		return nil, fmt.Errorf("wecom: app %q: departments of %q: %s", a.name, userID, redact(o.err.Error(), a.secret))
+	if err != nil {
+		return nil, fmt.Errorf("wecom: app %q: departments of %q: %s", a.name, userID, redact(err.Error(), a.secret))
 	}
-	depts := make([]string, 0, len(o.resp.Department))
-	for _, id := range o.resp.Department {
+	depts := make([]string, 0, len(resp.Department))
+	for _, id := range resp.Department {
 		depts = append(depts, strconv.Itoa(id))
 	}
 	d.mu.Lock()

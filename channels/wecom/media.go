@@ -143,8 +143,14 @@ func untilDone[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		v, err := call()
-		done <- outcome{v, err}
+		// The call decodes WeCom's answer: a panic there is an error of
+		// this call, never the process's.
+		var o outcome
+		o.err = channels.Guard(func() (err error) {
+			o.v, err = call()
+			return err
+		})
+		done <- o
 	}()
 	select {
 	case o := <-done:
