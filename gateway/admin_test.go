@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // TestAdminListener: with server.admin_listen set, the status page, the
@@ -86,11 +87,11 @@ func TestAdminListenValidated(t *testing.T) {
 		base + "  admin_listen: \"9090\"\n":  `server.admin_listen: must be host:port or :port, got "9090"`,
 		base + "  admin_listen: \":8080\"\n": "server.admin_listen: must differ from server.listen",
 	} {
-		if _, err := gateway.ParseConfig([]byte(yaml), func(string) (string, bool) { return "", false }); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := config.ParseConfig([]byte(yaml), func(string) (string, bool) { return "", false }); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want %q", err, want)
 		}
 	}
-	cfg, err := gateway.ParseConfig([]byte(base+"  admin_listen: 127.0.0.1:9090\n"), func(string) (string, bool) { return "", false })
+	cfg, err := config.ParseConfig([]byte(base+"  admin_listen: 127.0.0.1:9090\n"), func(string) (string, bool) { return "", false })
 	if err != nil || cfg.Server.AdminListen != "127.0.0.1:9090" {
 		t.Fatalf("a good admin_listen: %v, %+v", err, cfg)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // The AI bot end to end: WeCom's encrypted JSON callbacks or its long
@@ -187,7 +188,7 @@ func TestAIBotStreamDeadlineEndsThroughResponseURL(t *testing.T) {
 	}
 	clock.Store(t0.Add(wecom.StreamLifetime).UnixNano())
 	r := bot.post(msg.StreamRefresh(msg.MsgID))
-	if !r.Stream.Finish || !strings.Contains(r.Stream.Content, gateway.DefaultMessages.Later) {
+	if !r.Stream.Finish || !strings.Contains(r.Stream.Content, config.DefaultMessages.Later) {
 		t.Fatalf("at the deadline the stream answered %+v, want it finished with the note", r)
 	}
 	close(release)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/skills"
 )
 
@@ -122,8 +123,8 @@ func redactPath(path string) string {
 
 // routerKey finds the configured key for an Authorization header, comparing
 // every key in constant time.
-func (g *Gateway) routerKey(header string) (RouterKey, bool) {
-	return bearerKey(header, g.cfg.Router.APIKeys, func(k RouterKey) string { return k.Key })
+func (g *Gateway) routerKey(header string) (config.RouterKey, bool) {
+	return config.BearerKey(header, g.cfg.Router.APIKeys, func(k config.RouterKey) string { return k.Key })
 }
 
 // routeLimiter is a token bucket per API key on this replica (router keys,

@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 func TestCallbackEndsAsOneReplyToTheSender(t *testing.T) {
@@ -195,7 +196,7 @@ func TestNonTextMessageGetsPoliteReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msgs[0].ToUser != "wangwu" || msgs[0].Content != gateway.DefaultMessages.Unsupported {
+	if msgs[0].ToUser != "wangwu" || msgs[0].Content != config.DefaultMessages.Unsupported {
 		t.Fatalf("reply %+v, want the unsupported-type message to wangwu", msgs[0])
 	}
 	if n := len(h.model.Requests()); n != 0 {

@@ -1,18 +1,14 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -53,7 +49,7 @@ func (g *Gateway) buildChannels(ctx context.Context, platforms []channels.Platfo
 			return fmt.Errorf("config: unknown key %s (platforms: %s)", key, strings.Join(names, ", "))
 		}
 		node := g.cfg.Platforms[key]
-		ch, err := p.New(ctx, decodeSection(key, &node), env)
+		ch, err := p.New(ctx, config.DecodeSection(key, &node), env)
 		if err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
@@ -72,23 +68,6 @@ func (g *Gateway) buildChannels(ctx context.Context, platforms []channels.Platfo
 		}
 	}
 	return nil
-}
-
-// decodeSection decodes a platform's section strictly: an unknown key is
-// an error naming it.
-func decodeSection(key string, n *yaml.Node) func(any) error {
-	return func(v any) error {
-		data, err := yaml.Marshal(n)
-		if err != nil {
-			return fmt.Errorf("%s: %w", key, err)
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s: %s", key, cleanYAMLError(err))
-		}
-		return nil
-	}
 }
 
 // agentQueue is the queue of the jobs that answer channel's messages.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 // runWorkerProcess is `hermes serve` without HTTP: it works the queues until killed.
 func runWorkerProcess(configPath string) {
 	ctx := context.Background()
-	cfg, err := gateway.LoadConfig(configPath)
+	cfg, err := config.LoadConfig(configPath)
 	if err != nil {
 		panic(err)
 	}

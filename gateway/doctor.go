@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -26,7 +27,7 @@ const doctorDialTimeout = 5 * time.Second
 // skill endpoint is checked by a TCP connect to its host, because even a
 // HEAD or OPTIONS reaches some backends' handlers and could count as a
 // call. deps.Pool must be set; it may be a pool whose database is down.
-func Doctor(ctx context.Context, cfg *Config, deps Deps) []channels.Check {
+func Doctor(ctx context.Context, cfg *config.Config, deps Deps) []channels.Check {
 	out := []channels.Check{{Name: "config", OK: true, Detail: "loaded and valid"}}
 	out = append(out, checkDatabase(ctx, deps)...)
 	out = append(out, checkModel(ctx, cfg.Model))
@@ -77,7 +78,7 @@ func checkDatabase(ctx context.Context, deps Deps) []channels.Check {
 
 // checkModel connects to the model endpoint's host (no model call: it
 // would cost tokens).
-func checkModel(ctx context.Context, cfg ModelConfig) channels.Check {
+func checkModel(ctx context.Context, cfg config.ModelConfig) channels.Check {
 	ck := channels.Check{Name: "model endpoint"}
 	if cfg.Provider == "offline" {
 		ck.OK, ck.Detail = true, "offline demo model"

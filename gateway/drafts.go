@@ -10,6 +10,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // (they read it through Sink.Progress, on any replica). The agent's
 // progress callback must not block, so it only updates memory.
 type draftWriter struct {
-	msgs    *Messages
+	msgs    *config.Messages
 	mu      sync.Mutex
 	text    strings.Builder // model text of the current step
 	status  string          // what runs now, when no text has come yet

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -37,7 +38,7 @@ const (
 
 // JobSlack is the time a job gets beyond the agent's run budget for loading
 // and storing; River cancels a job's context after RunTimeout + JobSlack.
-const JobSlack = 15 * time.Second
+const JobSlack = config.JobSlack
 
 // Deps are what a Gateway needs besides its Config.
 type Deps struct {
@@ -69,7 +70,7 @@ type Deps struct {
 
 // Gateway is one Hermes process: HTTP callbacks in, replies out.
 type Gateway struct {
-	cfg      *Config
+	cfg      *config.Config
 	pool     *pgxpool.Pool
 	river    *river.Client[pgx.Tx]
 	model    agent.Model
@@ -102,7 +103,7 @@ type Gateway struct {
 }
 
 // New builds a gateway. It does not start workers; call Start.
-func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
+func New(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error) {
 	if deps.Pool == nil {
 		return nil, errors.New("gateway: no database pool")
 	}
@@ -124,7 +125,7 @@ func New(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 // connection and starts nothing. deps.Pool is not used. `hermes migrate`
 // calls it, so that a config `hermes serve` refuses is refused before the
 // database is touched. Errors name the key.
-func Check(ctx context.Context, cfg *Config, deps Deps) error {
+func Check(ctx context.Context, cfg *config.Config, deps Deps) error {
 	deps.Pool = nil
 	g, err := build(ctx, cfg, deps)
 	if err != nil {
@@ -135,7 +136,7 @@ func Check(ctx context.Context, cfg *Config, deps Deps) error {
 
 // build is New without the job queue: everything a config names. Without
 // deps.Pool (Check) the channels get a token cache they never use.
-func build(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
+func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error) {
 	g := &Gateway{
 		cfg:       cfg,
 		pool:      deps.Pool,
@@ -203,7 +204,7 @@ func build(ctx context.Context, cfg *Config, deps Deps) (*Gateway, error) {
 
 // poolConns are the connections the pool holds: deps.Pool's, or without
 // one those store.Open would give it for database.max_conns.
-func poolConns(cfg *Config, deps Deps) int32 {
+func poolConns(cfg *config.Config, deps Deps) int32 {
 	if deps.Pool != nil {
 		return deps.Pool.Config().MaxConns
 	}
@@ -211,7 +212,7 @@ func poolConns(cfg *Config, deps Deps) int32 {
 }
 
 // NewModel builds the model a config names.
-func NewModel(cfg ModelConfig) (agent.Model, error) {
+func NewModel(cfg config.ModelConfig) (agent.Model, error) {
 	switch cfg.Provider {
 	case "offline":
 		return agent.OfflineModel{}, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 	"github.com/hermes-gw/hermes/skills"
@@ -130,11 +131,11 @@ wecom:
 }
 
 // config parses configYAML.
-func (h *harness) config() *gateway.Config { return h.config2("") }
+func (h *harness) config() *config.Config { return h.config2("") }
 
 // config2 parses configYAML(extra).
-func (h *harness) config2(extra string) *gateway.Config {
-	cfg, err := gateway.ParseConfig([]byte(h.configYAML(extra)), os.LookupEnv)
+func (h *harness) config2(extra string) *config.Config {
+	cfg, err := config.ParseConfig([]byte(h.configYAML(extra)), os.LookupEnv)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func (h *harness) startExtra(extra string, deps gateway.Deps) *gateway.Gateway {
 }
 
 // startConfig runs a gateway with cfg (a changed h.config()).
-func (h *harness) startConfig(cfg *gateway.Config, deps gateway.Deps) *gateway.Gateway {
+func (h *harness) startConfig(cfg *config.Config, deps gateway.Deps) *gateway.Gateway {
 	h.t.Helper()
 	ctx := context.Background()
 	if deps.Pool == nil {

@@ -3,6 +3,8 @@ package gateway
 import (
 	"net/http"
 	"time"
+
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // Bounds of every listener. What a peer sends is bounded in time (headers,
@@ -29,16 +31,13 @@ const (
 	// maxHeaderBytes bounds a request's headers: callbacks and API
 	// clients send a few hundred bytes, the console a session cookie.
 	maxHeaderBytes = 64 << 10
-
-	defaultReadTimeout = 10 * time.Second
-	defaultIdleTimeout = 60 * time.Second
 )
 
 // NewHTTPServer is the http.Server of one of Hermes' listeners, serving h
 // on addr with the timeouts of cfg. Every listener `hermes serve` opens is
 // built here, so each gets the same bounds.
-func NewHTTPServer(cfg ServerConfig, addr string, h http.Handler) *http.Server {
-	cfg.applyTimeoutDefaults() // a config not from ParseConfig still gets bounds
+func NewHTTPServer(cfg config.ServerConfig, addr string, h http.Handler) *http.Server {
+	cfg.ApplyTimeoutDefaults() // a config not from config.ParseConfig still gets bounds
 	return &http.Server{
 		Addr:    addr,
 		Handler: h,
@@ -47,25 +46,5 @@ func NewHTTPServer(cfg ServerConfig, addr string, h http.Handler) *http.Server {
 		ReadTimeout:       cfg.ReadTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-	}
-}
-
-// applyTimeoutDefaults fills server.read_timeout and server.idle_timeout.
-func (c *ServerConfig) applyTimeoutDefaults() {
-	if c.ReadTimeout == 0 {
-		c.ReadTimeout = defaultReadTimeout
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = defaultIdleTimeout
-	}
-}
-
-// validateTimeouts refuses negative server timeouts (zero is the default).
-func (c *ServerConfig) validateTimeouts(bad func(key, format string, args ...any)) {
-	if c.ReadTimeout < 0 {
-		bad("server.read_timeout", "must be positive, got %s", c.ReadTimeout)
-	}
-	if c.IdleTimeout < 0 {
-		bad("server.idle_timeout", "must be positive, got %s", c.IdleTimeout)
 	}
 }

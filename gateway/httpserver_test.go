@@ -16,10 +16,11 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // shortTimeouts are server timeouts short enough for a test to outlast.
-var shortTimeouts = gateway.ServerConfig{ReadTimeout: 300 * time.Millisecond, IdleTimeout: time.Second}
+var shortTimeouts = config.ServerConfig{ReadTimeout: 300 * time.Millisecond, IdleTimeout: time.Second}
 
 // watchContexts serves next and counts the requests whose context was
 // cancelled while next ran: net/http cancels it only after the handler
@@ -148,7 +149,7 @@ func TestWriteDeadlineDoesNotOutliveItsRequest(t *testing.T) {
 	})
 	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = gateway.NewHTTPServer(gateway.ServerConfig{}, "", mux)
+	srv.Config = gateway.NewHTTPServer(config.ServerConfig{}, "", mux)
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
@@ -177,7 +178,7 @@ func TestWriteDeadlineDoesNotOutliveItsRequest(t *testing.T) {
 // naming the key.
 func TestServerTimeoutsConfig(t *testing.T) {
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
-	cfg, err := gateway.ParseConfig([]byte(base), env(nil))
+	cfg, err := config.ParseConfig([]byte(base), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +192,14 @@ func TestServerTimeoutsConfig(t *testing.T) {
 			srv.WriteTimeout, srv.ReadHeaderTimeout, srv.MaxHeaderBytes)
 	}
 	for _, key := range []string{"read_timeout", "idle_timeout"} {
-		_, err := gateway.ParseConfig([]byte(base+"server:\n  "+key+": -1s\n"), env(nil))
+		_, err := config.ParseConfig([]byte(base+"server:\n  "+key+": -1s\n"), env(nil))
 		if err == nil || !strings.Contains(err.Error(), "server."+key) {
 			t.Errorf("%s: -1s: err = %v", key, err)
 		}
 	}
+}
+
+// env is a lookupEnv over m.
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }

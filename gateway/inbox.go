@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -57,7 +58,7 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		// Events (entering the chat, ...) are recorded, not answered.
 		status = store.InboundIgnored
 	case in.ChatType == channels.ChatGroup:
-		in.Text, addressed = g.groupPolicy(in).addressed(in)
+		in.Text, addressed = isAddressed(g.groupPolicy(in), in)
 	}
 	if !addressed && in.Nonce == "" {
 		return channels.Receipt{}, nil
@@ -191,9 +192,9 @@ func (g *Gateway) enqueueDelivery(ctx context.Context, tx pgx.Tx, channel, accou
 
 // groupPolicy is the policy of in's chat: the chat's, else the account's,
 // else the default; a mention is required unless a level says otherwise.
-func (g *Gateway) groupPolicy(in channels.Inbound) GroupPolicy {
+func (g *Gateway) groupPolicy(in channels.Inbound) config.GroupPolicy {
 	p := g.cfg.Groups.GroupPolicy
-	for _, over := range []GroupPolicy{g.cfg.Groups.Accounts[in.Account], g.cfg.Groups.Chats[in.ChatID]} {
+	for _, over := range []config.GroupPolicy{g.cfg.Groups.Accounts[in.Account], g.cfg.Groups.Chats[in.ChatID]} {
 		if over.RequireMention != nil {
 			p.RequireMention = over.RequireMention
 		}
@@ -204,10 +205,10 @@ func (g *Gateway) groupPolicy(in channels.Inbound) GroupPolicy {
 	return p
 }
 
-// addressed reports whether a group message is for the bot, and the text
+// isAddressed reports whether a group message is for the bot, and the text
 // the model sees: without the configured prefix that addressed it (the
 // channel already removed the bot's mention).
-func (p GroupPolicy) addressed(in channels.Inbound) (string, bool) {
+func isAddressed(p config.GroupPolicy, in channels.Inbound) (string, bool) {
 	text := strings.TrimSpace(in.Text)
 	for _, prefix := range p.Prefixes {
 		if prefix != "" && strings.HasPrefix(text, prefix) {

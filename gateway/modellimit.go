@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // The model is protected from the gateway, not the other way round: a
@@ -38,7 +39,7 @@ type modelLimiter struct {
 	pausedUntil time.Time // after a 429, no call starts before this
 }
 
-func newModelLimiter(cfg ModelConfig) *modelLimiter {
+func newModelLimiter(cfg config.ModelConfig) *modelLimiter {
 	l := &modelLimiter{
 		slots:    make(chan struct{}, cfg.MaxConcurrent),
 		maxPause: cfg.MaxRetryAfter,
@@ -277,7 +278,7 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 // per call in flight for reuse (the default keeps two per host, so
 // hundreds of calls would open and close connections all the time), and
 // reads Retry-After.
-func modelHTTPClient(cfg ModelConfig) *http.Client {
+func modelHTTPClient(cfg config.ModelConfig) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = max(base.MaxIdleConns, cfg.MaxConcurrent)
 	base.MaxIdleConnsPerHost = cfg.MaxConcurrent

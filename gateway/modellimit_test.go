@@ -11,6 +11,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // A run waiting for its turn at the model shows 「排队中…」 where the
@@ -43,7 +44,7 @@ func TestQueuedRunShowsQueuedInItsDraft(t *testing.T) {
 	ref := channels.MessageRef{Channel: "test", Account: "a", MsgID: "q-2"}
 	waitFor(t, ctx, func() bool {
 		p, err := gw.Progress(ctx, ref)
-		return err == nil && p.Text == gateway.DefaultMessages.Queued
+		return err == nil && p.Text == config.DefaultMessages.Queued
 	})
 	close(release)
 	waitFor(t, ctx, func() bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // Two self-built apps of two corps at once, each at its own callback path,
@@ -34,7 +35,7 @@ func TestSeveralWeComAppsAtOnce(t *testing.T) {
       encoding_aes_key: %s
       api_base_url: %s
 `, itCorp, itAgent, itSecret, itToken, itAESKey, itAPI.URL())
-	cfg, err := gateway.ParseConfig([]byte(yaml), os.LookupEnv)
+	cfg, err := config.ParseConfig([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // The OpenAI-compatible API lets existing clients (Open WebUI, Cherry
@@ -95,17 +97,17 @@ func setWriteDeadline(w http.ResponseWriter, d time.Duration) {
 
 // openAIKey finds the key of an Authorization header, comparing every
 // configured key in constant time.
-func (g *Gateway) openAIKey(header string) (OpenAIKey, error) {
-	found, ok := bearerKey(header, g.cfg.OpenAIAPI.Keys, func(k OpenAIKey) string { return k.Key })
+func (g *Gateway) openAIKey(header string) (config.OpenAIKey, error) {
+	found, ok := config.BearerKey(header, g.cfg.OpenAIAPI.Keys, func(k config.OpenAIKey) string { return k.Key })
 	if !ok {
-		return OpenAIKey{}, newAPIError(http.StatusUnauthorized, errTypeInvalid, codeBadKey, "",
+		return config.OpenAIKey{}, newAPIError(http.StatusUnauthorized, errTypeInvalid, codeBadKey, "",
 			"Incorrect API key provided. Use Authorization: Bearer <key> with a key from openai_api.keys.")
 	}
 	return found, nil
 }
 
 // modelsOf are the model ids key may use.
-func (g *Gateway) modelsOf(key OpenAIKey) []string {
+func (g *Gateway) modelsOf(key config.OpenAIKey) []string {
 	if len(key.Models) > 0 {
 		return key.Models
 	}
@@ -113,9 +115,9 @@ func (g *Gateway) modelsOf(key OpenAIKey) []string {
 }
 
 // authorize checks that the API is on and the request's key is known.
-func (g *Gateway) authorize(c *gin.Context) (OpenAIKey, error) {
+func (g *Gateway) authorize(c *gin.Context) (config.OpenAIKey, error) {
 	if len(g.cfg.OpenAIAPI.Keys) == 0 {
-		return OpenAIKey{}, newAPIError(http.StatusNotFound, errTypeInvalid, "", "", "the OpenAI-compatible API is off (no openai_api.keys)")
+		return config.OpenAIKey{}, newAPIError(http.StatusNotFound, errTypeInvalid, "", "", "the OpenAI-compatible API is off (no openai_api.keys)")
 	}
 	return g.openAIKey(c.GetHeader("Authorization"))
 }
@@ -143,14 +145,14 @@ type chatRequest struct {
 }
 
 // readChatRequest reads and checks the body of r for key.
-func (g *Gateway) readChatRequest(r *http.Request, key OpenAIKey) (chatRequest, error) {
+func (g *Gateway) readChatRequest(r *http.Request, key config.OpenAIKey) (chatRequest, error) {
 	return decodeChatRequest(r.Body, r.Header.Get(sessionHeader), g.cfg.OpenAIAPI, g.modelsOf(key))
 }
 
 // decodeChatRequest reads and checks a body: bounded in bytes and
 // messages, for one of models, ending with a user message with text.
 // sessionID is the X-Session-Id header. Every error is a 4xx *apiError.
-func decodeChatRequest(body io.Reader, sessionID string, cfg OpenAIAPIConfig, models []string) (chatRequest, error) {
+func decodeChatRequest(body io.Reader, sessionID string, cfg config.OpenAIAPIConfig, models []string) (chatRequest, error) {
 	var req chatRequest
 	limit := cfg.MaxBodyBytes
 	data, err := io.ReadAll(io.LimitReader(body, int64(limit)+1))

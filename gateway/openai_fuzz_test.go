@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // FuzzDecodeChatRequest: whatever body and X-Session-Id a client sends, the
@@ -23,8 +25,8 @@ func FuzzDecodeChatRequest(f *testing.F) {
 	} {
 		f.Add([]byte(seed.body), seed.session)
 	}
-	cfg := OpenAIAPIConfig{MaxBodyBytes: 4 << 10, MaxMessages: 8}
-	key := OpenAIKey{Key: "fuzz-key-0123456789", UserID: "lisi", Name: "open-webui"}
+	cfg := config.OpenAIAPIConfig{MaxBodyBytes: 4 << 10, MaxMessages: 8}
+	key := config.OpenAIKey{Key: "fuzz-key-0123456789", UserID: "lisi", Name: "open-webui"}
 	prefix := "api:open-webui:lisi:"
 	f.Fuzz(func(t *testing.T, body []byte, session string) {
 		req, err := decodeChatRequest(strings.NewReader(string(body)), session, cfg, []string{"hermes"})

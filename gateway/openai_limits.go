@@ -1,12 +1,12 @@
 package gateway
 
 import (
-	"cmp"
-	"fmt"
 	"math"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // Each key of the OpenAI-compatible API may run a few requests at once and
@@ -37,15 +37,10 @@ type apiLimits struct {
 	inFlight map[string]int // requests running, by key
 }
 
-// limitsOf are key's concurrency and per-minute limits.
-func (c OpenAIAPIConfig) limitsOf(key OpenAIKey) (concurrent, perMinute int) {
-	return cmp.Or(key.MaxConcurrent, c.MaxConcurrentPerKey), cmp.Or(key.RequestsPerMinute, c.RequestsPerMinutePerKey)
-}
-
 // admit lets a request of key start at now, or refuses it with a 429
 // *apiError. release, called once when the request ends, frees its place.
-func (l *apiLimits) admit(cfg OpenAIAPIConfig, key OpenAIKey, now time.Time) (release func(), err error) {
-	concurrent, perMinute := cfg.limitsOf(key)
+func (l *apiLimits) admit(cfg config.OpenAIAPIConfig, key config.OpenAIKey, now time.Time) (release func(), err error) {
+	concurrent, perMinute := cfg.LimitsOf(key)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.inFlight == nil {
@@ -85,35 +80,4 @@ func tooManyRequests(wait time.Duration, format string, args ...any) *apiError {
 // up so that a client waiting that long is admitted, at least 1.
 func retryAfterSeconds(wait time.Duration) int {
 	return max(1, int(math.Ceil(wait.Seconds())))
-}
-
-// applyLimitDefaults fills the per-key limits and the write timeout.
-func (c *OpenAIAPIConfig) applyLimitDefaults() {
-	if c.MaxConcurrentPerKey == 0 {
-		c.MaxConcurrentPerKey = defaultOpenAIConcurrentPerKey
-	}
-	if c.RequestsPerMinutePerKey == 0 {
-		c.RequestsPerMinutePerKey = defaultOpenAIPerMinutePerKey
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = defaultOpenAIWriteTimeout
-	}
-}
-
-// validateLimits refuses negative limits (zero is the default).
-func (c *OpenAIAPIConfig) validateLimits(bad func(key, format string, args ...any)) {
-	negative := func(name string, v int) {
-		if v < 0 {
-			bad(name, "must be positive, got %d", v)
-		}
-	}
-	negative("openai_api.max_concurrent_per_key", c.MaxConcurrentPerKey)
-	negative("openai_api.requests_per_minute_per_key", c.RequestsPerMinutePerKey)
-	if c.WriteTimeout < 0 {
-		bad("openai_api.write_timeout", "must be positive, got %s", c.WriteTimeout)
-	}
-	for i, k := range c.Keys {
-		negative(fmt.Sprintf("openai_api.keys[%d].max_concurrent", i), k.MaxConcurrent)
-		negative(fmt.Sprintf("openai_api.keys[%d].requests_per_minute", i), k.RequestsPerMinute)
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // limitsYAML: lisi may run one request at once and start two a minute;
@@ -141,7 +142,7 @@ func TestOpenAIPerKeyLimits(t *testing.T) {
 // (they would share sessions) are refused.
 func TestOpenAILimitsConfig(t *testing.T) {
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
-	cfg, err := gateway.ParseConfig([]byte(base), env(nil))
+	cfg, err := config.ParseConfig([]byte(base), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,13 +160,13 @@ func TestOpenAILimitsConfig(t *testing.T) {
 		{key("      requests_per_minute: -2\n"), "openai_api.keys[0].requests_per_minute"},
 		{key("    - key: other-long-enough-key-0123\n      user_id: u\n"), "openai_api.keys[1]: same name and user_id"},
 	} {
-		_, err := gateway.ParseConfig([]byte(base+tc.yaml), env(nil))
+		_, err := config.ParseConfig([]byte(base+tc.yaml), env(nil))
 		if err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("%q: err = %v, want one naming %s", tc.yaml, err, tc.key)
 		}
 	}
 	two := key("    - key: other-long-enough-key-0123\n      user_id: u\n      name: second\n")
-	if _, err := gateway.ParseConfig([]byte(base+two), env(nil)); err != nil {
+	if _, err := config.ParseConfig([]byte(base+two), env(nil)); err != nil {
 		t.Errorf("two keys of one user with their own names: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -91,7 +92,7 @@ func (g *Gateway) streamEnded(runID string, dropped error) {
 }
 
 // accountOf is the account of a key's sessions: its name, else its user.
-func accountOf(key OpenAIKey) string { return cmp.Or(key.Name, key.UserID) }
+func accountOf(key config.OpenAIKey) string { return cmp.Or(key.Name, key.UserID) }
 
 func usageOf(res agent.Result) openai.Usage {
 	return openai.Usage{PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens,
@@ -102,7 +103,7 @@ func usageOf(res agent.Result) openai.Usage {
 // records the turn. History is what the client sent when it sent earlier
 // messages (it keeps the conversation), else the Hermes session's. A
 // failed run is recorded too and returned as an error.
-func (g *Gateway) runAPITurn(ctx context.Context, key OpenAIKey, req chatRequest, runID string, stream *sseStream) (agent.Result, error) {
+func (g *Gateway) runAPITurn(ctx context.Context, key config.OpenAIKey, req chatRequest, runID string, stream *sseStream) (agent.Result, error) {
 	started := g.now()
 	in := channels.Inbound{
 		Channel: apiChannel, Account: accountOf(key), MsgID: runID, MsgType: channels.TypeText,

@@ -2,9 +2,10 @@ package gateway
 
 import (
 	"cmp"
-	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // An API client names its sessions (X-Session-Id, else "user"), but the
@@ -29,25 +30,9 @@ const defaultAPISession = "default"
 const apiChatPrefix = apiChannel + ":"
 
 // apiChatID is the chat id of the session a key's client names session.
-func apiChatID(key OpenAIKey, session string) string {
+func apiChatID(key config.OpenAIKey, session string) string {
 	return apiChatPrefix + strings.Join([]string{
 		url.QueryEscape(accountOf(key)), url.QueryEscape(key.UserID),
 		url.QueryEscape(cmp.Or(session, defaultAPISession)),
 	}, ":")
-}
-
-// validateSessions refuses two keys of the same identity (account and
-// user_id): they would name the same sessions, and one key's holder could
-// read the other's history. Rotating a key means a new name for the new
-// one; its sessions start afresh.
-func (c *OpenAIAPIConfig) validateSessions(bad func(key, format string, args ...any)) {
-	first := map[[2]string]int{}
-	for i, k := range c.Keys {
-		id := [2]string{accountOf(k), k.UserID}
-		if j, ok := first[id]; ok {
-			bad(fmt.Sprintf("openai_api.keys[%d]", i), "same name and user_id as openai_api.keys[%d]; give each key its own name (it names the key's sessions)", j)
-			continue
-		}
-		first[id] = i
-	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // stallYAML configures lisi's and wangwu's keys with a write timeout.
@@ -49,7 +50,7 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 
 // serveReal serves the harness's gateway as `hermes serve` does
 // (NewHTTPServer) on a listener with small send buffers.
-func serveReal(t *testing.T, h *harness, server gateway.ServerConfig) *httptest.Server {
+func serveReal(t *testing.T, h *harness, server config.ServerConfig) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Listener = smallSendBuffers{srv.Listener}
@@ -133,7 +134,7 @@ func stall(t *testing.T, writeTimeout time.Duration, answer openaitest.Reply, dr
 	})
 	var logs chantest.LogBuffer
 	h.startExtra(stallYAML(writeTimeout), gateway.Deps{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, t.Output()), nil))})
-	srv := serveReal(t, h, gateway.ServerConfig{})
+	srv := serveReal(t, h, config.ServerConfig{})
 	ctx := withTimeout(t, 90*time.Second)
 	cfg := openai.DefaultConfig(apiKeyOnly)
 	cfg.BaseURL = srv.URL + "/v1"

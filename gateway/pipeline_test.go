@@ -16,6 +16,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // The pipeline tests go in through the gateway's Sink with the in-memory
@@ -105,7 +106,7 @@ func TestResetAndHelpCommands(t *testing.T) {
 	if got := send("c-4", "/frobnicate now", 4); !strings.Contains(got, "/frobnicate") || !strings.Contains(got, "/help") {
 		t.Errorf("unknown command answered %q", got)
 	}
-	if got := send("c-5", "/reset", 5); got != gateway.DefaultMessages.Reset {
+	if got := send("c-5", "/reset", 5); got != config.DefaultMessages.Reset {
 		t.Errorf("/reset answered %q", got)
 	}
 	send("c-6", "新的问题", 6)
@@ -235,7 +236,7 @@ func TestSlowRunGetsOneProcessingHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitIdle(ctxWait)
-	if len(ch.Sent()) != 2 || sent[0].Text != gateway.DefaultMessages.Processing || sent[1].Text != "查好了" {
+	if len(ch.Sent()) != 2 || sent[0].Text != config.DefaultMessages.Processing || sent[1].Text != "查好了" {
 		t.Fatalf("sent %+v, want the hint then the answer", ch.Sent())
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -240,7 +241,7 @@ func TestChatReportRefusalsAreSaid(t *testing.T) {
 
 func TestReportLimitsConfig(t *testing.T) {
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
-	cfg, err := gateway.ParseConfig([]byte(base), env(nil))
+	cfg, err := config.ParseConfig([]byte(base), env(nil))
 	if err != nil || cfg.Reports.MinInterval != time.Hour || cfg.Reports.MaxPerUser != 10 {
 		t.Fatalf("defaults: %+v %v", cfg.Reports, err)
 	}
@@ -250,7 +251,7 @@ func TestReportLimitsConfig(t *testing.T) {
 		"reports:\n  min_interval: 720h\n": "reports.min_interval: must be between",
 		"reports:\n  max_per_user: -1\n":   "reports.max_per_user: must be between 1 and 1000, got -1",
 	} {
-		if _, err := gateway.ParseConfig([]byte(base+yaml), env(nil)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := config.ParseConfig([]byte(base+yaml), env(nil)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", yaml, err, want)
 		}
 	}

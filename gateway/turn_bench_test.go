@@ -12,6 +12,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 	"github.com/hermes-gw/hermes/skills"
@@ -65,10 +66,10 @@ func BenchmarkTurn(b *testing.B) {
 	os.Setenv(skills.SampleHRKeyEnv, "bench-key")
 	os.Setenv(skills.SampleITKeyEnv, "bench-key")
 
-	cfg := &Config{}
+	cfg := &config.Config{}
 	cfg.Database.URL = "unused"
 	cfg.Model.Provider = "offline"
-	cfg.Skills = SkillsConfig{Dir: "../skills/samples", BaseURL: backend.URL}
+	cfg.Skills = config.SkillsConfig{Dir: "../skills/samples", BaseURL: backend.URL}
 	cfg.ApplyDefaults()
 	g, err := New(ctx, cfg, Deps{Pool: pool, Model: instantModel{}, Channels: []channels.Channel{nullChannel{}},
 		Queues: map[string]int{}, Logger: testLoggerDiscard()})

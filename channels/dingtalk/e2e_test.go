@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/dingtalk"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
@@ -72,7 +73,7 @@ func (h *hermes) serve() {
 	}
 	t.Cleanup(pool.Close)
 	h.pool = pool
-	cfg, err := gateway.ParseConfig([]byte(fmt.Sprintf(`
+	cfg, err := config.ParseConfig([]byte(fmt.Sprintf(`
 database:
   url: %s
 model:

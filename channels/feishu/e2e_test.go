@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
@@ -47,7 +48,7 @@ func newE2E(t testing.TB, mode, extra string) *e2e {
 	h.pool = pool
 	yaml := fmt.Sprintf("database:\n  url: %s\nmodel:\n  base_url: %s\n  name: test-model\nfeishu:\n%s",
 		dbURL, h.model.URL(), indent(appYAML(h.api.URL(), mode, extra)))
-	cfg, err := gateway.ParseConfig([]byte(yaml), os.LookupEnv)
+	cfg, err := config.ParseConfig([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

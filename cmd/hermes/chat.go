@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/console"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // consoleAccount is Inbound.Account for terminal sessions.
@@ -45,7 +46,7 @@ func runChat(ctx context.Context, args []string, std stdio) error {
 
 // consoleSetup is what a terminal session needs.
 type consoleSetup struct {
-	cfg    *gateway.Config
+	cfg    *config.Config
 	pool   *pgxpool.Pool
 	model  agent.Model // nil: from cfg
 	skills fs.FS       // skill definitions; nil: cfg.Skills.Dir

@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/console"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/skills/demobackend"
@@ -199,12 +200,12 @@ func demoReportByName(ctx context.Context, gw *gateway.Gateway, owner store.Repo
 }
 
 // demoConfig is the embedded default configuration of the demo.
-func demoConfig(dbURL string) *gateway.Config {
-	cfg := &gateway.Config{}
+func demoConfig(dbURL string) *config.Config {
+	cfg := &config.Config{}
 	cfg.Database.URL = dbURL
 	cfg.Model.Provider = "offline"
 	if base, name := os.Getenv("HERMES_MODEL_BASE_URL"), os.Getenv("HERMES_MODEL_NAME"); base != "" && name != "" {
-		cfg.Model = gateway.ModelConfig{Provider: "openai", BaseURL: base, Name: name, APIKey: os.Getenv("HERMES_MODEL_API_KEY")}
+		cfg.Model = config.ModelConfig{Provider: "openai", BaseURL: base, Name: name, APIKey: os.Getenv("HERMES_MODEL_API_KEY")}
 	}
 	cfg.ApplyDefaults()
 	return cfg

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -35,7 +36,7 @@ func runDoctor(ctx context.Context, args []string, std stdio) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	cfg, err := gateway.LoadConfig(*path)
+	cfg, err := config.LoadConfig(*path)
 	if err != nil {
 		printChecks(std.out, []channels.Check{{Name: "config", Detail: err.Error(), Fix: "edit the key the message names in " + *path}})
 		return errChecksFailed

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/web/console"
 )
@@ -34,11 +35,11 @@ func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
 }
 
 // parseAndLoad parses args and loads the configuration file.
-func parseAndLoad(fs *flag.FlagSet, path *string, args []string) (*gateway.Config, error) {
+func parseAndLoad(fs *flag.FlagSet, path *string, args []string) (*config.Config, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	return gateway.LoadConfig(*path)
+	return config.LoadConfig(*path)
 }
 
 // parseFlags parses args: -h or --help prints the flags and ends the
@@ -55,7 +56,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 // openDB connects and migrates.
-func openDB(ctx context.Context, cfg *gateway.Config) (*pgxpool.Pool, error) {
+func openDB(ctx context.Context, cfg *config.Config) (*pgxpool.Pool, error) {
 	pool, err := store.Open(ctx, cfg.Database.URL, cfg.Database.MaxConns)
 	if err != nil {
 		return nil, err
@@ -68,7 +69,7 @@ func openDB(ctx context.Context, cfg *gateway.Config) (*pgxpool.Pool, error) {
 }
 
 // loadAndOpen parses args, loads the configuration, connects and migrates.
-func loadAndOpen(ctx context.Context, fs *flag.FlagSet, path *string, args []string) (*gateway.Config, *pgxpool.Pool, error) {
+func loadAndOpen(ctx context.Context, fs *flag.FlagSet, path *string, args []string) (*config.Config, *pgxpool.Pool, error) {
 	cfg, err := parseAndLoad(fs, path, args)
 	if err != nil {
 		return nil, nil, err
@@ -85,7 +86,7 @@ func loadAndOpen(ctx context.Context, fs *flag.FlagSet, path *string, args []str
 // section) before anything touches the database, so that migrate and serve
 // accept and refuse the same configurations. The check's warnings (a skill
 // secret missing) go to log.
-func loadChecked(ctx context.Context, fs *flag.FlagSet, path *string, args []string, log *slog.Logger) (*gateway.Config, error) {
+func loadChecked(ctx context.Context, fs *flag.FlagSet, path *string, args []string, log *slog.Logger) (*config.Config, error) {
 	cfg, err := parseAndLoad(fs, path, args)
 	if err != nil {
 		return nil, err

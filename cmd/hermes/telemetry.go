@@ -14,10 +14,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // newLogger is the process log of log.format and log.level, on w.
-func newLogger(cfg gateway.LogConfig, w io.Writer) *slog.Logger {
+func newLogger(cfg config.LogConfig, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(strings.ToLower(cfg.Level))) // validated by the config
 	opts := &slog.HandlerOptions{Level: level}
@@ -30,7 +31,7 @@ func newLogger(cfg gateway.LogConfig, w io.Writer) *slog.Logger {
 // newTracing is the tracer provider of tracing.otlp_endpoint: spans
 // batched to the collector over OTLP/HTTP. Off (nil, a no-op shutdown)
 // when no endpoint is set. The shutdown flushes what is batched.
-func newTracing(ctx context.Context, cfg gateway.TracingConfig) (trace.TracerProvider, func(context.Context) error, error) {
+func newTracing(ctx context.Context, cfg config.TracingConfig) (trace.TracerProvider, func(context.Context) error, error) {
 	if cfg.OTLPEndpoint == "" {
 		return nil, func(context.Context) error { return nil }, nil
 	}

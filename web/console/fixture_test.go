@@ -25,6 +25,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 	"github.com/hermes-gw/hermes/skills"
@@ -88,7 +89,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Setenv(skills.SampleHRKeyEnv, testHMACKey)
 	t.Setenv(skills.SampleITKeyEnv, testHMACKey)
 
-	cfg, err := gateway.ParseConfig([]byte(fmt.Sprintf(`
+	cfg, err := config.ParseConfig([]byte(fmt.Sprintf(`
 database:
   url: %s
 model:

@@ -1,4 +1,4 @@
-package gateway_test
+package config_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -15,12 +15,12 @@ func env(m map[string]string) func(string) (string, bool) {
 
 // The example config documents every key; it must load with its env set.
 func TestExampleConfigLoads(t *testing.T) {
-	t.Chdir("..") // paths in the example are relative to the repository root
+	t.Chdir("../..") // paths in the example are relative to the repository root
 	data, err := os.ReadFile("hermes.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := gateway.ParseConfig(data, env(map[string]string{
+	cfg, err := config.ParseConfig(data, env(map[string]string{
 		"DATABASE_URL": "postgres://hermes@127.0.0.1/hermes", "HERMES_MODEL_BASE_URL": "https://api.deepseek.com/v1",
 		"HERMES_MODEL_NAME": "deepseek-chat", "WECOM_CORP_ID": "ww1", "WECOM_HR_AGENT_ID": "1000002",
 		"WECOM_HR_SECRET": "s", "WECOM_HR_TOKEN": "t", "WECOM_HR_AES_KEY": strings.Repeat("a", 43),
@@ -53,14 +53,14 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := gateway.ParseConfig([]byte(c.yaml), env(nil))
+			_, err := config.ParseConfig([]byte(c.yaml), env(nil))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, c.want)
 			}
 		})
 	}
 	t.Run("OK", func(t *testing.T) {
-		if _, err := gateway.ParseConfig([]byte(base), env(nil)); err != nil {
+		if _, err := config.ParseConfig([]byte(base), env(nil)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -69,7 +69,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 // A secret with YAML-significant characters stays one value.
 func TestEnvExpansionCannotChangeStructure(t *testing.T) {
 	yaml := "database:\n  url: ${DB}\nmodel:\n  provider: offline\n"
-	cfg, err := gateway.ParseConfig([]byte(yaml), env(map[string]string{"DB": "postgres://u:p#x: y@h/db\nmodel: {}"}))
+	cfg, err := config.ParseConfig([]byte(yaml), env(map[string]string{"DB": "postgres://u:p#x: y@h/db\nmodel: {}"}))
 	if err != nil {
 		t.Fatal(err)
 	}

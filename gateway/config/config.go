@@ -1,4 +1,16 @@
-package gateway
+// Package config is Hermes' configuration: the YAML tree of hermes.yaml,
+// ${ENV} expansion, defaults and validation with errors naming the full
+// key. It is a leaf: the gateway and every package beside it read their
+// section from here; a chat platform's own section is decoded by its
+// package (channels.Platform), and only kept here as YAML.
+//
+//   - config.go: the tree, Parse/Load, defaults and validation of the
+//     pipeline's sections (server, database, model, agent, skills,
+//     worker, groups, router, messages)
+//   - server.go: the listener timeouts
+//   - ops.go: metrics, tracing, log and the OpenAI-compatible API
+//   - reports.go: scheduled reports and their sentences
+package config
 
 import (
 	"bytes"
@@ -14,6 +26,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 )
+
+// JobSlack is the time a job gets beyond the agent's run budget for loading
+// and storing; River cancels a job's context after RunTimeout + JobSlack.
+// worker.rescue_after must exceed both.
+const JobSlack = 15 * time.Second
 
 // Config is the whole hermes configuration. Every key is documented, with
 // its default, in hermes.example.yaml at the repository root.
@@ -383,7 +400,7 @@ func cleanYAMLError(err error) string {
 // ApplyDefaults fills every unset key with its default.
 func (c *Config) ApplyDefaults() {
 	setDefault(&c.Server.Listen, defaultListen)
-	c.Server.applyTimeoutDefaults()
+	c.Server.ApplyTimeoutDefaults()
 	positive(&c.Database.MaxConns, defaultMaxConns)
 	setDefault(&c.Model.Provider, "openai")
 	positive(&c.Model.Timeout, defaultModelTimeout)
@@ -517,4 +534,21 @@ func (c *Config) Validate() error {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// DecodeSection decodes a platform's section strictly: an unknown key is
+// an error naming it.
+func DecodeSection(key string, n *yaml.Node) func(any) error {
+	return func(v any) error {
+		data, err := yaml.Marshal(n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s: %s", key, cleanYAMLError(err))
+		}
+		return nil
+	}
 }

@@ -1,17 +1,17 @@
-package gateway_test
+package config_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 )
 
 // TestOpsConfigErrorsNameTheKey: bad operations keys are refused, each
 // error naming its key; the defaults fill the rest.
 func TestOpsConfigErrorsNameTheKey(t *testing.T) {
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
-	cfg, err := gateway.ParseConfig([]byte(base), env(nil))
+	cfg, err := config.ParseConfig([]byte(base), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestOpsConfigErrorsNameTheKey(t *testing.T) {
 		{"log:\n  level: loud\n", "log.level"},
 		{"tracing:\n  otlp_endpoint: collector:4318\n", "tracing.otlp_endpoint"},
 	} {
-		_, err := gateway.ParseConfig([]byte(base+tc.yaml), env(nil))
+		_, err := config.ParseConfig([]byte(base+tc.yaml), env(nil))
 		if err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("%q: err = %v, want one naming %s", tc.yaml, err, tc.key)
 		}

@@ -1,6 +1,7 @@
-package gateway
+package config
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"fmt"
 	"slices"
@@ -159,10 +160,10 @@ func checkAPIKeys(bad func(key, format string, args ...any), section string, n i
 	}
 }
 
-// bearerKey finds the configured key an "Authorization: Bearer <key>"
+// BearerKey finds the configured key an "Authorization: Bearer <key>"
 // header names, comparing it with every key in constant time (so the time
 // taken says nothing about which key matched, or how much of one).
-func bearerKey[K any](header string, keys []K, keyOf func(K) string) (K, bool) {
+func BearerKey[K any](header string, keys []K, keyOf func(K) string) (K, bool) {
 	var found K
 	token, ok := strings.CutPrefix(header, "Bearer ")
 	match := 0
@@ -172,4 +173,59 @@ func bearerKey[K any](header string, keys []K, keyOf func(K) string) (K, bool) {
 		}
 	}
 	return found, ok && token != "" && match == 1
+}
+
+// applyLimitDefaults fills the per-key limits and the write timeout.
+func (c *OpenAIAPIConfig) applyLimitDefaults() {
+	if c.MaxConcurrentPerKey == 0 {
+		c.MaxConcurrentPerKey = defaultOpenAIConcurrentPerKey
+	}
+	if c.RequestsPerMinutePerKey == 0 {
+		c.RequestsPerMinutePerKey = defaultOpenAIPerMinutePerKey
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = defaultOpenAIWriteTimeout
+	}
+}
+
+// validateLimits refuses negative limits (zero is the default).
+func (c *OpenAIAPIConfig) validateLimits(bad func(key, format string, args ...any)) {
+	negative := func(name string, v int) {
+		if v < 0 {
+			bad(name, "must be positive, got %d", v)
+		}
+	}
+	negative("openai_api.max_concurrent_per_key", c.MaxConcurrentPerKey)
+	negative("openai_api.requests_per_minute_per_key", c.RequestsPerMinutePerKey)
+	if c.WriteTimeout < 0 {
+		bad("openai_api.write_timeout", "must be positive, got %s", c.WriteTimeout)
+	}
+	for i, k := range c.Keys {
+		negative(fmt.Sprintf("openai_api.keys[%d].max_concurrent", i), k.MaxConcurrent)
+		negative(fmt.Sprintf("openai_api.keys[%d].requests_per_minute", i), k.RequestsPerMinute)
+	}
+}
+
+// validateSessions refuses two keys of the same identity (account and
+// user_id): they would name the same sessions, and one key's holder could
+// read the other's history. Rotating a key means a new name for the new
+// one; its sessions start afresh.
+func (c *OpenAIAPIConfig) validateSessions(bad func(key, format string, args ...any)) {
+	first := map[[2]string]int{}
+	for i, k := range c.Keys {
+		id := [2]string{k.Account(), k.UserID}
+		if j, ok := first[id]; ok {
+			bad(fmt.Sprintf("openai_api.keys[%d]", i), "same name and user_id as openai_api.keys[%d]; give each key its own name (it names the key's sessions)", j)
+			continue
+		}
+		first[id] = i
+	}
+}
+
+// Account is the account of a key's sessions: its name, else its user.
+func (k OpenAIKey) Account() string { return cmp.Or(k.Name, k.UserID) }
+
+// LimitsOf are key's concurrency and per-minute limits.
+func (c OpenAIAPIConfig) LimitsOf(key OpenAIKey) (concurrent, perMinute int) {
+	return cmp.Or(key.MaxConcurrent, c.MaxConcurrentPerKey), cmp.Or(key.RequestsPerMinute, c.RequestsPerMinutePerKey)
 }
