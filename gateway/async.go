@@ -209,15 +209,8 @@ func (g *Gateway) notifyOrigin(ctx context.Context, tx pgx.Tx, t store.AsyncTask
 	if err != nil {
 		return err
 	}
-	ch, ok := g.channels[origin.In.Channel]
-	if !ok {
-		return fmt.Errorf("gateway: no channel %q for async task %d", origin.In.Channel, t.ID)
-	}
-	reply := replyFor(ch, origin.In, fmt.Sprintf("async:%d", t.ID), text)
-	if _, err := store.InsertOutbox(ctx, tx, reply); err != nil {
-		return err
-	}
-	return g.enqueueDelivery(ctx, tx, origin.In.Channel, origin.In.Account, reply.Key)
+	_, err = g.outbox.Queue(ctx, tx, fmt.Sprintf("async:%d", t.ID), AddressOf(origin.In), text)
+	return err
 }
 
 // ExpireAsyncArgs is the leader's periodic housekeeping: it times out

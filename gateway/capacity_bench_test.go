@@ -233,7 +233,7 @@ func BenchmarkAcceptVsInsert(b *testing.B) {
 	h := newHarness(b)
 	ch := testChannel(2048)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	gw := h.start(gateway.Deps{Queues: map[string]int{}, Channels: []channels.Channel{ch}, Logger: quiet})
+	gw := h.start(gateway.Deps{Queues: map[string]int{}, Partial: true, Channels: []channels.Channel{ch}, Logger: quiet})
 	rc, err := river.NewClient(riverpgxv5.New(h.pool), &river.Config{Logger: quiet})
 	if err != nil {
 		b.Fatal(err)

@@ -110,7 +110,7 @@ func TestLapsedLeaseIsTakenUpAndAnsweredOnce(t *testing.T) {
 
 	// The message is accepted; its job was taken by a replica that then
 	// died mid-run, holding the session's lease.
-	inbox := h.start(gateway.Deps{Queues: map[string]int{}, Channels: []channels.Channel{ch}, Now: clock})
+	inbox := h.start(gateway.Deps{Queues: map[string]int{}, Partial: true, Channels: []channels.Channel{ch}, Now: clock})
 	in := ch.Message("a", "lapse-1", "zhangsan", "zhangsan", "我还有几天年假？", false, false)
 	accept(t, inbox, in)
 	sessionID, err := store.EnsureSession(ctx, h.pool, store.SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}, clock())

@@ -87,7 +87,7 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	})
 
 	// This process only takes callbacks; the worker is another process.
-	h.start(gateway.Deps{Queues: map[string]int{}})
+	h.start(gateway.Deps{Queues: map[string]int{}, Partial: true})
 	worker := exec.Command(os.Args[0], "-test.run=^$")
 	worker.Env = append(os.Environ(), workerProcessEnv+"="+cfgPath)
 	worker.Stdout, worker.Stderr = t.Output(), t.Output()

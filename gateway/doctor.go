@@ -31,7 +31,7 @@ func Doctor(ctx context.Context, cfg *config.Config, deps Deps) []channels.Check
 	out := []channels.Check{{Name: "config", OK: true, Detail: "loaded and valid"}}
 	out = append(out, checkDatabase(ctx, deps)...)
 	out = append(out, checkModel(ctx, cfg.Model))
-	deps.Queues = map[string]int{} // build only: work no queue
+	deps.Queues, deps.Partial = map[string]int{}, true // build only: work no queue
 	g, err := New(ctx, cfg, deps)
 	if err != nil {
 		return append(out, channels.Check{Name: "channels and skills", Detail: err.Error(),

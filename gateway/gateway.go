@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,8 +55,15 @@ type Deps struct {
 	// Channels are extra channels built by the caller (the console, tests).
 	Channels []channels.Channel
 	// Queues this process works, with their concurrency. Nil: the agent and
-	// delivery queues sized from Config.Worker. Empty non-nil map: insert only.
+	// delivery queues sized from Config.Worker. Empty: none (insert only).
 	Queues map[string]int
+	// Partial: this process is not a replica of the service but a tool
+	// (the CLI, `hermes chat`): it works only Queues and keeps no long
+	// connection and no scheduler. False: a full replica.
+	Partial bool
+	// Features are the parts of Hermes beside the pipeline (reports, the
+	// OpenAI-compatible API, the router), wired in by cmd/hermes.
+	Features []Feature
 	// QueueFor routes a channel's jobs to a queue; nil routes all to the
 	// agent and delivery queues.
 	QueueFor func(channel string) (agentQueue, deliveryQueue string)
@@ -84,10 +92,14 @@ type Gateway struct {
 	// connection runs on one replica at a time to the queue of their
 	// deliveries, which only that replica works.
 	exclusive  map[string]string
-	replicaID  string // this process among the replicas, for leases
-	works      bool   // this process works at least one queue
-	serves     bool   // a full replica: it also keeps the long connections
-	pacer      pacer  // when this replica last swept the shared rate windows
+	replicaID  string       // this process among the replicas, for leases
+	works      bool         // this process works at least one queue
+	serves     bool         // a full replica: it also keeps the long connections
+	pacer      pacer        // when this replica last swept the shared rate windows
+	outbox     *Outbox      // the one way a reply is queued
+	agent      *AgentRunner // the one way the agent runs
+	features   []Feature
+	running    sync.WaitGroup // the RunningFeatures' Run
 	conns      connections
 	leases     runLeases
 	stopLease  context.CancelFunc // ends keepLeases
@@ -147,6 +159,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		now:       deps.Now,
 		log:       deps.Logger,
 	}
+	g.outbox, g.agent = &Outbox{g: g}, &AgentRunner{g: g}
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -193,6 +206,12 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 
 	if err := g.buildChannels(ctx, deps.Platforms, deps.Channels); err != nil {
 		return nil, err
+	}
+	g.features = deps.Features
+	for _, f := range g.features {
+		if err := f.Attach(g.services()); err != nil {
+			return nil, err
+		}
 	}
 
 	if need, have := g.connsNeeded(deps), poolConns(cfg, deps); have < need {
@@ -283,6 +302,11 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &deliverWorker{g: g})
 	river.AddWorker(workers, &expireAsyncWorker{g: g})
 	river.AddWorker(workers, &runReportWorker{g: g})
+	for _, f := range g.features {
+		if jf, ok := f.(JobFeature); ok {
+			jf.AddWorkers(workers)
+		}
+	}
 
 	queueSizes := deps.Queues
 	if queueSizes == nil {
@@ -299,8 +323,13 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 			func() (river.JobArgs, *river.InsertOpts) {
 				return ExpireAsyncArgs{}, &river.InsertOpts{Queue: QueueDelivery}
 			}, &river.PeriodicJobOpts{RunOnStart: true}))
+		for _, f := range g.features {
+			if jf, ok := f.(JobFeature); ok {
+				periodic = append(periodic, jf.PeriodicJobs()...)
+			}
+		}
 	}
-	g.serves = deps.Queues == nil
+	g.serves = !deps.Partial
 	if len(queueSizes) > 0 {
 		g.works = true
 		queues = map[string]river.QueueConfig{}
@@ -341,6 +370,12 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if g.serves {
 		g.startConnections(ctx)
 		go g.scanReports(leaseCtx) // ends with the leases, at Stop
+		for _, f := range g.features {
+			if rf, ok := f.(RunningFeature); ok {
+				g.running.Add(1)
+				go func() { defer g.running.Done(); rf.Run(leaseCtx) }()
+			}
+		}
 	}
 	return nil
 }
@@ -354,8 +389,9 @@ func (g *Gateway) Stop(ctx context.Context) error {
 	}
 	g.stopConnections(ctx)
 	if g.stopLease != nil {
-		// Runs still renew their leases until they end.
-		defer func() { g.stopLease(); <-g.leaseDone }()
+		// Runs still renew their leases until they end; the features'
+		// own work ends with them.
+		defer func() { g.stopLease(); <-g.leaseDone; g.running.Wait() }()
 	}
 	err := g.river.Stop(ctx)
 	if err != nil && ctx.Err() != nil {

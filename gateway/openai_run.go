@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
@@ -130,10 +129,8 @@ func (g *Gateway) runAPITurn(ctx context.Context, key config.OpenAIKey, req chat
 	if stream != nil {
 		progress = func(e agent.Event) { stream.event(e, g.cfg.Messages.Working) }
 	}
-	runStart := time.Now()
-	res, runErr := agent.Run(ctx, g.limiter.model(g.model, nil), turn, g.agentOptions(progress))
-	g.metrics.ran(apiChannel, res, time.Since(runStart))
-	run := &store.RunRecord{ID: runID, SessionID: sessionID, Model: g.modelName(), StopReason: res.StopReason,
+	res, runErr := g.agent.Run(ctx, apiChannel, turn, progress, nil)
+	run := &store.RunRecord{ID: runID, SessionID: sessionID, Model: g.agent.ModelName(), StopReason: res.StopReason,
 		StartedAt: started, FinishedAt: g.now(), Reply: res.Reply}
 	status := store.InboundDone
 	if runErr != nil {

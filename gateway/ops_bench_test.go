@@ -28,7 +28,7 @@ func BenchmarkAckObservability(b *testing.B) {
 	}{{"off", false, false}, {"metrics", true, false}, {"tracing", false, true}, {"on", true, true}} {
 		b.Run("observability="+mode.name, func(b *testing.B) {
 			h := newHarness(b)
-			deps := gateway.Deps{Queues: map[string]int{}}
+			deps := gateway.Deps{Queues: map[string]int{}, Partial: true}
 			extra := "metrics:\n  enabled: false\n"
 			if mode.metrics {
 				extra = ""
@@ -71,7 +71,7 @@ func BenchmarkAckObservability(b *testing.B) {
 //	go test -run '^$' -bench MetricsScrape -benchmem ./gateway/
 func BenchmarkMetricsScrape(b *testing.B) {
 	h := newHarness(b)
-	h.start(gateway.Deps{Queues: map[string]int{}})
+	h.start(gateway.Deps{Queues: map[string]int{}, Partial: true})
 	for i := range 200 {
 		u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", i%50), "你好", fmt.Sprintf("scrape-%d", i)), time.Now())
 		post(b, u, body)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -110,25 +111,6 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 	return err
 }
 
-// replyFor shapes text as account's channel sends it: its markdown
-// dialect, cut into parts within its size limit (never inside a character
-// or a code fence), addressed to the conversation of in.
-func replyFor(ch channels.Channel, in channels.Inbound, key, text string) store.Reply {
-	lim := ch.Limits(in.Account)
-	text = channels.AdaptMarkdown(text, lim.Dialect)
-	format := cmp.Or(lim.Format, channels.FormatText)
-	return store.Reply{
-		Key: key, Channel: in.Channel, Account: in.Account, ReplyTo: in.ReplyTo,
-		OrderKey: orderKey(in), Format: format, Parts: channels.SplitMarkdown(text, lim.MaxBytes),
-	}
-}
-
-// orderKey is the conversation whose replies go out in order: one chat of
-// one account.
-func orderKey(in channels.Inbound) string {
-	return in.Channel + "/" + in.Account + "/" + in.ChatID
-}
-
 func sessionKey(in channels.Inbound) store.SessionKey {
 	return store.SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}
 }
@@ -193,11 +175,9 @@ func (g *Gateway) answer(ctx context.Context, row store.InboundRow, sessionID in
 		}
 	}
 
-	runStart := time.Now()
 	res, runErr := g.runWithProgress(ctx, row, sessionID, caller, resume)
-	g.metrics.ran(row.In.Channel, res, time.Since(runStart))
 	out.run = &store.RunRecord{
-		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.modelName(),
+		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.agent.ModelName(),
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
 	}
 	out.steps = traceSteps(res.Steps, out.run)
@@ -305,7 +285,7 @@ func (g *Gateway) runWithProgress(ctx context.Context, row store.InboundRow, ses
 	caller skills.Caller, resume *agent.Continuation) (agent.Result, error) {
 	ch, ok := g.channels[row.In.Channel]
 	if !ok {
-		return g.runAgent(ctx, g.limiter.model(g.model, nil), row, sessionID, caller, resume, nil)
+		return g.runAgent(ctx, row, sessionID, caller, resume, nil, nil)
 	}
 	draft, stopDrafts := g.startDrafts(ctx, ch, row)
 	defer stopDrafts()
@@ -327,11 +307,13 @@ func (g *Gateway) runWithProgress(ctx context.Context, row store.InboundRow, ses
 			}
 		}
 	}
-	return g.runAgent(ctx, g.limiter.model(g.model, queued), row, sessionID, caller, resume, progress)
+	return g.runAgent(ctx, row, sessionID, caller, resume, progress, queued)
 }
 
-func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.InboundRow, sessionID int64,
-	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event)) (agent.Result, error) {
+// runAgent runs the agent on row's text with the session's history, the
+// caller's skills and the features' chat tools.
+func (g *Gateway) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
+	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
 	since := g.now().Add(-g.cfg.Agent.HistoryIdle)
 	history, err := store.RecentHistory(ctx, g.pool, sessionID, 2*g.cfg.Agent.HistoryTurns, since)
 	if err != nil {
@@ -351,39 +333,12 @@ func (g *Gateway) runAgent(ctx context.Context, model agent.Model, row store.Inb
 		SystemPrompt: g.cfg.Agent.SystemPrompt,
 		History:      msgs,
 		UserText:     row.In.Text,
-		Tools:        append(g.skills.Load().ToolsFor(caller), g.reportTools(row.In)...),
+		Tools:        slices.Concat(g.skills.Load().ToolsFor(caller), g.reportTools(row.In), g.featureTools(row.In)),
 		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
 		RecentTools:  recent,
 		Resume:       resume,
 	}
-	return agent.Run(ctx, model, turn, g.agentOptions(progress))
-}
-
-// agentOptions are the budgets and services of every agent run, whatever
-// brought the message (a chat platform or the OpenAI-compatible API).
-func (g *Gateway) agentOptions(progress func(agent.Event)) agent.Options {
-	return agent.Options{
-		Model:    g.cfg.Model.Name,
-		MaxSteps: g.cfg.Agent.MaxSteps,
-		Timeout:  g.cfg.Agent.RunTimeout,
-		Now:      g.now,
-		Logger:   g.log,
-		Archive:  archive{store.Archive{Pool: g.pool}},
-		Plan:     g.cfg.Agent.Plan,
-		Progress: progress,
-	}
-}
-
-// archive is the Postgres observation archive as the agent sees it.
-type archive struct{ store.Archive }
-
-// Get maps an unknown reference to agent.ErrNotArchived.
-func (a archive) Get(ctx context.Context, runID, ref string) (string, error) {
-	text, err := a.Archive.Get(ctx, runID, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", fmt.Errorf("%w: %w", agent.ErrNotArchived, err)
-	}
-	return text, err
+	return g.agent.Run(ctx, row.In.Channel, turn, progress, queued)
 }
 
 // progressFor forwards tool calls as progress lines to channels that can
@@ -398,13 +353,6 @@ func (g *Gateway) progressFor(ctx context.Context, ch channels.Channel, row stor
 			pr.Report(ctx, row.In.Account, row.In.ReplyTo, fmt.Sprintf(g.cfg.Messages.Working, cmp.Or(e.ToolDisplay, e.Tool)))
 		}
 	}
-}
-
-func (g *Gateway) modelName() string {
-	if g.cfg.Model.Provider == "offline" {
-		return "offline-demo"
-	}
-	return g.cfg.Model.Name
 }
 
 func traceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
@@ -428,11 +376,6 @@ func traceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 // transaction. It returns errLeaseLost, committing nothing, when the lease
 // lapsed and was taken over: the run that took it answers.
 func (g *Gateway) commitAnswer(ctx context.Context, row store.InboundRow, sessionID int64, leaseRun string, out outcome) error {
-	ch, ok := g.channels[row.In.Channel]
-	if !ok {
-		return fmt.Errorf("%w: %q (inbound %d)", errNoChannel, row.In.Channel, row.ID)
-	}
-	reply := replyFor(ch, row.In, store.AnswerKey(row.ID), out.reply)
 	now := g.now()
 	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)
@@ -477,20 +420,18 @@ func (g *Gateway) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 				return err
 			}
 		}
-		if _, err := store.InsertOutbox(ctx, tx, reply); err != nil {
+		parts, err := g.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
+		if err != nil {
 			return err
 		}
 		if err := store.SetInboundStatus(ctx, tx, row.ID, out.status, now); err != nil {
-			return err
-		}
-		if err := g.enqueueDelivery(ctx, tx, row.In.Channel, row.In.Account, reply.Key); err != nil {
 			return err
 		}
 		if err := g.handOver(ctx, tx, sessionID, row.ID); err != nil {
 			return err
 		}
 		g.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),
-			slog.String("run_id", runID), slog.Int("parts", len(reply.Parts)))
+			slog.String("run_id", runID), slog.Int("parts", parts))
 		return nil
 	})
 }

@@ -31,6 +31,11 @@ var errDepartmentsUnknown = errors.New("the owner's departments could not be loo
 // picture goes under reportKey + ":chart").
 func reportKey(runID int64, target int) string { return fmt.Sprintf("report:%d:%d", runID, target) }
 
+// targetAddress is the conversation of a report's target.
+func targetAddress(t store.ReportTarget) Address {
+	return Address{Channel: t.Channel, Account: t.Account, ChatID: t.ChatID, ReplyTo: t.ReplyTo}
+}
+
 // reportContent is what a run sends to every target.
 type reportContent struct {
 	text  string
@@ -87,7 +92,7 @@ func (g *Gateway) runReport(ctx context.Context, runID int64, lastAttempt bool) 
 		// parts in the order their rows were written.
 		chats := make([]string, len(rep.Targets))
 		for i, t := range rep.Targets {
-			chats[i] = orderKey(channels.Inbound{Channel: t.Channel, Account: t.Account, ChatID: t.ChatID})
+			chats[i] = targetAddress(t).orderKey()
 		}
 		if err := store.LockConversations(ctx, tx, chats); err != nil {
 			return err
@@ -114,21 +119,15 @@ func (g *Gateway) queueReport(ctx context.Context, tx pgx.Tx, runID int64, i int
 		return store.InsertReportDelivery(ctx, tx, d)
 	}
 	lim := ch.Limits(t.Account)
-	in := channels.Inbound{Channel: t.Channel, Account: t.Account, ChatID: t.ChatID, ReplyTo: t.ReplyTo}
 	text := c.text
 	if c.chart != nil && !lim.Images {
 		text += "\n\n" + reports.Table(*c.chart)
 	}
-	replies := []store.Reply{replyFor(ch, in, key, text)}
-	if c.png != nil && lim.Images {
-		replies = append(replies, store.Reply{Key: key + ":chart", Channel: t.Channel, Account: t.Account, ReplyTo: t.ReplyTo,
-			OrderKey: orderKey(in), Format: channels.FormatImage, Image: &channels.Image{Name: "report.png", PNG: c.png}})
+	if _, err := g.outbox.Queue(ctx, tx, key, targetAddress(t), text); err != nil {
+		return err
 	}
-	for _, r := range replies {
-		if _, err := store.InsertOutbox(ctx, tx, r); err != nil {
-			return err
-		}
-		if err := g.enqueueDelivery(ctx, tx, t.Channel, t.Account, r.Key); err != nil {
+	if c.png != nil && lim.Images {
+		if err := g.outbox.QueueImage(ctx, tx, key+":chart", targetAddress(t), &channels.Image{Name: "report.png", PNG: c.png}); err != nil {
 			return err
 		}
 	}
@@ -147,14 +146,9 @@ func (g *Gateway) tellOwner(ctx context.Context, tx pgx.Tx, rep store.Report, ru
 		g.log.Warn("report owner cannot be told of a refused run", "report_id", rep.ID, "run_id", runID, "err", err)
 		return nil
 	}
-	t := targets[0]
-	in := channels.Inbound{Channel: t.Channel, Account: t.Account, ChatID: t.ChatID, ReplyTo: t.ReplyTo}
-	r := replyFor(g.channels[t.Channel], in, fmt.Sprintf("report:%d:owner", runID),
+	_, err = g.outbox.Queue(ctx, tx, fmt.Sprintf("report:%d:owner", runID), targetAddress(targets[0]),
 		fmt.Sprintf(g.cfg.Messages.Reports.RunRefused, rep.Name, cmp.Or(g.skillSpec(spec.Skill).DisplayName, spec.Skill)))
-	if _, err := store.InsertOutbox(ctx, tx, r); err != nil {
-		return err
-	}
-	return g.enqueueDelivery(ctx, tx, t.Channel, t.Account, r.Key)
+	return err
 }
 
 // makeReport runs the report's skill or prompt as its owner, with the
@@ -286,11 +280,10 @@ func (g *Gateway) promptReport(ctx context.Context, caller skills.Caller, prompt
 			tools = append(tools, t)
 		}
 	}
-	res, err := agent.Run(ctx, g.limiter.model(g.model, nil), agent.Turn{
+	res, err := g.agent.Run(ctx, caller.Channel, agent.Turn{
 		SessionID: caller.TraceID, RunID: caller.TraceID, SystemPrompt: g.cfg.Agent.SystemPrompt,
 		UserText: prompt, Tools: tools,
-	}, agent.Options{Model: g.cfg.Model.Name, MaxSteps: g.cfg.Agent.MaxSteps, Timeout: g.cfg.Agent.RunTimeout,
-		Now: g.now, Logger: g.log})
+	}, nil, nil)
 	if err != nil {
 		return "", fmt.Errorf("report prompt: %w", err)
 	}

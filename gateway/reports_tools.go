@@ -249,6 +249,13 @@ func (g *Gateway) callConfirmed(ctx context.Context, in channels.Inbound, caller
 	case toolReportDelete:
 		return t.confirmedDelete(ctx, args)
 	}
+	for _, f := range g.features {
+		if tf, ok := f.(ChatToolFeature); ok {
+			if res, handled, err := tf.CallConfirmed(ctx, in, caller, tool, args); handled {
+				return res, err
+			}
+		}
+	}
 	return g.skills.Load().CallConfirmed(ctx, caller, tool, args)
 }
 

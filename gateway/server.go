@@ -29,9 +29,12 @@ func (g *Gateway) routes() http.Handler {
 	// Skill backends and other systems.
 	r.POST("/v1/async/:token", g.asyncCallback)
 	r.POST("/v1/route", g.route)
+	admin := gin.IRouter(gin.New()) // served by AdminHandler instead
 	if g.cfg.Server.AdminListen == "" {
 		g.adminRoutes(r)
+		admin = r
 	}
+	g.featureRoutes(r, admin)
 	return r
 }
 
@@ -44,6 +47,7 @@ func (g *Gateway) AdminHandler() http.Handler {
 	}
 	r := g.newEngine()
 	g.adminRoutes(r)
+	g.featureRoutes(gin.New(), r) // the public ones are served by Handler
 	return r
 }
 

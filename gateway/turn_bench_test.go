@@ -72,7 +72,7 @@ func BenchmarkTurn(b *testing.B) {
 	cfg.Skills = config.SkillsConfig{Dir: "../skills/samples", BaseURL: backend.URL}
 	cfg.ApplyDefaults()
 	g, err := New(ctx, cfg, Deps{Pool: pool, Model: instantModel{}, Channels: []channels.Channel{nullChannel{}},
-		Queues: map[string]int{}, Logger: testLoggerDiscard()})
+		Queues: map[string]int{}, Partial: true, Logger: testLoggerDiscard()})
 	if err != nil {
 		b.Fatal(err)
 	}

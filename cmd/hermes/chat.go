@@ -75,6 +75,7 @@ func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) 
 		Platforms: platforms,
 		Channels:  []channels.Channel{ch},
 		Queues:    map[string]int{queue: 2},
+		Partial:   true,
 		QueueFor:  func(string) (string, string) { return queue, queue },
 	})
 	if err != nil {

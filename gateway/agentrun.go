@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// AgentRunner runs the agent the one way this replica runs it, whatever
+// brought the turn (a chat message, the OpenAI-compatible API, a prompt
+// report): through the replica's model limiter, with the configured
+// budgets and the Postgres observation archive, counted in the metrics
+// under the turn's channel.
+type AgentRunner struct{ g *Gateway }
+
+// Run runs turn for channel. progress receives the run's events as they
+// come and must not block (nil: none); queued is told true when the run
+// waits for its turn at the model and false when it gets it (nil: not
+// told).
+func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
+	g := a.g
+	start := time.Now()
+	res, err := agent.Run(ctx, g.limiter.model(g.model, queued), turn, agent.Options{
+		Model:    g.cfg.Model.Name,
+		MaxSteps: g.cfg.Agent.MaxSteps,
+		Timeout:  g.cfg.Agent.RunTimeout,
+		Now:      g.now,
+		Logger:   g.log,
+		Archive:  archive{store.Archive{Pool: g.pool}},
+		Plan:     g.cfg.Agent.Plan,
+		Progress: progress,
+	})
+	g.metrics.ran(channel, res, time.Since(start))
+	return res, err
+}
+
+// ModelName is the model a run is recorded under.
+func (a *AgentRunner) ModelName() string {
+	if a.g.cfg.Model.Provider == "offline" {
+		return "offline-demo"
+	}
+	return a.g.cfg.Model.Name
+}
+
+// archive is the Postgres observation archive as the agent sees it.
+type archive struct{ store.Archive }
+
+// Get maps an unknown reference to agent.ErrNotArchived.
+func (a archive) Get(ctx context.Context, runID, ref string) (string, error) {
+	text, err := a.Archive.Get(ctx, runID, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("%w: %w", agent.ErrNotArchived, err)
+	}
+	return text, err
+}

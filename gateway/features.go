@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/skills"
+)
+
+// A Feature is a part of Hermes beside the pipeline: scheduled reports,
+// the OpenAI-compatible API, the tool router. It lives in a package of
+// its own, depends on the Services the pipeline offers and nothing else of
+// the gateway, and is wired in by cmd/hermes through Deps.Features. What a
+// feature does beyond Attach it says by implementing the optional
+// interfaces below.
+type Feature interface {
+	// Attach hands the feature the pipeline's services, once, while the
+	// gateway is built (before its job queue: a JobFeature's workers are
+	// registered after). An error stops the build.
+	Attach(s Services) error
+}
+
+// JobFeature runs jobs of its own in the gateway's job queue.
+type JobFeature interface {
+	Feature
+	// AddWorkers registers the feature's job workers.
+	AddWorkers(w *river.Workers)
+	// PeriodicJobs are the feature's periodic jobs, run by the leader of
+	// the replicas that work the delivery queue.
+	PeriodicJobs() []*river.PeriodicJob
+}
+
+// RouteFeature answers HTTP requests.
+type RouteFeature interface {
+	Feature
+	// Routes mounts the feature's endpoints: public ones on the callback
+	// listener, admin ones where only operators reach (server.admin_listen,
+	// else the same listener).
+	Routes(public, admin gin.IRouter)
+}
+
+// RunningFeature keeps work of its own going on a full replica (one that
+// also keeps the long connections), e.g. a scheduler.
+type RunningFeature interface {
+	Feature
+	// Run works until ctx ends; the gateway waits for it at Stop.
+	Run(ctx context.Context)
+}
+
+// ChatToolFeature offers tools in chat beside the skills (the reports'
+// report_* tools), bound to the verified sender of the message.
+type ChatToolFeature interface {
+	Feature
+	// ChatTools are the tools offered for a message in.
+	ChatTools(in channels.Inbound) []skills.Tool
+	// CallConfirmed runs a call of one of its tools the user confirmed
+	// (「确认」); handled is false when tool is not one of the feature's.
+	CallConfirmed(ctx context.Context, in channels.Inbound, caller skills.Caller, tool string, args json.RawMessage) (res skills.Result, handled bool, err error)
+}
+
+// Services are what the pipeline offers a feature: its stores, its clock,
+// its channels, the one outbox and the one way to run the agent.
+type Services struct {
+	Config *config.Config
+	Pool   *pgxpool.Pool
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Skills is the live skill registry (reloaded on SIGHUP).
+	Skills *skills.Live
+	// Channel is the channel of a platform name, if configured.
+	Channel func(name string) (channels.Channel, bool)
+	// Outbox is the one way anything produces a reply.
+	Outbox *Outbox
+	// Agent runs the agent for a caller as a chat message's run is run.
+	Agent *AgentRunner
+	// Jobs inserts the feature's own jobs.
+	Jobs *Jobs
+	// Departments are a user's departments as the channel's directory
+	// knows them now (none on a channel without one).
+	Departments func(ctx context.Context, channel, account, user string) ([]string, error)
+}
+
+// Jobs inserts a feature's own jobs.
+type Jobs struct{ g *Gateway }
+
+// InsertTx inserts args in tx into the agent queue of channel's jobs (the
+// console's own queue for `hermes chat` and the demo), with opts' other
+// settings and the caller's trace.
+func (j *Jobs) InsertTx(ctx context.Context, tx pgx.Tx, channel string, args river.JobArgs, opts river.InsertOpts) error {
+	opts.Queue = j.g.agentQueue(channel)
+	if opts.Metadata == nil {
+		opts.Metadata = jobMetadata(ctx)
+	}
+	if _, err := j.g.river.InsertTx(ctx, tx, args, &opts); err != nil {
+		return fmt.Errorf("gateway: enqueue %s: %w", args.Kind(), err)
+	}
+	return nil
+}
+
+// services are the Services of this gateway.
+func (g *Gateway) services() Services {
+	return Services{
+		Config: g.cfg, Pool: g.pool, Now: g.now, Log: g.log, Skills: g.skills,
+		Channel: func(name string) (channels.Channel, bool) {
+			ch, ok := g.channels[name]
+			return ch, ok
+		},
+		Outbox: g.outbox, Agent: g.agent, Jobs: &Jobs{g: g},
+		Departments: g.departmentsOf,
+	}
+}
+
+// featureTools are the tools the features offer for a chat message in.
+func (g *Gateway) featureTools(in channels.Inbound) []skills.Tool {
+	var tools []skills.Tool
+	for _, f := range g.features {
+		if tf, ok := f.(ChatToolFeature); ok {
+			tools = append(tools, tf.ChatTools(in)...)
+		}
+	}
+	return tools
+}
+
+// featureRoutes mounts every feature's endpoints: public ones on public,
+// admin ones on admin (either may be a router whose routes nobody serves).
+func (g *Gateway) featureRoutes(public, admin gin.IRouter) {
+	for _, f := range g.features {
+		if rf, ok := f.(RouteFeature); ok {
+			rf.Routes(public, admin)
+		}
+	}
+}

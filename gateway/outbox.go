@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// Address is a conversation of one account that a reply goes to: an
+// inbound message's (its ReplyTo as the channel wrote it) or a push
+// address (channels.Pusher).
+type Address struct {
+	Channel, Account, ChatID string
+	ReplyTo                  json.RawMessage
+}
+
+// AddressOf is the conversation in came from.
+func AddressOf(in channels.Inbound) Address {
+	return Address{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, ReplyTo: in.ReplyTo}
+}
+
+// orderKey is the conversation whose replies go out in order: one chat of
+// one account.
+func (a Address) orderKey() string { return a.Channel + "/" + a.Account + "/" + a.ChatID }
+
+// Outbox is the one way anything produces a reply (an answer, an async
+// result, a report): the reply's parts and the job that delivers them are
+// written in the producer's transaction, so a reply is queued exactly when
+// what produced it commits, and goes out once, in its conversation's order.
+type Outbox struct{ g *Gateway }
+
+// Queue shapes text for the address's channel (its markdown dialect, cut
+// into parts within its size limit, never inside a character or a code
+// fence) and stores it under key, the reply's idempotency key, with its
+// delivery job, in tx. It returns how many parts the reply has.
+//
+// Errors wrap errNoChannel when the address's channel is not configured.
+func (o *Outbox) Queue(ctx context.Context, tx pgx.Tx, key string, to Address, text string) (parts int, err error) {
+	ch, ok := o.g.channels[to.Channel]
+	if !ok {
+		return 0, fmt.Errorf("%w: %q (reply %s)", errNoChannel, to.Channel, key)
+	}
+	lim := ch.Limits(to.Account)
+	text = channels.AdaptMarkdown(text, lim.Dialect)
+	r := o.reply(key, to, cmp.Or(lim.Format, channels.FormatText))
+	r.Parts = channels.SplitMarkdown(text, lim.MaxBytes)
+	return len(r.Parts), o.insert(ctx, tx, r)
+}
+
+// QueueImage stores img as a reply of its own under key, after whatever
+// the conversation has queued before it, in tx. The channel must take
+// images (Limits.Images).
+func (o *Outbox) QueueImage(ctx context.Context, tx pgx.Tx, key string, to Address, img *channels.Image) error {
+	r := o.reply(key, to, channels.FormatImage)
+	r.Image = img
+	return o.insert(ctx, tx, r)
+}
+
+func (o *Outbox) reply(key string, to Address, format string) store.Reply {
+	return store.Reply{Key: key, Channel: to.Channel, Account: to.Account, ReplyTo: to.ReplyTo,
+		OrderKey: to.orderKey(), Format: format}
+}
+
+func (o *Outbox) insert(ctx context.Context, tx pgx.Tx, r store.Reply) error {
+	if _, err := store.InsertOutbox(ctx, tx, r); err != nil {
+		return err
+	}
+	return o.g.enqueueDelivery(ctx, tx, r.Channel, r.Account, r.Key)
+}
