@@ -34,7 +34,7 @@ func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, 
 		Plan:     g.cfg.Agent.Plan,
 		Progress: progress,
 	})
-	g.metrics.ran(channel, res, time.Since(start))
+	g.metrics.Ran(channel, res, time.Since(start))
 	return res, err
 }
 

@@ -34,7 +34,7 @@ func (g *Gateway) buildChannels(ctx context.Context, platforms []channels.Platfo
 		Messages: channels.ChannelMessages{
 			Welcome: g.cfg.Messages.Welcome, Thinking: g.cfg.Messages.Thinking, Later: g.cfg.Messages.Later,
 		},
-		Panicked: g.metrics.panicked,
+		Panicked: g.metrics.Panicked,
 	}
 	for _, key := range keys {
 		p, ok := known[key]

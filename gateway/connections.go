@@ -155,7 +155,7 @@ func (g *Gateway) runHeld(ctx context.Context, lease, channel string, c channels
 func (g *Gateway) runGuarded(ctx context.Context, channel string, c channels.Connection) error {
 	err := channels.Guard(func() error { return c.Run(ctx, g) })
 	if errors.Is(err, channels.ErrPanic) {
-		g.metrics.panicked(channel, c.Account)
+		g.metrics.Panicked(channel, c.Account)
 	}
 	return err
 }

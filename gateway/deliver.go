@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -46,11 +47,11 @@ type deliverWorker struct {
 // may have reached the platform.
 func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArgs]) (err error) {
 	g := w.g
-	if sc := jobSpanContext(job.Metadata); sc.IsValid() {
+	if sc := ops.JobSpanContext(job.Metadata); sc.IsValid() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, sc) // the run's trace
 	}
 	ctx, span := g.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", job.Args.ReplyKey)))
-	defer func() { endSpan(span, err) }()
+	defer func() { ops.EndSpan(span, err) }()
 	orderKey, err := store.OrderKeyOf(ctx, g.pool, job.Args.ReplyKey)
 	if err != nil {
 		return err
@@ -163,13 +164,13 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 	})
 	var deferred *channels.DeferredError
 	if errors.As(sendErr, &deferred) {
-		g.metrics.delivered(p.Channel, sendErr, false)
+		g.metrics.Delivered(p.Channel, sendErr, false)
 		return sendErr
 	}
 	if sendErr != nil {
 		return g.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
 	}
-	g.metrics.delivered(p.Channel, nil, false)
+	g.metrics.Delivered(p.Channel, nil, false)
 	// The send happened: record it even if the job is being cancelled.
 	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, g.now())
 }
@@ -179,7 +180,7 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 // this was the job's last attempt.
 func (g *Gateway) failedPart(ctx context.Context, conn store.Querier, p store.OutboxPart, sendErr error, attempts int, lastAttempt bool) error {
 	giveUp := errors.Is(sendErr, channels.ErrPermanent) || lastAttempt
-	g.metrics.delivered(p.Channel, sendErr, giveUp)
+	g.metrics.Delivered(p.Channel, sendErr, giveUp)
 	if err := store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
 		return err
 	}

@@ -11,9 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/skills"
 )
 
@@ -88,6 +90,12 @@ type Services struct {
 	// Departments are a user's departments as the channel's directory
 	// knows them now (none on a channel without one).
 	Departments func(ctx context.Context, channel, account, user string) ([]string, error)
+	// Tracer starts the feature's spans (ops.StartRunSpan for a run's
+	// root); a no-op when tracing is off.
+	Tracer trace.Tracer
+	// Metrics records into the gateway's metrics; nil when they are off
+	// (a nil *ops.Metrics records nothing).
+	Metrics *ops.Metrics
 }
 
 // Jobs inserts a feature's own jobs.
@@ -99,7 +107,7 @@ type Jobs struct{ g *Gateway }
 func (j *Jobs) InsertTx(ctx context.Context, tx pgx.Tx, channel string, args river.JobArgs, opts river.InsertOpts) error {
 	opts.Queue = j.g.agentQueue(channel)
 	if opts.Metadata == nil {
-		opts.Metadata = jobMetadata(ctx)
+		opts.Metadata = ops.JobMetadata(ctx)
 	}
 	if _, err := j.g.river.InsertTx(ctx, tx, args, &opts); err != nil {
 		return fmt.Errorf("gateway: enqueue %s: %w", args.Kind(), err)
@@ -116,7 +124,7 @@ func (g *Gateway) services() Services {
 			return ch, ok
 		},
 		Outbox: g.outbox, Agent: g.agent, Jobs: &Jobs{g: g},
-		Departments: g.departmentsOf,
+		Departments: g.departmentsOf, Tracer: g.tracer, Metrics: g.metrics,
 	}
 }
 

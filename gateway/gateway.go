@@ -26,6 +26,7 @@ import (
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -108,7 +109,7 @@ type Gateway struct {
 	log        *slog.Logger
 	routeUse   routeLimiter // per router key, this replica
 	apiLimits  apiLimits    // per OpenAI API key, this replica
-	metrics    *metrics     // nil when metrics.enabled is false
+	metrics    *ops.Metrics // nil when metrics.enabled is false
 	tracer     trace.Tracer
 	draining   atomic.Bool // shutting down: /readyz answers 503
 	connStates connStates  // for /readyz
@@ -170,13 +171,13 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		g.queueFor = func(string) (string, string) { return QueueAgent, QueueDelivery }
 	}
 
-	g.tracer = tracerOf(deps.Tracing)
+	g.tracer = ops.TracerOf(deps.Tracing)
 	if cfg.Metrics.MetricsOn() {
 		reg := deps.Metrics
 		if reg == nil {
 			reg = prometheus.NewRegistry()
 		}
-		g.metrics = newMetrics(reg, g)
+		g.metrics = ops.NewMetrics(reg, ops.Sources{Pool: g.pool, Now: g.now, Queues: []string{QueueAgent, QueueDelivery}, Skills: func() *skills.Registry { return g.skills.Load() }})
 	}
 
 	g.model = deps.Model

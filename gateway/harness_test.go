@@ -167,6 +167,9 @@ func (h *harness) startConfig(cfg *config.Config, deps gateway.Deps) *gateway.Ga
 	if deps.Platforms == nil {
 		deps.Platforms = platforms
 	}
+	if deps.Features == nil {
+		deps.Features = newFeatures()
+	}
 	gw, err := gateway.New(ctx, cfg, deps)
 	if err != nil {
 		h.t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -45,9 +46,9 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 	ctx, span := g.tracer.Start(ctx, "hermes.accept", trace.WithAttributes(
 		attribute.String("hermes.channel", in.Channel), attribute.String("hermes.account", in.Account)))
 	defer func() {
-		g.metrics.accepted(in.Channel, receipt, err, time.Since(start))
+		g.metrics.Accepted(in.Channel, receipt, err, time.Since(start))
 		span.SetAttributes(attribute.Bool("hermes.new", receipt.New))
-		endSpan(span, err)
+		ops.EndSpan(span, err)
 	}()
 	status, addressed := store.InboundPending, true
 	switch {
@@ -184,7 +185,7 @@ func (g *Gateway) Refused(ctx context.Context, channel, account, check string) {
 // enqueueDelivery inserts the delivery job of a reply written in tx.
 func (g *Gateway) enqueueDelivery(ctx context.Context, tx pgx.Tx, channel, account, replyKey string) error {
 	if _, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey},
-		&river.InsertOpts{Queue: g.deliveryQueue(channel, account), Metadata: jobMetadata(ctx)}); err != nil {
+		&river.InsertOpts{Queue: g.deliveryQueue(channel, account), Metadata: ops.JobMetadata(ctx)}); err != nil {
 		return fmt.Errorf("gateway: enqueue delivery of %s: %w", replyKey, err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -136,7 +137,7 @@ func (g *Gateway) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, chann
 	if _, err := g.river.InsertTx(ctx, tx, ProcessInboundArgs{InboundID: id}, &river.InsertOpts{
 		Queue:       g.agentQueue(channel),
 		MaxAttempts: agentAttempts,
-		Metadata:    jobMetadata(ctx),
+		Metadata:    ops.JobMetadata(ctx),
 	}); err != nil {
 		return fmt.Errorf("gateway: enqueue inbound %d: %w", id, err)
 	}

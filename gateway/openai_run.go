@@ -16,6 +16,7 @@ import (
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -51,7 +52,7 @@ func (g *Gateway) chatCompletions(c *gin.Context) {
 	runID := newRunID()
 	// A client that traces sends traceparent: the run's trace links to it.
 	from := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header)))
-	ctx, span := g.startRunSpan(context.WithoutCancel(c.Request.Context()), "hermes.api_run", runID, from,
+	ctx, span := ops.StartRunSpan(context.WithoutCancel(c.Request.Context()), g.tracer, "hermes.api_run", runID, from,
 		attribute.String("hermes.channel", apiChannel), attribute.String("hermes.account", accountOf(key)))
 	defer span.End()
 	var stream *sseStream
@@ -79,7 +80,7 @@ func (g *Gateway) chatCompletions(c *gin.Context) {
 			Usage: usageOf(res),
 		})
 	}
-	endSpan(span, err)
+	ops.EndSpan(span, err)
 }
 
 // streamEnded logs a stream whose client was dropped (dropped != nil); the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
 // BenchmarkAckObservability measures what metrics and tracing add to a
@@ -34,7 +35,7 @@ func BenchmarkAckObservability(b *testing.B) {
 				extra = ""
 			}
 			if mode.tracing {
-				tp := gateway.NewTracerProvider(tracetest.NewNoopExporter())
+				tp := ops.NewTracerProvider(tracetest.NewNoopExporter())
 				b.Cleanup(func() { _ = tp.Shutdown(b.Context()) })
 				deps.Tracing = tp
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
 // get fetches a gateway URL and returns status and body.
@@ -110,7 +111,7 @@ func TestMetricsOff(t *testing.T) {
 func TestTracing(t *testing.T) {
 	h := newHarness(t)
 	exp := tracetest.NewInMemoryExporter()
-	tp := gateway.NewTracerProvider(exp)
+	tp := ops.NewTracerProvider(exp)
 	h.start(gateway.Deps{Tracing: tp})
 	askLeave(t, h, "trace-1")
 	if err := tp.ForceFlush(context.Background()); err != nil {
@@ -231,7 +232,7 @@ func TestDoctorAsksEveryChannel(t *testing.T) {
 func TestAPIRunTrace(t *testing.T) {
 	h := newHarness(t)
 	exp := tracetest.NewInMemoryExporter()
-	tp := gateway.NewTracerProvider(exp)
+	tp := ops.NewTracerProvider(exp)
 	h.startExtra(openAIYAML, gateway.Deps{Tracing: tp})
 	h.model.Script(openaitest.Reply{Content: "你好"})
 	const client = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -39,7 +40,7 @@ type processWorker struct {
 
 // Work answers one inbound message and translates the outcome for River.
 func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundArgs]) error {
-	ctx = withLink(ctx, jobSpanContext(job.Metadata))
+	ctx = ops.WithLink(ctx, ops.JobSpanContext(job.Metadata))
 	return riverOutcome(w.g.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
 }
 
@@ -77,7 +78,7 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 		return err
 	}
 	runID := newRunID()
-	ctx, span := g.startRunSpan(ctx, "hermes.run", runID, linkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
+	ctx, span := ops.StartRunSpan(ctx, g.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
 		attribute.String("hermes.account", row.In.Account), attribute.Int64("hermes.inbound_id", row.ID))
 	defer func() {
 		spanErr := err
@@ -85,7 +86,7 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 			span.SetAttributes(attribute.Bool("hermes.session_busy", true))
 			spanErr = nil
 		}
-		endSpan(span, spanErr)
+		ops.EndSpan(span, spanErr)
 	}()
 	runCtx, lease, err := g.claimSession(ctx, sessionID, row.ID, runID)
 	if err != nil {

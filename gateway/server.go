@@ -58,7 +58,7 @@ func (g *Gateway) AdminHandler() http.Handler {
 // page (callback paths and skill names).
 func (g *Gateway) adminRoutes(r *gin.Engine) {
 	if g.metrics != nil {
-		r.GET("/metrics", gin.WrapH(g.metrics.handler()))
+		r.GET("/metrics", gin.WrapH(g.metrics.Handler()))
 	}
 	r.GET("/", gin.WrapH(web.StatusHandler(g.status)))
 	// The operator's console (web/console), behind its own login.
@@ -72,7 +72,7 @@ func (g *Gateway) newEngine() *gin.Engine {
 	r := gin.New()
 	r.Use(gin.Recovery())
 	if g.metrics != nil {
-		r.Use(g.metrics.middleware())
+		r.Use(g.metrics.Middleware())
 	}
 	return r
 }

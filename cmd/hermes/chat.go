@@ -73,6 +73,7 @@ func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) 
 		Model:     s.model,
 		SkillsFS:  s.skills,
 		Platforms: platforms,
+		Features:  newFeatures(),
 		Channels:  []channels.Channel{ch},
 		Queues:    map[string]int{queue: 2},
 		Partial:   true,

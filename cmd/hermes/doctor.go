@@ -55,7 +55,7 @@ func runDoctor(ctx context.Context, args []string, std stdio) error {
 	}
 	defer pool.Close()
 	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelError}))
-	checks := gateway.Doctor(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Logger: logger})
+	checks := gateway.Doctor(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Features: newFeatures(), Logger: logger})
 	if printChecks(std.out, checks) > 0 {
 		return errChecksFailed
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/dingtalk"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/gateway"
 )
 
 // platforms are the chat platforms this binary serves, one line each; each
@@ -13,4 +14,10 @@ var platforms = []channels.Platform{
 	wecom.Platform,
 	dingtalk.Platform,
 	feishu.Platform,
+}
+
+// newFeatures are the parts of Hermes beside the pipeline that a gateway
+// runs, one line each, made anew for each gateway this process builds.
+func newFeatures() []gateway.Feature {
+	return []gateway.Feature{}
 }

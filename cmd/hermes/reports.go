@@ -72,7 +72,7 @@ func openReports(ctx context.Context, name string, args []string, std stdio, wan
 	closeAll := env.pool.Close
 	if wantGateway {
 		// Insert only: this process works no queue; `serve` runs the jobs.
-		env.gw, err = gateway.New(ctx, cfg, gateway.Deps{Pool: env.pool, Platforms: platforms, Queues: map[string]int{}, Partial: true})
+		env.gw, err = gateway.New(ctx, cfg, gateway.Deps{Pool: env.pool, Platforms: platforms, Features: newFeatures(), Queues: map[string]int{}, Partial: true})
 		if err != nil {
 			env.pool.Close()
 			return nil, nil, err

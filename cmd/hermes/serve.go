@@ -91,7 +91,7 @@ func loadChecked(ctx context.Context, fs *flag.FlagSet, path *string, args []str
 	if err != nil {
 		return nil, err
 	}
-	if err := gateway.Check(ctx, cfg, gateway.Deps{Platforms: platforms, Logger: log}); err != nil {
+	if err := gateway.Check(ctx, cfg, gateway.Deps{Platforms: platforms, Features: newFeatures(), Logger: log}); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -138,7 +138,7 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 	if err := console.Bootstrap(ctx, pool, os.LookupEnv, slog.Default()); err != nil {
 		return err
 	}
-	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Logger: logger, Tracing: tracing})
+	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Features: newFeatures(), Logger: logger, Tracing: tracing})
 	if err != nil {
 		return err
 	}

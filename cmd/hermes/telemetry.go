@@ -13,8 +13,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
 // newLogger is the process log of log.format and log.level, on w.
@@ -40,6 +40,6 @@ func newTracing(ctx context.Context, cfg config.TracingConfig) (trace.TracerProv
 		return nil, nil, fmt.Errorf("config: tracing.otlp_endpoint: %w", err)
 	}
 	res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(cfg.ServiceName), semconv.ServiceVersion(version))
-	tp := gateway.NewTracerProvider(exp, sdktrace.WithResource(res))
+	tp := ops.NewTracerProvider(exp, sdktrace.WithResource(res))
 	return tp, tp.Shutdown, nil
 }

@@ -1,4 +1,4 @@
-package gateway
+package ops
 
 import (
 	"context"
@@ -8,18 +8,31 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/skills"
 )
 
-// metrics are every Prometheus metric of one gateway, registered on the
+// Sources are what the collectors read at each scrape.
+type Sources struct {
+	Pool *pgxpool.Pool
+	Now  func() time.Time
+	// Queues always report, at zero when empty, so a dashboard tells
+	// "empty" from "not scraped".
+	Queues []string
+	// Skills is the current skill registry (breaker states).
+	Skills func() *skills.Registry
+}
+
+// Metrics are every Prometheus metric of one gateway, registered on the
 // registry in Deps.Metrics (never the global one, so a test can run
-// several gateways). A nil *metrics records nothing: metrics.enabled: false.
-type metrics struct {
+// several gateways). A nil *Metrics records nothing: metrics.enabled: false.
+type Metrics struct {
 	reg *prometheus.Registry
 
 	callbacks     *prometheus.CounterVec   // channel, status
@@ -61,9 +74,9 @@ var (
 	queryTimeout = 2 * time.Second // the queue-depth query of one scrape
 )
 
-// newMetrics registers the gateway's metrics and collectors on reg.
-func newMetrics(reg *prometheus.Registry, g *Gateway) *metrics {
-	m := &metrics{
+// NewMetrics registers the gateway's metrics and collectors on reg.
+func NewMetrics(reg *prometheus.Registry, src Sources) *Metrics {
+	m := &Metrics{
 		reg: reg,
 		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_callbacks_total",
 			Help: "Verified inbound messages handed to the inbox, by channel and outcome (new, repeat, not_for_us, error, replayed)."},
@@ -97,13 +110,13 @@ func newMetrics(reg *prometheus.Registry, g *Gateway) *metrics {
 	}
 	reg.MustRegister(m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
 		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries, m.connPanics,
-		queueCollector{g: g}, breakerCollector{g: g},
+		queueCollector{src: src}, breakerCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-// accepted records one Accept: its outcome and how long it took.
-func (m *metrics) accepted(channel string, r channels.Receipt, err error, took time.Duration) {
+// Accepted records one Accept: its outcome and how long it took.
+func (m *Metrics) Accepted(channel string, r channels.Receipt, err error, took time.Duration) {
 	if m == nil {
 		return
 	}
@@ -122,8 +135,8 @@ func (m *metrics) accepted(channel string, r channels.Receipt, err error, took t
 	m.acceptSeconds.WithLabelValues(channel).Observe(took.Seconds())
 }
 
-// ran records a finished agent run and each of its model and tool steps.
-func (m *metrics) ran(channel string, res agent.Result, took time.Duration) {
+// Ran records a finished agent run and each of its model and tool steps.
+func (m *Metrics) Ran(channel string, res agent.Result, took time.Duration) {
 	if m == nil {
 		return
 	}
@@ -146,8 +159,8 @@ func (m *metrics) ran(channel string, res agent.Result, took time.Duration) {
 	}
 }
 
-// delivered records one send attempt of a reply part.
-func (m *metrics) delivered(channel string, sendErr error, gaveUp bool) {
+// Delivered records one send attempt of a reply part.
+func (m *Metrics) Delivered(channel string, sendErr error, gaveUp bool) {
 	if m == nil {
 		return
 	}
@@ -164,17 +177,17 @@ func (m *metrics) delivered(channel string, sendErr error, gaveUp bool) {
 	m.deliveries.WithLabelValues(channel, status).Inc()
 }
 
-// panicked counts a panic recovered on a long connection of channel/account.
-func (m *metrics) panicked(channel, account string) {
+// Panicked counts a panic recovered on a long connection of channel/account.
+func (m *Metrics) Panicked(channel, account string) {
 	if m == nil {
 		return
 	}
 	m.connPanics.WithLabelValues(channel, account).Inc()
 }
 
-// middleware counts requests by route pattern (never the raw path: async
+// Middleware counts requests by route pattern (never the raw path: async
 // tokens live in it) and times them.
-func (m *metrics) middleware() gin.HandlerFunc {
+func (m *Metrics) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
@@ -187,14 +200,14 @@ func (m *metrics) middleware() gin.HandlerFunc {
 	}
 }
 
-// handler serves /metrics in the Prometheus text format.
-func (m *metrics) handler() http.Handler {
+// Handler serves /metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
 // queueCollector reads the job queue's depth from river_job at each scrape
 // (shared by all replicas: every replica reports the same numbers).
-type queueCollector struct{ g *Gateway }
+type queueCollector struct{ src Sources }
 
 var (
 	queueJobsDesc = prometheus.NewDesc("hermes_queue_jobs",
@@ -211,11 +224,11 @@ func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
 func (q queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), queryTimeout)
 	defer cancel()
-	rows, err := q.g.pool.Query(ctx, `
+	rows, err := q.src.Pool.Query(ctx, `
 SELECT queue, state::text, count(*),
        COALESCE(EXTRACT(EPOCH FROM ($1 - min(scheduled_at) FILTER (WHERE state = 'available'))), 0)
 FROM river_job WHERE state::text = ANY($2)
-GROUP BY queue, state`, q.g.now(), queueStates)
+GROUP BY queue, state`, q.src.Now(), queueStates)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(queueJobsDesc, err)
 		return
@@ -225,7 +238,7 @@ GROUP BY queue, state`, q.g.now(), queueStates)
 	// tells "empty" from "not scraped".
 	counts := map[[2]string]int64{}
 	oldestBy := map[string]float64{}
-	for _, queue := range []string{QueueAgent, QueueDelivery} {
+	for _, queue := range q.src.Queues {
 		for _, state := range queueStates {
 			counts[[2]string{queue, state}] = 0
 		}
@@ -259,7 +272,7 @@ GROUP BY queue, state`, q.g.now(), queueStates)
 var queueStates = []string{"available", "scheduled", "running", "retryable"}
 
 // breakerCollector reports each skill's circuit breaker on this replica.
-type breakerCollector struct{ g *Gateway }
+type breakerCollector struct{ src Sources }
 
 var breakerDesc = prometheus.NewDesc("hermes_skill_breaker_state",
 	"Circuit breaker state per skill on this replica: 0 closed, 1 half-open, 2 open.", []string{"skill"}, nil)
@@ -270,7 +283,7 @@ var breakerValues = map[string]float64{"closed": 0, "half-open": 1, "open": 2}
 func (breakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- breakerDesc }
 
 func (b breakerCollector) Collect(ch chan<- prometheus.Metric) {
-	reg := b.g.skills.Load()
+	reg := b.src.Skills()
 	for _, s := range reg.Skills() {
 		if v, ok := breakerValues[reg.BreakerState(s.Name)]; ok {
 			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, v, s.Name)

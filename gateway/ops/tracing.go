@@ -1,4 +1,4 @@
-package gateway
+package ops
 
 import (
 	"context"
@@ -68,17 +68,17 @@ func NewTracerProvider(exp sdktrace.SpanExporter, opts ...sdktrace.TracerProvide
 	return sdktrace.NewTracerProvider(opts...)
 }
 
-// tracerOf is the tracer of Deps.Tracing; a no-op when tracing is off.
-func tracerOf(tp trace.TracerProvider) trace.Tracer {
+// TracerOf is the tracer of Deps.Tracing; a no-op when tracing is off.
+func TracerOf(tp trace.TracerProvider) trace.Tracer {
 	if tp == nil {
 		tp = noop.NewTracerProvider()
 	}
 	return tp.Tracer(tracerName)
 }
 
-// jobMetadata is the River job metadata carrying ctx's span, nil when
+// JobMetadata is the River job metadata carrying ctx's span, nil when
 // there is none (tracing off): the job row stays as it was.
-func jobMetadata(ctx context.Context) []byte {
+func JobMetadata(ctx context.Context) []byte {
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
 		return nil
@@ -89,8 +89,8 @@ func jobMetadata(ctx context.Context) []byte {
 	return b
 }
 
-// jobSpanContext is the span a job's metadata carries; invalid when none.
-func jobSpanContext(metadata []byte) trace.SpanContext {
+// JobSpanContext is the span a job's metadata carries; invalid when none.
+func JobSpanContext(metadata []byte) trace.SpanContext {
 	var meta map[string]any
 	if len(metadata) == 0 || json.Unmarshal(metadata, &meta) != nil {
 		return trace.SpanContext{}
@@ -103,19 +103,19 @@ func jobSpanContext(metadata []byte) trace.SpanContext {
 	return trace.SpanContextFromContext(ctx)
 }
 
-// startRunSpan starts a run's root span: its trace id is runID, linked to
-// the span that enqueued the run (the callback), if any.
-func (g *Gateway) startRunSpan(ctx context.Context, name, runID string, from trace.SpanContext, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+// StartRunSpan starts a run's root span on tracer: its trace id is runID,
+// linked to the span that enqueued the run (the callback), if any.
+func StartRunSpan(ctx context.Context, tracer trace.Tracer, name, runID string, from trace.SpanContext, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithAttributes(attribute.String("hermes.run_id", runID)),
 		trace.WithAttributes(attrs...)}
 	if from.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: from}))
 	}
-	return g.tracer.Start(withRunTraceID(ctx, runID), name, opts...)
+	return tracer.Start(withRunTraceID(ctx, runID), name, opts...)
 }
 
-// endSpan records err on span (if any) and ends it.
-func endSpan(span trace.Span, err error) {
+// EndSpan records err on span (if any) and ends it.
+func EndSpan(span trace.Span, err error) {
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
@@ -126,14 +126,15 @@ func endSpan(span trace.Span, err error) {
 // linkKey carries the span a job's metadata named from Work to process.
 type linkKey struct{}
 
-func withLink(ctx context.Context, sc trace.SpanContext) context.Context {
+func WithLink(ctx context.Context, sc trace.SpanContext) context.Context {
 	if !sc.IsValid() {
 		return ctx
 	}
 	return context.WithValue(ctx, linkKey{}, sc)
 }
 
-func linkOf(ctx context.Context) trace.SpanContext {
+// LinkOf is the span WithLink carried, invalid when none.
+func LinkOf(ctx context.Context) trace.SpanContext {
 	sc, _ := ctx.Value(linkKey{}).(trace.SpanContext)
 	return sc
 }

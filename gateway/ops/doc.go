@@ -1,0 +1,11 @@
+// Package ops is what operators watch Hermes by, kept apart from the
+// pipeline that it watches: the gateway records into it, and nothing here
+// knows the gateway.
+//
+//   - metrics.go: every Prometheus metric of one gateway (callbacks, runs,
+//     model and skill calls, deliveries, recovered panics) and the
+//     collectors read at each scrape (queue depth, skill breakers)
+//   - tracing.go: the two traces of a message (its callback's and its
+//     run's, whose trace id is the run id), joined by a link carried
+//     through the job queue's metadata
+package ops
