@@ -52,17 +52,3 @@ func TestQueuedRunShowsQueuedInItsDraft(t *testing.T) {
 		return err == nil && p.Done && p.Text == "答：后到的"
 	})
 }
-
-// waitFor polls cond until it holds or ctx ends.
-func waitFor(t *testing.T, ctx context.Context, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition never held")
-		case <-tick.C:
-		}
-	}
-}

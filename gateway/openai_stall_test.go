@@ -170,11 +170,15 @@ func stall(t *testing.T, writeTimeout time.Duration, answer openaitest.Reply, dr
 	if strings.Contains(string(got), "[DONE]") {
 		t.Errorf("a dropped client got the whole stream (%d bytes)", len(got))
 	}
+	// Its run is recorded as if it had stayed, once it ends (the socket
+	// closes when the client is dropped, before the run ends).
+	chat := "api:open-webui:lisi:" + stalled
+	waitFor(t, ctx, func() bool {
+		return h.count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.chat_id = $1`, chat) > 0
+	})
 	if text := grepLines(logs.String(), "stream client dropped"); !strings.Contains(text, dropped) {
 		t.Errorf("want the client dropped for %q, logged:\n%s", dropped, text)
 	}
-	// Its run is recorded as if it had stayed.
-	chat := "api:open-webui:lisi:" + stalled
 	if n := h.count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
 		JOIN inbound_messages m ON m.id = r.inbound_id
 		WHERE s.chat_id = $1 AND r.stop_reason = 'finished' AND r.reply = $2 AND m.status = 'done'`, chat, answer.Content); n != 1 {
