@@ -26,6 +26,7 @@ import (
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/modellimit"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
@@ -83,7 +84,7 @@ type Gateway struct {
 	pool     *pgxpool.Pool
 	river    *river.Client[pgx.Tx]
 	model    agent.Model
-	limiter  *modelLimiter // in front of model, shared by this replica's runs
+	limiter  *modellimit.Limiter // in front of model, shared by this replica's runs
 	skills   *skills.Live
 	skillsFS fs.FS // where skill definitions are (re)loaded from; nil: none
 	mcp      *skills.MCPClients
@@ -188,7 +189,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		}
 		g.model = m
 	}
-	g.limiter = newModelLimiter(cfg.Model)
+	g.limiter = modellimit.New(cfg.Model)
 
 	g.skillsFS = deps.SkillsFS
 	if g.skillsFS == nil && cfg.Skills.Dir != "" {
@@ -237,7 +238,7 @@ func NewModel(cfg config.ModelConfig) (agent.Model, error) {
 	case "offline":
 		return agent.OfflineModel{}, nil
 	case "openai", "":
-		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: modelHTTPClient(cfg)}), nil
+		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: modellimit.HTTPClient(cfg)}), nil
 	default:
 		return nil, fmt.Errorf("config: model.provider: unknown provider %q", cfg.Provider)
 	}
