@@ -211,7 +211,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	}
 	g.features = deps.Features
 	for _, f := range g.features {
-		if err := f.Attach(g.services()); err != nil {
+		if err := f.Attach(g.Services()); err != nil {
 			return nil, err
 		}
 	}
