@@ -56,12 +56,15 @@ type Deps struct {
 	Platforms []channels.Platform
 	// Channels are extra channels built by the caller (the console, tests).
 	Channels []channels.Channel
-	// Queues this process works, with their concurrency. Nil: the agent and
-	// delivery queues sized from Config.Worker. Empty: none (insert only).
+	// Queues this process works, with their concurrency, when Partial.
+	// Nil: the agent and delivery queues sized from Config.Worker, as a
+	// full replica works them. Empty: none (insert only).
 	Queues map[string]int
 	// Partial: this process is not a replica of the service but a tool
-	// (the CLI, `hermes chat`): it works only Queues and keeps no long
-	// connection and no scheduler. False: a full replica.
+	// (the CLI, `hermes chat`, `hermes doctor`): it works only Queues and
+	// keeps no long connection and no scheduler. False: a full replica,
+	// which works the queues of Config.Worker and so takes no Queues
+	// (New refuses them with ErrQueuesNotPartial).
 	Partial bool
 	// Features are the parts of Hermes beside the pipeline (reports, the
 	// OpenAI-compatible API, the router), wired in by cmd/hermes.
@@ -116,7 +119,14 @@ type Gateway struct {
 	connStates connStates  // for /readyz
 }
 
-// New builds a gateway. It does not start workers; call Start.
+// ErrQueuesNotPartial refuses Deps.Queues on a full replica: which queues
+// a process works and whether it is a replica are said apart (Partial),
+// so a tool that names its queues but forgets Partial would otherwise keep
+// the long connections and the scheduler of a replica.
+var ErrQueuesNotPartial = errors.New("gateway: Deps.Queues is set but Deps.Partial is not: a full replica works the queues of worker.*")
+
+// New builds a gateway. It does not start workers; call Start. Errors:
+// ErrQueuesNotPartial, or the config key a part of it refuses.
 func New(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error) {
 	if deps.Pool == nil {
 		return nil, errors.New("gateway: no database pool")
@@ -151,6 +161,9 @@ func Check(ctx context.Context, cfg *config.Config, deps Deps) error {
 // build is New without the job queue: everything a config names. Without
 // deps.Pool (Check) the channels get a token cache they never use.
 func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error) {
+	if deps.Queues != nil && !deps.Partial {
+		return nil, ErrQueuesNotPartial
+	}
 	g := &Gateway{
 		cfg:       cfg,
 		pool:      deps.Pool,
