@@ -24,7 +24,7 @@ type AgentRunner struct{ g *Gateway }
 func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
 	g := a.g
 	start := time.Now()
-	res, err := agent.Run(ctx, g.limiter.model(g.model, queued), turn, agent.Options{
+	res, err := agent.Run(ctx, g.limiter.Model(g.model, queued), turn, agent.Options{
 		Model:    g.cfg.Model.Name,
 		MaxSteps: g.cfg.Agent.MaxSteps,
 		Timeout:  g.cfg.Agent.RunTimeout,

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -79,8 +83,17 @@ type Services struct {
 	Log    *slog.Logger
 	// Skills is the live skill registry (reloaded on SIGHUP).
 	Skills *skills.Live
+	// SkillsFS is the folder the skill definitions are loaded from (nil:
+	// none), for `hermes skills check`; ReloadSkills makes a new set of
+	// them current, refusing a broken one, as SIGHUP does.
+	SkillsFS     fs.FS
+	ReloadSkills func() error
 	// Channel is the channel of a platform name, if configured.
 	Channel func(name string) (channels.Channel, bool)
+	// Channels are every channel, by name; Callbacks the paths they take
+	// callbacks on (POST, on the public listener), sorted.
+	Channels  []channels.Channel
+	Callbacks []string
 	// Outbox is the one way anything produces a reply.
 	Outbox *Outbox
 	// Agent runs the agent for a caller as a chat message's run is run.
@@ -115,14 +128,18 @@ func (j *Jobs) InsertTx(ctx context.Context, tx pgx.Tx, channel string, args riv
 	return nil
 }
 
-// services are the Services of this gateway.
-func (g *Gateway) services() Services {
+// Services are what this gateway offers its features, and `hermes
+// doctor` its channels and skills.
+func (g *Gateway) Services() Services {
+	list := slices.SortedFunc(maps.Values(g.channels), func(a, b channels.Channel) int { return strings.Compare(a.Name(), b.Name()) })
 	return Services{
-		Config: g.cfg, Pool: g.pool, Now: g.now, Log: g.log, Skills: g.skills,
+		Config: g.cfg, Pool: g.pool, Now: g.now, Log: g.log,
+		Skills: g.skills, SkillsFS: g.skillsFS, ReloadSkills: g.ReloadSkills,
 		Channel: func(name string) (channels.Channel, bool) {
 			ch, ok := g.channels[name]
 			return ch, ok
 		},
+		Channels: list, Callbacks: callbackPaths(g.channelRoutes()),
 		Outbox: g.outbox, Agent: g.agent, Jobs: &Jobs{g: g},
 		Departments: g.departmentsOf, Tracer: g.tracer, Metrics: g.metrics,
 	}

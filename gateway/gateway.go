@@ -26,6 +26,7 @@ import (
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/modellimit"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
@@ -55,12 +56,15 @@ type Deps struct {
 	Platforms []channels.Platform
 	// Channels are extra channels built by the caller (the console, tests).
 	Channels []channels.Channel
-	// Queues this process works, with their concurrency. Nil: the agent and
-	// delivery queues sized from Config.Worker. Empty: none (insert only).
+	// Queues this process works, with their concurrency, when Partial.
+	// Nil: the agent and delivery queues sized from Config.Worker, as a
+	// full replica works them. Empty: none (insert only).
 	Queues map[string]int
 	// Partial: this process is not a replica of the service but a tool
-	// (the CLI, `hermes chat`): it works only Queues and keeps no long
-	// connection and no scheduler. False: a full replica.
+	// (the CLI, `hermes chat`, `hermes doctor`): it works only Queues and
+	// keeps no long connection and no scheduler. False: a full replica,
+	// which works the queues of Config.Worker and so takes no Queues
+	// (New refuses them with ErrQueuesNotPartial).
 	Partial bool
 	// Features are the parts of Hermes beside the pipeline (reports, the
 	// OpenAI-compatible API, the router), wired in by cmd/hermes.
@@ -83,7 +87,7 @@ type Gateway struct {
 	pool     *pgxpool.Pool
 	river    *river.Client[pgx.Tx]
 	model    agent.Model
-	limiter  *modelLimiter // in front of model, shared by this replica's runs
+	limiter  *modellimit.Limiter // in front of model, shared by this replica's runs
 	skills   *skills.Live
 	skillsFS fs.FS // where skill definitions are (re)loaded from; nil: none
 	mcp      *skills.MCPClients
@@ -115,7 +119,14 @@ type Gateway struct {
 	connStates connStates  // for /readyz
 }
 
-// New builds a gateway. It does not start workers; call Start.
+// ErrQueuesNotPartial refuses Deps.Queues on a full replica: which queues
+// a process works and whether it is a replica are said apart (Partial),
+// so a tool that names its queues but forgets Partial would otherwise keep
+// the long connections and the scheduler of a replica.
+var ErrQueuesNotPartial = errors.New("gateway: Deps.Queues is set but Deps.Partial is not: a full replica works the queues of worker.*")
+
+// New builds a gateway. It does not start workers; call Start. Errors:
+// ErrQueuesNotPartial, or the config key a part of it refuses.
 func New(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error) {
 	if deps.Pool == nil {
 		return nil, errors.New("gateway: no database pool")
@@ -150,6 +161,9 @@ func Check(ctx context.Context, cfg *config.Config, deps Deps) error {
 // build is New without the job queue: everything a config names. Without
 // deps.Pool (Check) the channels get a token cache they never use.
 func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error) {
+	if deps.Queues != nil && !deps.Partial {
+		return nil, ErrQueuesNotPartial
+	}
 	g := &Gateway{
 		cfg:       cfg,
 		pool:      deps.Pool,
@@ -188,7 +202,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		}
 		g.model = m
 	}
-	g.limiter = newModelLimiter(cfg.Model)
+	g.limiter = modellimit.New(cfg.Model)
 
 	g.skillsFS = deps.SkillsFS
 	if g.skillsFS == nil && cfg.Skills.Dir != "" {
@@ -210,7 +224,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	}
 	g.features = deps.Features
 	for _, f := range g.features {
-		if err := f.Attach(g.services()); err != nil {
+		if err := f.Attach(g.Services()); err != nil {
 			return nil, err
 		}
 	}
@@ -237,7 +251,7 @@ func NewModel(cfg config.ModelConfig) (agent.Model, error) {
 	case "offline":
 		return agent.OfflineModel{}, nil
 	case "openai", "":
-		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: modelHTTPClient(cfg)}), nil
+		return agent.NewOpenAIModel(agent.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: modellimit.HTTPClient(cfg)}), nil
 	default:
 		return nil, fmt.Errorf("config: model.provider: unknown provider %q", cfg.Provider)
 	}

@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	openai "github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
-	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/ops"
 )
@@ -191,39 +189,6 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 	if status, _ := get(t, h.srv.URL+"/healthz"); status != http.StatusOK {
 		t.Errorf("/healthz while draining: %d, want 200", status)
-	}
-}
-
-// TestDoctorAsksEveryChannel: a channel that checks itself reports its
-// findings; a database that is down is reported, not fatal.
-func TestDoctorAsksEveryChannel(t *testing.T) {
-	h := newHarness(t)
-	ch := testChannel(2048)
-	ch.SetChecks(channels.Check{Name: "test/main: token", Detail: "errcode 1", Fix: "set test.secret"})
-	checks := gateway.Doctor(context.Background(), h.config(), gateway.Deps{Pool: h.pool, Platforms: platforms,
-		Channels: []channels.Channel{ch}, Logger: testLogger(t)})
-	byName := map[string]channels.Check{}
-	for _, c := range checks {
-		byName[c.Name] = c
-	}
-	if c := byName["test/main: token"]; c.OK || c.Fix != "set test.secret" {
-		t.Errorf("channel check = %+v", c)
-	}
-	if c := byName["wecom/"+testApp+": access token"]; !c.OK {
-		t.Errorf("wecom check = %+v", c)
-	}
-	if c := byName["database"]; !c.OK {
-		t.Errorf("database check = %+v", c)
-	}
-
-	down, err := pgxpool.New(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer down.Close()
-	checks = gateway.Doctor(context.Background(), h.config(), gateway.Deps{Pool: down, Platforms: platforms, Logger: testLogger(t)})
-	if checks[1].Name != "database" || checks[1].OK || !strings.Contains(checks[1].Fix, "database.url") {
-		t.Errorf("database down: %+v", checks[1])
 	}
 }
 

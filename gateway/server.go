@@ -5,12 +5,10 @@ import (
 	"encoding/hex"
 	"net/http"
 	"slices"
-	"sort"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/web"
 )
 
 // Version is the running build, set by cmd/hermes.
@@ -52,17 +50,15 @@ func (g *Gateway) AdminHandler() http.Handler {
 }
 
 // adminRoutes are what only operators need, and what tells an outsider
-// most about this deployment: the console (behind its login, but its login
-// is a place to guess passwords), /metrics (channel and account names,
-// skills, queue depths; Prometheus scrapes it from inside) and the status
-// page (callback paths and skill names).
+// most about this deployment: /metrics (channel and account names,
+// skills, queue depths; Prometheus scrapes it from inside), and the
+// features' admin routes: the console (gateway/admin; behind its login,
+// but its login is a place to guess passwords) and the status page
+// (callback paths and skill names).
 func (g *Gateway) adminRoutes(r *gin.Engine) {
 	if g.metrics != nil {
 		r.GET("/metrics", gin.WrapH(g.metrics.Handler()))
 	}
-	r.GET("/", gin.WrapH(web.StatusHandler(g.status)))
-	// The operator's console (web/console), behind its own login.
-	r.Any("/console/*path", gin.WrapH(g.consoleHandler()))
 }
 
 // newEngine is an empty router with panic recovery and, when metrics are
@@ -77,19 +73,17 @@ func (g *Gateway) newEngine() *gin.Engine {
 	return r
 }
 
-// status is what the status page shows: no secrets, only names and paths.
-func (g *Gateway) status() web.Status {
-	st := web.Status{Version: Version}
-	for _, r := range g.channelRoutes() {
-		if r.Method == http.MethodPost && !slices.Contains(st.Callbacks, r.Path) {
-			st.Callbacks = append(st.Callbacks, r.Path)
+// callbackPaths are the paths of routes that take callbacks (POST), sorted
+// and each once: what the status page lists.
+func callbackPaths(routes []channels.Route) []string {
+	var paths []string
+	for _, r := range routes {
+		if r.Method == http.MethodPost {
+			paths = append(paths, r.Path)
 		}
 	}
-	sort.Strings(st.Callbacks)
-	for _, s := range g.skills.Load().Skills() {
-		st.Skills = append(st.Skills, s.Name)
-	}
-	return st
+	slices.Sort(paths)
+	return slices.Compact(paths)
 }
 
 // channelRoutes are the callback endpoints of every channel that receives

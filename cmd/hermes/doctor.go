@@ -15,6 +15,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -55,11 +56,33 @@ func runDoctor(ctx context.Context, args []string, std stdio) error {
 	}
 	defer pool.Close()
 	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelError}))
-	checks := gateway.Doctor(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Features: newFeatures(), Logger: logger})
+	checks := doctor(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Features: newFeatures(), Logger: logger})
 	if printChecks(std.out, checks) > 0 {
 		return errChecksFailed
 	}
 	return nil
+}
+
+// doctor checks a loaded configuration against the world: the database
+// (reachable, migrated), the model endpoint, each channel's credentials and
+// API (channels.Doctor), and each skill's endpoint (gateway/ops has the
+// checks). It builds the gateway deps name, working no queue, for its
+// channels and skills; it changes nothing, sends no message and calls no
+// skill. deps.Pool must be set; it may be a pool whose database is down.
+func doctor(ctx context.Context, cfg *config.Config, deps gateway.Deps) []channels.Check {
+	out := []channels.Check{{Name: "config", OK: true, Detail: "loaded and valid"}}
+	out = append(out, ops.CheckDatabase(ctx, deps.Pool)...)
+	out = append(out, ops.CheckModel(ctx, cfg.Model))
+	deps.Queues, deps.Partial = map[string]int{}, true // build only: work no queue
+	gw, err := gateway.New(ctx, cfg, deps)
+	if err != nil {
+		return append(out, channels.Check{Name: "channels and skills", Detail: err.Error(),
+			Fix: "fix the key the message names, then run hermes doctor again"})
+	}
+	defer gw.Stop(ctx) //nolint:errcheck // works no queue: only closes the MCP sessions; nothing to save
+	s := gw.Services()
+	out = append(out, ops.CheckChannels(ctx, s.Channels)...)
+	return append(out, ops.CheckSkills(ctx, s.Skills.Load(), cfg.Skills.BaseURL)...)
 }
 
 // printChecks prints the table and returns how many checks failed.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -8,7 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -77,5 +85,54 @@ func TestDoctorBadConfig(t *testing.T) {
 	code, out, _ := runCmd(t, "", "doctor", "--config", cfg)
 	if code != 1 || !regexp.MustCompile(`(?m)^config\s+FAIL\s+config: model.name`).MatchString(out) {
 		t.Fatalf("code %d\n%s", code, out)
+	}
+}
+
+// TestDoctorAsksEveryChannel: a channel that checks itself reports its
+// findings; a database that is down is reported, not fatal.
+func TestDoctorAsksEveryChannel(t *testing.T) {
+	t.Setenv(skills.SampleHRKeyEnv, "doctor-identity-key")
+	t.Setenv(skills.SampleITKeyEnv, "doctor-identity-key")
+	ctx := context.Background()
+	api := wecomtest.NewServer(t, doctorCorp, doctorSecret)
+	live := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(live.Close)
+	cfg, err := config.LoadConfig(doctorConfig(t, api.URL(), doctorSecret, live.URL, live.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := openDB(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
+
+	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
+	ch.SetChecks(channels.Check{Name: "test/main: token", Detail: "errcode 1", Fix: "set test.secret"})
+	checks := doctor(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms,
+		Channels: []channels.Channel{ch}, Logger: logger})
+	byName := map[string]channels.Check{}
+	for _, c := range checks {
+		byName[c.Name] = c
+	}
+	if c := byName["test/main: token"]; c.OK || c.Fix != "set test.secret" {
+		t.Errorf("channel check = %+v", c)
+	}
+	if c := byName["wecom/app-ok: access token"]; !c.OK {
+		t.Errorf("wecom check = %+v", c)
+	}
+	if c := byName["database"]; !c.OK {
+		t.Errorf("database check = %+v", c)
+	}
+
+	down, err := pgxpool.New(ctx, "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	checks = doctor(ctx, cfg, gateway.Deps{Pool: down, Platforms: platforms, Logger: logger})
+	if checks[1].Name != "database" || checks[1].OK || !strings.Contains(checks[1].Fix, "database.url") {
+		t.Errorf("database down: %+v", checks[1])
 	}
 }

@@ -18,6 +18,8 @@ var platforms = []channels.Platform{
 
 // newFeatures are the parts of Hermes beside the pipeline that a gateway
 // runs, one line each, made anew for each gateway this process builds.
+// The operators' pages (gateway/admin) are added by serve, the one command
+// that serves them.
 func newFeatures() []gateway.Feature {
 	return []gateway.Feature{}
 }

@@ -8,4 +8,8 @@
 //   - tracing.go: the two traces of a message (its callback's and its
 //     run's, whose trace id is the run id), joined by a link carried
 //     through the job queue's metadata
+//   - health.go: /healthz (the process) and /readyz (Postgres,
+//     migrations, and the pipeline's state the gateway hands it)
+//   - doctor.go: the checks of `hermes doctor` (database, model endpoint,
+//     each channel's self-check, each skill's endpoint or program)
 package ops

@@ -97,7 +97,7 @@ func (c *Console) signedIn(h handler) http.Handler {
 		req := &request{Request: r, lang: language(r)}
 		cookie, err := r.Cookie(sessionCookie)
 		if err == nil {
-			req.session, err = store.GetAdminSession(r.Context(), c.deps.Pool, tokenHash(cookie.Value), c.deps.Now())
+			req.session, err = c.deps.Store.GetAdminSession(r.Context(), tokenHash(cookie.Value), c.deps.Now())
 		}
 		if err != nil {
 			if !errors.Is(err, http.ErrNoCookie) && !errors.Is(err, store.ErrNotFound) {
@@ -168,7 +168,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	admin, err := store.Admin{}, store.ErrNotFound
 	if pair != nil { // else the name cannot be an account
-		admin, err = store.GetAdmin(ctx, c.deps.Pool, user)
+		admin, err = c.deps.Store.GetAdmin(ctx, user)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.fail(w, req, err)
@@ -185,12 +185,12 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.render(w, req, "login", "", http.StatusUnauthorized, loginData{Username: user, Error: texts[req.lang]["wrong_password"]})
 		return
 	}
-	if err := store.LoginSucceeded(ctx, c.deps.Pool, keys, *pair, now); err != nil {
+	if err := c.deps.Store.LoginSucceeded(ctx, keys, *pair, now); err != nil {
 		c.fail(w, req, err)
 		return
 	}
 	token, csrf := randomToken(), randomToken()
-	if err := store.InsertAdminSession(ctx, c.deps.Pool, tokenHash(token), admin.Username, csrf, now, now.Add(SessionTTL)); err != nil {
+	if err := c.deps.Store.InsertAdminSession(ctx, tokenHash(token), admin.Username, csrf, now, now.Add(SessionTTL)); err != nil {
 		c.fail(w, req, err)
 		return
 	}
@@ -211,7 +211,7 @@ var unknownUserHash = sync.OnceValue(func() []byte {
 
 func (c *Console) logout(w http.ResponseWriter, r *request) {
 	if cookie, err := r.Cookie(sessionCookie); err == nil {
-		if err := store.DeleteAdminSession(r.Context(), c.deps.Pool, tokenHash(cookie.Value), c.deps.Now()); err != nil {
+		if err := c.deps.Store.DeleteAdminSession(r.Context(), tokenHash(cookie.Value), c.deps.Now()); err != nil {
 			c.fail(w, r, err)
 			return
 		}

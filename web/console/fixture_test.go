@@ -25,6 +25,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/admin"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
@@ -113,11 +114,13 @@ wecom:
 	}
 	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatText})
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	reports := &admin.GatewayReports{}
 	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: []channels.Platform{wecom.Platform},
-		Channels: []channels.Channel{ch}, Logger: logger})
+		Channels: []channels.Channel{ch}, Features: []gateway.Feature{admin.New(reports)}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
+	reports.Gateway = gw
 	if err := gw.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

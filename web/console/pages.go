@@ -47,29 +47,29 @@ type queueRow struct {
 
 func (c *Console) overview(w http.ResponseWriter, r *request) {
 	ctx, now := r.Context(), c.deps.Now()
-	stats, err := store.AccountStats(ctx, c.deps.Pool, now.Add(-statsWindow))
+	stats, err := c.deps.Store.AccountStats(ctx, now.Add(-statsWindow))
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	refusals, err := store.LastRefusals(ctx, c.deps.Pool)
+	refusals, err := c.deps.Store.LastRefusals(ctx)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	d := overviewData{Window: statsWindow, Accounts: accountRows(r.lang, stats, refusals)}
-	tokens, err := store.TokenExpiries(ctx, c.deps.Pool)
+	tokens, err := c.deps.Store.TokenExpiries(ctx)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	leases, err := store.Leases(ctx, c.deps.Pool)
+	leases, err := c.deps.Store.Leases(ctx)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	d.Tokens, d.Leases = expiryRows(tokens, now), expiryRows(leases, now)
-	queues, err := store.QueueDepths(ctx, c.deps.Pool)
+	queues, err := c.deps.Store.QueueDepths(ctx)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -131,7 +131,7 @@ var periodNames = []string{"1h", "24h", "7d", "30d"}
 func (c *Console) conversations(w http.ResponseWriter, r *request) {
 	q := r.URL.Query()
 	d := conversationsData{Channel: q.Get("channel"), UserID: q.Get("user"), ChatID: q.Get("chat"), Period: q.Get("period"), Periods: periodNames}
-	list, err := store.FindConversations(r.Context(), c.deps.Pool, store.ConversationFilter{
+	list, err := c.deps.Store.FindConversations(r.Context(), store.ConversationFilter{
 		Channel: d.Channel, UserID: d.UserID, ChatID: d.ChatID, Since: since(r, c.deps.Now())})
 	if err != nil {
 		c.fail(w, r, err)
@@ -152,12 +152,12 @@ func (c *Console) thread(w http.ResponseWriter, r *request) {
 		c.fail(w, r, store.ErrNotFound)
 		return
 	}
-	conv, err := store.GetConversation(r.Context(), c.deps.Pool, id)
+	conv, err := c.deps.Store.GetConversation(r.Context(), id)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	entries, err := store.Thread(r.Context(), c.deps.Pool, id, threadLimit)
+	entries, err := c.deps.Store.Thread(r.Context(), id, threadLimit)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -178,7 +178,7 @@ type runsData struct {
 func (c *Console) runs(w http.ResponseWriter, r *request) {
 	q := r.URL.Query()
 	d := runsData{UserID: q.Get("user"), ChatID: q.Get("chat"), Stop: q.Get("stop"), Period: q.Get("period"), Stops: stopReasons, Periods: periodNames}
-	list, err := store.ListRuns(r.Context(), c.deps.Pool, store.RunFilter{UserID: d.UserID, ChatID: d.ChatID, StopReason: d.Stop,
+	list, err := c.deps.Store.ListRuns(r.Context(), store.RunFilter{UserID: d.UserID, ChatID: d.ChatID, StopReason: d.Stop,
 		Since: since(r, c.deps.Now()), Limit: 100})
 	if err != nil {
 		c.fail(w, r, err)
@@ -207,17 +207,17 @@ type stepView struct {
 
 func (c *Console) run(w http.ResponseWriter, r *request) {
 	id := r.PathValue("id")
-	run, err := store.GetRun(r.Context(), c.deps.Pool, id)
+	run, err := c.deps.Store.GetRun(r.Context(), id)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	origin, err := store.GetRunOrigin(r.Context(), c.deps.Pool, id)
+	origin, err := c.deps.Store.GetRunOrigin(r.Context(), id)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	steps, err := store.GetRunSteps(r.Context(), c.deps.Pool, id)
+	steps, err := c.deps.Store.GetRunSteps(r.Context(), id)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -257,11 +257,11 @@ func (c *Console) skillsPage(w http.ResponseWriter, r *request) {
 }
 
 func (c *Console) skillsData(r *request) (skillsData, error) {
-	stats, err := store.SkillStats(r.Context(), c.deps.Pool, c.deps.Now().Add(-statsWindow))
+	stats, err := c.deps.Store.SkillStats(r.Context(), c.deps.Now().Add(-statsWindow))
 	if err != nil {
 		return skillsData{}, err
 	}
-	errs, err := store.LastSkillErrors(r.Context(), c.deps.Pool, 10)
+	errs, err := c.deps.Store.LastSkillErrors(r.Context(), 10)
 	if err != nil {
 		return skillsData{}, err
 	}

@@ -35,7 +35,7 @@ type schedulesData struct {
 // schedules lists every report with its schedule and its last run.
 func (c *Console) schedules(w http.ResponseWriter, r *request) {
 	ctx, now := r.Context(), c.deps.Now()
-	list, err := store.ListReports(ctx, c.deps.Pool, nil)
+	list, err := c.deps.Store.ListReports(ctx)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -51,7 +51,7 @@ func (c *Console) schedules(w http.ResponseWriter, r *request) {
 				}
 			}
 		}
-		last, err := store.ReportHistory(ctx, c.deps.Pool, rep.ID, 1)
+		last, err := c.deps.Store.ReportHistory(ctx, rep.ID, 1)
 		if err != nil {
 			c.fail(w, r, err)
 			return
@@ -77,12 +77,12 @@ func (c *Console) schedule(w http.ResponseWriter, r *request) {
 		c.fail(w, r, store.ErrNotFound)
 		return
 	}
-	rep, err := store.GetReport(r.Context(), c.deps.Pool, id, nil)
+	rep, err := c.deps.Store.GetReport(r.Context(), id)
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	runs, err := store.ReportHistory(r.Context(), c.deps.Pool, id, historyLimit)
+	runs, err := c.deps.Store.ReportHistory(r.Context(), id, historyLimit)
 	if err != nil {
 		c.fail(w, r, err)
 		return

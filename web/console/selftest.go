@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // selfTestTimeout bounds one self-test send.
@@ -74,11 +73,11 @@ func (c *Console) selfTest(w http.ResponseWriter, r *request) {
 		default:
 			d.Result = &res
 		}
-		if last, found, err := store.LastRefusal(r.Context(), c.deps.Pool, d.Channel, d.Account); err != nil {
+		if last, found, err := c.deps.Store.LastRefusal(r.Context(), d.Channel, d.Account); err != nil {
 			c.deps.Logger.Warn("console: last refusal", "err", err)
 		} else if found {
 			d.Refusal = explainRefusal(r.lang, last)
-		} else if ever, err := store.EverReceived(r.Context(), c.deps.Pool, d.Channel, d.Account); err == nil {
+		} else if ever, err := c.deps.Store.EverReceived(r.Context(), d.Channel, d.Account); err == nil {
 			d.NothingReceived = !ever
 		}
 		c.deps.Logger.Info("console: channel self-test", "user", r.session.Username, "channel", d.Channel,

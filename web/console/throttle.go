@@ -108,13 +108,13 @@ func loginWait(counters []store.LoginCounter, now time.Time) time.Duration {
 // beginAttempt counts an attempt on keys, or returns how long it must wait
 // (nothing is counted then).
 func (c *Console) beginAttempt(ctx context.Context, keys []store.LoginKey, now time.Time) (time.Duration, error) {
-	wait, err := store.BeginLoginAttempt(ctx, c.deps.Pool, keys, now, now.Add(-loginForget),
+	wait, err := c.deps.Store.BeginLoginAttempt(ctx, keys, now, now.Add(-loginForget),
 		func(counters []store.LoginCounter) time.Duration { return loginWait(counters, now) })
 	if err != nil || wait > 0 {
 		return wait, err
 	}
 	// Counters idle for a day go; a failed cleanup costs nothing now.
-	if err := store.ForgetLoginCounters(ctx, c.deps.Pool, now.Add(-loginForget), now.Add(-knownAddressFor)); err != nil {
+	if err := c.deps.Store.ForgetLoginCounters(ctx, now.Add(-loginForget), now.Add(-knownAddressFor)); err != nil {
 		c.deps.Logger.Warn("console: forget login counters", "err", err)
 	}
 	return 0, nil

@@ -62,7 +62,7 @@ func newLoginServer(t *testing.T) *loginServer {
 		t.Fatal(err)
 	}
 	s := &loginServer{clk: &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}}
-	c := console.New(console.Deps{Pool: pool, Now: s.clk.Now, Logger: discard()})
+	c := console.New(console.Deps{Store: store.NewConsole(pool), Now: s.clk.Now, Logger: discard()})
 	console.SetVerifier(c, func(hash, password []byte) error {
 		s.checks.Add(1)
 		return bcrypt.CompareHashAndPassword(hash, password)

@@ -1,4 +1,4 @@
-package gateway
+package ops
 
 import (
 	"cmp"
@@ -7,9 +7,10 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
@@ -17,55 +18,27 @@ import (
 	"github.com/hermes-gw/hermes/skills"
 )
 
+// The checks of `hermes doctor`, each against the world as a configuration
+// names it. They change nothing, send no message and call no skill: a
+// skill endpoint is checked by a TCP connect to its host, because even a
+// HEAD or OPTIONS reaches some backends' handlers and could count as a
+// call.
+
 // doctorDialTimeout bounds each TCP connect of the doctor.
 const doctorDialTimeout = 5 * time.Second
 
-// Doctor checks a loaded configuration against the world, for `hermes
-// doctor`: the database (reachable, migrated), the model endpoint, each
-// channel's credentials and API (channels.Doctor), and each skill's
-// endpoint. It changes nothing, sends no message and calls no skill: a
-// skill endpoint is checked by a TCP connect to its host, because even a
-// HEAD or OPTIONS reaches some backends' handlers and could count as a
-// call. deps.Pool must be set; it may be a pool whose database is down.
-func Doctor(ctx context.Context, cfg *config.Config, deps Deps) []channels.Check {
-	out := []channels.Check{{Name: "config", OK: true, Detail: "loaded and valid"}}
-	out = append(out, checkDatabase(ctx, deps)...)
-	out = append(out, checkModel(ctx, cfg.Model))
-	deps.Queues, deps.Partial = map[string]int{}, true // build only: work no queue
-	g, err := New(ctx, cfg, deps)
-	if err != nil {
-		return append(out, channels.Check{Name: "channels and skills", Detail: err.Error(),
-			Fix: "fix the key the message names, then run hermes doctor again"})
-	}
-	defer g.mcp.Close() //nolint:errcheck // nothing to save
-	names := make([]string, 0, len(g.channels))
-	for name := range g.channels {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if d, ok := g.channels[name].(channels.Doctor); ok {
-			out = append(out, d.Check(ctx)...)
-			continue
-		}
-		out = append(out, channels.Check{Name: name, OK: true, Detail: "configured; this platform has no self-check yet"})
-	}
-	for _, s := range g.skills.Load().Skills() {
-		out = append(out, checkSkill(ctx, s, cfg.Skills.BaseURL))
-	}
-	return out
-}
-
-func checkDatabase(ctx context.Context, deps Deps) []channels.Check {
+// CheckDatabase checks that pool's database answers and has every
+// migration applied; pool may be one whose database is down.
+func CheckDatabase(ctx context.Context, pool *pgxpool.Pool) []channels.Check {
 	db := channels.Check{Name: "database"}
-	if err := deps.Pool.Ping(ctx); err != nil {
+	if err := pool.Ping(ctx); err != nil {
 		db.Detail = "unreachable: " + err.Error()
 		db.Fix = "database.url: check host, port, user and password (use ${ENV}); is Postgres running and reachable from here?"
 		return []channels.Check{db}
 	}
 	db.OK, db.Detail = true, "reachable"
 	mig := channels.Check{Name: "database: migrations"}
-	switch pending, err := store.MigrationsPending(ctx, deps.Pool); {
+	switch pending, err := store.MigrationsPending(ctx, pool); {
 	case err != nil:
 		mig.Detail, mig.Fix = err.Error(), "run hermes migrate --config <file>"
 	case pending:
@@ -76,9 +49,9 @@ func checkDatabase(ctx context.Context, deps Deps) []channels.Check {
 	return []channels.Check{db, mig}
 }
 
-// checkModel connects to the model endpoint's host (no model call: it
+// CheckModel connects to the model endpoint's host (no model call: it
 // would cost tokens).
-func checkModel(ctx context.Context, cfg config.ModelConfig) channels.Check {
+func CheckModel(ctx context.Context, cfg config.ModelConfig) channels.Check {
 	ck := channels.Check{Name: "model endpoint"}
 	if cfg.Provider == "offline" {
 		ck.OK, ck.Detail = true, "offline demo model"
@@ -93,8 +66,31 @@ func checkModel(ctx context.Context, cfg config.ModelConfig) channels.Check {
 	return ck
 }
 
-// checkSkill checks that a skill's endpoint can be reached, or that its
-// program exists and may be run.
+// CheckChannels asks each channel that checks itself (channels.Doctor)
+// for its findings, in the order given.
+func CheckChannels(ctx context.Context, list []channels.Channel) []channels.Check {
+	var out []channels.Check
+	for _, ch := range list {
+		if d, ok := ch.(channels.Doctor); ok {
+			out = append(out, d.Check(ctx)...)
+			continue
+		}
+		out = append(out, channels.Check{Name: ch.Name(), OK: true, Detail: "configured; this platform has no self-check yet"})
+	}
+	return out
+}
+
+// CheckSkills checks that each skill's endpoint can be reached (paths
+// under baseURL, skills.base_url), or that its program exists and may be
+// run.
+func CheckSkills(ctx context.Context, reg *skills.Registry, baseURL string) []channels.Check {
+	var out []channels.Check
+	for _, s := range reg.Skills() {
+		out = append(out, checkSkill(ctx, s, baseURL))
+	}
+	return out
+}
+
 func checkSkill(ctx context.Context, s *skills.Skill, baseURL string) channels.Check {
 	ck := channels.Check{Name: "skill " + s.Name}
 	program := ""

@@ -1,4 +1,12 @@
-package gateway
+// Package modellimit protects the model from the gateway: the runs of one
+// replica share a Limiter in front of it (a slot each, the per-minute
+// budgets of requests and tokens, and after a 429 its Retry-After).
+//
+//   - modellimit.go: the Limiter, the model as one run sees it behind it,
+//     the 429 wait-and-retry, and the model's HTTP client that reads
+//     Retry-After
+//   - sleep.go: a wait that ends with its context
+package modellimit
 
 import (
 	"context"
@@ -27,8 +35,8 @@ import (
 // header, doubled for each further 429 of the same call.
 const retryAfterFallback = time.Second
 
-// modelLimiter is what a replica's runs share in front of the model.
-type modelLimiter struct {
+// Limiter is what a replica's runs share in front of the model.
+type Limiter struct {
 	slots    chan struct{}
 	requests *rate.Limiter // nil: no cap
 	tokens   *rate.Limiter // nil: no cap
@@ -39,8 +47,10 @@ type modelLimiter struct {
 	pausedUntil time.Time // after a 429, no call starts before this
 }
 
-func newModelLimiter(cfg config.ModelConfig) *modelLimiter {
-	l := &modelLimiter{
+// New is the limiter of cfg's model.max_concurrent, requests_per_minute,
+// tokens_per_minute, max_retry_after and queued_hint_after.
+func New(cfg config.ModelConfig) *Limiter {
+	l := &Limiter{
 		slots:    make(chan struct{}, cfg.MaxConcurrent),
 		maxPause: cfg.MaxRetryAfter,
 		hint:     cfg.QueuedHintAfter,
@@ -56,10 +66,10 @@ func newModelLimiter(cfg config.ModelConfig) *modelLimiter {
 	return l
 }
 
-// model is inner as one run sees it: behind the limiter, calling queued
+// Model is inner as one run sees it: behind the limiter, calling queued
 // (when not nil) with true once the run has waited model.queued_hint_after
 // for its turn and with false when its turn came.
-func (l *modelLimiter) model(inner agent.Model, queued func(waiting bool)) agent.Model {
+func (l *Limiter) Model(inner agent.Model, queued func(waiting bool)) agent.Model {
 	m := &limitedModel{inner: inner, lim: l, queued: queued}
 	if s, ok := inner.(agent.Streamer); ok {
 		return streamingModel{m, s}
@@ -69,7 +79,7 @@ func (l *modelLimiter) model(inner agent.Model, queued func(waiting bool)) agent
 
 type limitedModel struct {
 	inner  agent.Model
-	lim    *modelLimiter
+	lim    *Limiter
 	queued func(waiting bool)
 }
 
@@ -159,7 +169,7 @@ func (m *limitedModel) wait(ctx context.Context, tokens int) error {
 }
 
 // admit waits out a 429 pause and the per-minute budgets.
-func (l *modelLimiter) admit(ctx context.Context, tokens int) error {
+func (l *Limiter) admit(ctx context.Context, tokens int) error {
 	for {
 		l.mu.Lock()
 		d := time.Until(l.pausedUntil)
@@ -185,7 +195,7 @@ func (l *modelLimiter) admit(ctx context.Context, tokens int) error {
 }
 
 // pause holds back every call of this replica for d from now.
-func (l *modelLimiter) pause(d time.Duration) {
+func (l *Limiter) pause(d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if until := time.Now().Add(d); until.After(l.pausedUntil) {
@@ -274,11 +284,11 @@ func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// modelHTTPClient is the HTTP client of the model: it keeps a connection
+// HTTPClient is the HTTP client of the model: it keeps a connection
 // per call in flight for reuse (the default keeps two per host, so
 // hundreds of calls would open and close connections all the time), and
 // reads Retry-After.
-func modelHTTPClient(cfg config.ModelConfig) *http.Client {
+func HTTPClient(cfg config.ModelConfig) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConns = max(base.MaxIdleConns, cfg.MaxConcurrent)
 	base.MaxIdleConnsPerHost = cfg.MaxConcurrent

@@ -1,4 +1,4 @@
-package gateway
+package modellimit
 
 import (
 	"net/http"

@@ -1,0 +1,80 @@
+// Package admin is the operators' pages of a gateway, a feature mounted
+// where only operators reach (server.admin_listen, else the one
+// listener): the console (web/console) under /console and the status page
+// (web) at /. The console gets the gateway's store as its narrow
+// console.Store, never the pool.
+//
+//   - admin.go: the feature: what the console and the status page are
+//     given of the gateway, and where they are mounted
+//   - reports.go: the console's report actions
+package admin
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
+	"github.com/hermes-gw/hermes/web"
+	"github.com/hermes-gw/hermes/web/console"
+)
+
+// Feature is the operators' pages.
+type Feature struct {
+	reports Reports
+	s       gateway.Services
+}
+
+// New is the operators' pages, whose console acts on reports through
+// reports (nil: it refuses to, with errNoReports).
+func New(reports Reports) *Feature {
+	if reports == nil {
+		reports = noReports{}
+	}
+	return &Feature{reports: reports}
+}
+
+// Attach implements gateway.Feature.
+func (f *Feature) Attach(s gateway.Services) error {
+	f.s = s
+	return nil
+}
+
+// Routes implements gateway.RouteFeature: only admin ones.
+func (f *Feature) Routes(_, admin gin.IRouter) {
+	admin.GET("/", gin.WrapH(web.StatusHandler(f.status)))
+	admin.Any(console.Prefix+"/*path", gin.WrapH(f.console()))
+}
+
+// console is the operator's console over the gateway's store, skills and
+// channels.
+func (f *Feature) console() *console.Console {
+	s := f.s
+	return console.New(console.Deps{
+		Store: store.NewConsole(s.Pool), Skills: s.Skills.Load, CheckSkills: f.checkSkills, ReloadSkills: s.ReloadSkills,
+		Channels: s.Channels, Now: s.Now, Logger: s.Log,
+		RunReportNow: f.reports.RunReportNow, PauseReport: f.reports.PauseReport,
+	})
+}
+
+// checkSkills runs `hermes skills check` over the skill folder with the
+// gateway's settings.
+func (f *Feature) checkSkills() []skills.Finding {
+	if f.s.SkillsFS == nil {
+		return nil
+	}
+	cfg := f.s.Config
+	return skills.Check(f.s.SkillsFS, skills.CheckOptions{
+		RunBudget: cfg.Agent.RunTimeout, BaseURL: cfg.Skills.BaseURL,
+		DefaultHMACKeyEnv: cfg.Skills.IdentityKey.Env, CommandAllowList: cfg.Skills.CommandAllowList,
+	})
+}
+
+// status is what the status page shows: no secrets, only names and paths.
+func (f *Feature) status() web.Status {
+	st := web.Status{Version: gateway.Version, Callbacks: f.s.Callbacks}
+	for _, s := range f.s.Skills.Load().Skills() {
+		st.Skills = append(st.Skills, s.Name)
+	}
+	return st
+}
