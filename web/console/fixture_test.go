@@ -26,6 +26,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 	"github.com/hermes-gw/hermes/skills"
@@ -62,7 +63,9 @@ type fixture struct {
 	srv   *httptest.Server
 	ch    *chantest.Channel
 	gw    *gateway.Gateway
-	runID string
+	// reports is the gateway's reports feature.
+	reports *reports.Service
+	runID   string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -113,8 +116,9 @@ wecom:
 	}
 	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatText})
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	f.reports = reports.New()
 	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: []channels.Platform{wecom.Platform},
-		Channels: []channels.Channel{ch}, Logger: logger})
+		Channels: []channels.Channel{ch}, Logger: logger, Features: []gateway.Feature{f.reports}})
 	if err != nil {
 		t.Fatal(err)
 	}
