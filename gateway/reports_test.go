@@ -145,6 +145,24 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 	}
 }
 
+// TestReportScannerRunsOnAFullReplica: a full replica's scanner (the
+// reports feature's Run) claims a due tick by itself, every
+// reports.scan_interval, and the report goes out.
+func TestReportScannerRunsOnAFullReplica(t *testing.T) {
+	h, ch, clock := reportRig(t)
+	_, rs := h.startWithReports("reports:\n  scan_interval: 20ms\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	ctx := withTimeout(t, 60*time.Second)
+	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpSkip, group("it-group")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(monday9.Add(time.Second))
+	if _, err := ch.WaitSent(ctx, 2); err != nil {
+		t.Fatalf("the tick was not sent: %v", err)
+	}
+	h.waitFor(ctx, 1, `SELECT count(*) FROM report_runs WHERE report_id = $1 AND trigger = 'schedule' AND status = 'done'`, rep.ID)
+}
+
 func TestReportRestartAcrossTick(t *testing.T) {
 	for _, tc := range []struct {
 		catchUp string
