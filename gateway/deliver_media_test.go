@@ -12,6 +12,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/reports"
 )
 
 // An image is uploaded once per part: a resend after a lost answer sends
@@ -21,25 +22,25 @@ import (
 
 // runChartReport creates the weekly ticket report with its chart to
 // target and runs it now.
-func runChartReport(t *testing.T, ctx context.Context, gw *gateway.Gateway, target gateway.TargetRef) {
+func runChartReport(t *testing.T, ctx context.Context, rs *reports.Service, target reports.TargetRef) {
 	t.Helper()
-	nr := weeklyTickets(gateway.CatchUpSkip, target)
+	nr := weeklyTickets(reports.CatchUpSkip, target)
 	nr.Owner = wecomOwner
-	rep, err := gw.CreateReport(ctx, nr)
+	rep, err := rs.CreateReport(ctx, nr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+	if _, err := rs.RunReportNow(ctx, rep.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestImageResentAfterALostAnswerIsOneMessageOnWeCom(t *testing.T) {
 	h, clock := clockedHarness(t)
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
 	h.wecomAPI.LoseAnswers("image", 1) // WeCom delivers the chart; its answer is lost
-	runChartReport(t, ctx, gw, gateway.TargetRef{Channel: "wecom", Account: testApp, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
+	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: testApp, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
 	h.waitIdle(ctx)
 
 	uploads := h.wecomAPI.Uploads()
@@ -76,7 +77,7 @@ func TestImageResentAfterALostAnswerIsOneUploadOnDingTalk(t *testing.T) {
 	h, clock := clockedHarness(t)
 	const appKey, appSecret = "dingmediaappkey", "media-app-secret-0123456789"
 	ding := dingtalktest.NewServer(t, appKey, appSecret)
-	gw := h.startExtra(fmt.Sprintf(`reports:
+	_, rs := h.startWithReports(fmt.Sprintf(`reports:
   scan_interval: 1h
 dingtalk:
   robots:
@@ -89,7 +90,7 @@ dingtalk:
 `, appKey, appSecret, ding.URL(), ding.URL()), gateway.Deps{Now: clock.Now, Platforms: []channels.Platform{wecom.Platform, dingtalk.Platform}})
 	ctx := withTimeout(t, 60*time.Second)
 	ding.LoseAnswers("sampleImageMsg", 1) // DingTalk posts the chart; its answer is lost
-	runChartReport(t, ctx, gw, gateway.TargetRef{Channel: "dingtalk", Account: "ding-hr", ChatType: channels.ChatSingle, ChatID: "zhangsan"})
+	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "dingtalk", Account: "ding-hr", ChatType: channels.ChatSingle, ChatID: "zhangsan"})
 	h.waitIdle(ctx)
 
 	uploads := ding.Uploads()
@@ -111,7 +112,7 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 	h, clock := clockedHarness(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	echoModel(h)
-	gw := h.startExtra(wsBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	_, rs := h.startWithReports(wsBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 
 	// The chart goes; its ack is lost with the socket.
 	ws.FailNext("aibot_send_msg:image", wecomtest.DropConnection)
-	runChartReport(t, ctx, gw, gateway.TargetRef{Channel: "wecom", Account: botName, ChatType: channels.ChatGroup, ChatID: "grp-img"})
+	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: botName, ChatType: channels.ChatGroup, ChatID: "grp-img"})
 	h.waitIdle(ctx)
 
 	uploads := ws.Uploads()
@@ -156,12 +157,12 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 // media three days) is uploaded again before the part is sent.
 func TestExpiredMediaIsUploadedAgain(t *testing.T) {
 	h, clock := clockedHarness(t)
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
 	// The chart's first send loses its answer after the upload; the retry
 	// comes four days later.
 	h.wecomAPI.LoseAnswers("image", 1)
-	runChartReport(t, ctx, gw, gateway.TargetRef{Channel: "wecom", Account: testApp, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
+	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: testApp, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
 	var uploaded bool
 	for !uploaded { // until the first attempt stored its upload
 		uploaded = h.count(`SELECT count(*) FROM outbox WHERE format = 'image' AND media_id <> '' AND attempts = 1 AND delivered_at IS NULL`) == 1

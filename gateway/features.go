@@ -165,3 +165,16 @@ func (g *Gateway) featureRoutes(public, admin gin.IRouter) {
 		}
 	}
 }
+
+// FeatureOf is the feature of type T among fs, and whether there is one:
+// how cmd/hermes and the tests reach a feature's own API (the reports
+// service) in the list they wired.
+func FeatureOf[T Feature](fs []Feature) (T, bool) {
+	for _, f := range fs {
+		if t, ok := f.(T); ok {
+			return t, true
+		}
+	}
+	var none T
+	return none, false
+}

@@ -316,7 +316,6 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &processWorker{g: g})
 	river.AddWorker(workers, &deliverWorker{g: g})
 	river.AddWorker(workers, &expireAsyncWorker{g: g})
-	river.AddWorker(workers, &runReportWorker{g: g})
 	for _, f := range g.features {
 		if jf, ok := f.(JobFeature); ok {
 			jf.AddWorkers(workers)
@@ -384,7 +383,6 @@ func (g *Gateway) Start(ctx context.Context) error {
 	go func() { defer close(g.leaseDone); g.keepLeases(leaseCtx) }()
 	if g.serves {
 		g.startConnections(ctx)
-		go g.scanReports(leaseCtx) // ends with the leases, at Stop
 		for _, f := range g.features {
 			if rf, ok := f.(RunningFeature); ok {
 				g.running.Add(1)

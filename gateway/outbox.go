@@ -62,6 +62,19 @@ func (o *Outbox) QueueImage(ctx context.Context, tx pgx.Tx, key string, to Addre
 	return o.insert(ctx, tx, r)
 }
 
+// Lock holds, until tx ends, the right to queue replies to the
+// conversations of to: a producer queueing to several chats in one
+// transaction (a report to its targets) keeps another producer's parts
+// from interleaving with its own, since a conversation's parts go out in
+// the order their rows were written.
+func (o *Outbox) Lock(ctx context.Context, tx pgx.Tx, to ...Address) error {
+	keys := make([]string, len(to))
+	for i, a := range to {
+		keys[i] = a.orderKey()
+	}
+	return store.LockConversations(ctx, tx, keys)
+}
+
 func (o *Outbox) reply(key string, to Address, format string) store.Reply {
 	return store.Reply{Key: key, Channel: to.Channel, Account: to.Account, ReplyTo: to.ReplyTo,
 		OrderKey: to.orderKey(), Format: format}

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -96,7 +97,7 @@ func (g *Gateway) resolveConfirmation(ctx context.Context, row store.InboundRow,
 		cr.pending = g.fallbackPending(sessionID, caller.TraceID, res.Confirm)
 		stop = agent.StopAwaitingConfirmation
 	default:
-		masked := agent.MaskedResult(res, g.skillSpec(res.Skill), 0)
+		masked := agent.MaskedResult(res, g.skills.Load().Spec(res.Skill), 0)
 		step.Observation = masked
 		cr.text = fmt.Sprintf(g.cfg.Messages.Confirmed, resultSummary(masked, subject))
 	}
@@ -120,17 +121,6 @@ func (g *Gateway) fallbackPending(sessionID int64, runID string, c *skills.Confi
 		CreatedAt: now, ExpiresAt: now.Add(g.cfg.Agent.ConfirmTimeout)}
 }
 
-// skillSpec is the current definition's Spec of a skill (its safe
-// fields), or an empty one when it was removed meanwhile.
-func (g *Gateway) skillSpec(name string) skills.Spec {
-	for _, s := range g.skills.Load().Skills() {
-		if s.Name == name {
-			return s.Spec()
-		}
-	}
-	return skills.Spec{Name: name}
-}
-
 // resultSummary is the line a backend meant for the user ("summary" or
 // "message" in a JSON answer), else what was done. masked is the answer
 // as agent.MaskedResult shows it.
@@ -146,13 +136,34 @@ func resultSummary(masked, subject string) string {
 	return subject
 }
 
+// callConfirmed runs a call the user confirmed: a feature's tool (its
+// CallConfirmed), or a skill through the registry.
+func (g *Gateway) callConfirmed(ctx context.Context, in channels.Inbound, caller skills.Caller, tool string, args json.RawMessage) (skills.Result, error) {
+	for _, f := range g.features {
+		if tf, ok := f.(ChatToolFeature); ok {
+			if res, handled, err := tf.CallConfirmed(ctx, in, caller, tool, args); handled {
+				return res, err
+			}
+		}
+	}
+	return g.skills.Load().CallConfirmed(ctx, caller, tool, args)
+}
+
+// A UserFacing error carries the sentence the user is told as it is when
+// a confirmed call fails with it (a report refused by a limit of reports
+// made in chat): written for them, in their language, without internals.
+type UserFacing interface {
+	error
+	UserSentence() string
+}
+
 // userFacingError says why a skill call failed without internals.
 func userFacingError(err error) string {
 	var he *skills.HTTPError
-	var refusal *ReportRefusal
+	var uf UserFacing
 	switch {
-	case errors.As(err, &refusal):
-		return strings.TrimSuffix(refusal.Sentence, "。") // the message adds its own
+	case errors.As(err, &uf):
+		return strings.TrimSuffix(uf.UserSentence(), "。") // the message adds its own
 	case errors.As(err, &he) && he.Body != "":
 		return he.Body
 	case errors.Is(err, skills.ErrAccessDenied):

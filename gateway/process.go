@@ -334,7 +334,7 @@ func (g *Gateway) runAgent(ctx context.Context, row store.InboundRow, sessionID 
 		SystemPrompt: g.cfg.Agent.SystemPrompt,
 		History:      msgs,
 		UserText:     row.In.Text,
-		Tools:        slices.Concat(g.skills.Load().ToolsFor(caller), g.reportTools(row.In), g.featureTools(row.In)),
+		Tools:        slices.Concat(g.skills.Load().ToolsFor(caller), g.featureTools(row.In)),
 		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
 		RecentTools:  recent,
 		Resume:       resume,

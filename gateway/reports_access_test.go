@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -38,15 +39,15 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 	h, ch, clock := reportRig(t)
 	dir := t.TempDir()
 	weeklySkill(t, dir, "zhangsan")
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
+	gw, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
 	ctx := withTimeout(t, 60*time.Second)
 
-	lisi := weeklyTickets(gateway.CatchUpRunOnce, group("it-group"))
+	lisi := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
 	lisi.Owner.User = "lisi"
-	if _, err := gw.CreateReport(ctx, lisi); !errors.Is(err, gateway.ErrBadReport) || !strings.Contains(err.Error(), "may not use") {
+	if _, err := rs.CreateReport(ctx, lisi); !errors.Is(err, reports.ErrBadReport) || !strings.Contains(err.Error(), "may not use") {
 		t.Fatalf("lisi's report: %v, want refused", err)
 	}
-	rep, err := gw.CreateReport(ctx, weeklyTickets(gateway.CatchUpRunOnce, group("it-group")))
+	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 	if err := gw.ReloadSkills(); err != nil {
 		t.Fatal(err)
 	}
-	runID, err := gw.RunReportNow(ctx, rep.ID, &zhangsan)
+	runID, err := rs.RunReportNow(ctx, rep.ID, &zhangsan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,15 +83,15 @@ func TestPromptReport(t *testing.T) {
 	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "本周 IT 要点：网络故障最多，共 12 张。"}
 	})
-	gw := h.startReports(ch, clock)
+	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
-	nr := weeklyTickets(gateway.CatchUpRunOnce, group("it-group"))
-	nr.Spec = gateway.ReportSpec{Prompt: "总结上周的 IT 工单"}
-	rep, err := gw.CreateReport(ctx, nr)
+	nr := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
+	nr.Spec = reports.Spec{Prompt: "总结上周的 IT 工单"}
+	rep, err := rs.CreateReport(ctx, nr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gw.RunReportNow(ctx, rep.ID, &zhangsan); err != nil {
+	if _, err := rs.RunReportNow(ctx, rep.ID, &zhangsan); err != nil {
 		t.Fatal(err)
 	}
 	sent, err := ch.WaitSent(ctx, 1)

@@ -39,7 +39,7 @@ func TestReportFromChatAsksForConfirmation(t *testing.T) {
 	h.model.SetHandler(reportModel)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
 	clock.Set(time.Date(2026, 12, 1, 10, 0, 0, 0, shanghai)) // a Tuesday
-	gw := h.startReports(ch, clock)
+	gw, _ := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
 	say := func(id, user, text string) string {
 		t.Helper()

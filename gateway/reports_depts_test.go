@@ -33,20 +33,20 @@ func deptWeeklySkill(t *testing.T) string {
 func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 	h, clock := clockedHarness(t)
 	h.wecomAPI.SetDepartments("zhangsan", 7)
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now, SkillsFS: os.DirFS(deptWeeklySkill(t))})
+	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now, SkillsFS: os.DirFS(deptWeeklySkill(t))})
 	ctx := withTimeout(t, 60*time.Second)
 
 	nr := wecomReport("0 9 * * 1", channels.ChatSingle, "zhangsan")
 	nr.Spec.Chart = nil
 	nr.Owner.Depts = []string{"7"} // what the chat path knew when the report was made
-	rep, err := gw.CreateReport(ctx, nr)
+	rep, err := rs.CreateReport(ctx, nr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.wecomAPI.SetDepartments("zhangsan", 3) // moved to another department
 
 	clock.Set(monday9) // an hour on: the address book is asked again
-	if n, err := gw.ScheduleReports(ctx); n != 1 || err != nil {
+	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("tick: %d runs, %v", n, err)
 	}
 	h.waitIdle(ctx)
@@ -69,7 +69,7 @@ func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 
 	h.wecomAPI.SetDepartments("zhangsan", 7) // back
 	clock.Set(monday9.AddDate(0, 0, 7))
-	if n, err := gw.ScheduleReports(ctx); n != 1 || err != nil {
+	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("next tick: %d runs, %v", n, err)
 	}
 	if _, err := h.wecomAPI.WaitMessages(ctx, 2); err != nil {

@@ -18,13 +18,14 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // chatReport is a report an employee asks for in chat (ByAdmin false):
 // skill with args, on cron, into the IT group.
-func chatReport(name, cron, skill, args string) gateway.NewReport {
-	nr := weeklyTickets(gateway.CatchUpSkip, group("it-group"))
+func chatReport(name, cron, skill, args string) reports.NewReport {
+	nr := weeklyTickets(reports.CatchUpSkip, group("it-group"))
 	nr.Name, nr.Cron, nr.Spec.Skill, nr.Spec.Chart = name, cron, skill, nil
 	if args != "" {
 		nr.Spec.Args, nr.Spec.Template = json.RawMessage(args), "{{.Data}}"
@@ -32,11 +33,11 @@ func chatReport(name, cron, skill, args string) gateway.NewReport {
 	return nr
 }
 
-// refusal is err's *gateway.ReportRefusal, failing the test without one.
-func refusal(t *testing.T, err error, kind error) *gateway.ReportRefusal {
+// refusal is err's *reports.Refusal, failing the test without one.
+func refusal(t *testing.T, err error, kind error) *reports.Refusal {
 	t.Helper()
-	var r *gateway.ReportRefusal
-	if !errors.As(err, &r) || !errors.Is(err, kind) || !errors.Is(err, gateway.ErrBadReport) {
+	var r *reports.Refusal
+	if !errors.As(err, &r) || !errors.Is(err, kind) || !errors.Is(err, reports.ErrBadReport) {
 		t.Fatalf("err %v, want a refusal for %v", err, kind)
 	}
 	return r
@@ -51,18 +52,18 @@ func refusal(t *testing.T, err error, kind error) *gateway.ReportRefusal {
 func TestChatReportLimits(t *testing.T) {
 	h, ch, clock := reportRig(t)
 	clock.Set(time.Date(2026, 12, 8, 10, 0, 0, 0, shanghai)) // a Tuesday: the 1st is three weeks away
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n  max_per_user: 2\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n  max_per_user: 2\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
 
 	for _, cron := range []string{"* * * * *", "*/10 * * * * *", "*/30 9 * * 1", "0,30 9 1 * *"} {
-		_, err := gw.CreateReport(ctx, chatReport("频繁", cron, "it_ticket_weekly", ""))
-		r := refusal(t, err, gateway.ErrReportTooFrequent)
+		_, err := rs.CreateReport(ctx, chatReport("频繁", cron, "it_ticket_weekly", ""))
+		r := refusal(t, err, reports.ErrTooFrequent)
 		if !strings.Contains(r.Sentence, "两次发送之间至少要隔 1 小时") {
 			t.Errorf("%q: %q, want the minimum named", cron, r.Sentence)
 		}
 	}
-	_, err := gw.CreateReport(ctx, chatReport("每天提工单", "0 9 * * *", "it_ticket_create", `{"title":"打印机","description":"例行检查"}`))
-	if r := refusal(t, err, gateway.ErrReportWriteSkill); !strings.Contains(r.Sentence, "「提 IT 工单」会修改数据") {
+	_, err := rs.CreateReport(ctx, chatReport("每天提工单", "0 9 * * *", "it_ticket_create", `{"title":"打印机","description":"例行检查"}`))
+	if r := refusal(t, err, reports.ErrWriteSkill); !strings.Contains(r.Sentence, "「提 IT 工单」会修改数据") {
 		t.Errorf("write skill: %q", r.Sentence)
 	}
 	if n := h.count(`SELECT count(*) FROM reports`); n != 0 {
@@ -70,21 +71,21 @@ func TestChatReportLimits(t *testing.T) {
 	}
 
 	for i, cron := range []string{"0 9 * * 1", "0 * * * *"} { // hourly is exactly the minimum
-		if _, err := gw.CreateReport(ctx, chatReport(fmt.Sprintf("报告%d", i), cron, "it_ticket_weekly", "")); err != nil {
+		if _, err := rs.CreateReport(ctx, chatReport(fmt.Sprintf("报告%d", i), cron, "it_ticket_weekly", "")); err != nil {
 			t.Fatalf("report %d: %v", i, err)
 		}
 	}
-	_, _, err = gw.PreviewReport(ctx, chatReport("第三个", "0 9 * * 2", "it_ticket_weekly", ""))
-	if r := refusal(t, err, gateway.ErrTooManyReports); !strings.Contains(r.Sentence, "最多可以在对话中创建 2 个") {
+	_, _, err = rs.PreviewReport(ctx, chatReport("第三个", "0 9 * * 2", "it_ticket_weekly", ""))
+	if r := refusal(t, err, reports.ErrTooMany); !strings.Contains(r.Sentence, "最多可以在对话中创建 2 个") {
 		t.Errorf("third report: %q", r.Sentence)
 	}
-	if _, err := gw.CreateReport(ctx, chatReport("第三个", "0 9 * * 2", "it_ticket_weekly", "")); !errors.Is(err, gateway.ErrTooManyReports) {
+	if _, err := rs.CreateReport(ctx, chatReport("第三个", "0 9 * * 2", "it_ticket_weekly", "")); !errors.Is(err, reports.ErrTooMany) {
 		t.Errorf("third report created: %v", err)
 	}
 	// Another user has places of their own.
 	lisi := chatReport("李四的报告", "0 9 * * 1", "it_ticket_weekly", "")
 	lisi.Owner.User = "lisi"
-	if _, err := gw.CreateReport(ctx, lisi); err != nil {
+	if _, err := rs.CreateReport(ctx, lisi); err != nil {
 		t.Errorf("lisi's first report: %v", err)
 	}
 
@@ -92,7 +93,7 @@ func TestChatReportLimits(t *testing.T) {
 	// does not count against the owner's places.
 	admin := chatReport("巡检工单", "* * * * *", "it_ticket_create", `{"title":"打印机","description":"例行检查"}`)
 	admin.ByAdmin = true
-	if _, err := gw.CreateReport(ctx, admin); err != nil {
+	if _, err := rs.CreateReport(ctx, admin); err != nil {
 		t.Fatalf("admin report: %v", err)
 	}
 	if n := h.count(`SELECT count(*) FROM reports WHERE owner_user = 'zhangsan' AND created_by = 'chat'`); n != 2 {
@@ -115,9 +116,9 @@ func TestChatReportAllowedWriteSkill(t *testing.T) {
 			"display_name: 发布通知\nendpoint: /it/tickets/weekly\nconfirm: false\n"+reports+"identity:\n  hmac_key_env: HERMES_DEMO_IT_KEY\n---\n"), 0o644)
 	}
 	define("reports: allow\n")
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
+	gw, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
 	ctx := withTimeout(t, 60*time.Second)
-	rep, err := gw.CreateReport(ctx, chatReport("每周通知", "0 9 * * 1", "it_notice_post", ""))
+	rep, err := rs.CreateReport(ctx, chatReport("每周通知", "0 9 * * 1", "it_notice_post", ""))
 	if err != nil {
 		t.Fatalf("a write skill with reports: allow: %v", err)
 	}
@@ -125,7 +126,7 @@ func TestChatReportAllowedWriteSkill(t *testing.T) {
 	if err := gw.ReloadSkills(); err != nil {
 		t.Fatal(err)
 	}
-	runID, err := gw.RunReportNow(ctx, rep.ID, &zhangsan)
+	runID, err := rs.RunReportNow(ctx, rep.ID, &zhangsan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,17 +150,17 @@ func TestChatPromptReportOffersOnlyUnattendedSkills(t *testing.T) {
 	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "本周工单平稳。"}
 	})
-	gw := h.startReports(ch, clock)
+	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
 	offered := func(byAdmin bool) []string {
 		t.Helper()
 		nr := chatReport(fmt.Sprintf("工单小结 %v", byAdmin), "0 9 * * 1", "", "")
-		nr.Spec, nr.ByAdmin = gateway.ReportSpec{Prompt: "总结上周的工单统计；发现故障就提 IT 工单"}, byAdmin
-		rep, err := gw.CreateReport(ctx, nr)
+		nr.Spec, nr.ByAdmin = reports.Spec{Prompt: "总结上周的工单统计；发现故障就提 IT 工单"}, byAdmin
+		rep, err := rs.CreateReport(ctx, nr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+		if _, err := rs.RunReportNow(ctx, rep.ID, nil); err != nil {
 			t.Fatal(err)
 		}
 		h.waitIdle(ctx)
@@ -206,7 +207,7 @@ func TestChatReportRefusalsAreSaid(t *testing.T) {
 	h, clock := clockedHarness(t)
 	h.model.SetHandler(relayModel)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n  max_per_user: 1\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	gw, rs := h.startWithReports("reports:\n  scan_interval: 1h\n  max_per_user: 1\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
 	say := func(id, text string) string {
 		t.Helper()
@@ -228,7 +229,7 @@ func TestChatReportRefusalsAreSaid(t *testing.T) {
 	if got := say("m3", "每周一 9 点把上周工单统计发到这个群"); !strings.Contains(got, "确认") {
 		t.Fatalf("a good report: %q, want a confirmation", got)
 	}
-	if _, err := gw.CreateReport(ctx, chatReport("另一个", "0 9 * * 2", "it_ticket_weekly", "")); err != nil {
+	if _, err := rs.CreateReport(ctx, chatReport("另一个", "0 9 * * 2", "it_ticket_weekly", "")); err != nil {
 		t.Fatal(err) // the last place goes meanwhile
 	}
 	if got := say("m4", "确认"); !strings.Contains(got, "每人最多可以在对话中创建 1 个定时报告") {

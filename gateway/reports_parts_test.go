@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -67,11 +67,11 @@ func (h *harness) waitFor(ctx context.Context, n int, query string, args ...any)
 // other, never one run's chart between the other's text and chart.
 func TestReportPartsGoOutTogether(t *testing.T) {
 	h, ch, clock := reportRig(t)
-	gw := h.startReports(ch, clock)
+	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
-	nr := weeklyTickets(gateway.CatchUpRunOnce, group("it-group"))
+	nr := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
 	nr.ByAdmin = true
-	rep, err := gw.CreateReport(ctx, nr)
+	rep, err := rs.CreateReport(ctx, nr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestReportPartsGoOutTogether(t *testing.T) {
 		t.Fatalf("delivery lock: %v %v", ok, err)
 	}
 	for range 2 {
-		if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+		if _, err := rs.RunReportNow(ctx, rep.ID, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,19 +29,19 @@ var monday9 = time.Date(2026, 12, 7, 9, 0, 0, 0, shanghai)
 var zhangsan = store.ReportOwner{Channel: "test", Account: "a", Corp: "corp-test", User: "zhangsan", Name: "张三", Chat: "it-group"}
 
 // weeklyTickets is the sample weekly IT-ticket report with a bar chart.
-func weeklyTickets(catchUp string, targets ...gateway.TargetRef) gateway.NewReport {
-	return gateway.NewReport{
+func weeklyTickets(catchUp string, targets ...reports.TargetRef) reports.NewReport {
+	return reports.NewReport{
 		Name: "上周工单统计", Cron: "0 9 * * 1", TZ: "Asia/Shanghai", CatchUp: catchUp, Owner: zhangsan,
-		Spec: gateway.ReportSpec{Skill: "it_ticket_weekly",
+		Spec: reports.Spec{Skill: "it_ticket_weekly",
 			Template: "**{{.Report}}**（{{.Data.week}}）\n\n{{.Data.summary}}",
-			Chart: &gateway.ChartSpec{Type: reports.ChartBar, Title: "上周工单", Rows: "categories", Label: "category",
+			Chart: &reports.ChartSpec{Type: reports.ChartBar, Title: "上周工单", Rows: "categories", Label: "category",
 				Values: []string{"opened", "resolved"}, Names: []string{"新建", "已解决"}}},
 		Targets: targets,
 	}
 }
 
-func group(chat string) gateway.TargetRef {
-	return gateway.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatGroup, ChatID: chat}
+func group(chat string) reports.TargetRef {
+	return reports.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatGroup, ChatID: chat}
 }
 
 // reportRig is a harness whose channel shows pictures, on a fake clock.
@@ -63,16 +63,30 @@ func clockedHarness(t testing.TB) (*harness, *chantest.Clock) {
 	return h, clock
 }
 
-func (h *harness) startReports(ch channels.Channel, clock *chantest.Clock) *gateway.Gateway {
-	return h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+// startReports runs a gateway on ch and clock whose scanner waits an
+// hour (the tests scan themselves), with its reports service.
+func (h *harness) startReports(ch channels.Channel, clock *chantest.Clock) (*gateway.Gateway, *reports.Service) {
+	return h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+}
+
+// startWithReports is startExtra with the features the test gateways run
+// (newFeatures), returning the reports service among them too.
+func (h *harness) startWithReports(extra string, deps gateway.Deps) (*gateway.Gateway, *reports.Service) {
+	h.t.Helper()
+	deps.Features = newFeatures()
+	rs, ok := gateway.FeatureOf[*reports.Service](deps.Features)
+	if !ok {
+		h.t.Fatal("newFeatures has no reports feature")
+	}
+	return h.startExtra(extra, deps), rs
 }
 
 func TestReportTickTwoReplicasOneRun(t *testing.T) {
 	h, ch, clock := reportRig(t)
-	a := h.startReports(ch, clock)
-	b := h.startReports(ch, clock)
+	_, a := h.startReports(ch, clock)
+	_, b := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
-	rep, err := a.CreateReport(ctx, weeklyTickets(gateway.CatchUpRunOnce, group("it-group")))
+	rep, err := a.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +95,11 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		total := 0
-		for _, gw := range []*gateway.Gateway{a, b, a, b} {
+		for _, rs := range []*reports.Service{a, b, a, b} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				n, err := gw.ScheduleReports(ctx)
+				n, err := rs.ScheduleReports(ctx)
 				if err != nil {
 					t.Error(err)
 				}
@@ -131,16 +145,34 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 	}
 }
 
+// TestReportScannerRunsOnAFullReplica: a full replica's scanner (the
+// reports feature's Run) claims a due tick by itself, every
+// reports.scan_interval, and the report goes out.
+func TestReportScannerRunsOnAFullReplica(t *testing.T) {
+	h, ch, clock := reportRig(t)
+	_, rs := h.startWithReports("reports:\n  scan_interval: 20ms\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	ctx := withTimeout(t, 60*time.Second)
+	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpSkip, group("it-group")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(monday9.Add(time.Second))
+	if _, err := ch.WaitSent(ctx, 2); err != nil {
+		t.Fatalf("the tick was not sent: %v", err)
+	}
+	h.waitFor(ctx, 1, `SELECT count(*) FROM report_runs WHERE report_id = $1 AND trigger = 'schedule' AND status = 'done'`, rep.ID)
+}
+
 func TestReportRestartAcrossTick(t *testing.T) {
 	for _, tc := range []struct {
 		catchUp string
 		runs    int
-	}{{gateway.CatchUpRunOnce, 1}, {gateway.CatchUpSkip, 0}} {
+	}{{reports.CatchUpRunOnce, 1}, {reports.CatchUpSkip, 0}} {
 		t.Run(tc.catchUp, func(t *testing.T) {
 			h, ch, clock := reportRig(t)
 			ctx := withTimeout(t, 60*time.Second)
-			first := h.startReports(ch, clock)
-			rep, err := first.CreateReport(ctx, weeklyTickets(tc.catchUp, group("it-group")))
+			first, firstReports := h.startReports(ch, clock)
+			rep, err := firstReports.CreateReport(ctx, weeklyTickets(tc.catchUp, group("it-group")))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +184,7 @@ func TestReportRestartAcrossTick(t *testing.T) {
 			// Down across two Mondays; back an hour after the second.
 			clock.Set(monday9.AddDate(0, 0, 7).Add(time.Hour))
 			// The new replica scans at start; a scan more changes nothing.
-			second := h.startReports(ch, clock)
+			_, second := h.startReports(ch, clock)
 			if _, err := second.ScheduleReports(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +210,7 @@ func TestReportRestartAcrossTick(t *testing.T) {
 
 func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
 	h, ch, clock := reportRig(t)
-	gw := h.startReports(ch, clock)
+	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
 	// The platform refuses sends to the left group (the bot was removed
 	// after the report was made).
@@ -188,11 +220,11 @@ func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
 		}
 		return nil
 	})
-	rep, err := gw.CreateReport(ctx, weeklyTickets(gateway.CatchUpRunOnce, group("left-group"), group("it-group")))
+	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("left-group"), group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runID, err := gw.RunReportNow(ctx, rep.ID, &zhangsan)
+	runID, err := rs.RunReportNow(ctx, rep.ID, &zhangsan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,13 +244,13 @@ func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
 func TestReportTextTableWhereNoImages(t *testing.T) {
 	h, clock := clockedHarness(t)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectBasic})
-	gw := h.startReports(ch, clock)
+	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
-	rep, err := gw.CreateReport(ctx, weeklyTickets(gateway.CatchUpRunOnce, group("it-group")))
+	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+	if _, err := rs.RunReportNow(ctx, rep.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	sent, err := ch.WaitSent(ctx, 1)
@@ -234,26 +266,26 @@ func TestReportTextTableWhereNoImages(t *testing.T) {
 func TestBadReportSavesNothing(t *testing.T) {
 	h, ch, clock := reportRig(t)
 	ch.Unreachable("secret-group")
-	gw := h.startReports(ch, clock)
+	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
 	wangwu := zhangsan
 	wangwu.User = "wangwu"
-	for name, mut := range map[string]func(*gateway.NewReport){
-		"cron":       func(r *gateway.NewReport) { r.Cron = "0 9 * *" },
-		"zone":       func(r *gateway.NewReport) { r.TZ = "Mars/Olympus" },
-		"catch_up":   func(r *gateway.NewReport) { r.CatchUp = "sometimes" },
-		"no target":  func(r *gateway.NewReport) { r.Targets = nil },
-		"channel":    func(r *gateway.NewReport) { r.Targets[0].Channel = "feishu" },
-		"not in":     func(r *gateway.NewReport) { r.Targets[0].ChatID = "secret-group" },
-		"skill":      func(r *gateway.NewReport) { r.Spec.Skill = "hr_fire_everyone" },
-		"confirm":    func(r *gateway.NewReport) { r.Spec.Skill = "it_password_reset" },
-		"chart":      func(r *gateway.NewReport) { r.Spec.Chart.Type = "radar" },
-		"both kinds": func(r *gateway.NewReport) { r.Spec.Prompt = "写周报" },
-		"template":   func(r *gateway.NewReport) { r.Spec.Template = "{{.Data" },
+	for name, mut := range map[string]func(*reports.NewReport){
+		"cron":       func(r *reports.NewReport) { r.Cron = "0 9 * *" },
+		"zone":       func(r *reports.NewReport) { r.TZ = "Mars/Olympus" },
+		"catch_up":   func(r *reports.NewReport) { r.CatchUp = "sometimes" },
+		"no target":  func(r *reports.NewReport) { r.Targets = nil },
+		"channel":    func(r *reports.NewReport) { r.Targets[0].Channel = "feishu" },
+		"not in":     func(r *reports.NewReport) { r.Targets[0].ChatID = "secret-group" },
+		"skill":      func(r *reports.NewReport) { r.Spec.Skill = "hr_fire_everyone" },
+		"confirm":    func(r *reports.NewReport) { r.Spec.Skill = "it_password_reset" },
+		"chart":      func(r *reports.NewReport) { r.Spec.Chart.Type = "radar" },
+		"both kinds": func(r *reports.NewReport) { r.Spec.Prompt = "写周报" },
+		"template":   func(r *reports.NewReport) { r.Spec.Template = "{{.Data" },
 	} {
-		nr := weeklyTickets(gateway.CatchUpRunOnce, group("it-group"))
+		nr := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
 		mut(&nr)
-		if _, err := gw.CreateReport(ctx, nr); !errors.Is(err, gateway.ErrBadReport) {
+		if _, err := rs.CreateReport(ctx, nr); !errors.Is(err, reports.ErrBadReport) {
 			t.Errorf("%s: err %v, want ErrBadReport", name, err)
 		}
 	}
@@ -269,19 +301,19 @@ func TestReportToFiveHundredUsersLosesNone(t *testing.T) {
 	// 30,000 a minute: 500 a second, so the pacing shows but the test stays short.
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown,
 		Dialect: channels.DialectStandard, AccountPerMinute: 30000})
-	gw := h.startReports(ch, clock)
+	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 120*time.Second)
-	targets := make([]gateway.TargetRef, 500)
+	targets := make([]reports.TargetRef, 500)
 	for i := range targets {
-		targets[i] = gateway.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatSingle, ChatID: fmt.Sprintf("u%03d", i)}
+		targets[i] = reports.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatSingle, ChatID: fmt.Sprintf("u%03d", i)}
 	}
-	nr := weeklyTickets(gateway.CatchUpSkip, targets...)
+	nr := weeklyTickets(reports.CatchUpSkip, targets...)
 	nr.Spec.Chart = nil
-	rep, err := gw.CreateReport(ctx, nr)
+	rep, err := rs.CreateReport(ctx, nr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+	if _, err := rs.RunReportNow(ctx, rep.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ch.WaitSent(ctx, 500); err != nil {

@@ -15,14 +15,15 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // wecomOwner owns reports made on the WeCom app of the harness.
 var wecomOwner = store.ReportOwner{Channel: "wecom", Account: testApp, Corp: testCorpID, User: "zhangsan", Name: "张三"}
 
-func wecomReport(cron string, chatType, chatID string) gateway.NewReport {
-	nr := weeklyTickets(gateway.CatchUpSkip, gateway.TargetRef{Channel: "wecom", Account: testApp, ChatType: chatType, ChatID: chatID})
+func wecomReport(cron string, chatType, chatID string) reports.NewReport {
+	nr := weeklyTickets(reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: testApp, ChatType: chatType, ChatID: chatID})
 	nr.Cron, nr.Owner = cron, wecomOwner
 	return nr
 }
@@ -33,17 +34,17 @@ func wecomReport(cron string, chatType, chatID string) gateway.NewReport {
 // refused at creation.
 func TestReportThroughWeComApp(t *testing.T) {
 	h, clock := clockedHarness(t)
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
 
-	if _, err := gw.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatGroup, "wrkSFfCgAAxxx")); !errors.Is(err, channels.ErrCannotPush) {
+	if _, err := rs.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatGroup, "wrkSFfCgAAxxx")); !errors.Is(err, channels.ErrCannotPush) {
 		t.Fatalf("group target on an app: %v, want ErrCannotPush", err)
 	}
-	if _, err := gw.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatSingle, "zhangsan")); err != nil {
+	if _, err := rs.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatSingle, "zhangsan")); err != nil {
 		t.Fatal(err)
 	}
 	clock.Set(monday9)
-	if n, err := gw.ScheduleReports(ctx); n != 1 || err != nil {
+	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("tick: %d runs, %v", n, err)
 	}
 	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
@@ -69,18 +70,18 @@ func TestReportThroughWeComApp(t *testing.T) {
 // call as the owner, the outbox and the delivery. Run with -benchtime 100x.
 func BenchmarkReportTickToMessage(b *testing.B) {
 	h, clock := clockedHarness(b)
-	gw := h.startExtra("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(b, 10*time.Minute)
 	nr := wecomReport("* * * * *", channels.ChatSingle, "zhangsan")
 	nr.Spec.Chart, nr.ByAdmin = nil, true // every minute: only an operator may
-	if _, err := gw.CreateReport(ctx, nr); err != nil {
+	if _, err := rs.CreateReport(ctx, nr); err != nil {
 		b.Fatal(err)
 	}
 	var lat []time.Duration
 	for i := 0; b.Loop(); i++ {
 		clock.Set(clock.Now().Add(time.Minute))
 		start := time.Now()
-		if n, err := gw.ScheduleReports(ctx); n != 1 || err != nil {
+		if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 			b.Fatalf("tick %d: %d runs, %v", i, n, err)
 		}
 		if _, err := h.wecomAPI.WaitMessages(ctx, i+1); err != nil {
@@ -100,19 +101,19 @@ func TestReportTargetOnLongConnectionBotNeedsFirstContact(t *testing.T) {
 	h, clock := clockedHarness(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply { return openaitest.Reply{Content: "你好"} })
-	gw := h.startExtra(wsBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	_, rs := h.startWithReports(wsBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
-	report := func(chatType, chat string) gateway.NewReport {
-		nr := weeklyTickets(gateway.CatchUpSkip, gateway.TargetRef{Channel: "wecom", Account: botName, ChatType: chatType, ChatID: chat})
+	report := func(chatType, chat string) reports.NewReport {
+		nr := weeklyTickets(reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: botName, ChatType: chatType, ChatID: chat})
 		nr.Owner, nr.Spec.Chart, nr.ByAdmin = store.ReportOwner{Channel: "wecom", Account: botName, Corp: testCorpID, User: "zhangsan"}, nil, true
 		return nr
 	}
 	for _, tc := range []struct{ chatType, chat string }{{channels.ChatGroup, "grp-9"}, {channels.ChatSingle, "zhangsan"}} {
-		_, err := gw.CreateReport(ctx, report(tc.chatType, tc.chat))
-		var r *gateway.ReportRefusal
+		_, err := rs.CreateReport(ctx, report(tc.chatType, tc.chat))
+		var r *reports.Refusal
 		if !errors.Is(err, channels.ErrCannotPush) || !errors.As(err, &r) || !strings.Contains(r.Sentence, "会话 "+tc.chat+" 还没有给机器人发过消息") {
 			t.Fatalf("%s %s never seen: %v, want refused naming the chat", tc.chatType, tc.chat, err)
 		}
@@ -130,14 +131,14 @@ func TestReportTargetOnLongConnectionBotNeedsFirstContact(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitIdle(ctx)
-	if _, err := gw.CreateReport(ctx, report(channels.ChatSingle, "zhangsan")); !errors.Is(err, channels.ErrCannotPush) {
+	if _, err := rs.CreateReport(ctx, report(channels.ChatSingle, "zhangsan")); !errors.Is(err, channels.ErrCannotPush) {
 		t.Errorf("private chat only opened, never written in: %v, want refused", err)
 	}
-	rep, err := gw.CreateReport(ctx, report(channels.ChatGroup, "grp-9"))
+	rep, err := rs.CreateReport(ctx, report(channels.ChatGroup, "grp-9"))
 	if err != nil {
 		t.Fatalf("the group wrote to the bot: %v", err)
 	}
-	if _, err := gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+	if _, err := rs.RunReportNow(ctx, rep.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	pushed, err := ws.WaitFrame(ctx, func(f wecomtest.BotFrame) bool {

@@ -256,6 +256,16 @@ func clonePtr[T any](p *T) *T {
 // Skills returns the validated skills, sorted by name. Do not modify them.
 func (r *Registry) Skills() []*Skill { return slices.Clone(r.skills) }
 
+// Spec is the Spec (the safe fields) of the skill named name, or one with
+// only the name when there is none: a caller naming a skill it called
+// before (a confirmation, a report) may find it removed meanwhile.
+func (r *Registry) Spec(name string) Spec {
+	if s, ok := r.byName[name]; ok {
+		return s.Spec()
+	}
+	return Spec{Name: name}
+}
+
 // Close releases the MCP sessions the registry opened itself (none when
 // Options.MCP was given). Calls after Close reconnect.
 func (r *Registry) Close() error {

@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/console"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/reports"
 )
 
 // consoleAccount is Inbound.Account for terminal sessions.
@@ -58,6 +59,7 @@ type consoleSetup struct {
 // for a person at a terminal, on a job queue of this process only.
 type consoleSession struct {
 	gw      *gateway.Gateway
+	reports *reports.Service
 	ch      *console.Channel
 	user    channels.Identity
 	timeout time.Duration
@@ -68,12 +70,13 @@ func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) 
 	// A queue of this process alone, so a `hermes serve` sharing the
 	// database never takes a terminal's jobs.
 	queue := fmt.Sprintf("console_%d", os.Getpid())
+	features := newFeatures()
 	gw, err := gateway.New(ctx, s.cfg, gateway.Deps{
 		Pool:      s.pool,
 		Model:     s.model,
 		SkillsFS:  s.skills,
 		Platforms: platforms,
-		Features:  newFeatures(),
+		Features:  features,
 		Channels:  []channels.Channel{ch},
 		Queues:    map[string]int{queue: 2},
 		Partial:   true,
@@ -85,7 +88,8 @@ func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) 
 	if err := gw.Start(ctx); err != nil {
 		return nil, err
 	}
-	return &consoleSession{gw: gw, ch: ch, user: s.user, timeout: s.cfg.Agent.RunTimeout + time.Minute}, nil
+	reps, _ := gateway.FeatureOf[*reports.Service](features)
+	return &consoleSession{gw: gw, reports: reps, ch: ch, user: s.user, timeout: s.cfg.Agent.RunTimeout + time.Minute}, nil
 }
 
 // ask sends one line through the pipeline and waits until its reply has been

@@ -19,8 +19,8 @@ import (
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/console"
-	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/skills/demobackend"
@@ -155,26 +155,26 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 func demoReport(ctx context.Context, sess *consoleSession, user channels.Identity, stdout io.Writer) error {
 	fmt.Fprintln(stdout, "\n== Scheduled report: 上周工单统计, every Monday 09:00, run now ==")
 	owner := store.ReportOwner{Channel: console.ChannelName, Account: consoleAccount, Corp: user.CorpID, User: user.UserID, Name: user.Name}
-	rep, err := sess.gw.CreateReport(ctx, gateway.NewReport{
+	rep, err := sess.reports.CreateReport(ctx, reports.NewReport{
 		Name: "上周工单统计", Cron: "0 9 * * 1", TZ: "Asia/Shanghai", Owner: owner, ByAdmin: true,
-		Spec: gateway.ReportSpec{Skill: "it_ticket_weekly", Template: "**{{.Report}}**（{{.Data.week}}）\n\n{{.Data.summary}}",
-			Chart: &gateway.ChartSpec{Type: "bar", Title: "上周 IT 工单", Rows: "categories", Label: "category",
+		Spec: reports.Spec{Skill: "it_ticket_weekly", Template: "**{{.Report}}**（{{.Data.week}}）\n\n{{.Data.summary}}",
+			Chart: &reports.ChartSpec{Type: "bar", Title: "上周 IT 工单", Rows: "categories", Label: "category",
 				Values: []string{"opened", "resolved"}, Names: []string{"新建", "已解决"}}},
-		Targets: []gateway.TargetRef{{Channel: console.ChannelName, Account: consoleAccount, ChatType: channels.ChatSingle, ChatID: user.UserID}},
+		Targets: []reports.TargetRef{{Channel: console.ChannelName, Account: consoleAccount, ChatType: channels.ChatSingle, ChatID: user.UserID}},
 	})
 	if errors.Is(err, store.ErrReportExists) { // a demo database kept from an earlier run
-		rep, err = demoReportByName(ctx, sess.gw, owner, "上周工单统计")
+		rep, err = demoReportByName(ctx, sess.reports, owner, "上周工单统计")
 	}
 	if err != nil {
 		return fmt.Errorf("demo report: %w", err)
 	}
-	if _, err := sess.gw.RunReportNow(ctx, rep.ID, nil); err != nil {
+	if _, err := sess.reports.RunReportNow(ctx, rep.ID, nil); err != nil {
 		return err
 	}
 	if _, err := sess.next(ctx); err != nil {
 		return err
 	}
-	_, png, err := sess.gw.RenderReport(ctx, rep.ID, nil)
+	_, png, err := sess.reports.RenderReport(ctx, rep.ID, nil)
 	if err != nil {
 		return err
 	}
@@ -186,8 +186,8 @@ func demoReport(ctx context.Context, sess *consoleSession, user channels.Identit
 	return nil
 }
 
-func demoReportByName(ctx context.Context, gw *gateway.Gateway, owner store.ReportOwner, name string) (store.Report, error) {
-	rs, err := gw.ListReports(ctx, &owner)
+func demoReportByName(ctx context.Context, reps *reports.Service, owner store.ReportOwner, name string) (store.Report, error) {
+	rs, err := reps.ListReports(ctx, &owner)
 	if err != nil {
 		return store.Report{}, err
 	}

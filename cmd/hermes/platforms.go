@@ -6,6 +6,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/reports"
 )
 
 // platforms are the chat platforms this binary serves, one line each; each
@@ -21,5 +22,7 @@ var platforms = []channels.Platform{
 // The operators' pages (gateway/admin) are added by serve, the one command
 // that serves them.
 func newFeatures() []gateway.Feature {
-	return []gateway.Feature{}
+	return []gateway.Feature{
+		reports.New(),
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -38,9 +39,10 @@ func runReports(ctx context.Context, args []string, std stdio) error {
 // for add and run-now a gateway that only inserts jobs (it checks
 // skills and targets like `serve` would).
 type reportsEnv struct {
-	pool *pgxpool.Pool
-	gw   *gateway.Gateway
-	id   int64 // the ID argument, when the command takes one
+	pool    *pgxpool.Pool
+	gw      *gateway.Gateway
+	reports *reports.Service // the gateway's
+	id      int64            // the ID argument, when the command takes one
 }
 
 // reportsPoolConns is the pool of a reports subcommand: an insert-only
@@ -72,7 +74,9 @@ func openReports(ctx context.Context, name string, args []string, std stdio, wan
 	closeAll := env.pool.Close
 	if wantGateway {
 		// Insert only: this process works no queue; `serve` runs the jobs.
-		env.gw, err = gateway.New(ctx, cfg, gateway.Deps{Pool: env.pool, Platforms: platforms, Features: newFeatures(), Queues: map[string]int{}, Partial: true})
+		features := newFeatures()
+		env.reports, _ = gateway.FeatureOf[*reports.Service](features)
+		env.gw, err = gateway.New(ctx, cfg, gateway.Deps{Pool: env.pool, Platforms: platforms, Features: features, Queues: map[string]int{}, Partial: true})
 		if err != nil {
 			env.pool.Close()
 			return nil, nil, err
@@ -88,7 +92,7 @@ func runReportsList(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer done()
-	rs, err := env.gw.ListReports(ctx, nil)
+	rs, err := env.reports.ListReports(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -114,14 +118,14 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func runReportsAdd(ctx context.Context, args []string, std stdio) error {
 	// The operator creates it: the limits of reports made in chat do not
 	// hold (schedule, count, write skills).
-	nr := gateway.NewReport{ByAdmin: true}
+	nr := reports.NewReport{ByAdmin: true}
 	var owner, argsJSON, chartJSON string
 	var targets listFlag
 	env, done, err := openReports(ctx, "add", args, std, false, true, func(fs *flag.FlagSet) {
 		fs.StringVar(&nr.Name, "name", "", "report name")
 		fs.StringVar(&nr.Cron, "cron", "", "cron expression, 5 fields or 6 with seconds")
 		fs.StringVar(&nr.TZ, "tz", "", "IANA time zone (default reports.time_zone)")
-		fs.StringVar(&nr.CatchUp, "catch-up", gateway.CatchUpRunOnce, "a tick missed while down: run_once or skip")
+		fs.StringVar(&nr.CatchUp, "catch-up", reports.CatchUpRunOnce, "a tick missed while down: run_once or skip")
 		fs.StringVar(&owner, "owner", "", "who it runs as: CHANNEL/ACCOUNT/CORP/USER")
 		fs.Var(&targets, "target", "where it goes: CHANNEL/ACCOUNT/single|group/CHAT_ID (repeatable)")
 		fs.StringVar(&nr.Spec.Skill, "skill", "", "skill whose answer is the report")
@@ -148,12 +152,12 @@ func runReportsAdd(ctx context.Context, args []string, std stdio) error {
 		nr.Spec.Args = json.RawMessage(argsJSON)
 	}
 	if chartJSON != "" {
-		nr.Spec.Chart = new(gateway.ChartSpec)
+		nr.Spec.Chart = new(reports.ChartSpec)
 		if err := json.Unmarshal([]byte(chartJSON), nr.Spec.Chart); err != nil {
 			return fmt.Errorf("--chart: %w", err)
 		}
 	}
-	r, err := env.gw.CreateReport(ctx, nr)
+	r, err := env.reports.CreateReport(ctx, nr)
 	if err != nil {
 		return err
 	}
@@ -169,12 +173,12 @@ func parseOwner(s string) (store.ReportOwner, error) {
 	return store.ReportOwner{Channel: p[0], Account: p[1], Corp: p[2], User: p[3]}, nil
 }
 
-func parseTarget(s string) (gateway.TargetRef, error) {
+func parseTarget(s string) (reports.TargetRef, error) {
 	p := strings.Split(s, "/")
 	if len(p) != 4 || slices.Contains(p, "") {
-		return gateway.TargetRef{}, fmt.Errorf("--target %q: want CHANNEL/ACCOUNT/single|group/CHAT_ID", s)
+		return reports.TargetRef{}, fmt.Errorf("--target %q: want CHANNEL/ACCOUNT/single|group/CHAT_ID", s)
 	}
-	return gateway.TargetRef{Channel: p[0], Account: p[1], ChatType: p[2], ChatID: p[3]}, nil
+	return reports.TargetRef{Channel: p[0], Account: p[1], ChatType: p[2], ChatID: p[3]}, nil
 }
 
 func runReportsRunNow(ctx context.Context, args []string, std stdio) error {
@@ -183,7 +187,7 @@ func runReportsRunNow(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer done()
-	runID, err := env.gw.RunReportNow(ctx, env.id, nil)
+	runID, err := env.reports.RunReportNow(ctx, env.id, nil)
 	if err != nil {
 		return err
 	}

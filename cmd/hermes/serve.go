@@ -19,6 +19,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/admin"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/web/console"
 )
@@ -139,16 +140,15 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 	if err := console.Bootstrap(ctx, pool, os.LookupEnv, slog.Default()); err != nil {
 		return err
 	}
-	// The operators' pages: the console and the status page. The console's
-	// report actions are the gateway's own until reports are a service of
-	// their own.
-	reports := &admin.GatewayReports{}
-	features := append(newFeatures(), admin.New(reports))
+	// The operators' pages (the console, the status page), served only by
+	// serve; the console's report actions are the reports feature's.
+	features := newFeatures()
+	rep, _ := gateway.FeatureOf[*reports.Service](features)
+	features = append(features, admin.New(admin.ServiceReports{Service: rep}))
 	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms, Features: features, Logger: logger, Tracing: tracing})
 	if err != nil {
 		return err
 	}
-	reports.Gateway = gw
 	if err := gw.Start(ctx); err != nil {
 		return err
 	}

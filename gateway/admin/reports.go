@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hermes-gw/hermes/gateway"
-	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/gateway/reports"
 )
 
 // Reports are the console's report actions, as the operator on any
@@ -17,22 +16,18 @@ type Reports interface {
 	PauseReport(ctx context.Context, id int64, paused bool) error
 }
 
-// GatewayReports are the report actions as a gateway does them today:
-// its RunReportNow, and the store's pause as `hermes reports pause` does.
-// Set Gateway once it is built (the feature is built before it). Interim
-// (issue 17): once reports are a service of their own, cmd/hermes hands
-// that service to New instead and this goes.
-type GatewayReports struct{ Gateway *gateway.Gateway }
+// ServiceReports are the console's report actions done by the reports
+// feature, as the operator (any owner's report).
+type ServiceReports struct{ Service *reports.Service }
 
 // RunReportNow implements Reports.
-func (r *GatewayReports) RunReportNow(ctx context.Context, id int64) (int64, error) {
-	return r.Gateway.RunReportNow(ctx, id, nil)
+func (r ServiceReports) RunReportNow(ctx context.Context, id int64) (int64, error) {
+	return r.Service.RunReportNow(ctx, id, nil)
 }
 
 // PauseReport implements Reports.
-func (r *GatewayReports) PauseReport(ctx context.Context, id int64, paused bool) error {
-	s := r.Gateway.Services()
-	return store.SetReportPaused(ctx, s.Pool, id, nil, paused, s.Now())
+func (r ServiceReports) PauseReport(ctx context.Context, id int64, paused bool) error {
+	return r.Service.PauseReport(ctx, id, nil, paused)
 }
 
 // errNoReports answers the console's report actions of a feature built

@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"github.com/hermes-gw/hermes/gateway/reports"
+	"github.com/hermes-gw/hermes/gateway/reports/schedule"
 )
 
 // ReportsConfig is the `reports:` section: how scheduled reports are
@@ -117,7 +117,7 @@ func (c *ReportsConfig) applyDefaults(m *ReportMessages) {
 
 // validate reports the section's problems to bad, naming the key.
 func (c *ReportsConfig) validate(bad func(key, format string, args ...any)) {
-	if _, err := reports.ParseSchedule("0 9 * * 1", c.TimeZone); err != nil {
+	if _, err := schedule.Parse("0 9 * * 1", c.TimeZone); err != nil {
 		bad("reports.time_zone", "%q is not an IANA time zone such as Asia/Shanghai", c.TimeZone)
 	}
 	if c.MinInterval < minMinInterval || c.MinInterval > maxMinInterval {

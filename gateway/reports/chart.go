@@ -1,8 +1,3 @@
-// Package reports holds what a scheduled report needs besides the
-// gateway: reading and describing its cron schedule, drawing its chart as
-// a PNG (with an embedded CJK font, so Chinese labels render on a server
-// with no fonts installed) and writing the same data as a markdown table
-// for channels that cannot show pictures.
 package reports
 
 import (
@@ -154,4 +149,45 @@ func formatValue(v float64) string {
 		return fmt.Sprint(int64(v))
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// ChartSpec says how a skill's answer becomes a chart: Rows names the
+// answer's array of objects, Label the field of each row that labels it,
+// Values the numeric fields drawn as series (named by Names, default the
+// field names).
+type ChartSpec struct {
+	Type   string   `json:"type"` // bar, line or pie
+	Title  string   `json:"title,omitempty"`
+	Rows   string   `json:"rows"`
+	Label  string   `json:"label"`
+	Values []string `json:"values"`
+	Names  []string `json:"names,omitempty"`
+}
+
+// chartFrom reads the chart's rows out of the skill's answer.
+func chartFrom(cs ChartSpec, data any) (Chart, error) {
+	obj, _ := data.(map[string]any)
+	rows, ok := obj[cs.Rows].([]any)
+	if !ok {
+		return Chart{}, fmt.Errorf("%w: the answer has no array %q", ErrBadChart, cs.Rows)
+	}
+	c := Chart{Type: cs.Type, Title: cs.Title, Series: make([]Series, len(cs.Values))}
+	for i, v := range cs.Values {
+		c.Series[i].Name = v
+		if i < len(cs.Names) {
+			c.Series[i].Name = cs.Names[i]
+		}
+	}
+	for _, r := range rows {
+		row, _ := r.(map[string]any)
+		c.Labels = append(c.Labels, fmt.Sprint(row[cs.Label]))
+		for i, v := range cs.Values {
+			n, ok := row[v].(float64)
+			if !ok {
+				return Chart{}, fmt.Errorf("%w: row %q: %q is not a number", ErrBadChart, row[cs.Label], v)
+			}
+			c.Series[i].Values = append(c.Series[i].Values, n)
+		}
+	}
+	return c, c.Validate()
 }

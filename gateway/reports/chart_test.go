@@ -6,7 +6,6 @@ import (
 	"image/png"
 	"strings"
 	"testing"
-	"time"
 )
 
 // weekly is the sample report's data: Chinese labels and series names.
@@ -98,33 +97,6 @@ func TestTable(t *testing.T) {
 	for _, want := range []string{"| 上周工单统计 | 新建 | 已解决 |", "| --- | --- | --- |", "| 网络故障 | 12 | 10 |"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
-		}
-	}
-}
-
-func TestParseSchedule(t *testing.T) {
-	sh, _ := time.LoadLocation("Asia/Shanghai")
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, sh) // a Tuesday
-	s, err := ParseSchedule("0 9 * * 1", "Asia/Shanghai")
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := s.NextN(now, 3)
-	want := []string{"2026-12-07 09:00", "2026-12-14 09:00", "2026-12-21 09:00"}
-	for i, w := range want {
-		if got := next[i].Format("2006-01-02 15:04"); got != w {
-			t.Errorf("fire %d: %s, want %s", i, got, w)
-		}
-	}
-	if d := s.Describe(now); d != "每周一 09:00（Asia/Shanghai）" {
-		t.Errorf("describe: %q", d)
-	}
-	if _, err := ParseSchedule("*/10 * * * * *", "UTC"); err != nil {
-		t.Errorf("6 fields with seconds: %v", err)
-	}
-	for _, bad := range [][2]string{{"0 9 * *", "UTC"}, {"61 9 * * *", "UTC"}, {"0 9 * * 1", "Mars/Base"}, {"0 9 * * 1", ""}, {"CRON_TZ=UTC 0 9 * * 1", "UTC"}} {
-		if _, err := ParseSchedule(bad[0], bad[1]); err == nil {
-			t.Errorf("%q in %q: no error", bad[0], bad[1])
 		}
 	}
 }

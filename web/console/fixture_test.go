@@ -27,6 +27,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/admin"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 	"github.com/hermes-gw/hermes/skills"
@@ -63,7 +64,9 @@ type fixture struct {
 	srv   *httptest.Server
 	ch    *chantest.Channel
 	gw    *gateway.Gateway
-	runID string
+	// reports is the gateway's reports feature.
+	reports *reports.Service
+	runID   string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -114,13 +117,12 @@ wecom:
 	}
 	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatText})
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	reports := &admin.GatewayReports{}
+	f.reports = reports.New()
 	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: []channels.Platform{wecom.Platform},
-		Channels: []channels.Channel{ch}, Features: []gateway.Feature{admin.New(reports)}, Logger: logger})
+		Channels: []channels.Channel{ch}, Logger: logger, Features: []gateway.Feature{f.reports, admin.New(admin.ServiceReports{Service: f.reports})}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports.Gateway = gw
 	if err := gw.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hermes-gw/hermes/gateway/reports"
+	"github.com/hermes-gw/hermes/gateway/reports/schedule"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -43,7 +43,7 @@ func (c *Console) schedules(w http.ResponseWriter, r *request) {
 	var d schedulesData
 	for _, rep := range list {
 		row := scheduleRow{Report: rep}
-		if sch, err := reports.ParseSchedule(rep.Cron, rep.TZ); err == nil {
+		if sch, err := schedule.Parse(rep.Cron, rep.TZ); err == nil {
 			row.When = sch.Describe(now)
 			if !rep.Paused {
 				for _, t := range sch.NextN(now, nextFires) {
@@ -88,7 +88,7 @@ func (c *Console) schedule(w http.ResponseWriter, r *request) {
 		return
 	}
 	d := scheduleData{Report: rep, Runs: runs}
-	if sch, err := reports.ParseSchedule(rep.Cron, rep.TZ); err == nil {
+	if sch, err := schedule.Parse(rep.Cron, rep.TZ); err == nil {
 		d.When = sch.Describe(c.deps.Now())
 	}
 	c.render(w, r, "schedule", "", http.StatusOK, d)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/reports"
+	"github.com/hermes-gw/hermes/gateway/reports/schedule"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -18,11 +18,11 @@ import (
 // and sent to his chat on the test channel.
 func weeklyReport(t *testing.T, f *fixture) store.Report {
 	t.Helper()
-	rep, err := f.gw.CreateReport(context.Background(), gateway.NewReport{
+	rep, err := f.reports.CreateReport(context.Background(), reports.NewReport{
 		Name: "上周工单统计", Cron: "0 9 * * 1", TZ: "Asia/Shanghai",
 		Owner:   store.ReportOwner{Channel: "test", Account: "acc-1", Corp: "corp-test", User: "zhangsan", Name: "张三", Chat: "zhangsan"},
-		Spec:    gateway.ReportSpec{Skill: "it_ticket_weekly"},
-		Targets: []gateway.TargetRef{{Channel: "test", Account: "acc-1", ChatType: channels.ChatGroup, ChatID: "it-group"}},
+		Spec:    reports.Spec{Skill: "it_ticket_weekly"},
+		Targets: []reports.TargetRef{{Channel: "test", Account: "acc-1", ChatType: channels.ChatGroup, ChatID: "it-group"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestSchedulesListAndRunNow(t *testing.T) {
 	c := client(t)
 	_, csrf := f.login(t, c, adminUser, adminPass)
 
-	sch, err := reports.ParseSchedule(rep.Cron, rep.TZ)
+	sch, err := schedule.Parse(rep.Cron, rep.TZ)
 	if err != nil {
 		t.Fatal(err)
 	}

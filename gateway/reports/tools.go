@@ -1,4 +1,4 @@
-package gateway
+package reports
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/reports/schedule"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -16,7 +16,7 @@ import (
 // Report management as tools the agent is offered in chat. They are built
 // per run for the verified sender, who is the owner of what they create
 // and the only one whose reports they see; creating and deleting return
-// a Confirmation, so the gateway's 「确认」 runs them (callConfirmed).
+// a Confirmation, so the gateway's 「确认」 runs them (CallConfirmed).
 const (
 	toolReportCreate = "report_create"
 	toolReportList   = "report_list"
@@ -47,7 +47,7 @@ const createParams = `{"type":"object","properties":{
 
 // reportTool is one management tool bound to the sender of one message.
 type reportTool struct {
-	g    *Gateway
+	s    *Service
 	spec skills.Spec
 	in   channels.Inbound // the message the run answers: who asks, from where
 	call func(t *reportTool, ctx context.Context, args json.RawMessage) (skills.Result, error)
@@ -59,17 +59,18 @@ func (t *reportTool) Call(ctx context.Context, args json.RawMessage) (skills.Res
 	return t.call(t, ctx, args)
 }
 
-// reportTools are the management tools for the sender of in.
-func (g *Gateway) reportTools(in channels.Inbound) []skills.Tool {
+// ChatTools implements gateway.ChatToolFeature: the management tools for
+// the sender of in.
+func (s *Service) ChatTools(in channels.Inbound) []skills.Tool {
 	mk := func(name, display, desc, params string, readOnly, confirm bool,
 		call func(*reportTool, context.Context, json.RawMessage) (skills.Result, error)) skills.Tool {
-		return &reportTool{g: g, in: in, call: call, spec: skills.Spec{Name: name, DisplayName: display, Description: desc,
+		return &reportTool{s: s, in: in, call: call, spec: skills.Spec{Name: name, DisplayName: display, Description: desc,
 			Parameters: json.RawMessage(params), ReadOnly: readOnly, Confirm: confirm, Triggers: reportTriggers}}
 	}
 	return []skills.Tool{
 		mk(toolReportCreate, "创建定时报告", "Create a scheduled report sent to this chat or the user's private chat. "+
 			"Turn the time the user says into a cron expression. Give exactly one of skill or prompt. "+
-			fmt.Sprintf("Two runs must be at least %s apart; a skill that changes data is refused unless it allows reports. ", g.cfg.Reports.MinInterval)+
+			fmt.Sprintf("Two runs must be at least %s apart; a skill that changes data is refused unless it allows reports. ", s.gw.Config.Reports.MinInterval)+
 			"If it is refused, tell the user the reason as given.", createParams, false, true, (*reportTool).create),
 		mk(toolReportList, "我的定时报告", "List the user's own scheduled reports with ids, schedule and next run.", `{"type":"object","properties":{}}`, true, false, (*reportTool).list),
 		mk(toolReportPause, "暂停定时报告", "Pause one of the user's reports.", idParams, false, false, (*reportTool).pause),
@@ -104,16 +105,16 @@ func (t *reportTool) newReport(raw json.RawMessage) (NewReport, string, error) {
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return NewReport{}, "", fmt.Errorf("%w: %v", skills.ErrInvalidArguments, err)
 	}
-	target, where := TargetRef{Channel: t.in.Channel, Account: t.in.Account, ChatType: t.in.ChatType, ChatID: t.in.ChatID}, t.g.cfg.Messages.Reports.ThisChat
+	target, where := TargetRef{Channel: t.in.Channel, Account: t.in.Account, ChatType: t.in.ChatType, ChatID: t.in.ChatID}, t.s.gw.Config.Messages.Reports.ThisChat
 	switch a.Target {
 	case "me":
-		target.ChatType, target.ChatID, where = channels.ChatSingle, t.in.Sender.UserID, t.g.cfg.Messages.Reports.Me
+		target.ChatType, target.ChatID, where = channels.ChatSingle, t.in.Sender.UserID, t.s.gw.Config.Messages.Reports.Me
 	case "this_chat":
 	default:
 		return NewReport{}, "", fmt.Errorf("%w: target must be this_chat or me", skills.ErrInvalidArguments)
 	}
 	return NewReport{Name: a.Name, Cron: a.Cron, TZ: a.TimeZone, CatchUp: a.CatchUp, Owner: ownerOf(t.in),
-		Spec: ReportSpec{Skill: a.Skill, Args: a.Args, Prompt: a.Prompt}, Targets: []TargetRef{target}}, where, nil
+		Spec: Spec{Skill: a.Skill, Args: a.Args, Prompt: a.Prompt}, Targets: []TargetRef{target}}, where, nil
 }
 
 // create checks the report and asks for 「确认」 with the schedule in
@@ -123,25 +124,21 @@ func (t *reportTool) create(ctx context.Context, raw json.RawMessage) (skills.Re
 	if err != nil {
 		return skills.Result{}, err
 	}
-	when, next, err := t.g.PreviewReport(ctx, nr)
+	when, next, err := t.s.PreviewReport(ctx, nr)
 	if err != nil {
 		return skills.Result{}, fmt.Errorf("%w: %w", skills.ErrInvalidArguments, err)
 	}
 	times := make([]string, len(next))
 	for i, n := range next {
-		times[i] = n.Format("2006-01-02 15:04") + " " + weekdayCN(n)
+		times[i] = n.Format("2006-01-02 15:04") + " " + schedule.Weekday(n)
 	}
-	prompt := fmt.Sprintf(t.g.cfg.Messages.Reports.ConfirmCreate, strings.TrimSpace(nr.Name), when, where, strings.Join(times, "、"))
+	prompt := fmt.Sprintf(t.s.gw.Config.Messages.Reports.ConfirmCreate, strings.TrimSpace(nr.Name), when, where, strings.Join(times, "、"))
 	return skills.Result{Skill: toolReportCreate, Confirm: &skills.Confirmation{Prompt: prompt, Skill: toolReportCreate, Args: raw}}, nil
-}
-
-func weekdayCN(t time.Time) string {
-	return [...]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}[t.Weekday()]
 }
 
 func (t *reportTool) list(ctx context.Context, _ json.RawMessage) (skills.Result, error) {
 	owner := ownerOf(t.in)
-	rs, err := t.g.ListReports(ctx, &owner)
+	rs, err := t.s.ListReports(ctx, &owner)
 	if err != nil {
 		return skills.Result{}, err
 	}
@@ -182,7 +179,7 @@ func (t *reportTool) ownReport(ctx context.Context, raw json.RawMessage) (store.
 		return store.Report{}, err
 	}
 	owner := ownerOf(t.in)
-	r, err := store.GetReport(ctx, t.g.pool, id, &owner)
+	r, err := store.GetReport(ctx, t.s.gw.Pool, id, &owner)
 	if errors.Is(err, store.ErrNotFound) {
 		return r, fmt.Errorf("%w: you have no report %d", skills.ErrInvalidArguments, id)
 	}
@@ -203,7 +200,7 @@ func (t *reportTool) setPaused(ctx context.Context, raw json.RawMessage, paused 
 		return skills.Result{}, err
 	}
 	owner := ownerOf(t.in)
-	if err := store.SetReportPaused(ctx, t.g.pool, r.ID, &owner, paused, t.g.now()); err != nil {
+	if err := t.s.PauseReport(ctx, r.ID, &owner, paused); err != nil {
 		return skills.Result{}, err
 	}
 	return jsonResult(t.spec.Name, map[string]any{"id": r.ID, "name": r.Name, "paused": paused})
@@ -214,7 +211,7 @@ func (t *reportTool) remove(ctx context.Context, raw json.RawMessage) (skills.Re
 	if err != nil {
 		return skills.Result{}, err
 	}
-	prompt := fmt.Sprintf(t.g.cfg.Messages.Reports.ConfirmDelete, r.Name)
+	prompt := fmt.Sprintf(t.s.gw.Config.Messages.Reports.ConfirmDelete, r.Name)
 	return skills.Result{Skill: toolReportDelete, Confirm: &skills.Confirmation{Prompt: prompt, Skill: toolReportDelete, Args: raw}}, nil
 }
 
@@ -224,7 +221,7 @@ func (t *reportTool) runNow(ctx context.Context, raw json.RawMessage) (skills.Re
 		return skills.Result{}, err
 	}
 	owner := ownerOf(t.in)
-	runID, err := t.g.RunReportNow(ctx, r.ID, &owner)
+	runID, err := t.s.RunReportNow(ctx, r.ID, &owner)
 	if err != nil {
 		return skills.Result{}, err
 	}
@@ -239,24 +236,21 @@ func jsonResult(skill string, v any) (skills.Result, error) {
 	return skills.Result{Skill: skill, Status: 200, ContentType: "application/json", Body: b}, nil
 }
 
-// callConfirmed runs a call the user confirmed: a report tool's own
-// action, or a skill through the registry.
-func (g *Gateway) callConfirmed(ctx context.Context, in channels.Inbound, caller skills.Caller, tool string, args json.RawMessage) (skills.Result, error) {
-	t := &reportTool{g: g, in: in}
+// CallConfirmed implements gateway.ChatToolFeature: creating or deleting
+// a report, once its sender confirmed; any other tool is not handled here.
+func (s *Service) CallConfirmed(ctx context.Context, in channels.Inbound, _ skills.Caller, tool string, args json.RawMessage) (skills.Result, bool, error) {
+	t := &reportTool{s: s, in: in}
+	var res skills.Result
+	var err error
 	switch tool {
 	case toolReportCreate:
-		return t.confirmedCreate(ctx, args)
+		res, err = t.confirmedCreate(ctx, args)
 	case toolReportDelete:
-		return t.confirmedDelete(ctx, args)
+		res, err = t.confirmedDelete(ctx, args)
+	default:
+		return skills.Result{}, false, nil
 	}
-	for _, f := range g.features {
-		if tf, ok := f.(ChatToolFeature); ok {
-			if res, handled, err := tf.CallConfirmed(ctx, in, caller, tool, args); handled {
-				return res, err
-			}
-		}
-	}
-	return g.skills.Load().CallConfirmed(ctx, caller, tool, args)
+	return res, true, err
 }
 
 // confirmedCreate creates the report, checked again: the owner is the
@@ -266,11 +260,11 @@ func (t *reportTool) confirmedCreate(ctx context.Context, raw json.RawMessage) (
 	if err != nil {
 		return skills.Result{}, err
 	}
-	r, err := t.g.CreateReport(ctx, nr)
+	r, err := t.s.CreateReport(ctx, nr)
 	if err != nil {
 		return skills.Result{}, err
 	}
-	return jsonResult(toolReportCreate, map[string]any{"id": r.ID, "summary": fmt.Sprintf(t.g.cfg.Messages.Reports.Created, r.Name, r.ID)})
+	return jsonResult(toolReportCreate, map[string]any{"id": r.ID, "summary": fmt.Sprintf(t.s.gw.Config.Messages.Reports.Created, r.Name, r.ID)})
 }
 
 func (t *reportTool) confirmedDelete(ctx context.Context, raw json.RawMessage) (skills.Result, error) {
@@ -279,8 +273,8 @@ func (t *reportTool) confirmedDelete(ctx context.Context, raw json.RawMessage) (
 		return skills.Result{}, err
 	}
 	owner := ownerOf(t.in)
-	if err := store.DeleteReport(ctx, t.g.pool, r.ID, &owner); err != nil {
+	if err := store.DeleteReport(ctx, t.s.gw.Pool, r.ID, &owner); err != nil {
 		return skills.Result{}, err
 	}
-	return jsonResult(toolReportDelete, map[string]any{"id": r.ID, "summary": fmt.Sprintf(t.g.cfg.Messages.Reports.Deleted, r.Name)})
+	return jsonResult(toolReportDelete, map[string]any{"id": r.ID, "summary": fmt.Sprintf(t.s.gw.Config.Messages.Reports.Deleted, r.Name)})
 }

@@ -1,4 +1,9 @@
-package reports
+// Package schedule reads a scheduled report's cron expression in its
+// time zone, finds its fire times and says them in Chinese. It is a leaf
+// (it imports no Hermes package) because the config's validation and the
+// console read schedules as well as the reports feature (gateway/reports),
+// which itself depends on the gateway. One file: schedule.go.
+package schedule
 
 import (
 	"errors"
@@ -13,8 +18,8 @@ import (
 // seconds first; descriptors such as @daily as well.
 var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// ErrBadSchedule: a cron expression or time zone that cannot be read.
-var ErrBadSchedule = errors.New("reports: bad schedule")
+// ErrBad: a cron expression or time zone that cannot be read.
+var ErrBad = errors.New("reports: bad schedule")
 
 // Schedule is a parsed cron expression in its time zone.
 type Schedule struct {
@@ -23,24 +28,24 @@ type Schedule struct {
 	s    cron.Schedule
 }
 
-// ParseSchedule reads expr in the IANA time zone tz. Errors wrap
-// ErrBadSchedule and say what is wrong.
-func ParseSchedule(expr, tz string) (Schedule, error) {
+// Parse reads expr in the IANA time zone tz. Errors wrap
+// ErrBad and say what is wrong.
+func Parse(expr, tz string) (Schedule, error) {
 	expr = strings.TrimSpace(expr)
 	if strings.HasPrefix(expr, "CRON_TZ=") || strings.HasPrefix(expr, "TZ=") {
-		return Schedule{}, fmt.Errorf("%w: give the time zone separately, not in the expression", ErrBadSchedule)
+		return Schedule{}, fmt.Errorf("%w: give the time zone separately, not in the expression", ErrBad)
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil || tz == "" {
-		return Schedule{}, fmt.Errorf("%w: time zone %q: want an IANA name such as Asia/Shanghai", ErrBadSchedule, tz)
+		return Schedule{}, fmt.Errorf("%w: time zone %q: want an IANA name such as Asia/Shanghai", ErrBad, tz)
 	}
 	s, err := cronParser.Parse(expr)
 	if err != nil {
-		return Schedule{}, fmt.Errorf("%w: cron %q: %v", ErrBadSchedule, expr, err)
+		return Schedule{}, fmt.Errorf("%w: cron %q: %v", ErrBad, expr, err)
 	}
 	sch := Schedule{Expr: expr, Loc: loc, s: s}
 	if sch.Next(time.Now()).IsZero() {
-		return Schedule{}, fmt.Errorf("%w: cron %q never fires", ErrBadSchedule, expr)
+		return Schedule{}, fmt.Errorf("%w: cron %q never fires", ErrBad, expr)
 	}
 	return sch, nil
 }
@@ -95,6 +100,10 @@ func (s Schedule) TooClose(t time.Time, gap time.Duration) (first, second time.T
 // weekdays are Chinese weekday names, Sunday first as in time.Weekday.
 var weekdays = [...]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}
 
+// Weekday is the Chinese name of t's weekday (周一), as Describe and the
+// fire times listed with it say it.
+func Weekday(t time.Time) string { return weekdays[t.Weekday()] }
+
 // Describe says in Chinese when s fires, from its next fire times: the
 // shape of a common schedule (每天/每周一/每月 1 日 09:00) or, for others,
 // the expression itself. Users confirm by the fire times listed with it.
@@ -113,7 +122,7 @@ func (s Schedule) Describe(now time.Time) string {
 	case dom == "*" && dow == "*":
 		return fmt.Sprintf("每天 %s（%s）", clock, s.Loc)
 	case dom == "*" && plainNumber(dow):
-		return fmt.Sprintf("每%s %s（%s）", weekdays[next.Weekday()], clock, s.Loc)
+		return fmt.Sprintf("每%s %s（%s）", Weekday(next), clock, s.Loc)
 	case dom == "*" && (dow == "1-5" || strings.EqualFold(dow, "MON-FRI")):
 		return fmt.Sprintf("每个工作日（周一至周五）%s（%s）", clock, s.Loc)
 	case plainNumber(dom) && dow == "*":
