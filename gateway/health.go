@@ -110,10 +110,8 @@ var (
 )
 
 // opsRoutes adds the health checks, which stay on the public listener for
-// the load balancer, and the OpenAI-compatible routes.
+// the load balancer.
 func (g *Gateway) opsRoutes(r *gin.Engine) {
 	r.GET("/healthz", g.healthz)
 	r.GET("/readyz", g.readyz)
-	r.POST("/v1/chat/completions", g.chatCompletions)
-	r.GET("/v1/models", g.listModels)
 }

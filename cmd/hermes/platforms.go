@@ -6,6 +6,8 @@ import (
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/openaiapi"
+	"github.com/hermes-gw/hermes/gateway/router"
 )
 
 // platforms are the chat platforms this binary serves, one line each; each
@@ -19,5 +21,8 @@ var platforms = []channels.Platform{
 // newFeatures are the parts of Hermes beside the pipeline that a gateway
 // runs, one line each, made anew for each gateway this process builds.
 func newFeatures() []gateway.Feature {
-	return []gateway.Feature{}
+	return []gateway.Feature{
+		openaiapi.New(),
+		router.New(),
+	}
 }
