@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -37,6 +39,24 @@ func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, 
 	g.metrics.Ran(channel, res, time.Since(start))
 	return res, err
 }
+
+// History is a session's recent turns as the model sees them: at most
+// agent.history_turns of them, none older than agent.history_idle.
+func (a *AgentRunner) History(ctx context.Context, sessionID int64) ([]openai.ChatCompletionMessage, error) {
+	history, err := store.RecentHistory(ctx, a.g.pool, sessionID, 2*a.g.cfg.Agent.HistoryTurns, a.historySince())
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]openai.ChatCompletionMessage, 0, len(history))
+	for _, h := range history {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: h.Role, Content: h.Content})
+	}
+	return msgs, nil
+}
+
+// historySince is when a session's context starts: what is older than
+// agent.history_idle is no longer the conversation.
+func (a *AgentRunner) historySince() time.Time { return a.g.now().Add(-a.g.cfg.Agent.HistoryIdle) }
 
 // ModelName is the model a run is recorded under.
 func (a *AgentRunner) ModelName() string {

@@ -74,6 +74,26 @@ type ChatToolFeature interface {
 	CallConfirmed(ctx context.Context, in channels.Inbound, caller skills.Caller, tool string, args json.RawMessage) (res skills.Result, handled bool, err error)
 }
 
+// AsyncFeature takes the late results of async skill calls (the tool
+// router's /v1/async): the skill registry, built before the features
+// attach, asks it for each async call's callback URL, which it answers
+// only once attached.
+type AsyncFeature interface {
+	Feature
+	skills.AsyncRegistrar
+}
+
+// asyncOf is the first of features that takes async results; nil when
+// none does (then async skills are refused as misconfigured).
+func asyncOf(features []Feature) skills.AsyncRegistrar {
+	for _, f := range features {
+		if af, ok := f.(AsyncFeature); ok {
+			return af
+		}
+	}
+	return nil
+}
+
 // Services are what the pipeline offers a feature: its stores, its clock,
 // its channels, the one outbox and the one way to run the agent.
 type Services struct {

@@ -1,9 +1,13 @@
 package gateway_test
 
 import (
+	"testing"
+
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/admin"
+	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/reports"
+	"github.com/hermes-gw/hermes/gateway/router"
 )
 
 // newFeatures are the features a test gateway runs, as cmd/hermes wires
@@ -14,5 +18,21 @@ func newFeatures() []gateway.Feature {
 	return []gateway.Feature{
 		rep,
 		admin.New(admin.ServiceReports{Service: rep}),
+		openaiapi.New(),
+		router.New(),
 	}
+}
+
+// featureOf is the feature of type F among features (one newFeatures
+// made), for a test that drives it directly.
+func featureOf[F gateway.Feature](t testing.TB, features []gateway.Feature) F {
+	t.Helper()
+	for _, f := range features {
+		if ff, ok := f.(F); ok {
+			return ff
+		}
+	}
+	var zero F
+	t.Fatalf("no %T among the features", zero)
+	return zero
 }

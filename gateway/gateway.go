@@ -111,8 +111,6 @@ type Gateway struct {
 	leaseDone  chan struct{}      // closed when keepLeases returned
 	now        func() time.Time
 	log        *slog.Logger
-	routeUse   routeLimiter // per router key, this replica
-	apiLimits  apiLimits    // per OpenAI API key, this replica
 	metrics    *ops.Metrics // nil when metrics.enabled is false
 	tracer     trace.Tracer
 	draining   atomic.Bool // shutting down: /readyz answers 503
@@ -169,7 +167,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		pool:      deps.Pool,
 		channels:  map[string]channels.Channel{},
 		exclusive: map[string]string{},
-		replicaID: newRunID(),
+		replicaID: ops.NewRunID(),
 		queueFor:  deps.QueueFor,
 		now:       deps.Now,
 		log:       deps.Logger,
@@ -209,6 +207,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		g.skillsFS = os.DirFS(cfg.Skills.Dir)
 	}
 	g.mcp = skills.NewMCPClients()
+	g.features = deps.Features // before the skills: one may take async results
 	reg, err := g.buildSkills()
 	if err != nil {
 		return nil, err
@@ -222,7 +221,6 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	if err := g.buildChannels(ctx, deps.Platforms, deps.Channels); err != nil {
 		return nil, err
 	}
-	g.features = deps.Features
 	for _, f := range g.features {
 		if err := f.Attach(g.Services()); err != nil {
 			return nil, err
@@ -258,12 +256,12 @@ func NewModel(cfg config.ModelConfig) (agent.Model, error) {
 }
 
 // buildSkills loads the skill definitions into a new registry wired to
-// this gateway (async callbacks, shared MCP sessions).
+// this gateway (the feature taking async results, shared MCP sessions).
 func (g *Gateway) buildSkills() (*skills.Registry, error) {
 	opts := skills.Options{
 		BaseURL:          g.cfg.Skills.BaseURL,
 		Now:              g.now,
-		Async:            asyncRegistrar{g: g},
+		Async:            asyncOf(g.features),
 		CommandAllowList: g.cfg.Skills.CommandAllowList,
 		MCP:              g.mcp,
 		Logger:           g.log,
@@ -287,8 +285,8 @@ func (g *Gateway) ReloadSkills() error {
 	return nil
 }
 
-// asyncExpiryInterval is how often unanswered async tasks are looked for.
-const asyncExpiryInterval = 30 * time.Second
+// nonceSweepInterval is how often expired nonce claims are forgotten.
+const nonceSweepInterval = 30 * time.Second
 
 // fetchCooldown is the least time between two fetches of a queue's jobs;
 // it also spaces River's insert notifications per queue.
@@ -315,7 +313,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &processWorker{g: g})
 	river.AddWorker(workers, &deliverWorker{g: g})
-	river.AddWorker(workers, &expireAsyncWorker{g: g})
+	river.AddWorker(workers, &forgetNoncesWorker{g: g})
 	for _, f := range g.features {
 		if jf, ok := f.(JobFeature); ok {
 			jf.AddWorkers(workers)
@@ -332,10 +330,10 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	var queues map[string]river.QueueConfig
 	var periodic []*river.PeriodicJob
 	if _, ok := queueSizes[QueueDelivery]; ok {
-		// Async tasks that never got an answer are timed out by the leader.
-		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(asyncExpiryInterval),
+		// The leader forgets the nonce claims that have expired.
+		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(nonceSweepInterval),
 			func() (river.JobArgs, *river.InsertOpts) {
-				return ExpireAsyncArgs{}, &river.InsertOpts{Queue: QueueDelivery}
+				return forgetNoncesArgs{}, &river.InsertOpts{Queue: QueueDelivery}
 			}, &river.PeriodicJobOpts{RunOnStart: true}))
 		for _, f := range g.features {
 			if jf, ok := f.(JobFeature); ok {

@@ -46,9 +46,7 @@ func (s *connStates) snapshot() map[string]string {
 func (g *Gateway) Drain() { g.draining.Store(true) }
 
 // opsRoutes adds the health checks (gateway/ops), which stay on the public
-// listener for the load balancer, and the OpenAI-compatible routes.
+// listener for the load balancer.
 func (g *Gateway) opsRoutes(r *gin.Engine) {
 	ops.Health{Pool: g.pool, Draining: g.draining.Load, Connections: g.connStates.snapshot}.Routes(r)
-	r.POST("/v1/chat/completions", g.chatCompletions)
-	r.GET("/v1/models", g.listModels)
 }

@@ -12,7 +12,7 @@ import (
 // connection) and in header bytes. Nothing bounds a response as a whole:
 // a non-streaming completion writes only after a whole agent run, and a
 // stream lasts as long as its run; handlers that write for long set a
-// deadline per write instead (openai_stream.go).
+// deadline per write instead (gateway/openaiapi/stream.go).
 //
 // ReadTimeout does not cut a handler that outlives it: once a request's
 // body has been read to its end (at once for a request without a body)

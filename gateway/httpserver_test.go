@@ -132,7 +132,7 @@ func TestLongAnswersOutlastReadTimeout(t *testing.T) {
 }
 
 // TestWriteDeadlineDoesNotOutliveItsRequest: a deadline one request set on
-// its connection (a stream's last write keeps one, openai_stream.go) is
+// its connection (a stream's last write keeps one, openaiapi/stream.go) is
 // gone for the next request on that kept-alive connection, which may write
 // much later. net/http clears it; this holds it to that.
 func TestWriteDeadlineDoesNotOutliveItsRequest(t *testing.T) {

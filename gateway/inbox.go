@@ -132,11 +132,21 @@ func (g *Gateway) repeatReceipt(ctx context.Context, tx pgx.Tx, in channels.Inbo
 	return channels.Receipt{Answer: prev != "" && prev != store.InboundIgnored}, err
 }
 
-// ForgetNonces deletes the nonce claims whose signed timestamp has left
-// its window: the platform's own check refuses them from then on. The
-// leader's periodic housekeeping job calls it (expireAsyncWorker).
-func (g *Gateway) ForgetNonces(ctx context.Context) error {
-	_, err := store.ForgetNonces(ctx, g.pool, g.now())
+// forgetNoncesArgs is the leader's periodic housekeeping of the nonce
+// claims: those whose signed timestamp has left its window are deleted,
+// the platform's own check refusing such a callback from then on.
+type forgetNoncesArgs struct{}
+
+// Kind implements river.JobArgs.
+func (forgetNoncesArgs) Kind() string { return "hermes.forget_nonces" }
+
+type forgetNoncesWorker struct {
+	river.WorkerDefaults[forgetNoncesArgs]
+	g *Gateway
+}
+
+func (w *forgetNoncesWorker) Work(ctx context.Context, _ *river.Job[forgetNoncesArgs]) error {
+	_, err := store.ForgetNonces(ctx, w.g.pool, w.g.now())
 	return err
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	openai "github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/hermes-gw/hermes/agent"
@@ -73,11 +72,11 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 	if err != nil || row.Status != store.InboundPending {
 		return err
 	}
-	sessionID, err := store.EnsureSession(ctx, g.pool, sessionKey(row.In), g.now())
+	sessionID, err := store.EnsureSession(ctx, g.pool, store.SessionKeyOf(row.In), g.now())
 	if err != nil {
 		return err
 	}
-	runID := newRunID()
+	runID := ops.NewRunID()
 	ctx, span := ops.StartRunSpan(ctx, g.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
 		attribute.String("hermes.account", row.In.Account), attribute.Int64("hermes.inbound_id", row.ID))
 	defer func() {
@@ -110,10 +109,6 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 		return errLeaseLost
 	}
 	return err
-}
-
-func sessionKey(in channels.Inbound) store.SessionKey {
-	return store.SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}
 }
 
 // outcome is what answering one message produced; commitAnswer stores it
@@ -181,7 +176,7 @@ func (g *Gateway) answer(ctx context.Context, row store.InboundRow, sessionID in
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.agent.ModelName(),
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
 	}
-	out.steps = traceSteps(res.Steps, out.run)
+	out.steps = TraceSteps(res.Steps, out.run)
 	out.reply = res.Reply
 	if runErr != nil {
 		out.run.Error = runErr.Error()
@@ -315,24 +310,19 @@ func (g *Gateway) runWithProgress(ctx context.Context, row store.InboundRow, ses
 // caller's skills and the features' chat tools.
 func (g *Gateway) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
-	since := g.now().Add(-g.cfg.Agent.HistoryIdle)
-	history, err := store.RecentHistory(ctx, g.pool, sessionID, 2*g.cfg.Agent.HistoryTurns, since)
+	history, err := g.agent.History(ctx, sessionID)
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
 	}
-	recent, err := store.RecentTools(ctx, g.pool, sessionID, since)
+	recent, err := store.RecentTools(ctx, g.pool, sessionID, g.agent.historySince())
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
-	}
-	msgs := make([]openai.ChatCompletionMessage, 0, len(history))
-	for _, h := range history {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: h.Role, Content: h.Content})
 	}
 	turn := agent.Turn{
 		SessionID:    fmt.Sprint(sessionID),
 		RunID:        caller.TraceID,
 		SystemPrompt: g.cfg.Agent.SystemPrompt,
-		History:      msgs,
+		History:      history,
 		UserText:     row.In.Text,
 		Tools:        slices.Concat(g.skills.Load().ToolsFor(caller), g.featureTools(row.In)),
 		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
@@ -356,7 +346,9 @@ func (g *Gateway) progressFor(ctx context.Context, ch channels.Channel, row stor
 	}
 }
 
-func traceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
+// TraceSteps are a run's steps as its stored trace (store.InsertRun); it
+// adds their tokens to run's.
+func TraceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 	out := make([]store.StepRecord, 0, len(steps))
 	for _, s := range steps {
 		detail, _ := json.Marshal(s) // Step is plain data; it always marshals

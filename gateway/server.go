@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"slices"
 
@@ -19,14 +17,11 @@ var Version = "dev"
 // server.admin_listen is set, the operators' paths too (adminRoutes).
 func (g *Gateway) routes() http.Handler {
 	r := g.newEngine()
-	g.opsRoutes(r) // /healthz, /readyz, /v1/chat/completions, /v1/models
+	g.opsRoutes(r) // /healthz, /readyz
 	// Platform callbacks: each channel's own routes.
 	for _, rt := range g.channelRoutes() {
 		r.Handle(rt.Method, rt.Path, gin.WrapF(rt.Handler))
 	}
-	// Skill backends and other systems.
-	r.POST("/v1/async/:token", g.asyncCallback)
-	r.POST("/v1/route", g.route)
 	admin := gin.IRouter(gin.New()) // served by AdminHandler instead
 	if g.cfg.Server.AdminListen == "" {
 		g.adminRoutes(r)
@@ -96,12 +91,4 @@ func (g *Gateway) channelRoutes() []channels.Route {
 		}
 	}
 	return routes
-}
-
-// newRunID returns a random 128-bit id in hex: the run's trace id, also sent
-// to skill backends as X-Request-ID.
-func newRunID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/router"
 	"github.com/hermes-gw/hermes/skills"
 )
 
@@ -93,7 +94,9 @@ func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	h.model.SetHandler(vpnModel)
-	gw := h.start(gateway.Deps{Now: clock})
+	features := newFeatures()
+	h.start(gateway.Deps{Now: clock, Features: features})
+	rt := featureOf[*router.Router](t, features)
 	ctx := withTimeout(t, 60*time.Second)
 
 	u, body := h.callbackRequest(textXML("lisi", "帮我申请 7 天 VPN", "vpn-2"), clock())
@@ -101,13 +104,13 @@ func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
 	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := gw.ExpireAsyncTasks(ctx); err != nil || n != 0 {
+	if n, err := rt.ExpireAsyncTasks(ctx); err != nil || n != 0 {
 		t.Fatalf("expired %d (%v) before the deadline", n, err)
 	}
 	mu.Lock()
 	now = now.Add(31 * time.Minute) // default skills.async_timeout is 30m
 	mu.Unlock()
-	if n, err := gw.ExpireAsyncTasks(ctx); err != nil || n != 1 {
+	if n, err := rt.ExpireAsyncTasks(ctx); err != nil || n != 1 {
 		t.Fatalf("expired %d (%v), want 1", n, err)
 	}
 	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)

@@ -7,6 +7,8 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/reports"
+	"github.com/hermes-gw/hermes/gateway/openaiapi"
+	"github.com/hermes-gw/hermes/gateway/router"
 )
 
 // platforms are the chat platforms this binary serves, one line each; each
@@ -24,5 +26,7 @@ var platforms = []channels.Platform{
 func newFeatures() []gateway.Feature {
 	return []gateway.Feature{
 		reports.New(),
+		openaiapi.New(),
+		router.New(),
 	}
 }

@@ -37,6 +37,14 @@ func withRunTraceID(ctx context.Context, runID string) context.Context {
 	return context.WithValue(ctx, runIDKey{}, runID)
 }
 
+// NewRunID is a new run id: 128 random bits in hex, the run's trace id
+// (StartRunSpan), also sent to skill backends as X-Request-ID.
+func NewRunID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // runIDGenerator gives a root span the run id of its context as trace id,
 // and random ids otherwise.
 type runIDGenerator struct{}

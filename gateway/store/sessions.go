@@ -7,11 +7,19 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hermes-gw/hermes/channels"
 )
 
 // SessionKey names a session: one user in one chat of one app.
 type SessionKey struct {
 	Channel, Account, ChatID, UserID string
+}
+
+// SessionKeyOf is the key of the session a message in belongs to: its
+// sender's in its chat.
+func SessionKeyOf(in channels.Inbound) SessionKey {
+	return SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}
 }
 
 func (k SessionKey) String() string {

@@ -1,4 +1,4 @@
-package gateway
+package router
 
 import (
 	"bytes"
@@ -15,29 +15,43 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
+
+// asyncPathPrefix is where async callbacks arrive; the rest of the path
+// is the call's token.
+const asyncPathPrefix = "/v1/async/"
+
+// asyncExpiryInterval is how often unanswered async tasks are looked for.
+const asyncExpiryInterval = 30 * time.Second
 
 // Async callback tokens: base64url(nonce) "." base64url(HMAC-SHA256(key,
 // nonce)). The signature lets a forged URL be refused before any database
 // work; the table stores only SHA-256(token), and a token works once.
 const asyncNonceBytes = 18
 
-func (g *Gateway) signToken(nonce []byte) string {
-	mac := hmac.New(sha256.New, []byte(g.cfg.Server.CallbackKey))
+// errNotAttached is an async call before the router was attached.
+var errNotAttached = errors.New("router: not attached to a gateway")
+
+func (r *Router) signToken(nonce []byte) string {
+	mac := hmac.New(sha256.New, []byte(r.s.Config.Server.CallbackKey))
 	mac.Write(nonce)
 	enc := base64.RawURLEncoding
 	return enc.EncodeToString(nonce) + "." + enc.EncodeToString(mac.Sum(nil))
 }
 
 // verifyToken checks a token's signature in constant time.
-func (g *Gateway) verifyToken(token string) bool {
+func (r *Router) verifyToken(token string) bool {
 	nonceText, _, ok := strings.Cut(token, ".")
 	if !ok {
 		return false
@@ -46,7 +60,7 @@ func (g *Gateway) verifyToken(token string) bool {
 	if err != nil || len(nonce) != asyncNonceBytes {
 		return false
 	}
-	return hmac.Equal([]byte(g.signToken(nonce)), []byte(token))
+	return hmac.Equal([]byte(r.signToken(nonce)), []byte(token))
 }
 
 func tokenHash(token string) []byte {
@@ -54,14 +68,15 @@ func tokenHash(token string) []byte {
 	return sum[:]
 }
 
-// asyncRegistrar gives each async skill call its callback URL, recording
-// the task first so that a result can never arrive for an unknown task.
-type asyncRegistrar struct{ g *Gateway }
-
-// Begin implements skills.AsyncRegistrar.
-func (a asyncRegistrar) Begin(ctx context.Context, c skills.Caller, skill string) (string, error) {
-	g := a.g
-	if g.cfg.Server.PublicURL == "" {
+// Begin implements skills.AsyncRegistrar: it gives each async skill call
+// its callback URL, recording the task first so that a result can never
+// arrive for an unknown task.
+func (r *Router) Begin(ctx context.Context, c skills.Caller, skill string) (string, error) {
+	cfg := r.s.Config
+	if cfg == nil {
+		return "", errNotAttached
+	}
+	if cfg.Server.PublicURL == "" {
 		return "", fmt.Errorf("skill %s is async but server.public_url is not configured", skill)
 	}
 	inboundID, err := strconv.ParseInt(c.Origin, 10, 64)
@@ -72,26 +87,35 @@ func (a asyncRegistrar) Begin(ctx context.Context, c skills.Caller, skill string
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
 	}
-	token := g.signToken(nonce)
-	now := g.now()
-	_, err = store.InsertAsyncTask(ctx, g.pool, tokenHash(token), store.AsyncTask{
+	token := r.signToken(nonce)
+	now := r.s.Now()
+	_, err = store.InsertAsyncTask(ctx, r.s.Pool, tokenHash(token), store.AsyncTask{
 		Skill: skill, RunID: c.TraceID, InboundID: inboundID, UserID: c.UserID,
-		ExpiresAt: now.Add(g.cfg.Skills.AsyncTimeout),
+		ExpiresAt: now.Add(cfg.Skills.AsyncTimeout),
 	}, now)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(g.cfg.Server.PublicURL, "/") + "/v1/async/" + token, nil
+	return strings.TrimSuffix(cfg.Server.PublicURL, "/") + asyncPathPrefix + token, nil
 }
 
 // Accepted implements skills.AsyncRegistrar: the task id of the 202 is
 // recorded at once, so the callback can be held to it.
-func (a asyncRegistrar) Accepted(ctx context.Context, callbackURL, taskID string) error {
+func (r *Router) Accepted(ctx context.Context, callbackURL, taskID string) error {
 	token, err := skills.CallbackToken(callbackURL)
 	if err != nil {
 		return err
 	}
-	return store.SetAsyncTaskID(ctx, a.g.pool, tokenHash(token), taskID)
+	return store.SetAsyncTaskID(ctx, r.s.Pool, tokenHash(token), taskID)
+}
+
+// asyncCallback is POST /v1/async/:token: a skill backend's late result.
+func (r *Router) asyncCallback(c *gin.Context) {
+	if err := r.completeAsync(c.Request, c.Param("token")); err != nil {
+		r.refuse(c, "async callback refused", err)
+		return
+	}
+	c.Status(http.StatusOK)
 }
 
 // completeAsync handles a backend's result posted to a callback URL: the
@@ -99,66 +123,66 @@ func (a asyncRegistrar) Accepted(ctx context.Context, callbackURL, taskID string
 // one), and each token works once. The result becomes a message to the chat
 // the request came from, through the outbox, so it is delivered after a
 // restart too.
-func (g *Gateway) completeAsync(r *http.Request, token string) error {
-	ctx := r.Context()
-	if !g.verifyToken(token) {
+func (r *Router) completeAsync(req *http.Request, token string) error {
+	ctx := req.Context()
+	if !r.verifyToken(token) {
 		return ErrBadToken
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, skills.MaxCallbackBytes+1))
+	body, err := io.ReadAll(io.LimitReader(req.Body, skills.MaxCallbackBytes+1))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
-	task, err := store.AsyncTaskByToken(ctx, g.pool, tokenHash(token))
+	task, err := store.AsyncTaskByToken(ctx, r.s.Pool, tokenHash(token))
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: unknown task", ErrBadToken)
 	} else if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
-	cb, err := g.decodeCallback(r, token, task.Skill, body)
+	cb, err := r.decodeCallback(req, token, task.Skill, body)
 	if err != nil {
 		return err
 	}
 	if task.Status == store.AsyncWaiting && task.TaskID != "" && cb.TaskID != task.TaskID {
 		// A result for another task, posted to this call's URL.
-		return fmt.Errorf("%w: callback reports task %q, the call was accepted as %q", ErrBadRequest, cb.TaskID, task.TaskID)
+		return fmt.Errorf("%w: callback reports task %q, the call was accepted as %q", channels.ErrBadRequest, cb.TaskID, task.TaskID)
 	}
-	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
-		task, err := store.CompleteAsyncTask(ctx, tx, tokenHash(token), cb.TaskID, g.now())
+	return store.InTx(ctx, r.s.Pool, func(tx pgx.Tx) error {
+		task, err := store.CompleteAsyncTask(ctx, tx, tokenHash(token), cb.TaskID, r.s.Now())
 		switch {
 		case errors.Is(err, store.ErrAsyncGone):
 			return ErrGone
 		case err != nil:
-			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			return fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 		}
-		format := g.cfg.Messages.AsyncDone
+		format := r.s.Config.Messages.AsyncDone
 		if cb.Status != skills.AsyncSucceeded {
-			format = g.cfg.Messages.AsyncFailed
+			format = r.s.Config.Messages.AsyncFailed
 		}
 		// Masked like every other result a user reads.
-		return g.notifyOrigin(ctx, tx, task, fmt.Sprintf(format, agent.MaskedText(asyncResultText(cb))))
+		return r.notifyOrigin(ctx, tx, task, fmt.Sprintf(format, agent.MaskedText(asyncResultText(cb))))
 	})
 }
 
 // decodeCallback checks the backend's signature over the token and body
 // with the skill's key, or only decodes it when the skill signs nothing (then the URL's
 // secret token is the only proof).
-func (g *Gateway) decodeCallback(r *http.Request, token, skill string, body []byte) (skills.AsyncCallback, error) {
-	key, err := g.skills.Load().CallbackKey(skill)
+func (r *Router) decodeCallback(req *http.Request, token, skill string, body []byte) (skills.AsyncCallback, error) {
+	key, err := r.s.Skills.Load().CallbackKey(skill)
 	if err != nil {
-		return skills.AsyncCallback{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return skills.AsyncCallback{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
 	if len(key) == 0 {
 		cb, err := skills.DecodeCallback(body)
 		if err != nil {
-			return cb, fmt.Errorf("%w: %w", ErrBadRequest, err)
+			return cb, fmt.Errorf("%w: %w", channels.ErrBadRequest, err)
 		}
 		return cb, nil
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	cb, err := skills.VerifyCallback(r, token, key, g.now(), 0)
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	cb, err := skills.VerifyCallback(req, token, key, r.s.Now(), 0)
 	switch {
 	case errors.Is(err, skills.ErrCallbackMalformed):
-		return cb, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		return cb, fmt.Errorf("%w: %w", channels.ErrBadRequest, err)
 	case err != nil:
 		return cb, fmt.Errorf("%w: %w", ErrBadToken, err)
 	}
@@ -184,16 +208,17 @@ func asyncResultText(cb skills.AsyncCallback) string {
 }
 
 // ExpireAsyncTasks tells the users of async tasks past their deadline that
-// no result came. A periodic job runs it on the leader; each task once.
-func (g *Gateway) ExpireAsyncTasks(ctx context.Context) (int, error) {
+// no result came, and returns how many. A periodic job runs it on the
+// leader; each task once.
+func (r *Router) ExpireAsyncTasks(ctx context.Context) (int, error) {
 	n := 0
-	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
-		tasks, err := store.ExpireAsyncTasks(ctx, tx, g.now(), 100)
+	err := store.InTx(ctx, r.s.Pool, func(tx pgx.Tx) error {
+		tasks, err := store.ExpireAsyncTasks(ctx, tx, r.s.Now(), 100)
 		if err != nil {
 			return err
 		}
 		for _, t := range tasks {
-			if err := g.notifyOrigin(ctx, tx, t, fmt.Sprintf(g.cfg.Messages.AsyncLate, cmp.Or(t.TaskID, t.Skill))); err != nil {
+			if err := r.notifyOrigin(ctx, tx, t, fmt.Sprintf(r.s.Config.Messages.AsyncLate, cmp.Or(t.TaskID, t.Skill))); err != nil {
 				return err
 			}
 		}
@@ -204,17 +229,17 @@ func (g *Gateway) ExpireAsyncTasks(ctx context.Context) (int, error) {
 }
 
 // notifyOrigin queues text for the chat an async task came from.
-func (g *Gateway) notifyOrigin(ctx context.Context, tx pgx.Tx, t store.AsyncTask, text string) error {
+func (r *Router) notifyOrigin(ctx context.Context, tx pgx.Tx, t store.AsyncTask, text string) error {
 	origin, err := store.GetInbound(ctx, tx, t.InboundID)
 	if err != nil {
 		return err
 	}
-	_, err = g.outbox.Queue(ctx, tx, fmt.Sprintf("async:%d", t.ID), AddressOf(origin.In), text)
+	_, err = r.s.Outbox.Queue(ctx, tx, fmt.Sprintf("async:%d", t.ID), gateway.AddressOf(origin.In), text)
 	return err
 }
 
-// ExpireAsyncArgs is the leader's periodic housekeeping: it times out
-// unanswered async tasks and forgets expired single-use nonces.
+// ExpireAsyncArgs is the leader's periodic job that times out unanswered
+// async tasks.
 type ExpireAsyncArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -222,13 +247,13 @@ func (ExpireAsyncArgs) Kind() string { return "hermes.expire_async" }
 
 type expireAsyncWorker struct {
 	river.WorkerDefaults[ExpireAsyncArgs]
-	g *Gateway
+	r *Router
 }
 
 func (w *expireAsyncWorker) Work(ctx context.Context, _ *river.Job[ExpireAsyncArgs]) error {
-	n, err := w.g.ExpireAsyncTasks(ctx)
+	n, err := w.r.ExpireAsyncTasks(ctx)
 	if n > 0 {
-		w.g.log.Info("async tasks timed out", "count", n)
+		w.r.s.Log.Info("async tasks timed out", "count", n)
 	}
-	return errors.Join(err, w.g.ForgetNonces(ctx))
+	return err
 }

@@ -1,12 +1,12 @@
-package gateway
+package openaiapi
 
 import (
-	"math"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ratelimit"
 )
 
 // Each key of the OpenAI-compatible API may run a few requests at once and
@@ -29,9 +29,9 @@ const (
 // limit: a run's end cannot be predicted, and most end within seconds.
 const busyRetryAfter = time.Second
 
-// apiLimits are the per-key limits of one replica. The zero value is ready.
-type apiLimits struct {
-	minute routeLimiter // requests per minute, by key
+// limits are the per-key limits of one replica. The zero value is ready.
+type limits struct {
+	minute ratelimit.PerKey // requests per minute, by key
 
 	mu       sync.Mutex
 	inFlight map[string]int // requests running, by key
@@ -39,7 +39,7 @@ type apiLimits struct {
 
 // admit lets a request of key start at now, or refuses it with a 429
 // *apiError. release, called once when the request ends, frees its place.
-func (l *apiLimits) admit(cfg config.OpenAIAPIConfig, key config.OpenAIKey, now time.Time) (release func(), err error) {
+func (l *limits) admit(cfg config.OpenAIAPIConfig, key config.OpenAIKey, now time.Time) (release func(), err error) {
 	concurrent, perMinute := cfg.LimitsOf(key)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -51,10 +51,10 @@ func (l *apiLimits) admit(cfg config.OpenAIAPIConfig, key config.OpenAIKey, now 
 			"Too many concurrent requests for this key: limit %d (openai_api.max_concurrent_per_key), running %d. Please try again in %s.",
 			concurrent, running, busyRetryAfter)
 	}
-	if wait, ok := l.minute.take(key.Key, perMinute, now); !ok {
+	if wait, ok := l.minute.Take(key.Key, perMinute, now); !ok {
 		return nil, tooManyRequests(wait,
 			"Rate limit reached on requests per min (RPM): Limit %d (openai_api.requests_per_minute_per_key). Please try again in %ds.",
-			perMinute, retryAfterSeconds(wait))
+			perMinute, ratelimit.RetryAfterSeconds(wait))
 	}
 	l.inFlight[key.Key]++
 	var once sync.Once
@@ -74,10 +74,4 @@ func tooManyRequests(wait time.Duration, format string, args ...any) *apiError {
 	e := newAPIError(http.StatusTooManyRequests, errTypeRequests, codeRateLimited, "", format, args...)
 	e.retryAfter = wait
 	return e
-}
-
-// retryAfterSeconds is wait as a Retry-After value: whole seconds, rounded
-// up so that a client waiting that long is admitted, at least 1.
-func retryAfterSeconds(wait time.Duration) int {
-	return max(1, int(math.Ceil(wait.Seconds())))
 }

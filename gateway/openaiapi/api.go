@@ -1,4 +1,17 @@
-package gateway
+// Package openaiapi is the OpenAI-compatible API (POST
+// /v1/chat/completions, GET /v1/models): existing OpenAI clients talk to
+// the company's agent, each API key an identity. A gateway.Feature with
+// public routes; go-openai's types stay inside it.
+//
+//   - api.go: the feature, API keys, the OpenAI error shape, /v1/models,
+//     and the bounded decoding of a chat request
+//   - run.go: /v1/chat/completions: the turn run through the gateway's
+//     AgentRunner and recorded like a chat message's
+//   - stream.go: streaming answers as chat.completion.chunk events, a
+//     client that stops reading dropped without holding the run
+//   - limits.go: per-key concurrency and requests per minute, OpenAI's 429
+//   - session.go: an API session's chat id, in the key's own namespace
+package openaiapi
 
 import (
 	"cmp"
@@ -15,7 +28,9 @@ import (
 	"github.com/gin-gonic/gin"
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ratelimit"
 )
 
 // The OpenAI-compatible API lets existing clients (Open WebUI, Cherry
@@ -27,6 +42,31 @@ import (
 // any OpenAI endpoint. The finished turn is recorded in Postgres like a
 // chat message's (inbound row, run, trace, history) so `hermes runs` and
 // the console show it; no connection is held while the model runs.
+
+// API is the OpenAI-compatible API of one gateway. Make one per gateway
+// with New.
+type API struct {
+	s      gateway.Services
+	limits limits // per API key, this replica
+}
+
+var _ gateway.RouteFeature = (*API)(nil)
+
+// New is an API to attach to a gateway.
+func New() *API { return &API{} }
+
+// Attach implements gateway.Feature.
+func (a *API) Attach(s gateway.Services) error {
+	a.s = s
+	return nil
+}
+
+// Routes implements gateway.RouteFeature: both are public, for the
+// clients (behind the company network, usually).
+func (a *API) Routes(public, _ gin.IRouter) {
+	public.POST("/v1/chat/completions", a.chatCompletions)
+	public.GET("/v1/models", a.listModels)
+}
 
 // apiChannel is the channel name of the API's sessions, runs and messages.
 const apiChannel = "api"
@@ -73,18 +113,18 @@ func badRequest(param, format string, args ...any) *apiError {
 }
 
 // writeAPIError answers err in the OpenAI shape and logs it once.
-func (g *Gateway) writeAPIError(c *gin.Context, err error) {
+func (a *API) writeAPIError(c *gin.Context, err error) {
 	var e *apiError
 	if !errors.As(err, &e) {
 		e = newAPIError(http.StatusInternalServerError, errTypeServer, "", "", "internal error")
-		g.log.Error("openai api: request failed", "err", err)
+		a.s.Log.Error("openai api: request failed", "err", err)
 	} else {
-		g.log.Warn("openai api: request refused", "path", c.Request.URL.Path, "status", e.status, "err", e.Message)
+		a.s.Log.Warn("openai api: request refused", "path", c.Request.URL.Path, "status", e.status, "err", e.Message)
 	}
 	if e.retryAfter > 0 {
-		c.Header("Retry-After", strconv.Itoa(retryAfterSeconds(e.retryAfter)))
+		c.Header("Retry-After", strconv.Itoa(ratelimit.RetryAfterSeconds(e.retryAfter)))
 	}
-	setWriteDeadline(c.Writer, g.cfg.OpenAIAPI.WriteTimeout)
+	setWriteDeadline(c.Writer, a.s.Config.OpenAIAPI.WriteTimeout)
 	c.AbortWithStatusJSON(e.status, gin.H{"error": e})
 }
 
@@ -97,8 +137,8 @@ func setWriteDeadline(w http.ResponseWriter, d time.Duration) {
 
 // openAIKey finds the key of an Authorization header, comparing every
 // configured key in constant time.
-func (g *Gateway) openAIKey(header string) (config.OpenAIKey, error) {
-	found, ok := config.BearerKey(header, g.cfg.OpenAIAPI.Keys, func(k config.OpenAIKey) string { return k.Key })
+func (a *API) openAIKey(header string) (config.OpenAIKey, error) {
+	found, ok := config.BearerKey(header, a.s.Config.OpenAIAPI.Keys, func(k config.OpenAIKey) string { return k.Key })
 	if !ok {
 		return config.OpenAIKey{}, newAPIError(http.StatusUnauthorized, errTypeInvalid, codeBadKey, "",
 			"Incorrect API key provided. Use Authorization: Bearer <key> with a key from openai_api.keys.")
@@ -107,30 +147,30 @@ func (g *Gateway) openAIKey(header string) (config.OpenAIKey, error) {
 }
 
 // modelsOf are the model ids key may use.
-func (g *Gateway) modelsOf(key config.OpenAIKey) []string {
+func (a *API) modelsOf(key config.OpenAIKey) []string {
 	if len(key.Models) > 0 {
 		return key.Models
 	}
-	return g.cfg.OpenAIAPI.Models
+	return a.s.Config.OpenAIAPI.Models
 }
 
 // authorize checks that the API is on and the request's key is known.
-func (g *Gateway) authorize(c *gin.Context) (config.OpenAIKey, error) {
-	if len(g.cfg.OpenAIAPI.Keys) == 0 {
+func (a *API) authorize(c *gin.Context) (config.OpenAIKey, error) {
+	if len(a.s.Config.OpenAIAPI.Keys) == 0 {
 		return config.OpenAIKey{}, newAPIError(http.StatusNotFound, errTypeInvalid, "", "", "the OpenAI-compatible API is off (no openai_api.keys)")
 	}
-	return g.openAIKey(c.GetHeader("Authorization"))
+	return a.openAIKey(c.GetHeader("Authorization"))
 }
 
 // listModels is GET /v1/models: the model ids the key may use.
-func (g *Gateway) listModels(c *gin.Context) {
-	key, err := g.authorize(c)
+func (a *API) listModels(c *gin.Context) {
+	key, err := a.authorize(c)
 	if err != nil {
-		g.writeAPIError(c, err)
+		a.writeAPIError(c, err)
 		return
 	}
 	list := openai.ModelsList{}
-	for _, id := range g.modelsOf(key) {
+	for _, id := range a.modelsOf(key) {
 		list.Models = append(list.Models, openai.Model{ID: id, Object: "model", OwnedBy: "hermes"})
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": list.Models})
@@ -145,8 +185,8 @@ type chatRequest struct {
 }
 
 // readChatRequest reads and checks the body of r for key.
-func (g *Gateway) readChatRequest(r *http.Request, key config.OpenAIKey) (chatRequest, error) {
-	return decodeChatRequest(r.Body, r.Header.Get(sessionHeader), g.cfg.OpenAIAPI, g.modelsOf(key))
+func (a *API) readChatRequest(r *http.Request, key config.OpenAIKey) (chatRequest, error) {
+	return decodeChatRequest(r.Body, r.Header.Get(sessionHeader), a.s.Config.OpenAIAPI, a.modelsOf(key))
 }
 
 // decodeChatRequest reads and checks a body: bounded in bytes and

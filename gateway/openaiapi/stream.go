@@ -1,4 +1,4 @@
-package gateway
+package openaiapi
 
 import (
 	"cmp"
@@ -39,9 +39,9 @@ var longAgo = time.Unix(1, 0)
 // answer.
 //
 // The run never waits for the client: the agent's progress callback runs
-// inside the model's stream, which holds a model slot (modellimit.go), so
-// a client that stops reading would hold that slot for as long as it
-// liked. Events are appended to a bounded backlog instead, and a writer
+// inside the model's stream, which holds a slot of the gateway's model
+// limiter, so a client that stops reading would hold that slot for as
+// long as it liked. Events are appended to a bounded backlog instead, and a writer
 // goroutine, owned by the handler, writes them out with a deadline per
 // write. A client that lets the backlog fill, or misses a deadline, is
 // dropped: its events are discarded from then on, its connection is cut

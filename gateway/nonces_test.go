@@ -1,0 +1,48 @@
+package gateway_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// TestExpiredNoncesForgotten: the pipeline forgets expired single-use
+// nonce claims by itself, with no feature wired (the tool router's
+// periodic job used to do it), and keeps the live ones.
+func TestExpiredNoncesForgotten(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := withTimeout(t, 60*time.Second)
+	now := time.Now()
+	err := store.InTx(ctx, h.pool, func(tx pgx.Tx) error {
+		for _, c := range []struct {
+			nonce   string
+			expires time.Time
+		}{{"gone", now.Add(-time.Minute)}, {"live", now.Add(time.Hour)}} {
+			if _, _, err := store.ClaimNonce(ctx, tx, "dingtalk", "bot", c.nonce, "msg-"+c.nonce, c.expires, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.start(gateway.Deps{Features: []gateway.Feature{}})
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for h.count(`SELECT count(*) FROM callback_nonces WHERE nonce = 'gone'`) != 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the expired nonce claim was never forgotten")
+		case <-tick.C:
+		}
+	}
+	if n := h.count(`SELECT count(*) FROM callback_nonces WHERE nonce = 'live'`); n != 1 {
+		t.Fatalf("live nonce claims = %d, want 1", n)
+	}
+}
