@@ -263,8 +263,7 @@ type Channel interface {
 	Name() string
 	// Limits are the limits of account's messages.
 	Limits(account string) Limits
-	// Send delivers one part. Errors wrapping ErrPermanent are not retried;
-	// a *DeferredError asks to be called again later.
+	// Send delivers one part. Errors wrapping ErrPermanent are not retried.
 	Send(ctx context.Context, out Outbound) (SendResult, error)
 }
 
@@ -434,16 +433,6 @@ func NewPlatform[C any, P interface {
 		return section.Build(env)
 	}}
 }
-
-// DeferredError asks the delivery layer to try a part again at Until: the
-// platform will show it another way first (a stream the platform polls)
-// and the part is sent only if that did not happen.
-type DeferredError struct {
-	Until  time.Time
-	Reason string
-}
-
-func (e *DeferredError) Error() string { return "delivery deferred: " + e.Reason }
 
 // Errors shared by all channels; platform errors wrap them, and HTTPStatus
 // maps them to the answer a platform gets.

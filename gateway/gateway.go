@@ -88,6 +88,7 @@ type Gateway struct {
 	serves     bool   // a full replica: it also keeps the long connections
 	pacer      pacer  // when this replica last swept the shared rate windows
 	conns      connections
+	live       liveReplies // live replies running here (live.go)
 	leases     runLeases
 	stopLease  context.CancelFunc // ends keepLeases
 	leaseDone  chan struct{}      // closed when keepLeases returned
@@ -328,6 +329,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 
 // Start starts the workers (if this process works any queue).
 func (g *Gateway) Start(ctx context.Context) error {
+	g.startLiveReplies(ctx)
 	if !g.works {
 		return nil
 	}
@@ -348,6 +350,8 @@ func (g *Gateway) Start(ctx context.Context) error {
 // unfinished job is taken up again by another replica or the next start.
 func (g *Gateway) Stop(ctx context.Context) error {
 	defer g.mcp.Close() //nolint:errcheck // sessions to MCP servers; nothing to save
+	// Deferred, so after the jobs: answers they commit meanwhile may show live.
+	defer g.stopLiveReplies(ctx)
 	if !g.works {
 		return nil
 	}

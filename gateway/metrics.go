@@ -48,7 +48,7 @@ const (
 // Outcomes of one delivery attempt, the status label of hermes_deliveries_total.
 const (
 	deliveryOK       = "delivered"
-	deliveryDeferred = "deferred" // a stream shows it first
+	deliveryDeferred = "deferred" // held back: a live reply may show it
 	deliveryRetry    = "failed"   // retried later
 	deliveryGivenUp  = "given_up" // permanent, or the last attempt
 )
@@ -151,10 +151,9 @@ func (m *metrics) delivered(channel string, sendErr error, gaveUp bool) {
 	if m == nil {
 		return
 	}
-	var deferred *channels.DeferredError
 	status := deliveryOK
 	switch {
-	case errors.As(sendErr, &deferred):
+	case errors.Is(sendErr, errHeld):
 		status = deliveryDeferred
 	case sendErr != nil && gaveUp:
 		status = deliveryGivenUp
