@@ -14,8 +14,12 @@
 //   - The gateway's workers run the agent and write the reply to a durable
 //     outbox; the delivery layer splits it to the channel's Limits and calls
 //     Channel.Send once per part, in order, retrying what is retryable.
-//   - A platform that streams (the WeCom AI bot) reads the run's progress
-//     with Sink.Progress while the run goes on.
+//   - A platform that shows an answer while it grows does so in one of two
+//     ways: the delivery layer drives its LiveReplier through RunLive
+//     (live.go: a card or stream the channel updates), or the platform
+//     polls and the channel answers from Sink.Progress (the WeCom AI bot in
+//     callback mode). Either way Limits.LiveDeadline bounds it, and the
+//     delivery layer holds the answer's first part back meanwhile.
 package channels
 
 import (
@@ -115,6 +119,8 @@ type Progress struct {
 	Received time.Time
 	// Shown: a stream has already been closed with the first part.
 	Shown bool
+	// Parts is the final reply's number of parts, once Done.
+	Parts int
 }
 
 // Sink is the gateway's one door into the durable inbox, given to every
@@ -137,11 +143,12 @@ type Sink interface {
 	// request (401) and record it as CheckReplay.
 	Accept(ctx context.Context, in Inbound) (Receipt, error)
 	// Progress reads how far the answer to ref has come, for platforms that
-	// poll for it (stream refresh callbacks) or push it (stream replies).
+	// poll for it (stream refresh callbacks). A channel that pushes its live
+	// reply gets the progress from RunLive instead.
 	Progress(ctx context.Context, ref MessageRef) (Progress, error)
 	// Shown records that the user has been shown the first part of ref's
-	// final reply through a stream, so the delivery layer sends only the
-	// parts after it.
+	// final reply through a stream the platform polls, so the delivery layer
+	// sends only the parts after it.
 	Shown(ctx context.Context, ref MessageRef) error
 	// Refused records that a callback to account was refused because it
 	// failed check (one of the Check* words), so the console can say which
@@ -190,9 +197,20 @@ type Limits struct {
 	// account (the platform's app-wide limit), so a report to hundreds of
 	// users is paced rather than refused; 0 means no cap.
 	AccountPerMinute int
-	// Streams: the platform shows an answer while it grows, reading it with
-	// Sink.Progress (the gateway then stores the run's draft as it goes).
+	// Streams: the platform shows an answer while it grows (the gateway
+	// then stores the run's draft as it goes, for Progress).
 	Streams bool
+	// LiveDeadline: the answer to a message is shown live (with Streams)
+	// and must be closed this long after the message arrived, by the
+	// platform's rule; 0: no live reply. The delivery layer holds the
+	// answer's first part back while the live reply may still show it, at
+	// the latest until then. See LiveCloseBy for the margin.
+	LiveDeadline time.Duration
+	// LiveInterval: the channel pushes its live reply (it is a LiveReplier
+	// for this account), and RunLive reads the answer this often, showing
+	// what changed; each Live throttles itself further to its platform's
+	// rule. 0 with a LiveDeadline: the platform polls (Sink.Progress).
+	LiveInterval time.Duration
 	// Images: Send takes FormatImage parts (uploading them through the
 	// platform's media API). Without it, a report's chart goes as a text
 	// table instead.
@@ -245,8 +263,7 @@ type Channel interface {
 	Name() string
 	// Limits are the limits of account's messages.
 	Limits(account string) Limits
-	// Send delivers one part. Errors wrapping ErrPermanent are not retried;
-	// a *DeferredError asks to be called again later.
+	// Send delivers one part. Errors wrapping ErrPermanent are not retried.
 	Send(ctx context.Context, out Outbound) (SendResult, error)
 }
 
@@ -416,16 +433,6 @@ func NewPlatform[C any, P interface {
 		return section.Build(env)
 	}}
 }
-
-// DeferredError asks the delivery layer to try a part again at Until: the
-// platform will show it another way first (a stream the platform polls)
-// and the part is sent only if that did not happen.
-type DeferredError struct {
-	Until  time.Time
-	Reason string
-}
-
-func (e *DeferredError) Error() string { return "delivery deferred: " + e.Reason }
 
 // Errors shared by all channels; platform errors wrap them, and HTTPStatus
 // maps them to the answer a platform gets.

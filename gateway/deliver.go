@@ -32,8 +32,8 @@ func (DeliverReplyArgs) Kind() string { return "hermes.deliver_reply" }
 // delivery of the same conversation runs (which sends this reply too).
 const conversationBusySnooze = time.Second
 
-// deferRecheck is how often a part held back for a stream is looked at
-// again.
+// deferRecheck is how often a part held back for a live reply is looked
+// at again.
 const deferRecheck = 5 * time.Second
 
 type deliverWorker struct {
@@ -79,9 +79,9 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 		// holding no worker or connection meanwhile.
 		return river.JobSnooze(g.paceSnooze(res.paceUntil))
 	case !res.deferUntil.IsZero():
-		// Usually the stream shows the part within seconds (Sink.Shown then
-		// queues the rest at once): look again soon rather than lingering in
-		// the queue until the deadline.
+		// Usually the live reply shows the part within seconds (which
+		// queues the rest at once): look again soon rather than lingering
+		// in the queue until the deadline.
 		return river.JobSnooze(min(max(res.deferUntil.Sub(g.now()), 0), deferRecheck))
 	}
 	return nil
@@ -91,13 +91,16 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 type deliveryResult struct {
 	err        error     // a part failed; retry unless permanent
 	permanent  bool      // the failure was permanent (the part is given up)
-	deferUntil time.Time // some part waits until then (a stream shows it first)
+	deferUntil time.Time // some part waits until then (a live reply may show it)
 	paceUntil  time.Time // the next part waits for room in its rate window
 }
 
 // deliverConversation sends the conversation's undelivered parts in order.
-// A part the channel defers holds back the rest of its own reply, not the
-// replies after it (each has its own stream).
+// A first part a live reply may still show (store.OutboxPart.HeldUntil)
+// holds back the rest of its own reply, not the replies after it (each has
+// its own live reply); it uses no slot of the rate windows. A hold that
+// lapsed (a live reply that died with its replica, or a deadline passed)
+// is dropped and the part sent.
 // Its queries run on conn, the connection holding the conversation's lock,
 // so a delivery uses one pool connection.
 func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, orderKey, replyKey string, lastAttempt bool) deliveryResult {
@@ -111,13 +114,26 @@ func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, o
 		if heldBack[p.ReplyKey] {
 			continue
 		}
+		if p.HeldUntil != nil {
+			if until := *p.HeldUntil; g.now().Before(until) {
+				g.metrics.Held(p.Channel)
+				heldBack[p.ReplyKey] = true
+				if res.deferUntil.IsZero() || until.Before(res.deferUntil) {
+					res.deferUntil = until
+				}
+				continue
+			}
+			if _, err := store.DropHold(ctx, conn, p.ReplyKey); err != nil {
+				return deliveryResult{err: err}
+			}
+		}
 		ch, ok := g.channels[p.Channel]
 		if !ok {
 			err := fmt.Errorf("gateway: no channel %q configured for reply %s", p.Channel, p.ReplyKey)
 			_ = store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, err.Error(), true, g.now())
 			return deliveryResult{err: err, permanent: true}
 		}
-		claim, retryAt, err := g.pace(ctx, conn, ch, p)
+		_, retryAt, err := g.pace(ctx, conn, ch, p)
 		switch {
 		case err != nil:
 			return deliveryResult{err: err}
@@ -126,20 +142,8 @@ func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, o
 			res.paceUntil = retryAt
 			return res
 		}
-		sendErr := g.sendPart(ctx, conn, ch, p, lastAttempt)
-		var deferred *channels.DeferredError
-		switch {
-		case errors.As(sendErr, &deferred):
-			// Nothing went out: the slot is not used.
-			if err := store.ReleaseSend(context.WithoutCancel(ctx), conn, claim); err != nil {
-				g.log.Warn("pacing: releasing an unused slot failed", "reply_key", p.ReplyKey, "err", err)
-			}
-			heldBack[p.ReplyKey] = true
-			if res.deferUntil.IsZero() || deferred.Until.Before(res.deferUntil) {
-				res.deferUntil = deferred.Until
-			}
-		case sendErr != nil:
-			return deliveryResult{err: sendErr, permanent: errors.Is(sendErr, channels.ErrPermanent)}
+		if err := g.sendPart(ctx, conn, ch, p, lastAttempt); err != nil {
+			return deliveryResult{err: err, permanent: errors.Is(err, channels.ErrPermanent)}
 		}
 	}
 	return res
@@ -162,11 +166,6 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 		Key:     fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
 		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
 	})
-	var deferred *channels.DeferredError
-	if errors.As(sendErr, &deferred) {
-		g.metrics.Delivered(p.Channel, sendErr, false)
-		return sendErr
-	}
 	if sendErr != nil {
 		return g.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
 	}

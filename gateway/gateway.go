@@ -106,6 +106,7 @@ type Gateway struct {
 	features   []Feature
 	running    sync.WaitGroup // the RunningFeatures' Run
 	conns      connections
+	live       liveReplies // live replies running here (live.go)
 	leases     runLeases
 	stopLease  context.CancelFunc // ends keepLeases
 	leaseDone  chan struct{}      // closed when keepLeases returned
@@ -370,6 +371,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 
 // Start starts the workers (if this process works any queue).
 func (g *Gateway) Start(ctx context.Context) error {
+	g.startLiveReplies(ctx)
 	if !g.works {
 		return nil
 	}
@@ -395,6 +397,8 @@ func (g *Gateway) Start(ctx context.Context) error {
 // unfinished job is taken up again by another replica or the next start.
 func (g *Gateway) Stop(ctx context.Context) error {
 	defer g.mcp.Close() //nolint:errcheck // sessions to MCP servers; nothing to save
+	// Deferred, so after the jobs: answers they commit meanwhile may show live.
+	defer g.stopLiveReplies(ctx)
 	if !g.works {
 		return nil
 	}

@@ -36,7 +36,10 @@ var _ channels.Sink = (*Gateway)(nil)
 // single-use Nonce, if any, is claimed in the same transaction (see
 // channels.Sink.Accept), for unaddressed messages too (and for one without
 // a sender, handed over for its proof only): otherwise the captured
-// signature of one could be sent again with an addressed body.
+// signature of one could be sent again with an addressed body. A new
+// message on an account that shows its answers live (Limits.LiveDeadline)
+// is stored with a hold on its answer's first part, and the live reply
+// this replica pushes starts once it is committed (live.go).
 //
 // Errors wrap channels.ErrUnavailable: nothing was stored, and the caller
 // must answer so that the platform retries; or channels.ErrReplayed:
@@ -64,6 +67,9 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 	if !addressed && in.Nonce == "" {
 		return channels.Receipt{}, nil
 	}
+	received := g.now()
+	live := g.liveFor(in, status, received)
+	var id int64
 	err = store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		if in.Nonce != "" {
 			first, err := g.claimNonce(ctx, tx, in)
@@ -80,7 +86,8 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		if !addressed {
 			return nil
 		}
-		id, ok, err := store.InsertInbound(ctx, tx, in, status)
+		var ok bool
+		id, ok, err = store.InsertInboundHeld(ctx, tx, in, status, live.hold)
 		if err != nil {
 			return err
 		}
@@ -101,6 +108,9 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		return channels.Receipt{}, err
 	case err != nil:
 		return channels.Receipt{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
+	}
+	if receipt.New && live.replier != nil {
+		g.startLive(live, in, id, received)
 	}
 	return receipt, nil
 }
@@ -162,25 +172,19 @@ func (g *Gateway) Progress(ctx context.Context, ref channels.MessageRef) (channe
 	}
 	out := channels.Progress{Known: true, Text: p.Draft, Received: p.ReceivedAt}
 	if p.Parts > 0 {
-		out.Text, out.Done, out.More, out.Shown = p.First, true, p.Parts > 1, p.Shown
+		out.Text, out.Done, out.More, out.Shown, out.Parts = p.First, true, p.Parts > 1, p.Shown, p.Parts
 	}
 	return out, nil
 }
 
-// Shown records that a stream showed the first part of ref's reply, and
-// has the parts after it delivered now.
+// Shown records that a stream the platform polls showed the first part of
+// ref's reply, and has the parts after it delivered now.
 func (g *Gateway) Shown(ctx context.Context, ref channels.MessageRef) error {
 	p, err := store.ProgressOf(ctx, g.pool, ref.Channel, ref.Account, ref.MsgID)
 	if err != nil || !p.Found || p.Parts == 0 {
 		return err
 	}
-	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
-		marked, err := store.MarkFirstPartShown(ctx, tx, p.InboundID, g.now())
-		if err != nil || !marked || p.Parts == 1 {
-			return err
-		}
-		return g.enqueueDelivery(ctx, tx, ref.Channel, ref.Account, store.AnswerKey(p.InboundID))
-	})
+	return g.firstPartShown(ctx, ref.Channel, ref.Account, p.InboundID)
 }
 
 // Refused counts a refused callback of channel/account by the check it

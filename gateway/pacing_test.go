@@ -241,20 +241,15 @@ func TestPacingHoldsAnAccountToItsLimitAcrossReplicas(t *testing.T) {
 	}
 }
 
-// A part the channel defers (a stream shows it) did not go out, so it
-// gives its slot back: with one send a minute allowed, the part after it
+// A part held back for a live reply (a stream shows it) did not go out,
+// so it uses no slot: with one send a minute allowed, the part after it
 // still goes at once.
 func TestDeferredPartUsesNoSlot(t *testing.T) {
 	h := newHarness(t)
 	long := strings.Repeat("这是一段很长的回答。", 100) // two parts of 2,048 bytes
 	h.model.Script(openaitest.Reply{Content: long})
-	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, Streams: true, PerMinute: 1})
-	ch.FailWith(func(out channels.Outbound) error {
-		if out.Part == 0 {
-			return &channels.DeferredError{Until: time.Now().Add(time.Hour), Reason: "the stream shows it"}
-		}
-		return nil
-	})
+	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, Streams: true, PerMinute: 1,
+		LiveDeadline: time.Hour})
 	gw := h.start(gateway.Deps{Channels: []channels.Channel{ch}})
 	ctx := withTimeout(t, 30*time.Second)
 	accept(t, gw, ch.Message("a", "st-1", "zhangsan", "zhangsan", "讲讲制度", false, false))
@@ -265,8 +260,9 @@ func TestDeferredPartUsesNoSlot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The delivery tried part 0 (deferred) before the stream showed it.
-	for h.count(`SELECT count(*) FROM outbox WHERE part = 0 AND attempts > 0`) == 0 {
+	// The delivery looked at part 0 (and held it) before the stream showed
+	// it.
+	for h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND attempted_at IS NOT NULL`) == 0 {
 		select {
 		case <-ctx.Done():
 			t.Fatal("part 0 was never tried")

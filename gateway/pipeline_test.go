@@ -243,17 +243,13 @@ func TestSlowRunGetsOneProcessingHint(t *testing.T) {
 
 // A streaming channel reads the run's answer with Progress; once a stream
 // showed the first part (Shown), only the parts after it are delivered.
+// Meanwhile the delivery layer holds the first part back (the platform
+// polls: a LiveDeadline without a LiveInterval).
 func TestStreamShowsFirstPartAndDeliveryTheRest(t *testing.T) {
 	h := newHarness(t)
 	long := strings.Repeat("这是一段很长的回答。", 100) // 3,000 bytes: two parts of 2,048
 	h.model.Script(openaitest.Reply{Content: long})
-	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, Streams: true})
-	ch.FailWith(func(out channels.Outbound) error {
-		if out.Part == 0 {
-			return &channels.DeferredError{Until: time.Now().Add(time.Hour), Reason: "the stream shows it"}
-		}
-		return nil
-	})
+	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, Streams: true, LiveDeadline: time.Hour})
 	gw := h.start(gateway.Deps{Channels: []channels.Channel{ch}})
 	ctx := withTimeout(t, 30*time.Second)
 	in := ch.Message("a", "st-1", "zhangsan", "zhangsan", "讲讲制度", false, false)
@@ -272,6 +268,10 @@ func TestStreamShowsFirstPartAndDeliveryTheRest(t *testing.T) {
 	if !p.Known || !p.More || len(p.Text) > 2048 || !strings.HasPrefix(long, p.Text) || p.Shown {
 		t.Fatalf("progress %+v", p)
 	}
+	// The delivery looks at the answer before the stream shows it.
+	waitFor(t, ctx, func() bool {
+		return h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND attempted_at IS NOT NULL`) > 0
+	})
 	if len(ch.Sent()) != 0 {
 		t.Fatal("a part went out before the stream showed the first")
 	}

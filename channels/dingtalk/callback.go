@@ -48,10 +48,9 @@ func (r *robot) serveCallback(w http.ResponseWriter, req *http.Request, sink cha
 }
 
 // receive decodes a verified message and hands it to sink with its
-// single-use proof (none in Stream mode); when the robot streams and the
-// message is new and to be answered, it starts the card stream. It returns
-// after Accept committed (or failed), so the caller acknowledges only what
-// is stored.
+// single-use proof (none in Stream mode). It returns after Accept
+// committed (or failed), so the caller acknowledges only what is stored.
+// (The gateway opens the message's AI card: card.go.)
 //
 // Errors wrap ErrMalformed, ErrCorp, channels.ErrReplayed or
 // channels.ErrUnavailable.
@@ -72,23 +71,8 @@ func (r *robot) receive(ctx context.Context, data []byte, once proof, sink chann
 		r.log.Info("message without senderStaffId (external contact?) not answered")
 		return r.claimOnly(ctx, sink, in)
 	}
-	receipt, err := sink.Accept(ctx, in)
-	if err != nil {
-		return err
-	}
-	if receipt.New && receipt.Answer && r.cfg.CardTemplateID != "" {
-		// The stream outlives the callback; it ends at its own deadline. It
-		// reads DingTalk's answers, so it runs guarded: a panic in it costs
-		// this card only (the delivery layer sends the answer as a message
-		// at the stream deadline).
-		go func() {
-			err := channels.Guard(func() error { r.streamAnswer(context.WithoutCancel(ctx), sink, in); return nil })
-			if r.countPanic(err) {
-				r.log.Error("card stream ended by a panic; the answer goes out as a message", "msg_id", in.MsgID, "err", err)
-			}
-		}()
-	}
-	return nil
+	_, err = sink.Accept(ctx, in)
+	return err
 }
 
 // claimOnly hands sink a signed message Hermes will not answer (in names

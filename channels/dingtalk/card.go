@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"time"
 	"unicode/utf8"
 
 	"github.com/hermes-gw/hermes/channels"
@@ -15,93 +13,58 @@ import (
 // cardPermission is what the AI card APIs need, as the console names it.
 const cardPermission = "AI卡片流式更新权限 (Card.Streaming.Write) 与 互动卡片实例写权限 (Card.Instance.Write)"
 
-// finishTimeout bounds the last card update after the stream deadline.
-const finishTimeout = 5 * time.Second
+// The live reply of a robot with an AI card template: a card created and
+// delivered to the chat when the message is stored, then streamed into
+// (the whole text so far) every card_interval, until the final reply's
+// first part finishes it. The gateway drives it (channels.RunLive); when
+// the card cannot be created or updated, the answer goes as a markdown
+// message (send.go).
 
-// streamAnswer shows the answer to in as it grows, in an AI card: it
-// creates and delivers the card, then polls sink.Progress every
-// CardInterval and streams the whole text so far, until the final reply's
-// first part is there; it then finishes the card and calls sink.Shown. If
-// the card cannot be created or updated, the first part goes out as a
-// markdown message instead (then Shown too). At the stream deadline it
-// gives up without Shown: the delivery layer sends the first part.
-func (r *robot) streamAnswer(ctx context.Context, sink channels.Sink, in channels.Inbound) {
+var _ channels.LiveReplier = (*Channel)(nil)
+
+// Open creates the AI card of the message out.ReplyTo names and delivers
+// it to the chat, showing out.Text.
+//
+// Errors: the robot has no card template or ReplyTo no card (wrapping
+// channels.ErrPermanent), or DingTalk refused the card (a missing
+// permission is also logged, naming it).
+func (c *Channel) Open(ctx context.Context, out channels.Outbound) (channels.Live, error) {
+	r, ok := c.robots[out.Account]
+	if !ok || r.cfg.CardTemplateID == "" {
+		return nil, fmt.Errorf("dingtalk: account %q has no AI card: %w", out.Account, channels.ErrPermanent)
+	}
 	var rt replyTo
-	if err := json.Unmarshal(in.ReplyTo, &rt); err != nil || rt.Card == "" {
-		return
+	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || rt.Card == "" {
+		return nil, fmt.Errorf("dingtalk: robot %q: reply address %s names no card: %w", r.cfg.Name, out.ReplyTo, channels.ErrPermanent)
 	}
-	// The deadline counts on the injected clock; the timer runs on the
-	// real one.
-	ctx, cancel := context.WithTimeout(ctx, rt.received().Add(r.cfg.StreamDeadline).Sub(r.now()))
-	defer cancel()
-	ref := channels.MessageRef{Channel: ChannelName, Account: r.cfg.Name, MsgID: in.MsgID}
-	log := r.log.With("msg_id", in.MsgID, "card", rt.Card)
-
-	cardOK := true
-	if err := r.createCard(ctx, rt); err != nil {
+	if err := r.createCard(ctx, rt, out.Text); err != nil {
 		r.api.permissionHint(err, cardPermission)
-		log.Warn("AI card not created; the answer comes as markdown", "err", err)
-		cardOK = false
+		return nil, err
 	}
-	shown := ""
-	tick := time.NewTicker(r.cfg.CardInterval)
-	defer tick.Stop()
-	for {
-		p, err := sink.Progress(ctx, ref)
-		switch {
-		case err != nil:
-			log.Debug("progress unavailable", "err", err)
-		case !p.Known || p.Shown:
-			return
-		case p.Done:
-			r.finish(ctx, sink, ref, rt, p.Text, cardOK, log)
-			return
-		case cardOK && p.Text != "" && p.Text != shown:
-			if err := r.updateCard(ctx, rt, cutUTF8(p.Text, MaxMarkdownBytes), false); err != nil {
-				log.Warn("AI card update failed; the answer comes as markdown", "err", err)
-				cardOK = false
-			}
-			shown = p.Text
-		}
-		select {
-		case <-ctx.Done():
-			if cardOK {
-				// Close the card with what it shows and say the rest follows
-				// (a card left "thinking" would look stuck); the delivery
-				// layer now sends the answer as a message.
-				text := r.msgs.Later
-				if shown != "" {
-					text = shown + "\n\n" + text
-				}
-				fctx, stop := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-				_ = r.updateCard(fctx, rt, cutUTF8(text, MaxMarkdownBytes), true)
-				stop()
-			}
-			log.Info("AI card stream reached its deadline; the answer goes as a message")
-			return
-		case <-tick.C:
-		}
-	}
+	return &cardLive{r: r, rt: rt}, nil
 }
 
-// finish shows the final first part (in the card, else as a message) and
-// records that it was shown.
-func (r *robot) finish(ctx context.Context, sink channels.Sink, ref channels.MessageRef, rt replyTo, text string, cardOK bool, log *slog.Logger) {
-	if cardOK {
-		if err := r.updateCard(ctx, rt, text, true); err != nil {
-			log.Warn("AI card final update failed; the answer comes as markdown", "err", err)
-			cardOK = false
-		}
-	}
-	if !cardOK {
-		if err := r.deliver(ctx, rt, text, true); err != nil {
-			log.Warn("first part not sent from the stream; the delivery layer sends it", "err", err)
-			return
-		}
-	}
-	if err := sink.Shown(ctx, ref); err != nil {
-		log.Warn("stream shown but not recorded; the first part may come again", "err", err)
-	}
+// cardLive is one AI card being streamed into.
+type cardLive struct {
+	r  *robot
+	rt replyTo
+}
+
+// Update streams soFar into the card (its beginning, if it is longer than
+// a message).
+func (l *cardLive) Update(ctx context.Context, soFar string) error {
+	return l.r.updateCard(ctx, l.rt, cutUTF8(soFar, MaxMarkdownBytes), false)
+}
+
+// Finish shows the final reply's first part and ends the stream.
+func (l *cardLive) Finish(ctx context.Context, final channels.Outbound) (channels.SendResult, error) {
+	return channels.SendResult{}, l.r.updateCard(ctx, l.rt, final.Text, true)
+}
+
+// Abandon ends the stream showing text: a card left "thinking" would look
+// stuck.
+func (l *cardLive) Abandon(ctx context.Context, text string) error {
+	return l.r.updateCard(ctx, l.rt, cutUTF8(text, MaxMarkdownBytes), true)
 }
 
 // cardRequest is the body of card/instances/createAndDeliver for an AI
@@ -122,10 +85,10 @@ type cardRequest struct {
 }
 
 // createCard creates the answer's AI card and delivers it to the chat,
-// showing messages.thinking until the first draft.
-func (r *robot) createCard(ctx context.Context, rt replyTo) error {
+// showing text (messages.thinking) until the first draft.
+func (r *robot) createCard(ctx context.Context, rt replyTo, text string) error {
 	req := cardRequest{CardTemplateID: r.cfg.CardTemplateID, OutTrackID: rt.Card, CallbackType: "STREAM", UserIDType: 1}
-	req.CardData.CardParamMap = map[string]string{r.cfg.CardContentKey: r.msgs.Thinking}
+	req.CardData.CardParamMap = map[string]string{r.cfg.CardContentKey: text}
 	if rt.Group {
 		req.OpenSpaceID = "dtv1.card//IM_GROUP." + rt.Conversation
 		req.ImGroupOpenSpaceModel = map[string]any{"supportForward": true}

@@ -3,6 +3,7 @@ package dingtalk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -15,6 +16,24 @@ func cardRobot(t *testing.T, fake *dingtalktest.Server, c *clock, deadline time.
 	return testRobot(t, fake, c, nil, func(s *RobotSection) {
 		s.CardTemplateID, s.CardInterval, s.StreamDeadline = "tpl.schema", 5*time.Millisecond, deadline
 	})
+}
+
+// runCard runs the live reply to in as the gateway does once Accept
+// returned: channels.RunLive with r's AI card, reading progress from src,
+// on clock c.
+func runCard(ctx context.Context, r *robot, c *clock, in channels.Inbound, src channels.ProgressSource) (bool, error) {
+	return channels.RunLive(ctx, channels.LiveRun{
+		Replier: &Channel{robots: map[string]*robot{r.cfg.Name: r}},
+		Open: channels.Outbound{Account: r.cfg.Name, ReplyTo: in.ReplyTo, Format: channels.FormatMarkdown,
+			Text: "思考中…", Parts: 1, Answer: true},
+		Progress: src, Received: c.Now(), Later: "（稍后发送）", Now: c.Now,
+	})
+}
+
+// progressOf reads in's progress from sink, as the gateway reads Postgres.
+func progressOf(sink *memSink, in channels.Inbound) channels.ProgressFunc {
+	ref := channels.MessageRef{Channel: ChannelName, Account: in.Account, MsgID: in.MsgID}
+	return func(ctx context.Context) (channels.Progress, error) { return sink.Progress(ctx, ref) }
 }
 
 // groupInbound decodes a group message to r, as the callback would.
@@ -36,8 +55,12 @@ func TestCard_StreamsThenShown(t *testing.T) {
 	in := groupInbound(t, r, "m1")
 	sink.setProgress(channels.Progress{Known: true})
 
-	done := make(chan struct{})
-	go func() { r.streamAnswer(ctx, sink, in); close(done) }()
+	type end struct {
+		shown bool
+		err   error
+	}
+	done := make(chan end, 1)
+	go func() { shown, err := runCard(ctx, r, c, in, progressOf(sink, in)); done <- end{shown, err} }()
 
 	lastStream := func(cards []dingtalktest.CardCall) dingtalktest.CardCall {
 		for i := len(cards) - 1; i >= 0; i-- {
@@ -56,7 +79,7 @@ func TestCard_StreamsThenShown(t *testing.T) {
 		}
 	}
 	sink.setProgress(channels.Progress{Known: true, Text: "您的年假还有 5 天。", Done: true})
-	<-done
+	res := <-done
 	cards := fake.Cards()
 	if cards[0].Op != "create" || cards[0].OpenSpaceID != "dtv1.card//IM_GROUP.cid-g" || cards[0].Content != "思考中…" {
 		t.Errorf("create: %+v", cards[0])
@@ -75,8 +98,8 @@ func TestCard_StreamsThenShown(t *testing.T) {
 	if cards[0].OutTrackID != rt.Card {
 		t.Errorf("card %q, reply address names %q", cards[0].OutTrackID, rt.Card)
 	}
-	if sink.Shows() != 1 || len(fake.Sent()) != 0 {
-		t.Errorf("shown %d times, %d messages sent", sink.Shows(), len(fake.Sent()))
+	if !res.shown || res.err != nil || len(fake.Sent()) != 0 {
+		t.Errorf("shown %v (%v), %d messages sent", res.shown, res.err, len(fake.Sent()))
 	}
 }
 
@@ -87,10 +110,20 @@ func TestCard_CreateFailsFallsBackToMarkdown(t *testing.T) {
 	sink := newMemSink()
 	fake.Fail("/v1.0/card/instances/createAndDeliver", 1, 403, "Forbidden.AccessDenied.AccessTokenPermissionDenied")
 	sink.setProgress(channels.Progress{Known: true, Text: "答案", Done: true})
-	r.streamAnswer(withTimeout(t, 10*time.Second), sink, groupInbound(t, r, "m1"))
+	ctx := withTimeout(t, 10*time.Second)
+	in := groupInbound(t, r, "m1")
+	shown, err := runCard(ctx, r, c, in, progressOf(sink, in))
+	if shown || err == nil {
+		t.Fatalf("live reply shown %v (%v), want it ended: the delivery layer sends the answer", shown, err)
+	}
+	// The delivery layer then sends the first part as a markdown message.
+	if _, err := r.send(ctx, channels.Outbound{Account: r.cfg.Name, ReplyTo: in.ReplyTo, Format: channels.FormatMarkdown,
+		Text: "答案", Parts: 1, Answer: true}); err != nil {
+		t.Fatal(err)
+	}
 	sent := fake.Sent()
-	if len(sent) != 1 || sent[0].Via != "openapi" || sent[0].Text != "@lisi 答案" || sink.Shows() != 1 {
-		t.Errorf("sent %+v, shown %d", sent, sink.Shows())
+	if len(sent) != 1 || sent[0].Via != "openapi" || sent[0].Text != "@lisi 答案" {
+		t.Errorf("sent %+v", sent)
 	}
 }
 
@@ -100,9 +133,16 @@ func TestCard_DeadlineGivesUpWithoutShown(t *testing.T) {
 	r := cardRobot(t, fake, c, 100*time.Millisecond)
 	sink := newMemSink()
 	sink.setProgress(channels.Progress{Known: true, Text: "还在查"})
-	r.streamAnswer(withTimeout(t, 10*time.Second), sink, groupInbound(t, r, "m1"))
-	if sink.Shows() != 0 {
-		t.Errorf("shown after the deadline")
+	in := groupInbound(t, r, "m1")
+	reads := 0
+	src := channels.ProgressFunc(func(ctx context.Context) (channels.Progress, error) {
+		if reads++; reads == 3 {
+			c.Add(time.Minute) // past the 100 ms deadline
+		}
+		return sink.Progress(ctx, channels.MessageRef{})
+	})
+	if shown, err := runCard(withTimeout(t, 10*time.Second), r, c, in, src); shown || !errors.Is(err, channels.ErrLiveDeadline) {
+		t.Errorf("shown %v (%v) after the deadline", shown, err)
 	}
 	cards := fake.Cards()
 	if last := cards[len(cards)-1]; !last.Finalize || last.Content != "还在查\n\n（稍后发送）" {

@@ -28,7 +28,6 @@ type robot struct {
 	api    *api
 	now    func() time.Time
 	log    *slog.Logger
-	msgs   channels.ChannelMessages
 	dir    directory
 	// backoff is the wait before each reconnect attempt of a stream
 	// connection (the last entry repeats); data so tests can shorten it.
@@ -58,7 +57,7 @@ func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, 
 		now = time.Now
 	}
 	return &robot{
-		cfg: s, window: window, now: now, log: log, msgs: env.Messages,
+		cfg: s, window: window, now: now, log: log,
 		api: &api{
 			base: s.APIBaseURL, oapi: s.OAPIBaseURL, appKey: s.AppKey, appSecret: s.AppSecret,
 			tokens: tokens, http: &http.Client{Timeout: defaultHTTPTimeout}, log: log,
@@ -77,20 +76,21 @@ func (r *robot) countPanic(err error) bool { return r.env.CountPanic(ChannelName
 func (c *Channel) Name() string { return ChannelName }
 
 // Limits are a robot's message limits: markdown, split under
-// MaxMarkdownBytes, paced to GroupMessagesPerMinute; streamed when the robot
-// has an AI card template.
+// MaxMarkdownBytes, paced to GroupMessagesPerMinute; streamed live into an
+// AI card (card.go) every card_interval until stream_deadline when the
+// robot has a card template.
 func (c *Channel) Limits(account string) channels.Limits {
-	streams := false
-	if r, ok := c.robots[account]; ok {
-		streams = r.cfg.CardTemplateID != ""
-	}
 	// DingTalk's markdown draws headings, bold, links, images and lists but
 	// no tables: the WeCom dialect turns tables into lines the same way.
 	// Images are uploaded and sent through the robot OpenAPI (media.go).
-	return channels.Limits{
+	lim := channels.Limits{
 		MaxBytes: MaxMarkdownBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectBasic,
-		PerMinute: GroupMessagesPerMinute, Streams: streams, Images: true,
+		PerMinute: GroupMessagesPerMinute, Images: true,
 	}
+	if r, ok := c.robots[account]; ok && r.cfg.CardTemplateID != "" {
+		lim.Streams, lim.LiveInterval, lim.LiveDeadline = true, r.cfg.CardInterval, r.cfg.StreamDeadline
+	}
+	return lim
 }
 
 // Send delivers one part through the robot named out.Account (see

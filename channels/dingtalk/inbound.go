@@ -57,8 +57,7 @@ type replyTo struct {
 	Webhook        string `json:"webhook,omitempty"`
 	WebhookExpires int64  `json:"webhook_expires,omitempty"`
 	// Card is the outTrackId of the AI card that streams the answer, when
-	// the robot streams; Send holds the first part back until Received +
-	// the stream deadline, for the card to show it.
+	// the robot streams (card.go).
 	Card string `json:"card,omitempty"`
 	// Received is when Hermes received the message (Unix ms).
 	Received int64 `json:"received"`

@@ -15,14 +15,13 @@ import (
 // admin console names it.
 const robotSendPermission = "企业内机器人发送消息权限 (qyapi_robot_sendmsg)"
 
-// send delivers one part of a reply: the first part of a message's answer
-// is held back while the message's AI card may still show it; otherwise through the session webhook while it
-// is valid, else through the robot OpenAPI. Group replies mention the asker
-// in their first part. An image is uploaded and sent through the OpenAPI
-// (media.go).
+// send delivers one part of a reply (the delivery layer holds back a first
+// part the message's AI card may still show): through the session webhook
+// while it is valid, else through the robot OpenAPI. Group replies mention
+// the asker in their first part. An image is uploaded and sent through the
+// OpenAPI (media.go).
 //
-// Errors: *channels.DeferredError for a first part a card stream may still
-// show; errors wrapping channels.ErrPermanent for a bad reply address, an
+// Errors wrap channels.ErrPermanent for a bad reply address, an
 // empty or oversized text, and refusals retrying cannot fix (unknown user,
 // missing permission); other errors (transport, throttling, DingTalk busy)
 // are worth retrying. An expired token is refreshed and the call repeated
@@ -42,11 +41,6 @@ func (r *robot) send(ctx context.Context, out channels.Outbound) (channels.SendR
 		return channels.SendResult{}, fmt.Errorf("dingtalk: robot %q: empty text: %w", r.cfg.Name, channels.ErrPermanent)
 	case len(out.Text) > MaxMarkdownBytes:
 		return channels.SendResult{}, fmt.Errorf("dingtalk: robot %q: %d bytes over DingTalk's %d: %w", r.cfg.Name, len(out.Text), MaxMarkdownBytes, channels.ErrPermanent)
-	}
-	// Only the answer to the message the card belongs to may wait for it;
-	// async results and reports to the same chat go at once.
-	if until := rt.received().Add(r.cfg.StreamDeadline); out.Answer && out.Part == 0 && rt.Card != "" && r.now().Before(until) {
-		return channels.SendResult{}, &channels.DeferredError{Until: until, Reason: "the AI card may still show the first part"}
 	}
 	if err := r.deliver(ctx, rt, out.Text, out.Part == 0); err != nil {
 		return channels.SendResult{}, err

@@ -148,17 +148,23 @@ func TestSend_TokenExpiryRefreshedOnce(t *testing.T) {
 	}
 }
 
+// The first part of a card's answer waits for the card: the delivery
+// layer holds it back until received + stream_deadline, by the robot's
+// Limits (the hold itself: gateway/live_test.go); Send sends what it is
+// given.
 func TestSend_DefersFirstPartToCard(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := testRobot(t, fake, c, nil, func(s *RobotSection) { s.CardTemplateID = "tpl.schema" })
+	ch := &Channel{robots: map[string]*robot{"hr-bot": r, "plain": testRobot(t, fake, c, nil, nil)}}
+	if l := ch.Limits("hr-bot"); !l.Streams || l.LiveDeadline != DefaultStreamDeadline || l.LiveInterval != r.cfg.CardInterval {
+		t.Fatalf("Limits %+v, want the first part held until received+deadline, the card updated every card_interval", l)
+	}
+	if l := ch.Limits("plain"); l.Streams || l.LiveDeadline != 0 {
+		t.Fatalf("a robot without a card template has a live reply: %+v", l)
+	}
 	ctx := withTimeout(t, 10*time.Second)
 	rt := addr(t, replyTo{User: "zhangsan", Conversation: "c1", Card: "hermes-x", Received: c.Now().UnixMilli()})
-	_, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "x", Part: 0, Parts: 2, Answer: true})
-	var d *channels.DeferredError
-	if !errors.As(err, &d) || !d.Until.Equal(c.Now().Add(DefaultStreamDeadline)) {
-		t.Fatalf("err = %v, want deferred until received+deadline", err)
-	}
 	if _, err := r.send(ctx, channels.Outbound{Account: "hr-bot", ReplyTo: rt, Text: "y", Part: 1, Parts: 2, Answer: true}); err != nil {
 		t.Fatalf("later part: %v", err)
 	}

@@ -24,12 +24,6 @@ const (
 	botInfoTimeout = time.Second
 )
 
-// Card texts when the gateway passes none (the gateway's Chinese defaults).
-const (
-	defaultThinking = "思考中…"
-	defaultLater    = "（回复较长，完整内容稍后单独发送）"
-)
-
 // App is one configured Feishu app: its event codec, its OpenAPI client and
 // its streams. It is safe for concurrent use.
 type App struct {
@@ -39,7 +33,6 @@ type App struct {
 	api    *api
 	now    func() time.Time
 	log    *slog.Logger
-	msgs   channels.ChannelMessages
 	env    channels.Env // counts recovered panics (CountPanic)
 
 	bot botIdentity
@@ -48,7 +41,6 @@ type App struct {
 	// Streaming cards.
 	streamPoll time.Duration
 	cardRate   *rate.Limiter // the app's CardKit budget on this replica
-	streams    sync.WaitGroup
 
 	ws wsTimings
 }
@@ -62,13 +54,6 @@ func newApp(s AppSection, window time.Duration, tokens channels.TokenCache, env 
 	if log == nil {
 		log = slog.Default()
 	}
-	msgs := env.Messages
-	if msgs.Thinking == "" {
-		msgs.Thinking = defaultThinking
-	}
-	if msgs.Later == "" {
-		msgs.Later = defaultLater
-	}
 	return &App{
 		cfg:    s,
 		window: window,
@@ -79,7 +64,6 @@ func newApp(s AppSection, window time.Duration, tokens channels.TokenCache, env 
 		},
 		now:        now,
 		log:        log.With("channel", ChannelName, "account", s.Name),
-		msgs:       msgs,
 		env:        env,
 		dir:        directory{entries: map[string]dirEntry{}},
 		streamPoll: defaultStreamPoll,

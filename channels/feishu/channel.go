@@ -30,14 +30,15 @@ func newChannel(env channels.Env) *Channel {
 func (c *Channel) Name() string { return ChannelName }
 
 // Limits are an app's message limits: markdown in a post (or the streaming
-// card), paced per chat as Feishu paces bots; images uploaded (media.go).
+// card, live until stream_deadline: stream.go), paced per chat as Feishu
+// paces bots; images uploaded (media.go).
 func (c *Channel) Limits(account string) channels.Limits {
 	lim := channels.Limits{
 		MaxBytes: MaxPartBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard,
 		PerMinute: SendsPerMinute, AccountPerMinute: AppSendsPerMinute, Images: true,
 	}
-	if a, ok := c.apps[account]; ok {
-		lim.Streams = a.cfg.Streaming
+	if a, ok := c.apps[account]; ok && a.cfg.Streaming {
+		lim.Streams, lim.LiveInterval, lim.LiveDeadline = true, a.streamPoll, a.cfg.StreamDeadline
 	}
 	return lim
 }
@@ -93,7 +94,7 @@ func (c *Channel) Departments(ctx context.Context, account, userID string) ([]st
 	return a.departments(ctx, userID)
 }
 
-// App returns the app named name (tests wait on its streams).
+// App returns the app named name (tests).
 func (c *Channel) App(name string) (*App, bool) {
 	a, ok := c.apps[name]
 	return a, ok

@@ -204,3 +204,29 @@ func TestEndToEndLongConnectionStreaming(t *testing.T) {
 		t.Fatalf("replies %+v: the card alone shows the answer", got)
 	}
 }
+
+// A repeated delivery of the same event (Feishu retries one whose answer
+// it missed) opens no second card: only the delivery that stored the
+// message starts the live reply.
+func TestEndToEndStreamOpensOncePerMessage(t *testing.T) {
+	h := newE2E(t, feishu.ModeHTTP, "    streaming: true\n")
+	h.model.Script(openaitest.Reply{Content: "好"})
+	m := message("om_once", "p2p", "hi")
+	for i := range 2 {
+		m.EventID = fmt.Sprintf("ev-once-%d", i)
+		if status := h.post(t, feishutest.EventJSON(m)); status != 200 {
+			t.Fatalf("delivery %d: status %d", i, status)
+		}
+	}
+	ctx := withTimeout(t, 20*time.Second)
+	if err := h.api.WaitFor(ctx, func() bool {
+		cards := h.api.Cards()
+		return len(cards) > 0 && len(cards[0].Ops) > 0 && cards[0].Ops[len(cards[0].Ops)-1].Kind == "settings"
+	}); err != nil {
+		t.Fatalf("card %+v: %v", h.api.Cards(), err)
+	}
+	h.waitIdle(t)
+	if n := len(h.api.Cards()); n != 1 {
+		t.Fatalf("%d cards", n)
+	}
+}

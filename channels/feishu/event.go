@@ -65,17 +65,15 @@ type messageReceive struct {
 }
 
 // replyTo is this channel's Inbound.ReplyTo: everything Send and the
-// streamer need, on any replica, after any restart.
+// streaming card need, on any replica, after any restart.
 type replyTo struct {
 	MessageID string `json:"message_id"` // the message to reply to; empty for a push (a report)
 	// ReceiveIDType says what ChatID is for a push with no message to reply
 	// to: "chat_id" for a group, the app's id type for a user.
 	ReceiveIDType string `json:"receive_id_type,omitempty"`
-	ChatID        string `json:"chat_id"`          // its chat
-	Group         bool   `json:"group,omitempty"`  // a group chat: mention the asker
-	OpenID        string `json:"open_id"`          // the asker, for <at user_id="...">
-	Received      int64  `json:"received_ms"`      // when it arrived, Unix ms
-	Stream        bool   `json:"stream,omitempty"` // a streaming card may show part 0 until Received+deadline
+	ChatID        string `json:"chat_id"`         // its chat
+	Group         bool   `json:"group,omitempty"` // a group chat: mention the asker
+	OpenID        string `json:"open_id"`         // the asker, for <at user_id="...">
 }
 
 // decodeEvent turns a decrypted, verified event into an Inbound. ok is
@@ -152,7 +150,7 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 	}
 	rt, err := json.Marshal(replyTo{
 		MessageID: msg.MessageID, ChatID: msg.ChatID, Group: in.ChatType == channels.ChatGroup,
-		OpenID: m.Sender.SenderID.OpenID, Received: a.now().UnixMilli(), Stream: a.cfg.Streaming,
+		OpenID: m.Sender.SenderID.OpenID,
 	})
 	if err != nil {
 		return in, false, fmt.Errorf("%w: %v", ErrMalformed, err)

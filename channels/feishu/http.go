@@ -106,13 +106,11 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.
 		writeJSON(w, map[string]any{})
 		return
 	}
-	receipt, err := sink.Accept(r.Context(), in)
-	if err != nil {
+	if _, err := sink.Accept(r.Context(), in); err != nil {
 		a.refuse(w, r, sink, err)
 		return
 	}
 	writeJSON(w, map[string]any{})
-	a.afterAccept(sink, in, receipt)
 }
 
 // checkTimestamp checks a signed X-Lark-Request-Timestamp (Unix seconds)
@@ -144,14 +142,6 @@ func (a *App) answerChallenge(w http.ResponseWriter, r *http.Request, sink chann
 func (a *App) tokenMatches(token string) bool {
 	want := a.cfg.VerificationToken
 	return want != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
-}
-
-// afterAccept opens the streaming card of a message that is new and will be
-// answered; a repeat delivery opens nothing (its first delivery did).
-func (a *App) afterAccept(sink channels.Sink, in channels.Inbound, receipt channels.Receipt) {
-	if a.cfg.Streaming && receipt.New && receipt.Answer {
-		a.startStream(sink, in)
-	}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

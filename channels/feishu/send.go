@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -19,13 +18,8 @@ import (
 // in group chats on the first part; or an image (FormatImage, media.go).
 // Each part carries a uuid derived from
 // out.Key, so Feishu drops a repeat of the same part within an hour (an
-// attempt whose answer was lost).
-//
-// While a streaming card may still show the first part of the answer to
-// the message (out.Answer), Send returns a *channels.DeferredError until
-// the stream deadline: the streamer marks it shown (and Send is not called
-// again), or the deadline passes and the part is sent as a message. Later
-// messages to the same conversation (async results) go at once.
+// attempt whose answer was lost). (The delivery layer holds back a first
+// part the message's streaming card may still show: stream.go.)
 //
 // Errors wrap channels.ErrPermanent for a reply address or part that cannot
 // be sent and for codes no retry fixes (bot not in the chat, missing
@@ -36,14 +30,7 @@ func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: bad reply address %s: %w", a.cfg.Name, out.ReplyTo, channels.ErrPermanent)
 	}
 	if out.Format == channels.FormatImage {
-		// A streaming card shows text only: an image never waits for it.
 		return a.sendImage(ctx, out, rt)
-	}
-	if rt.Stream && out.Answer && out.Part == 0 {
-		until := time.UnixMilli(rt.Received).Add(a.cfg.StreamDeadline)
-		if a.now().Before(until) {
-			return channels.SendResult{}, &channels.DeferredError{Until: until, Reason: "a streaming card may show it"}
-		}
 	}
 	if strings.TrimSpace(out.Text) == "" {
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: empty part: %w", a.cfg.Name, channels.ErrPermanent)

@@ -3,8 +3,8 @@ package feishu
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -21,46 +21,41 @@ const (
 	// cardUpdateGap spaces one card's updates so that no second holds
 	// CardUpdatesPerSecond of them, whatever the poll interval.
 	cardUpdateGap = time.Second / (CardUpdatesPerSecond - 2)
-	// streamCloseTimeout bounds closing a card after its stream ended.
-	streamCloseTimeout = 5 * time.Second
-	// streamMargin: a stream stops this long (at most a tenth of the
-	// deadline) before its deadline.
-	streamMargin = 5 * time.Second
 )
 
-// startStream shows the answer to in while it grows: a streaming card
-// replying to the message, updated from sink.Progress until the final
-// reply's first part is in it, then closed and marked shown. It runs
-// detached from the request (which has been answered) until the stream
-// deadline.
-func (a *App) startStream(sink channels.Sink, in channels.Inbound) {
-	a.streams.Add(1)
-	go func() {
-		defer a.streams.Done()
-		received := a.now()
-		// The stream ends a little before Send stops deferring the part, so
-		// the card never shows an answer that is also sent as a message.
-		margin := min(streamMargin, a.cfg.StreamDeadline/10)
-		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.StreamDeadline-margin)
-		defer cancel()
-		// The stream reads CardKit's answers: a panic there ends this
-		// stream only, and the answer goes as a message once the deadline
-		// passes (it was not marked shown).
-		err := channels.Guard(func() error {
-			a.stream(ctx, sink, in, received)
-			return nil
-		})
-		if a.env.CountPanic(ChannelName, a.cfg.Name, err) {
-			a.log.Error("feishu: streaming card ended by a panic", "msg_id", in.MsgID, "err", err)
-		}
-	}()
-}
+// The live reply of an app with streaming: a CardKit card replying to the
+// message, its element replaced with the answer so far (each update under
+// the next sequence number, paced to the card's and the app's CardKit
+// budget), streaming mode turned off at the end. The gateway drives it
+// (channels.RunLive); when no card can be opened or updated, the answer
+// goes as a message (send.go).
 
-// WaitStreams waits for the app's running streams (tests, shutdown).
-func (a *App) WaitStreams() { a.streams.Wait() }
+var _ channels.LiveReplier = (*Channel)(nil)
+
+// Open creates the streaming card of the message out.ReplyTo names, showing
+// out.Text, and replies to the message with it.
+//
+// Errors: the app does not stream or ReplyTo names no message (wrapping
+// channels.ErrPermanent), or Feishu refused the card or the reply.
+func (c *Channel) Open(ctx context.Context, out channels.Outbound) (channels.Live, error) {
+	a, ok := c.apps[out.Account]
+	if !ok || !a.cfg.Streaming {
+		return nil, fmt.Errorf("feishu: account %q does not stream: %w", out.Account, channels.ErrPermanent)
+	}
+	var rt replyTo
+	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || rt.MessageID == "" {
+		return nil, fmt.Errorf("feishu: app %q: reply address %s names no message: %w", a.cfg.Name, out.ReplyTo, channels.ErrPermanent)
+	}
+	card, err := a.openCard(ctx, rt.MessageID, out.Text)
+	if err != nil {
+		return nil, fmt.Errorf("feishu: app %q: streaming card: %w", a.cfg.Name, err)
+	}
+	return card, nil
+}
 
 // card is one open streaming card.
 type card struct {
+	a        *App
 	id       string
 	seq      int    // last sequence used; each update takes the next
 	shown    string // content the card shows
@@ -68,66 +63,53 @@ type card struct {
 	streamOn bool
 }
 
-func (a *App) stream(ctx context.Context, sink channels.Sink, in channels.Inbound, received time.Time) {
-	ref := channels.MessageRef{Channel: ChannelName, Account: in.Account, MsgID: in.MsgID}
-	log := a.log.With("msg_id", in.MsgID)
-	c, err := a.openCard(ctx, in.MsgID)
-	if err != nil {
-		log.Warn("feishu: streaming card unavailable; the answer goes out as a message", "err", err)
-		a.streamPlain(ctx, sink, ref, in)
-		return
+// Update shows soFar in the card (its beginning, when it is longer than
+// a part).
+func (c *card) Update(ctx context.Context, soFar string) error {
+	if text := clip(soFar, MaxPartBytes); text != c.shown {
+		return c.update(ctx, text)
 	}
-	tick := time.NewTicker(a.streamPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			a.closeCard(c, c.shown+"\n\n"+a.msgs.Later, log)
-			log.Info("feishu: stream deadline reached; the answer follows as a message", "after", a.now().Sub(received))
-			return
-		case <-tick.C:
-		}
-		p, err := sink.Progress(ctx, ref)
-		if err != nil {
-			log.Warn("feishu: progress unavailable", "err", err)
-			continue
-		}
-		if !p.Known {
-			continue
-		}
-		if p.Shown {
-			a.closeCard(c, c.shown, log)
-			return
-		}
-		text := clip(p.Text, MaxPartBytes)
-		if text != "" && text != c.shown {
-			if err := a.updateCard(ctx, c, text); err != nil {
-				log.Warn("feishu: card update failed", "err", err)
-				continue
-			}
-		}
-		if p.Done && c.shown == text {
-			if err := a.setStreaming(ctx, c, false); err != nil {
-				log.Warn("feishu: cannot end the card's streaming mode", "err", err)
-			}
-			if err := sink.Shown(ctx, ref); err != nil {
-				log.Warn("feishu: stream shown but not recorded; the part may be sent again", "err", err)
-			}
-			return
-		}
-	}
+	return nil
 }
 
-// openCard creates the card entity and replies with it.
-func (a *App) openCard(ctx context.Context, msgID string) (*card, error) {
+// Finish shows the final reply's first part and ends streaming mode. Once
+// the card shows the part, a failure to end streaming mode is only
+// logged: the user has the answer.
+func (c *card) Finish(ctx context.Context, final channels.Outbound) (channels.SendResult, error) {
+	if final.Text != c.shown {
+		if err := c.update(ctx, final.Text); err != nil {
+			return channels.SendResult{}, err
+		}
+	}
+	if err := c.setStreaming(ctx, false); err != nil {
+		c.a.log.Warn("feishu: cannot end the card's streaming mode", "card_id", c.id, "err", err)
+	}
+	return channels.SendResult{}, nil
+}
+
+// Abandon shows text (if it differs) and ends streaming mode.
+func (c *card) Abandon(ctx context.Context, text string) error {
+	var errs []error
+	if text = clip(text, MaxPartBytes); text != c.shown {
+		errs = append(errs, c.update(ctx, text))
+	}
+	if c.streamOn {
+		errs = append(errs, c.setStreaming(ctx, false))
+	}
+	return errors.Join(errs...)
+}
+
+// openCard creates the card entity showing text and replies to msgID
+// with it.
+func (a *App) openCard(ctx context.Context, msgID, text string) (*card, error) {
 	data, err := marshalJSON(map[string]any{
 		"schema": "2.0",
 		"config": map[string]any{
 			"streaming_mode": true,
-			"summary":        map[string]string{"content": a.msgs.Thinking},
+			"summary":        map[string]string{"content": text},
 		},
 		"body": map[string]any{"elements": []map[string]string{
-			{"tag": "markdown", "element_id": streamElementID, "content": a.msgs.Thinking},
+			{"tag": "markdown", "element_id": streamElementID, "content": text},
 		}},
 	})
 	if err != nil {
@@ -150,19 +132,19 @@ func (a *App) openCard(ctx context.Context, msgID string) (*card, error) {
 		return nil, err
 	}
 	return &card{
-		id: out.Data.CardID, shown: a.msgs.Thinking, streamOn: true,
+		a: a, id: out.Data.CardID, shown: text, streamOn: true,
 		perCard: rate.NewLimiter(rate.Every(cardUpdateGap), 1),
 	}, nil
 }
 
-// updateCard replaces the element's content with text under the next
+// update replaces the element's content with text under the next
 // sequence number.
-func (a *App) updateCard(ctx context.Context, c *card, text string) error {
+func (c *card) update(ctx context.Context, text string) error {
 	if err := c.perCard.Wait(ctx); err != nil {
 		return err
 	}
 	c.seq++
-	err := a.cardCall(ctx, "cardkit/v1/cards/elements/content", http.MethodPut,
+	err := c.a.cardCall(ctx, "cardkit/v1/cards/elements/content", http.MethodPut,
 		"/open-apis/cardkit/v1/cards/"+pathEscape(c.id)+"/elements/"+streamElementID+"/content",
 		map[string]any{"content": text, "sequence": c.seq}, nil)
 	if err == nil {
@@ -173,13 +155,13 @@ func (a *App) updateCard(ctx context.Context, c *card, text string) error {
 
 // setStreaming switches the card's streaming mode (off ends the typing
 // effect and lets the client show the card as final).
-func (a *App) setStreaming(ctx context.Context, c *card, on bool) error {
+func (c *card) setStreaming(ctx context.Context, on bool) error {
 	if err := c.perCard.Wait(ctx); err != nil {
 		return err
 	}
 	settings, _ := marshalJSON(map[string]any{"config": map[string]any{"streaming_mode": on}})
 	c.seq++
-	err := a.cardCall(ctx, "cardkit/v1/cards/settings", http.MethodPatch,
+	err := c.a.cardCall(ctx, "cardkit/v1/cards/settings", http.MethodPatch,
 		"/open-apis/cardkit/v1/cards/"+pathEscape(c.id)+"/settings",
 		map[string]any{"settings": string(settings), "sequence": c.seq}, nil)
 	if err == nil {
@@ -188,63 +170,12 @@ func (a *App) setStreaming(ctx context.Context, c *card, on bool) error {
 	return err
 }
 
-// closeCard shows text (if it differs) and ends streaming, on a context of
-// its own: the stream's may have ended.
-func (a *App) closeCard(c *card, text string, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), streamCloseTimeout)
-	defer cancel()
-	if text != c.shown {
-		if err := a.updateCard(ctx, c, clip(text, MaxPartBytes)); err != nil {
-			log.Warn("feishu: last card update failed", "err", err)
-		}
-	}
-	if c.streamOn {
-		if err := a.setStreaming(ctx, c, false); err != nil {
-			log.Warn("feishu: cannot end the card's streaming mode", "err", err)
-		}
-	}
-}
-
 // cardCall is an OpenAPI call within the app's CardKit budget.
 func (a *App) cardCall(ctx context.Context, op, method, path string, body, out any) error {
 	if err := a.cardRate.Wait(ctx); err != nil {
 		return err
 	}
 	return a.api.call(ctx, op, method, path, nil, body, out)
-}
-
-// streamPlain is the fallback when no card can be opened: it waits for the
-// final reply's first part and sends it as a message, then marks it shown,
-// so the user gets the answer as soon as it is there rather than at the
-// stream deadline.
-func (a *App) streamPlain(ctx context.Context, sink channels.Sink, ref channels.MessageRef, in channels.Inbound) {
-	tick := time.NewTicker(a.streamPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return // Send delivers it after the deadline
-		case <-tick.C:
-		}
-		p, err := sink.Progress(ctx, ref)
-		if err != nil || !p.Known || !p.Done {
-			continue
-		}
-		if p.Shown {
-			return
-		}
-		var rt replyTo
-		_ = json.Unmarshal(in.ReplyTo, &rt) // written by decodeEvent
-		msgType, content := messageContent(channels.FormatMarkdown, p.Text, mentionOf(rt, 0))
-		if _, err := a.post(ctx, rt, msgType, content, replyUUID("plain:"+ref.MsgID)); err != nil {
-			a.log.Warn("feishu: fallback reply failed; Send retries after the stream deadline", "msg_id", ref.MsgID, "err", err)
-			return
-		}
-		if err := sink.Shown(ctx, ref); err != nil {
-			a.log.Warn("feishu: fallback reply sent but not recorded; the part may be sent again", "msg_id", ref.MsgID, "err", err)
-		}
-		return
-	}
 }
 
 // clip cuts text to at most n bytes on a rune boundary, marking the cut.

@@ -1,13 +1,14 @@
 package feishu_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/feishu"
-	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 )
 
 func newStreamRig(t *testing.T, deadline string) (*eventRig, *feishu.App) {
@@ -18,8 +19,23 @@ func newStreamRig(t *testing.T, deadline string) (*eventRig, *feishu.App) {
 	return r, app
 }
 
+// runStream runs the live reply to in as the gateway does once Accept
+// returned: channels.RunLive with the app's streaming card, reading the
+// sink's scripted progress, until it ends.
+func runStream(t *testing.T, r *eventRig, in channels.Inbound) (bool, error) {
+	t.Helper()
+	ref := channels.MessageRef{Channel: feishu.ChannelName, Account: in.Account, MsgID: in.MsgID}
+	return channels.RunLive(withTimeout(t, 10*time.Second), channels.LiveRun{
+		Replier: r.ch,
+		Open: channels.Outbound{Account: in.Account, ReplyTo: in.ReplyTo, Format: channels.FormatMarkdown,
+			Text: "思考中…", Parts: 1, Answer: true, Key: "inbound:" + in.MsgID + "/0"},
+		Progress: channels.ProgressFunc(func(ctx context.Context) (channels.Progress, error) { return r.sink.Progress(ctx, ref) }),
+		Received: time.Now(), Later: "（回复较长，完整内容稍后单独发送）",
+	})
+}
+
 func TestStreamingCard(t *testing.T) {
-	r, app := newStreamRig(t, "1m")
+	r, _ := newStreamRig(t, "1m")
 	const final = "你还有 **5 天**年假。"
 	const drafts = 15
 	r.sink.progress = func(n int) channels.Progress {
@@ -28,8 +44,8 @@ func TestStreamingCard(t *testing.T) {
 		}
 		return channels.Progress{Known: true, Text: strings.Repeat("字", n)} // new text at every read
 	}
-	r.acceptOne(t, message("om_s", "p2p", "年假"))
-	app.WaitStreams()
+	in := r.acceptOne(t, message("om_s", "p2p", "年假"))
+	shown, err := runStream(t, r, in)
 
 	cards := r.api.Cards()
 	if len(cards) != 1 || !strings.Contains(cards[0].Data, `"streaming_mode":true`) {
@@ -62,51 +78,36 @@ func TestStreamingCard(t *testing.T) {
 	if end.Kind != "settings" || !strings.Contains(end.Content, `"streaming_mode":false`) {
 		t.Fatalf("streaming not turned off: %+v", end)
 	}
-	if _, _, shown := r.sink.snapshot(); len(shown) != 1 || shown[0].MsgID != "om_s" {
-		t.Fatalf("shown %+v", shown)
+	if !shown || err != nil {
+		t.Fatalf("shown %v (%v), want the answer shown in the card", shown, err)
 	}
 }
 
-// A repeated delivery of the same event opens no second card.
-func TestStreamOpensOncePerMessage(t *testing.T) {
-	r, app := newStreamRig(t, "1m")
-	r.sink.progress = func(int) channels.Progress { return channels.Progress{Known: true, Text: "好", Done: true} }
-	m := message("om_once", "p2p", "hi")
-	r.acceptOne(t, m)
-	r.post(t, feishutest.EventJSON(m))
-	app.WaitStreams()
-	if n := len(r.api.Cards()); n != 1 {
-		t.Fatalf("%d cards", n)
-	}
-}
-
+// No card: the live reply ends at once, and the delivery layer sends the
+// first part as a message when it is there. (A repeated delivery opens no
+// second card: TestEndToEndStreamOpensOncePerMessage.)
 func TestStreamFallsBackToPlainMessage(t *testing.T) {
-	r, app := newStreamRig(t, "1m")
+	r, _ := newStreamRig(t, "1m")
 	r.api.FailCards(true)
-	r.sink.progress = func(n int) channels.Progress {
-		if n < 3 {
-			return channels.Progress{Known: true, Text: "草稿"}
-		}
-		return channels.Progress{Known: true, Text: "答案", Done: true}
+	in := r.acceptOne(t, message("om_fb", "p2p", "hi"))
+	if shown, err := runStream(t, r, in); shown || err == nil {
+		t.Fatalf("shown %v (%v), want the live reply ended", shown, err)
 	}
-	r.acceptOne(t, message("om_fb", "p2p", "hi"))
-	app.WaitStreams()
+	if _, err := r.ch.Send(withTimeout(t, 10*time.Second), part(in, "答案", 0, 1)); err != nil {
+		t.Fatal(err)
+	}
 	got := r.api.Delivered()
 	if len(got) != 1 || got[0].MsgType != "post" || got[0].Text() != "答案" {
 		t.Fatalf("replies %+v", got)
 	}
-	if _, _, shown := r.sink.snapshot(); len(shown) != 1 {
-		t.Fatalf("shown %+v", shown)
-	}
 }
 
 func TestStreamStopsAtDeadlineWithoutShown(t *testing.T) {
-	r, app := newStreamRig(t, "300ms")
+	r, _ := newStreamRig(t, "300ms")
 	r.sink.progress = func(int) channels.Progress { return channels.Progress{Known: true, Text: "半截答案"} }
-	r.acceptOne(t, message("om_dl", "p2p", "hi"))
-	app.WaitStreams()
-	if _, _, shown := r.sink.snapshot(); len(shown) != 0 {
-		t.Fatal("a stream cut at its deadline marked the answer shown")
+	in := r.acceptOne(t, message("om_dl", "p2p", "hi"))
+	if shown, err := runStream(t, r, in); shown || !errors.Is(err, channels.ErrLiveDeadline) {
+		t.Fatalf("shown %v (%v): a stream cut at its deadline marked the answer shown", shown, err)
 	}
 	ops := r.api.Cards()[0].Ops
 	last, end := ops[len(ops)-2], ops[len(ops)-1]

@@ -192,13 +192,11 @@ func (s *wsSession) handle(f Frame, payload []byte, start time.Time) {
 		s.answer(f, http.StatusOK, start)
 		return
 	}
-	receipt, err := s.sink.Accept(s.ctx, in)
-	if err != nil {
+	if _, err := s.sink.Accept(s.ctx, in); err != nil {
 		a.log.Warn("feishu: event not stored; Feishu delivers it again", "msg_id", in.MsgID, "err", err)
 		s.answer(f, http.StatusInternalServerError, start)
 		return
 	}
-	a.afterAccept(s.sink, in, receipt)
 	if s.answer(f, http.StatusOK, start) {
 		a.log.Debug("feishu: event acked", "msg_id", in.MsgID, "ack_ms", time.Since(start).Milliseconds())
 	}

@@ -33,18 +33,9 @@ const (
 	maxUserIDBytes = 64
 )
 
-// Our own margins around WeCom's limits.
+// Our own margins around WeCom's limits. (A stream is finished
+// channels.LiveMargin before StreamLifetime runs out.)
 const (
-	// streamSafetyMargin: a stream is finished this long before
-	// StreamLifetime runs out, so the last answer reaches WeCom in time
-	// whatever the refresh cadence and clock skew.
-	streamSafetyMargin = 30 * time.Second
-	// streamDeadline counts from the message's arrival.
-	streamDeadline = StreamLifetime - streamSafetyMargin
-	// deferSlack: a first part held back for the stream is tried again this
-	// long after the stream deadline, once the stream has certainly been
-	// finished (and Shown recorded) or abandoned.
-	deferSlack = 30 * time.Second
 	// mentionReserve is room kept in every message for the asker's mention
 	// in group chats: "<@" + UserID + ">\n".
 	mentionReserve = 2 + maxUserIDBytes + 2
@@ -79,7 +70,6 @@ type Bot struct {
 	url, botID, secret string
 	timing             botTiming
 	live               atomic.Pointer[botConn] // the subscribed socket, nil when down
-	streams            liveStreams             // messages being answered over this replica's socket
 }
 
 // NewBot builds a bot from its section (already defaulted and validated by
@@ -138,18 +128,25 @@ func (b *Bot) Name() string { return b.name }
 
 // limits: the delivery layer cuts replies to what one stream or push
 // carries, keeping room for the asker's mention in groups. Both modes
-// stream: the gateway stores the run's draft for Progress.
+// stream the answer within StreamLifetime: in websocket mode Hermes pushes
+// it (a LiveReplier, aibot_live.go), in callback mode WeCom polls it
+// (refresh).
 func (b *Bot) limits() channels.Limits {
-	return channels.Limits{
-		MaxBytes:  MaxStreamBytes - mentionReserve,
-		Format:    channels.FormatMarkdown,
-		Dialect:   channels.DialectBasic,
-		PerMinute: BotPushPerMinute,
-		Streams:   true,
+	lim := channels.Limits{
+		MaxBytes:     MaxStreamBytes - mentionReserve,
+		Format:       channels.FormatMarkdown,
+		Dialect:      channels.DialectBasic,
+		PerMinute:    BotPushPerMinute,
+		Streams:      true,
+		LiveDeadline: StreamLifetime,
 		// Images go over the long connection (aibot_media.go); a
 		// response_url takes markdown only.
 		Images: b.mode == BotModeWebSocket,
 	}
+	if b.mode == BotModeWebSocket {
+		lim.LiveInterval = b.timing.Poll
+	}
+	return lim
 }
 
 // routes are the callback URL of a bot in callback mode: GET for the URL
@@ -203,32 +200,15 @@ func mention(chatType, userID string) string {
 	return "<@" + userID + ">\n"
 }
 
-// mayStream reports whether the stream of rt's message may still show its
-// reply's first part. In callback mode WeCom drives the stream from any
-// replica, so only the deadline tells; in websocket mode this replica's
-// socket carries every live stream of the bot.
-func (b *Bot) mayStream(rt botReplyTo, now time.Time) bool {
-	if !now.Before(streamDeadlineOf(rt.receivedAt())) {
-		return false
-	}
-	if rt.Mode == BotModeWebSocket {
-		return b.streams.has(rt.MsgID)
-	}
-	return true
-}
-
 // errNoSocket: a websocket bot's push needs the live connection, which
 // another replica holds or which is reconnecting. Retryable.
 var errNoSocket = errors.New("no live connection to WeCom on this replica")
 
-// Send delivers one reply part to the conversation in out.ReplyTo.
-//
-// The first part (out.Part == 0) of the answer to a message whose stream
-// may still show it returns a *channels.DeferredError until after the stream deadline:
-// the stream shows it, and Shown marks it delivered. Otherwise a
-// callback-mode bot POSTs markdown to the message's response_url and a
-// websocket bot pushes aibot_send_msg over its socket. An image goes at
-// once, uploaded over the socket (websocket mode only; see sendImage).
+// Send delivers one reply part to the conversation in out.ReplyTo (the
+// delivery layer holds back a first part the message's stream may still
+// show): a callback-mode bot POSTs markdown to the message's response_url
+// and a websocket bot pushes aibot_send_msg over its socket. An image is
+// uploaded over the socket (websocket mode only; see sendImage).
 //
 // Errors wrap channels.ErrPermanent when retrying cannot help: a ReplyTo
 // that is not a bot's, an image a callback-mode bot cannot send, content
@@ -244,19 +224,12 @@ func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return channels.SendResult{}, fmt.Errorf("wecom: bot %q: send to %q: %w", b.name, rt.ChatID, err)
 	}
 	if out.Format == channels.FormatImage {
-		// A stream shows text only: an image never waits for it.
 		if err := b.sendImage(ctx, rt, out); err != nil {
 			return fail(err)
 		}
 		return channels.SendResult{}, nil
 	}
 	now := b.now()
-	if deadline := streamDeadlineOf(rt.receivedAt()); out.Answer && out.Part == 0 && b.mayStream(rt, now) {
-		return channels.SendResult{}, &channels.DeferredError{
-			Until:  deadline.Add(deferSlack),
-			Reason: "the first part is shown by the message's stream",
-		}
-	}
 	content := mention(rt.ChatType, rt.UserID) + out.Text
 	if len(content) > MaxStreamBytes {
 		return fail(fmt.Errorf("content of %d bytes exceeds WeCom's %d: %w", len(content), MaxStreamBytes, channels.ErrPermanent))

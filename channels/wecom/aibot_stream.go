@@ -101,14 +101,11 @@ type streamStep struct {
 	shown bool
 }
 
-// streamDeadlineOf is when a stream for a message received at received
-// must be finished.
-func streamDeadlineOf(received time.Time) time.Time { return received.Add(streamDeadline) }
-
-// step decides what a stream shows now: the draft so far, the final first
-// part (finished), or, at the deadline, the draft with the "rest follows"
-// note (finished; the reply then goes through Send). fallback is when the
-// message arrived, used when p has no Received.
+// step decides what a stream WeCom polls (callback mode) shows now: the
+// draft so far, the final first part (finished), or, at the deadline (the
+// live reply's, channels.Limits.LiveCloseBy), the draft with the "rest
+// follows" note (finished; the reply then goes through Send). fallback is
+// when the message arrived, used when p has no Received.
 func (b *Bot) step(id string, p channels.Progress, chatType, userID string, fallback time.Time) streamStep {
 	received := p.Received
 	if received.IsZero() {
@@ -122,23 +119,13 @@ func (b *Bot) step(id string, p channels.Progress, chatType, userID string, fall
 	case !p.Known:
 		// Nothing will come for this stream: close it.
 		st.stream.Finish = true
-	case !b.now().Before(streamDeadlineOf(received)):
+	case !b.now().Before(b.limits().LiveCloseBy(received)):
 		st.stream.Finish = true
-		text = joinNonEmpty(text, b.msgs.Later)
+		text = channels.WithNote(text, b.msgs.Later)
 	case text == "":
 		text = b.msgs.Thinking
 	}
 	st.stream.ID = id
 	st.stream.Content = fitStream(mention(chatType, userID) + text)
 	return st
-}
-
-func joinNonEmpty(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "\n\n" + b
 }

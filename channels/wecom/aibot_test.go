@@ -130,29 +130,6 @@ func (s *fakeSink) shownRefs() []channels.MessageRef {
 	return append([]channels.MessageRef(nil), s.shown...)
 }
 
-// waitShown blocks until ref's Shown was recorded.
-func (s *fakeSink) waitShown(t *testing.T, msgID string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for {
-		s.mu.Lock()
-		for _, r := range s.shown {
-			if r.MsgID == msgID {
-				s.mu.Unlock()
-				return
-			}
-		}
-		changed := s.changed
-		s.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			t.Fatalf("Shown(%s) never recorded", msgID)
-		}
-	}
-}
-
 // callbackBot is a callback-mode bot behind its routes.
 type callbackBot struct {
 	bot    *wecom.Bot
@@ -406,22 +383,23 @@ func TestBot_Callback_StreamDeadline(t *testing.T) {
 	}
 }
 
+// The first part of an answer waits for the stream WeCom polls: the
+// delivery layer holds it back for Limits.LiveDeadline (gateway/live_test.go
+// shows the hold), until after the stream deadline; the bot pushes no
+// live reply itself in callback mode.
 func TestBot_Send_Deferred(t *testing.T) {
 	f := newCallbackBot(t)
 	f.reply(t, f.single("m-1").Text("hi"))
 	rt := f.sink.Accepted()[0].ReplyTo
 	f.clock.Set(botT0.Add(time.Minute))
 
-	_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: rt, Text: "x", Parts: 2, Answer: true})
-	var d *channels.DeferredError
-	if !errors.As(err, &d) {
-		t.Fatalf("Send part 0 = %v, want a *DeferredError", err)
+	l := f.ch.Limits(botName)
+	if until := botT0.Add(l.LiveDeadline); until.Before(botT0.Add(5*time.Minute)) || until.After(botT0.Add(wecom.StreamLifetime+time.Minute)) ||
+		!l.LiveCloseBy(botT0).Before(until) {
+		t.Fatalf("held until %s (the stream closing %s), want after the stream deadline", until, l.LiveCloseBy(botT0))
 	}
-	if lo, hi := botT0.Add(5*time.Minute), botT0.Add(wecom.StreamLifetime+time.Minute); d.Until.Before(lo) || d.Until.After(hi) {
-		t.Fatalf("deferred until %s, want after the stream deadline", d.Until)
-	}
-	if len(f.resp.Posts()) != 0 {
-		t.Fatal("a deferred part was posted")
+	if l.LiveInterval != 0 {
+		t.Fatalf("LiveInterval = %s: a callback-mode bot pushes no live reply", l.LiveInterval)
 	}
 
 	// Later parts go at once.

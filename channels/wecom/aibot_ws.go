@@ -247,11 +247,10 @@ func route(f botFrameIn) (*botMessage, error) {
 	return m, err
 }
 
-// handleFrame stores a message and, only then, answers it on the socket.
-// While it runs, the message counts as streaming (see liveStreams).
+// handleFrame stores a message and, only then, answers it on the socket
+// (the welcome; the answer's stream is the gateway's live reply, which
+// Accept starts: aibot_live.go).
 func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) {
-	b.streams.begin(m.MsgID)
-	defer b.streams.end(m.MsgID)
 	testHook("handle", body)
 	err := b.answerFrame(ctx, conn, sink, reqID, m, body)
 	switch {
@@ -264,117 +263,19 @@ func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink
 }
 
 func (b *Bot) answerFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) error {
-	in, answer, err := b.accept(ctx, sink, m, body, reqID)
+	_, answer, err := b.accept(ctx, sink, m, body, reqID)
 	if err != nil {
 		return fmt.Errorf("not stored: %w", err)
 	}
-	switch answer {
-	case answerWelcome:
-		ack, err := conn.request(ctx, botCmdRespondWelcome, reqID, textReply(b.msgs.Welcome))
-		if err == nil {
-			err = ack.result().err(botCmdRespondWelcome)
-		}
-		if err != nil {
-			return fmt.Errorf("welcome: %w", err)
-		}
-	case answerStream:
-		if err := b.stream(ctx, conn, sink, reqID, in); err != nil {
-			return fmt.Errorf("stream lost, Send delivers the reply: %w", err)
-		}
-	}
-	return nil
-}
-
-// stream opens the message's stream and pushes the run's progress into it
-// (the whole text so far, whenever it changed) until the run is done or
-// the stream deadline comes. When the final first part is acked, Shown is
-// recorded; at the deadline the stream finishes with the "rest follows"
-// note and Send delivers the reply.
-//
-// It returns an error when the stream ends without showing the reply (the
-// socket closed, WeCom refused a frame, progress unreadable); Send then
-// delivers the first part, as the stream is no longer live.
-func (b *Bot) stream(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, in channels.Inbound) error {
-	received := b.now()
-	ref := channels.MessageRef{Channel: ChannelName, Account: b.name, MsgID: in.MsgID}
-	respond := func(s botStream) error {
-		ack, err := conn.request(ctx, botCmdRespond, reqID, streamReply(s))
-		if err != nil {
-			return err
-		}
-		return ack.result().err(botCmdRespond)
-	}
-	open := b.openStream(in)
-	if err := respond(open); err != nil {
-		return fmt.Errorf("open: %w", err)
-	}
-	shownContent := open.Content
-	ticker := time.NewTicker(b.timing.Poll)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil // shutting down: whoever takes over delivers
-		case <-conn.done:
-			return errSocketClosed
-		case <-ticker.C:
-		}
-		p, err := sink.Progress(ctx, ref)
-		if err != nil {
-			if b.now().After(received.Add(StreamLifetime)) {
-				return fmt.Errorf("progress unreadable: %w", err)
-			}
-			continue
-		}
-		st := b.step(ref.MsgID, p, in.ChatType, in.Sender.UserID, received)
-		if !st.stream.Finish && st.stream.Content == shownContent {
-			continue
-		}
-		if err := respond(st.stream); err != nil {
-			return fmt.Errorf("update: %w", err)
-		}
-		shownContent = st.stream.Content
-		if !st.stream.Finish {
-			continue
-		}
-		if st.shown {
-			if err := sink.Shown(ctx, ref); err != nil {
-				b.log.Warn("wecom bot: record stream shown", "msg_id", in.MsgID, "err", err)
-			}
-		}
+	if answer != answerWelcome {
 		return nil
 	}
-}
-
-// liveStreams are the messages this replica is answering over its socket,
-// from before sink.Accept until their stream ends. Deliveries of a
-// websocket bot run on the replica holding its connection (the connection
-// is exclusive), so Send asks here whether a stream may still show a first
-// part; a stream of a previous holder died with its socket.
-type liveStreams struct {
-	mu sync.Mutex
-	n  map[string]int // msgid → streams in progress (WeCom may push a message twice)
-}
-
-func (l *liveStreams) begin(msgID string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n == nil {
-		l.n = map[string]int{}
+	ack, err := conn.request(ctx, botCmdRespondWelcome, reqID, textReply(b.msgs.Welcome))
+	if err == nil {
+		err = ack.result().err(botCmdRespondWelcome)
 	}
-	l.n[msgID]++
-}
-
-func (l *liveStreams) end(msgID string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n[msgID]--; l.n[msgID] <= 0 {
-		delete(l.n, msgID)
+	if err != nil {
+		return fmt.Errorf("welcome: %w", err)
 	}
-}
-
-func (l *liveStreams) has(msgID string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n[msgID] > 0
+	return nil
 }

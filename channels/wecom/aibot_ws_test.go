@@ -159,6 +159,46 @@ func (w *wsBot) subscribed(t *testing.T, n int) []wecomtest.Subscription {
 	return subs
 }
 
+// liveEnd is how a live reply ended (channels.RunLive's result).
+type liveEnd struct {
+	shown bool
+	err   error
+}
+
+// runLive runs the live reply to in as the gateway does once Accept
+// returned: channels.RunLive with the bot's Live, reading the sink's
+// scripted progress, on the bot's clock.
+func (w *wsBot) runLive(t *testing.T, in channels.Inbound) <-chan liveEnd {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan liveEnd, 1)
+	ref := channels.MessageRef{Channel: wecom.ChannelName, Account: botName, MsgID: in.MsgID}
+	go func() {
+		shown, err := channels.RunLive(ctx, channels.LiveRun{
+			Replier: w.ch,
+			Open: channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Format: channels.FormatMarkdown,
+				Text: botThink, Parts: 1, Answer: true},
+			Progress: channels.ProgressFunc(func(ctx context.Context) (channels.Progress, error) { return w.sink.Progress(ctx, ref) }),
+			Received: w.clock.Now(), Later: botLater, Now: w.clock.Now,
+		})
+		done <- liveEnd{shown, err}
+	}()
+	t.Cleanup(cancel)
+	return done
+}
+
+// wait returns how the live reply ended.
+func wait(t *testing.T, done <-chan liveEnd) liveEnd {
+	t.Helper()
+	select {
+	case end := <-done:
+		return end
+	case <-waitCtx(t).Done():
+		t.Fatal("the live reply never ended")
+		return liveEnd{}
+	}
+}
+
 func msg(id string) wecomtest.BotMessage {
 	return wecomtest.BotMessage{MsgID: id, AIBotID: wsBotID, ChatType: "single", UserID: "lisi"}
 }
@@ -166,6 +206,7 @@ func msg(id string) wecomtest.BotMessage {
 func TestBotWS_StreamsAndSends(t *testing.T) {
 	w := startWSBot(t, wsOpts{})
 	w.subscribed(t, 1)
+	w.waitLogged(t, "long connection subscribed") // the bot holds the socket
 	gate := w.sink.hold()
 
 	reqID, err := w.srv.PushMessage(waitCtx(t), msg("w-1").Text("报销流程？"))
@@ -180,6 +221,10 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 		t.Fatalf("frames sent before Accept returned: %+v", got)
 	}
 	close(gate)
+	// The gateway then runs the message's live reply on this replica.
+	// (While it runs, the delivery layer holds the first part back:
+	// gateway/live_test.go.)
+	live := w.runLive(t, in)
 
 	isStream := func(content string, finish bool) func(wecomtest.BotFrame) bool {
 		return func(f wecomtest.BotFrame) bool {
@@ -190,15 +235,11 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 	w.frame(t, isStream(botThink, false))
 	w.sink.setProgress("w-1", "第一步", false)
 	w.frame(t, isStream("第一步", false))
-	// While the stream is live, the first part waits for it.
-	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第一步，第二步", Parts: 2, Answer: true})
-	var deferred *channels.DeferredError
-	if !errors.As(err, &deferred) {
-		t.Fatalf("Send part 0 during the stream = %v, want deferred", err)
-	}
 	w.sink.setProgress("w-1", "第一步，第二步", true)
 	w.frame(t, isStream("第一步，第二步", true))
-	w.sink.waitShown(t, "w-1")
+	if end := wait(t, live); !end.shown || end.err != nil {
+		t.Fatalf("live reply ended %+v, want the first part shown", end)
+	}
 
 	// A part after the first is pushed with aibot_send_msg.
 	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第三步", Part: 1, Parts: 2})
@@ -224,12 +265,14 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 func TestBotWS_StreamDeadline(t *testing.T) {
 	w := startWSBot(t, wsOpts{})
 	w.subscribed(t, 1)
+	w.waitLogged(t, "long connection subscribed") // the bot holds the socket
 	m := msg("w-late")
 	m.ChatType, m.ChatID = "group", "wrg"
 	reqID, err := w.srv.PushMessage(waitCtx(t), m.Text("@HR助手 很长的问题"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	live := w.runLive(t, <-w.sink.started)
 	w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID })
 	w.sink.setProgress("w-late", "写到一半", false)
 	w.clock.Set(botT0.Add(wecom.StreamLifetime))
@@ -238,8 +281,8 @@ func TestBotWS_StreamDeadline(t *testing.T) {
 	if want := "<@lisi>\n写到一半\n\n" + botLater; f.Reply.Stream.Content != want {
 		t.Fatalf("final frame %q, want %q", f.Reply.Stream.Content, want)
 	}
-	if len(w.sink.shownRefs()) != 0 {
-		t.Fatal("Shown recorded for a stream closed at its deadline")
+	if end := wait(t, live); end.shown || !errors.Is(end.err, channels.ErrLiveDeadline) {
+		t.Fatalf("live reply ended %+v: shown recorded for a stream closed at its deadline", end)
 	}
 	// The whole reply then goes through aibot_send_msg, mentioning the asker.
 	in := w.sink.Accepted()[0]
@@ -357,18 +400,22 @@ func TestBotWS_SecondReplicaTakesOver(t *testing.T) {
 }
 
 // A stream WeCom refuses (too many in progress, expired) shows nothing:
-// the first part then goes out at once, not after the stream deadline.
-// (So does any first part while no stream of its message is live on this
-// replica: a follow-up, or a stream that died with a previous holder.)
+// the live reply ends at once, and the first part then goes out at once,
+// not after the stream deadline. (So does any first part while no stream
+// of its message is live: a follow-up, or a stream that died with a
+// previous holder; the delivery layer's hold: gateway/live_test.go.)
 func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
 	w := startWSBot(t, wsOpts{})
 	w.subscribed(t, 1)
+	w.waitLogged(t, "long connection subscribed") // the bot holds the socket
 	w.srv.FailNext("aibot_respond_msg", 846605)
 	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-lost").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	w.waitLogged(t, "not answered on the socket")
-	in := w.sink.Accepted()[0]
+	in := <-w.sink.started
+	if end := wait(t, w.runLive(t, in)); end.shown || end.err == nil || !strings.Contains(end.err.Error(), "846605") {
+		t.Fatalf("live reply ended %v %v, want the stream refused", end.shown, end.err)
+	}
 	if _, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "答案", Parts: 1}); err != nil {
 		t.Fatalf("Send part 0 of a lost stream = %v, want it sent", err)
 	}

@@ -61,7 +61,7 @@ const (
 // Outcomes of one delivery attempt, the status label of hermes_deliveries_total.
 const (
 	deliveryOK       = "delivered"
-	deliveryDeferred = "deferred" // a stream shows it first
+	deliveryDeferred = "deferred" // held back: a live reply may show it
 	deliveryRetry    = "failed"   // retried later
 	deliveryGivenUp  = "given_up" // permanent, or the last attempt
 )
@@ -164,17 +164,23 @@ func (m *Metrics) Delivered(channel string, sendErr error, gaveUp bool) {
 	if m == nil {
 		return
 	}
-	var deferred *channels.DeferredError
 	status := deliveryOK
 	switch {
-	case errors.As(sendErr, &deferred):
-		status = deliveryDeferred
 	case sendErr != nil && gaveUp:
 		status = deliveryGivenUp
 	case sendErr != nil:
 		status = deliveryRetry
 	}
 	m.deliveries.WithLabelValues(channel, status).Inc()
+}
+
+// Held records a part held back, not sent, because a live reply may
+// still show it (status deferred).
+func (m *Metrics) Held(channel string) {
+	if m == nil {
+		return
+	}
+	m.deliveries.WithLabelValues(channel, deliveryDeferred).Inc()
 }
 
 // Panicked counts a panic recovered on a long connection of channel/account.

@@ -72,14 +72,52 @@ WHERE m.channel = $1 AND m.account = $2 AND m.platform_msg_id = $3`, channel, ac
 }
 
 // MarkFirstPartShown records that the first part of the reply to
-// inboundID reached the user through a stream. It reports whether it was
-// still undelivered.
-func MarkFirstPartShown(ctx context.Context, q Querier, inboundID int64, at time.Time) (bool, error) {
-	tag, err := q.Exec(ctx, `
+// inboundID reached the user through a live reply, and drops its hold.
+// rest reports that the part was still undelivered and the reply has
+// parts after it, which are now to be delivered.
+func MarkFirstPartShown(ctx context.Context, q Querier, inboundID int64, at time.Time) (rest bool, err error) {
+	var parts int
+	err = q.QueryRow(ctx, `
+WITH h AS (DELETE FROM live_holds WHERE reply_key = $1)
 UPDATE outbox SET delivered_at = $2, platform_msg_id = 'stream', last_error = ''
-WHERE reply_key = $1 AND part = 0 AND delivered_at IS NULL AND failed_at IS NULL`, AnswerKey(inboundID), at)
+WHERE reply_key = $1 AND part = 0 AND delivered_at IS NULL AND failed_at IS NULL
+RETURNING parts`, AnswerKey(inboundID), at).Scan(&parts)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("store: mark shown: %w", err)
 	}
-	return tag.RowsAffected() > 0, nil
+	return parts > 1, nil
+}
+
+// Hold holds back the first part of a message's answer while a live reply
+// may show it (live_holds); the zero Hold holds nothing.
+type Hold struct {
+	Until    time.Time // held until then, unless renewed
+	ClosesAt time.Time // never renewed past this (the platform's deadline)
+}
+
+// RenewHolds holds the first parts of the answers replyKeys until until,
+// or their ClosesAt if sooner: the live replies showing them still run.
+func RenewHolds(ctx context.Context, q Querier, replyKeys []string, until time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE live_holds SET held_until = LEAST(closes_at, $2) WHERE reply_key = ANY($1)`, replyKeys, until)
+	if err != nil {
+		return fmt.Errorf("store: renew live holds: %w", err)
+	}
+	return nil
+}
+
+// DropHold releases the hold on the first part of the answer replyKey
+// (its live reply ended, or the hold lapsed). waiting reports that the
+// answer is in the outbox with that part still to send.
+func DropHold(ctx context.Context, q Querier, replyKey string) (waiting bool, err error) {
+	err = q.QueryRow(ctx, `
+WITH h AS (DELETE FROM live_holds WHERE reply_key = $1)
+SELECT EXISTS (SELECT 1 FROM outbox WHERE reply_key = $1 AND part = 0 AND delivered_at IS NULL AND failed_at IS NULL)`,
+		replyKey).Scan(&waiting)
+	if err != nil {
+		return false, fmt.Errorf("store: drop live hold: %w", err)
+	}
+	return waiting, nil
 }

@@ -40,6 +40,13 @@ type InboundRow struct {
 // the platform had delivered the same message before (same channel, account
 // and platform message id): the caller must then enqueue nothing.
 func InsertInbound(ctx context.Context, tx Querier, in channels.Inbound, status string) (id int64, inserted bool, err error) {
+	return InsertInboundHeld(ctx, tx, in, status, Hold{})
+}
+
+// InsertInboundHeld is InsertInbound that also holds the first part of
+// the message's answer for a live reply (live_holds), in the same
+// statement, when the message is new and hold is not zero.
+func InsertInboundHeld(ctx context.Context, tx Querier, in channels.Inbound, status string, hold Hold) (id int64, inserted bool, err error) {
 	replyTo := []byte(in.ReplyTo)
 	if len(replyTo) == 0 {
 		replyTo = []byte(`{}`)
@@ -48,15 +55,23 @@ func InsertInbound(ctx context.Context, tx Querier, in channels.Inbound, status 
 	if len(in.Raw) > 0 {
 		raw = string(in.Raw)
 	}
-	err = tx.QueryRow(ctx, `
+	args := []any{in.Channel, in.Account, in.MsgID, in.MsgType, in.ChatID, in.ChatType,
+		in.Sender.UserID, in.Sender.Name, in.Sender.CorpID, in.Text, in.Mentioned, replyTo, raw, status}
+	insert := `
 INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type,
     sender_id, sender_name, sender_corp, text, mentioned, reply_to, raw, status)
 VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13::jsonb,$14)
 ON CONFLICT (channel, account, platform_msg_id) DO NOTHING
-RETURNING id`,
-		in.Channel, in.Account, in.MsgID, in.MsgType, in.ChatID, in.ChatType,
-		in.Sender.UserID, in.Sender.Name, in.Sender.CorpID, in.Text, in.Mentioned, replyTo, raw, status,
-	).Scan(&id)
+RETURNING id`
+	if !hold.Until.IsZero() {
+		// One round trip in the ack path: the hold is written by the same
+		// statement, only for a message that is new.
+		insert = `WITH m AS (` + insert + `),
+h AS (INSERT INTO live_holds (reply_key, held_until, closes_at) SELECT $15::text || id, $16, $17 FROM m)
+SELECT id FROM m`
+		args = append(args, AnswerKeyPrefix, hold.Until, hold.ClosesAt)
+	}
+	err = tx.QueryRow(ctx, insert, args...).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
 	}

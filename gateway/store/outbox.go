@@ -43,6 +43,9 @@ type OutboxPart struct {
 	// its platform id, and when the platform forgets it (nil: never).
 	MediaID        string
 	MediaExpiresAt *time.Time
+	// HeldUntil: a live reply may still show this part (the first of an
+	// answer) until then; nil: no hold.
+	HeldUntil *time.Time
 }
 
 // InsertOutbox writes the parts of one reply under its idempotency key. A
@@ -85,16 +88,18 @@ func OrderKeyOf(ctx context.Context, q Querier, replyKey string) (string, error)
 }
 
 // UndeliveredInOrder returns the parts of a conversation not yet delivered
-// nor given up on, in the order they were written. An empty orderKey
-// selects the parts of replyKey alone (replies written before order keys).
+// nor given up on, in the order they were written, each first part with
+// its live hold. An empty orderKey selects the parts of replyKey alone
+// (replies written before order keys).
 func UndeliveredInOrder(ctx context.Context, q Querier, orderKey, replyKey string) ([]OutboxPart, error) {
 	rows, err := q.Query(ctx, `
-SELECT id, reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name,
-       attempts, first_attempt_at, media_id, media_expires_at
-FROM outbox
-WHERE delivered_at IS NULL AND failed_at IS NULL
-  AND CASE WHEN $1 = '' THEN reply_key = $2 ELSE order_key = $1 END
-ORDER BY id`, orderKey, replyKey)
+SELECT o.id, o.reply_key, o.part, o.parts, o.channel, o.account, o.reply_to, o.order_key, o.format, o.text,
+       o.media, o.media_name, o.attempts, o.first_attempt_at, o.media_id, o.media_expires_at, h.held_until
+FROM outbox o
+LEFT JOIN live_holds h ON o.part = 0 AND h.reply_key = o.reply_key
+WHERE o.delivered_at IS NULL AND o.failed_at IS NULL
+  AND CASE WHEN $1 = '' THEN o.reply_key = $2 ELSE o.order_key = $1 END
+ORDER BY o.id`, orderKey, replyKey)
 	if err != nil {
 		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
@@ -103,7 +108,7 @@ ORDER BY id`, orderKey, replyKey)
 		var media []byte
 		var mediaName string
 		err := row.Scan(&p.ID, &p.ReplyKey, &p.Part, &p.Parts, &p.Channel, &p.Account, &p.ReplyTo, &p.OrderKey,
-			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt)
+			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt, &p.HeldUntil)
 		if media != nil {
 			p.Image = &channels.Image{Name: mediaName, PNG: media}
 		}

@@ -1,0 +1,226 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// Live replies: an answer shown while it grows (channels.LiveReplier),
+// driven by channels.RunLive on the replica that accepted the message (for
+// an exclusive long connection, the one holding it). Meanwhile the
+// delivery layer holds the answer's first part back (store.Hold), so that
+// the user does not get it twice: until the live reply showed it (then
+// only the parts after it go) or ended without it (then the whole answer
+// goes), at the latest until the platform's deadline. The hold of a live
+// reply this replica runs lasts one worker.run_lease and is renewed while
+// the loop runs: when the replica dies, its answers go out a lease term
+// later instead of at the deadline.
+//
+// One loop per message: only the Accept that stored the message (New) starts
+// one, and the inbox's unique key makes that one Accept across replicas;
+// a platform's repeat of the message opens nothing.
+
+// liveRecordTimeout bounds recording how a live reply ended, on a context
+// of its own (the loop's ends at shutdown).
+const liveRecordTimeout = 5 * time.Second
+
+// liveReplies are the live replies running on this replica, and the
+// renewer of their holds.
+type liveReplies struct {
+	mu     sync.Mutex
+	ctx    context.Context    // nil before Start and once Stop began
+	cancel context.CancelFunc // ends ctx
+	keys   map[string]bool    // the running answers' reply keys, whose holds are renewed
+	wg     sync.WaitGroup     // the loops and the renewer
+}
+
+// startLiveReplies lets Accept start live replies, until stopLiveReplies.
+func (g *Gateway) startLiveReplies(ctx context.Context) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	g.live.mu.Lock()
+	g.live.ctx, g.live.cancel, g.live.keys = ctx, cancel, map[string]bool{}
+	g.live.wg.Add(1)
+	g.live.mu.Unlock()
+	go func() {
+		defer g.live.wg.Done()
+		g.renewHolds(ctx)
+	}()
+}
+
+// stopLiveReplies ends the running live replies (each is abandoned and its
+// answer goes as a message) and waits for them until ctx ends.
+func (g *Gateway) stopLiveReplies(ctx context.Context) {
+	g.live.mu.Lock()
+	cancel := g.live.cancel
+	g.live.ctx, g.live.cancel = nil, nil
+	g.live.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { g.live.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// liveStart is what Accept needs to hold an answer and start its live
+// reply.
+type liveStart struct {
+	hold    store.Hold           // zero: nothing to hold
+	replier channels.LiveReplier // nil: the platform polls, or no live reply
+	lim     channels.Limits
+}
+
+// liveFor is the live reply of a message to be stored with status, as
+// received now: a hold of its first part until the platform's deadline
+// when the platform polls, or for one lease term (renewed) when this
+// replica will run the live reply. Nothing when the account shows no live
+// replies, or when it pushes them and this replica runs none (before Start,
+// while stopping): the answer then simply goes as a message.
+func (g *Gateway) liveFor(in channels.Inbound, status string, now time.Time) liveStart {
+	ch, ok := g.channels[in.Channel]
+	if !ok || status != store.InboundPending {
+		return liveStart{}
+	}
+	lim := ch.Limits(in.Account)
+	if lim.LiveDeadline <= 0 {
+		return liveStart{}
+	}
+	closes := now.Add(lim.LiveDeadline)
+	lr, pushed := ch.(channels.LiveReplier)
+	if !pushed || lim.LiveInterval <= 0 {
+		return liveStart{hold: store.Hold{Until: closes, ClosesAt: closes}, lim: lim}
+	}
+	g.live.mu.Lock()
+	running := g.live.ctx != nil
+	g.live.mu.Unlock()
+	if !running {
+		return liveStart{}
+	}
+	until := now.Add(g.cfg.Worker.RunLease)
+	if closes.Before(until) {
+		until = closes
+	}
+	return liveStart{hold: store.Hold{Until: until, ClosesAt: closes}, replier: lr, lim: lim}
+}
+
+// startLive runs the live reply to in (stored as inboundID, received at
+// received) in a goroutine of its own, tracked until Stop.
+func (g *Gateway) startLive(ls liveStart, in channels.Inbound, inboundID int64, received time.Time) {
+	key := store.AnswerKey(inboundID)
+	g.live.mu.Lock()
+	ctx := g.live.ctx
+	if ctx != nil {
+		g.live.keys[key] = true
+		g.live.wg.Add(1)
+	}
+	g.live.mu.Unlock()
+	if ctx == nil {
+		// Stop began since liveFor: nobody will show it, let it go.
+		g.endLive(context.Background(), in, inboundID, false, errors.New("stopping"))
+		return
+	}
+	go func() {
+		defer g.live.wg.Done()
+		var shown bool
+		// The loop reads what the platform answers: a panic in it ends
+		// this live reply only, and the answer goes as a message.
+		err := channels.Guard(func() (err error) {
+			shown, err = channels.RunLive(ctx, channels.LiveRun{
+				Replier: ls.replier,
+				Open: channels.Outbound{
+					Account: in.Account, ReplyTo: in.ReplyTo, Format: ls.lim.Format, Text: g.cfg.Messages.Thinking,
+					Part: 0, Parts: 1, Answer: true, Key: key + "/0",
+				},
+				Progress: channels.ProgressFunc(func(ctx context.Context) (channels.Progress, error) {
+					return g.Progress(ctx, channels.MessageRef{Channel: in.Channel, Account: in.Account, MsgID: in.MsgID})
+				}),
+				Received: received,
+				Later:    g.cfg.Messages.Later,
+				Now:      g.now,
+			})
+			return err
+		})
+		if errors.Is(err, channels.ErrPanic) {
+			g.metrics.Panicked(in.Channel, in.Account)
+		}
+		g.endLive(ctx, in, inboundID, shown, err)
+		g.live.mu.Lock()
+		delete(g.live.keys, key) // after endLive: the hold is renewed until it is dropped
+		g.live.mu.Unlock()
+	}()
+}
+
+// endLive records how the live reply to inboundID ended: shown (only the
+// parts after the first are delivered), or not (the hold is dropped and the
+// whole answer delivered, now if it is written).
+func (g *Gateway) endLive(ctx context.Context, in channels.Inbound, inboundID int64, shown bool, why error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), liveRecordTimeout)
+	defer cancel()
+	log := g.log.With("channel", in.Channel, "account", in.Account, "msg_id", in.MsgID, "inbound_id", inboundID)
+	if shown {
+		if err := g.firstPartShown(ctx, in.Channel, in.Account, inboundID); err != nil {
+			log.Warn("live reply showed the answer but it is not recorded; its first part may be sent again", "err", err)
+		}
+		return
+	}
+	key := store.AnswerKey(inboundID)
+	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		waiting, err := store.DropHold(ctx, tx, key)
+		if err != nil || !waiting {
+			return err // not written yet: its delivery is queued with it
+		}
+		return g.enqueueDelivery(ctx, tx, in.Channel, in.Account, key)
+	})
+	switch {
+	case err != nil:
+		log.Warn("live reply ended; its hold is not dropped and lapses by itself", "why", why, "err", err)
+	case errors.Is(why, channels.ErrLiveDeadline):
+		log.Info("live reply closed at its deadline; the answer goes as a message", "why", why)
+	default:
+		log.Warn("live reply ended without the answer; it goes as a message", "why", why)
+	}
+}
+
+// firstPartShown records that the first part of inboundID's answer was
+// shown (a live reply) and has the parts after it delivered now.
+func (g *Gateway) firstPartShown(ctx context.Context, channel, account string, inboundID int64) error {
+	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+		rest, err := store.MarkFirstPartShown(ctx, tx, inboundID, g.now())
+		if err != nil || !rest {
+			return err
+		}
+		return g.enqueueDelivery(ctx, tx, channel, account, store.AnswerKey(inboundID))
+	})
+}
+
+// renewHolds renews the holds of this replica's running live replies three
+// times per worker.run_lease, until ctx ends.
+func (g *Gateway) renewHolds(ctx context.Context) {
+	term := g.cfg.Worker.RunLease
+	for sleep(ctx, term/3) {
+		g.live.mu.Lock()
+		keys := make([]string, 0, len(g.live.keys))
+		for k := range g.live.keys {
+			keys = append(keys, k)
+		}
+		g.live.mu.Unlock()
+		if len(keys) == 0 {
+			continue
+		}
+		if err := store.RenewHolds(ctx, g.pool, keys, g.now().Add(term)); err != nil && ctx.Err() == nil {
+			g.log.Warn("live-reply holds not renewed; answers may go out as messages meanwhile", "live_replies", len(keys), "err", fmt.Errorf("gateway: %w", err))
+		}
+	}
+}
