@@ -283,7 +283,7 @@ func (r *robot) handleMessage(ctx context.Context, conn *websocket.Conn, id, dat
 		// will be accepted: ack it so it does not come back forever, and
 		// count the refusal as a refused callback is counted.
 		r.log.Warn("robot message refused", "message_id", id, "err", err)
-		if check := refusalCheck(err); check != "" {
+		if check := channels.RefusalCheck(err); check != "" {
 			sink.Refused(ctx, ChannelName, r.cfg.Name, check)
 		}
 	}

@@ -210,7 +210,7 @@ func (s *wsSession) handle(f Frame, payload []byte, start time.Time) {
 // be decoded, acked with the HTTP route's status (400, 401), never 200.
 // The socket stays up.
 func (s *wsSession) refuse(f *Frame, err error, start time.Time) {
-	check := refusalCheck(err)
+	check := channels.RefusalCheck(err)
 	if check == "" {
 		check = channels.CheckMalformed
 	}

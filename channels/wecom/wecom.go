@@ -49,17 +49,18 @@ const (
 
 // Sentinel errors that callers branch on; every error the package returns for
 // these conditions wraps one of them (test with errors.Is). They wrap the
-// shared channels errors, so ErrSignature and ErrStale answer 401,
-// ErrDecrypt and ErrMalformed 400 (channels.HTTPStatus).
+// shared refusals of package channels, so ErrSignature and ErrStale answer
+// 401, ErrDecrypt and ErrMalformed 400 (channels.HTTPStatus), and
+// channels.RefusalCheck names the check each failed.
 var (
 	// ErrSignature: msg_signature missing or not matching.
-	ErrSignature = fmt.Errorf("wecom: bad signature: %w", channels.ErrUnauthorized)
+	ErrSignature = fmt.Errorf("wecom: %w", channels.ErrSignature)
 	// ErrStale: timestamp missing, unparsable or outside the accepted window.
-	ErrStale = fmt.Errorf("wecom: stale callback: %w", channels.ErrUnauthorized)
+	ErrStale = fmt.Errorf("wecom: %w", channels.ErrStale)
 	// ErrDecrypt: ciphertext not base64, not whole blocks, bad padding, bad
 	// length prefix, or a receiveid other than the expected one.
-	ErrDecrypt = fmt.Errorf("wecom: cannot decrypt: %w", channels.ErrBadRequest)
+	ErrDecrypt = fmt.Errorf("wecom: %w", channels.ErrDecrypt)
 	// ErrMalformed: the envelope or the decrypted message is not the XML
 	// (or JSON) WeCom sends, or lacks a field needed to identify the message.
-	ErrMalformed = fmt.Errorf("wecom: malformed callback: %w", channels.ErrBadRequest)
+	ErrMalformed = fmt.Errorf("wecom: %w", channels.ErrMalformed)
 )
