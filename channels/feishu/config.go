@@ -2,7 +2,6 @@ package feishu
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -108,8 +107,8 @@ func (c *Config) Validate() error {
 	seen := map[string]bool{}
 	for i, a := range c.Apps {
 		key := fmt.Sprintf("apps[%d]", i)
-		if !channels.ValidAccountName(a.Name) {
-			bad(key+".name", "required, lower-case letters, digits and '-', got %q", a.Name)
+		if err := channels.CheckAccountName(a.Name); err != nil {
+			bad(key+".name", "%v", err)
 		} else if seen[a.Name] {
 			bad(key+".name", "duplicate name %q", a.Name)
 		}
@@ -126,7 +125,10 @@ func (c *Config) Validate() error {
 		default:
 			bad(key+".mode", "must be http or websocket, got %q", a.Mode)
 		}
-		if u, err := url.Parse(a.Domain); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+		// Domain names the cloud (open.feishu.cn, open.larksuite.com): a
+		// path there was copied from an API URL, so it is refused rather
+		// than taken for a prefix.
+		if base, err := channels.ParseBaseURL(a.Domain, "http", "https"); err != nil || strings.Count(base, "/") > 2 {
 			bad(key+".domain", "must be an http(s) origin such as %s or %s, got %q", DomainFeishu, DomainLark, a.Domain)
 		}
 		if a.IDType != IDTypeUserID && a.IDType != IDTypeOpenID {

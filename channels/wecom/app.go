@@ -3,8 +3,6 @@ package wecom
 import (
 	"fmt"
 	"log/slog"
-	"regexp"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,12 +12,14 @@ import (
 	"github.com/silenceper/wechat/v2/work/config"
 	"github.com/silenceper/wechat/v2/work/material"
 	"github.com/silenceper/wechat/v2/work/message"
+
+	"github.com/hermes-gw/hermes/channels"
 )
 
 // AppConfig configures one WeCom self-built app.
 type AppConfig struct {
 	// Name is the account name: it appears in the callback path and in
-	// Inbound.Account / Outbound.Account. Letters, digits, '.', '_', '-'.
+	// Inbound.Account / Outbound.Account (channels.ValidAccountName).
 	Name string
 	// CorpID is the corp id (企业ID); it is also the callback receiveid.
 	CorpID string
@@ -58,8 +58,6 @@ type App struct {
 	dir     *directory
 }
 
-var appNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
 // NewApp checks cfg and returns the app. tokenCache stores the access token
 // (the gateway passes one shared by all replicas); it must be safe for
 // concurrent use by several apps (silenceper's cache.Memory is safe only when
@@ -71,15 +69,15 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 	errf := func(format string, args ...any) error {
 		return fmt.Errorf("wecom: app %q: "+format, append([]any{cfg.Name}, args...)...)
 	}
-	if !appNameRE.MatchString(cfg.Name) {
-		return nil, errf("name must be letters, digits, '.', '_' or '-'")
+	if err := channels.CheckAccountName(cfg.Name); err != nil {
+		return nil, errf("name: %w", err)
 	}
 	if cfg.CorpID == "" {
 		return nil, errf("empty corp id")
 	}
-	agent, err := strconv.ParseInt(cfg.AgentID, 10, 64)
+	agent, err := parseAgentID(cfg.AgentID)
 	if err != nil {
-		return nil, errf("agent id %q is not an integer", cfg.AgentID)
+		return nil, errf("agent id: %w", err)
 	}
 	if cfg.Secret == "" {
 		return nil, errf("empty secret")
@@ -87,9 +85,9 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 	if tokenCache == nil {
 		return nil, errf("nil token cache")
 	}
-	base, ok := normalizeBaseURL(cfg.APIBaseURL)
-	if !ok {
-		return nil, errf("API base URL %q is not an http(s) origin", cfg.APIBaseURL)
+	base, err := apiBaseURL(cfg.APIBaseURL)
+	if err != nil {
+		return nil, errf("API base URL: %w", err)
 	}
 	window := cfg.TimestampWindow
 	if window == 0 {
