@@ -320,15 +320,9 @@ type ProgressReporter interface {
 
 // TokenCache is a cache of platform access tokens shared by all replicas
 // (Postgres), sealed at rest with a key derived from the secret it was
-// opened with. Get, Set, IsExist and Delete are silenceper/wechat's
-// cache.Cache, which the WeCom SDK takes as is (Get returns nil for a
-// missing key); Token and Invalidate are for platforms whose tokens Hermes
-// fetches itself.
+// opened with. It holds strings only; the WeCom package adapts it to the
+// interface its SDK takes.
 type TokenCache interface {
-	Get(key string) interface{}
-	Set(key string, val interface{}, timeout time.Duration) error
-	IsExist(key string) bool
-	Delete(key string) error
 	// Token returns the live token under key, or calls fetch (once across
 	// all replicas) and caches its answer until shortly before ttl.
 	Token(ctx context.Context, key string, fetch func(ctx context.Context) (token string, ttl time.Duration, err error)) (string, error)

@@ -171,7 +171,7 @@ func (c *Config) Build(env channels.Env) (channels.Channel, error) {
 			Name: s.Name, CorpID: s.CorpID, AgentID: s.AgentID, Secret: s.Secret,
 			Token: s.Token, EncodingAESKey: s.EncodingAESKey, APIBaseURL: s.APIBaseURL,
 			TimestampWindow: c.TimestampWindow, Logger: env.Logger,
-		}, cache, env.Now)
+		}, newSharedTokens(cache), env.Now)
 		if err != nil {
 			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
 		}
