@@ -378,18 +378,19 @@ type Platform struct {
 	// New decodes the platform's YAML section with decode (unknown keys are
 	// errors) and builds the channel. Errors name the full key, e.g.
 	// "wecom.apps[0].token: required". ctx lives as long as the gateway
-	// (hermes serve: until shutdown); background work a channel starts on
-	// its own, such as a stream it pushes, may end with it.
+	// (hermes serve: until shutdown): every goroutine the channel starts
+	// on its own, outside a call that has a context of its own, ends with
+	// it.
 	New func(ctx context.Context, decode func(any) error, env Env) (Channel, error)
 }
 
 // Section is a platform's YAML section once decoded: it fills its
 // defaults, validates itself (errors naming the full key) and builds the
-// channel.
+// channel, whose background work ends with ctx (see Platform.New).
 type Section interface {
 	ApplyDefaults()
 	Validate() error
-	Build(env Env) (Channel, error)
+	Build(ctx context.Context, env Env) (Channel, error)
 }
 
 // NewPlatform is the Platform named name whose section decodes into a C.
@@ -397,7 +398,7 @@ func NewPlatform[C any, P interface {
 	*C
 	Section
 }](name string) Platform {
-	return Platform{Name: name, New: func(_ context.Context, decode func(any) error, env Env) (Channel, error) {
+	return Platform{Name: name, New: func(ctx context.Context, decode func(any) error, env Env) (Channel, error) {
 		var cfg C
 		if err := decode(&cfg); err != nil {
 			return nil, err
@@ -407,7 +408,7 @@ func NewPlatform[C any, P interface {
 		if err := section.Validate(); err != nil {
 			return nil, err
 		}
-		return section.Build(env)
+		return section.Build(ctx, env)
 	}}
 }
 

@@ -35,6 +35,10 @@ type robot struct {
 	backoff []time.Duration
 	// env counts recovered panics (channels.Env.CountPanic).
 	env channels.Env
+	// life is the gateway's lifetime (Build's ctx): what the robot starts
+	// on its own after a callback was answered (a card it streams) ends
+	// with it.
+	life context.Context
 	// onFrame, when set (tests only), is called with each robot message
 	// frame on the goroutine that handles it, before it is decoded: a test
 	// makes it panic to prove the guard over a real socket, since no
@@ -66,6 +70,7 @@ func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, 
 		dir:     directory{entries: map[string]dirEntry{}},
 		backoff: reconnectBackoff,
 		env:     env,
+		life:    context.Background(),
 	}
 }
 

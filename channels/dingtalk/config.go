@@ -1,6 +1,7 @@
 package dingtalk
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -148,15 +149,18 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// build makes the channel of every configured robot.
-func (c *Config) Build(env channels.Env) (channels.Channel, error) {
+// Build makes the channel of every configured robot; ctx is the gateway's
+// lifetime (channels.Platform.New).
+func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel, error) {
 	ch := &Channel{robots: map[string]*robot{}}
 	for i, s := range c.Robots {
 		cache, err := env.TokenCache(s.AppSecret)
 		if err != nil {
 			return nil, fmt.Errorf("%s.robots[%d]: %w", ChannelName, i, err)
 		}
-		ch.robots[s.Name] = newRobot(s, c.TimestampWindow, cache, env)
+		r := newRobot(s, c.TimestampWindow, cache, env)
+		r.life = ctx
+		ch.robots[s.Name] = r
 	}
 	return ch, nil
 }

@@ -41,6 +41,9 @@ type App struct {
 	log    *slog.Logger
 	msgs   channels.ChannelMessages
 	env    channels.Env // counts recovered panics (CountPanic)
+	// life is the gateway's lifetime (Build's ctx): what the app starts on
+	// its own after a call returned (a stream it pushes) ends with it.
+	life context.Context
 
 	bot botIdentity
 	dir directory
@@ -81,6 +84,7 @@ func newApp(s AppSection, window time.Duration, tokens channels.TokenCache, env 
 		log:        log.With("channel", ChannelName, "account", s.Name),
 		msgs:       msgs,
 		env:        env,
+		life:       context.Background(),
 		dir:        directory{entries: map[string]dirEntry{}},
 		streamPoll: defaultStreamPoll,
 		cardRate:   rate.NewLimiter(rate.Every(time.Second/(AppCardUpdatesPerSecond-10)), 1),

@@ -1,6 +1,7 @@
 package feishu
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -144,15 +145,18 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// build makes the channel of every configured app.
-func (c *Config) Build(env channels.Env) (channels.Channel, error) {
+// Build makes the channel of every configured app; ctx is the gateway's
+// lifetime (channels.Platform.New).
+func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel, error) {
 	ch := newChannel(env)
 	for i, s := range c.Apps {
 		cache, err := env.TokenCache(s.AppSecret)
 		if err != nil {
 			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
 		}
-		ch.apps[s.Name] = newApp(s, c.TimestampWindow, cache, env)
+		a := newApp(s, c.TimestampWindow, cache, env)
+		a.life = ctx
+		ch.apps[s.Name] = a
 	}
 	return ch, nil
 }

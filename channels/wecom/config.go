@@ -1,6 +1,7 @@
 package wecom
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -159,8 +160,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// build makes the channel of every configured app and bot.
-func (c *Config) Build(env channels.Env) (channels.Channel, error) {
+// Build makes the channel of every configured app and bot; ctx is the
+// gateway's lifetime (channels.Platform.New): the token cache calls
+// silenceper makes without a context end with it.
+func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel, error) {
 	ch := &Channel{apps: map[string]*App{}, bots: map[string]*Bot{}, now: env.Now, log: env.Logger}
 	for i, s := range c.Apps {
 		cache, err := env.TokenCache(s.Secret)
@@ -171,7 +174,7 @@ func (c *Config) Build(env channels.Env) (channels.Channel, error) {
 			Name: s.Name, CorpID: s.CorpID, AgentID: s.AgentID, Secret: s.Secret,
 			Token: s.Token, EncodingAESKey: s.EncodingAESKey, APIBaseURL: s.APIBaseURL,
 			TimestampWindow: c.TimestampWindow, Logger: env.Logger,
-		}, newSharedTokens(cache), env.Now)
+		}, newSharedTokens(ctx, cache), env.Now)
 		if err != nil {
 			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
 		}

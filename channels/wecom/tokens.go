@@ -110,19 +110,20 @@ var errNotCached = errors.New("wecom: access token not cached")
 // one another replica stored meanwhile.
 type sharedTokens struct {
 	tokens channels.TokenCache
+	life   context.Context // silenceper passes no context: calls end with this one
 
 	mu   sync.Mutex
 	last map[string]string
 }
 
-func newSharedTokens(tokens channels.TokenCache) *sharedTokens {
-	return &sharedTokens{tokens: tokens, last: map[string]string{}}
+func newSharedTokens(life context.Context, tokens channels.TokenCache) *sharedTokens {
+	return &sharedTokens{tokens: tokens, life: life, last: map[string]string{}}
 }
 
 // Get returns the live token under key, or nil (a miss, or the cache
 // unreachable: silenceper then fetches a token itself).
 func (c *sharedTokens) Get(key string) interface{} {
-	ctx, cancel := context.WithTimeout(context.Background(), tokenCallTimeout)
+	ctx, cancel := context.WithTimeout(c.life, tokenCallTimeout)
 	defer cancel()
 	tok, err := c.tokens.Token(ctx, key, func(context.Context) (string, time.Duration, error) { return "", 0, errNotCached })
 	if err != nil || tok == "" {
@@ -140,7 +141,7 @@ func (c *sharedTokens) Set(key string, val interface{}, timeout time.Duration) e
 	if !ok || s == "" {
 		return fmt.Errorf("wecom: token cache: value of type %T, want a token", val)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), tokenCallTimeout)
+	ctx, cancel := context.WithTimeout(c.life, tokenCallTimeout)
 	defer cancel()
 	tok, err := c.tokens.Token(ctx, key, func(context.Context) (string, time.Duration, error) { return s, timeout, nil })
 	if err != nil {
@@ -159,7 +160,7 @@ func (c *sharedTokens) Delete(key string) error {
 	stale := c.last[key]
 	delete(c.last, key)
 	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), tokenCallTimeout)
+	ctx, cancel := context.WithTimeout(c.life, tokenCallTimeout)
 	defer cancel()
 	if err := c.tokens.Invalidate(ctx, key, stale); err != nil {
 		return fmt.Errorf("wecom: token cache: %w", err)

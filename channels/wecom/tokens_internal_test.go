@@ -1,7 +1,9 @@
 package wecom
 
 import (
+	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels/chantest"
@@ -13,7 +15,7 @@ import (
 // another replica stored after WeCom refused the old one.
 func TestSharedTokens(t *testing.T) {
 	shared := chantest.NewTokenCache()
-	a, b := newSharedTokens(shared), newSharedTokens(shared)
+	a, b := newSharedTokens(t.Context(), shared), newSharedTokens(t.Context(), shared)
 	const key = "gowechat_work__access_token_ww1_1"
 	if got := a.Get(key); got != nil {
 		t.Fatalf("Get on an empty cache = %#v, want nil", got)
@@ -49,4 +51,37 @@ func TestSharedTokens(t *testing.T) {
 			t.Errorf("Set(%#v) accepted", bad)
 		}
 	}
+}
+
+// blockingTokens answers nothing until its caller's ctx ends.
+type blockingTokens struct{}
+
+func (blockingTokens) Token(ctx context.Context, _ string, _ func(context.Context) (string, time.Duration, error)) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func (blockingTokens) Invalidate(ctx context.Context, _, _ string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// silenceper passes no context: a cache call it makes ends with the
+// channel's lifetime (Build's ctx), not after tokenCallTimeout.
+func TestSharedTokensEndWithTheChannel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		life, stop := context.WithCancel(t.Context())
+		c := newSharedTokens(life, blockingTokens{})
+		done := make(chan any)
+		go func() { done <- c.Get("k") }()
+		synctest.Wait()
+		stop()
+		start := time.Now()
+		if got := <-done; got != nil {
+			t.Fatalf("Get = %#v, want a miss", got)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Fatalf("Get returned %s after the channel's end, want at once", waited)
+		}
+	})
 }
