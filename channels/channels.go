@@ -293,10 +293,15 @@ type Connection struct {
 	// bot), so exactly one replica runs it, under a lease, and the account's
 	// deliveries run on that replica.
 	Exclusive bool
-	// Run keeps the connection up, reconnecting with backoff, until ctx ends
-	// or the platform hands the account to another connection
-	// (ErrTakenOver). It acks a frame only after sink.Accept returned.
+	// Run serves one session: it dials, serves until the connection drops
+	// or ctx ends, and returns why, once every frame it was handling is
+	// done with. It acks a frame only after sink.Accept returned. Errors
+	// wrap ErrTakenOver (the platform gave the account to another client:
+	// do not dial again), ErrCredentials, ErrReconnect or ErrPanic, or say
+	// how the connection dropped. Reconnect runs it again and again.
 	Run func(ctx context.Context, sink Sink) error
+	// Backoff paces Reconnect's dials; the zero value is DefaultBackoff.
+	Backoff Backoff
 }
 
 // StreamReceiver is a channel whose messages arrive over long connections.

@@ -162,7 +162,7 @@ func testRobot(t *testing.T, fake *dingtalktest.Server, c *clock, tokens channel
 		Now: c.Now, Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Messages: channels.ChannelMessages{Thinking: "思考中…", Later: "（稍后发送）"},
 	})
-	r.backoff = []time.Duration{10 * time.Millisecond}
+	r.backoff = channels.Backoff{Steps: []time.Duration{10 * time.Millisecond}, Stable: time.Hour}
 	return r
 }
 

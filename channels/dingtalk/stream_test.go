@@ -2,7 +2,10 @@ package dingtalk
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -12,11 +15,18 @@ import (
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
 )
 
-// runStreamRobot runs r's stream connection until the test ends.
+// runStreamRobot runs r's stream connection until the test ends, through
+// the reconnect loop as the gateway does; a panic it recovers is counted
+// where Env.Panicked counts them.
 func runStreamRobot(t *testing.T, r *robot, sink channels.Sink) {
+	conns := (&Channel{robots: map[string]*robot{r.cfg.Name: r}}).Connections()
+	if len(conns) != 1 {
+		t.Fatalf("connections %+v, want the robot's one", conns)
+	}
+	watch := channels.Watch{Log: r.log, Panicked: func() { r.countPanic(channels.ErrPanic) }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = r.runStream(ctx, sink); close(done) }()
+	go func() { _ = channels.Reconnect(ctx, conns[0], sink, watch); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 
@@ -244,5 +254,27 @@ func TestStream_PanicEndsConnectionOnly(t *testing.T) {
 	}
 	if acc := sink.Accepted(); len(acc) != 1 || acc[0].MsgID != "msg-2" {
 		t.Errorf("accepted %+v, want msg-2 only", acc)
+	}
+}
+
+// DingTalk refusing app_key / app_secret is the credentials' fault: the
+// session says so, so the reconnect loop stands back longer.
+func TestStream_WrongSecretIsRefusedCredentials(t *testing.T) {
+	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
+	r := testRobot(t, fake, newClock(), nil, func(s *RobotSection) { s.Mode, s.AppSecret = ModeStream, "wrong" })
+	if err := r.runStream(withTimeout(t, 5*time.Second), newMemSink()); !errors.Is(err, channels.ErrCredentials) {
+		t.Fatalf("runStream = %v, want ErrCredentials", err)
+	}
+	// Any other failure of the open call is not.
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"code":"ServiceUnavailable","message":"try later"}`))
+	}))
+	t.Cleanup(down.Close)
+	busy := testRobot(t, fake, newClock(), nil, func(s *RobotSection) { s.Mode, s.APIBaseURL = ModeStream, down.URL })
+	if err := busy.runStream(withTimeout(t, 5*time.Second), newMemSink()); err == nil || errors.Is(err, channels.ErrCredentials) ||
+		!strings.Contains(err.Error(), "503") {
+		t.Fatalf("runStream on a 503 = %v, want a plain failure", err)
 	}
 }

@@ -47,7 +47,7 @@ func runConnectionEnv(t *testing.T, sink channels.Sink, env channels.Env) *feish
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- conns[0].Run(ctx, sink) }()
+	go func() { done <- channels.Reconnect(ctx, conns[0], sink, gatewayWatch(t, env)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -58,6 +58,12 @@ func runConnectionEnv(t *testing.T, sink channels.Sink, env channels.Env) *feish
 		t.Fatal(err)
 	}
 	return api
+}
+
+// gatewayWatch is what the gateway's reconnect loop reports to: the log,
+// and a recovered panic counted where env counts them.
+func gatewayWatch(t *testing.T, env channels.Env) channels.Watch {
+	return channels.Watch{Log: testLogger(t), Panicked: func() { env.CountPanic(feishu.ChannelName, testAccount, channels.ErrPanic) }}
 }
 
 func TestLongConnectionAcksOnlyAfterAccept(t *testing.T) {
@@ -138,7 +144,9 @@ func TestEndpointErrorRetried(t *testing.T) {
 	app.SetWSTimings(50*time.Millisecond, 200*time.Millisecond, 5*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ch.Connections()[0].Run(ctx, newMemSink()) }()
+	go func() {
+		done <- channels.Reconnect(ctx, ch.Connections()[0], newMemSink(), gatewayWatch(t, channels.Env{}))
+	}()
 	if err := api.WaitFor(withTimeout(t, 5*time.Second), func() bool { return api.EndpointCalls() >= 3 }); err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,10 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: newFakeSink(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop, panics: panics}
-	go func() { w.done <- conns[0].Run(ctx, w.sink) }()
+	// The gateway's reconnect loop, as the gateway runs it: panics it
+	// recovers count where Env.Panicked does.
+	watch := channels.Watch{Log: logger, Panicked: func() { panics.Add(1) }}
+	go func() { w.done <- channels.Reconnect(ctx, conns[0], w.sink, watch) }()
 	t.Cleanup(func() {
 		stop()
 		<-w.done
@@ -375,5 +378,25 @@ func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
 	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_send_msg" })
 	if f.Reply.Markdown.Content != "答案" {
 		t.Fatalf("aibot_send_msg = %+v", f.Reply)
+	}
+}
+
+// A refused subscription is the credentials' fault: the session says so
+// (channels.ErrCredentials), and the reconnect loop then waits
+// Backoff.Refused instead of hammering WeCom with a wrong secret.
+func TestBotWS_RefusedSubscribeIsCredentials(t *testing.T) {
+	srv := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	bot, err := wecom.NewBot(wecom.BotSection{
+		Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
+		BotID: wsBotID, Secret: "wrong-secret-value", URL: srv.URL(),
+	}, 0, channels.Env{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wecom.SetBotTiming(bot, time.Hour, 2*time.Second, 5*time.Millisecond)
+	conn := wecom.NewChannel().WithBots(bot).Connections()[0]
+	err = conn.Run(waitCtx(t), newFakeSink(botT0))
+	if !errors.Is(err, channels.ErrCredentials) || strings.Contains(err.Error(), "wrong-secret-value") {
+		t.Fatalf("Run = %v, want ErrCredentials without the secret", err)
 	}
 }
