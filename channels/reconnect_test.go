@@ -190,7 +190,9 @@ func TestReconnectStopsDuringTheWait(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		fail := func(context.Context, channels.Sink) error { return errDropped }
 		done := make(chan error, 1)
-		go func() { done <- channels.Reconnect(ctx, channels.Connection{Run: fail}, nil, channels.Watch{Log: slog.New(slog.DiscardHandler)}) }()
+		go func() {
+			done <- channels.Reconnect(ctx, channels.Connection{Run: fail}, nil, channels.Watch{Log: slog.New(slog.DiscardHandler)})
+		}()
 		time.Sleep(10 * time.Second) // inside the fourth wait (1+2+4, then 8)
 		start := time.Now()
 		cancel()
