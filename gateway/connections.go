@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // takenOverPause is how long a replica leaves an account alone after the
@@ -213,14 +214,6 @@ func (g *Gateway) newDeliveryClient(queue string) (*river.Client[pgx.Tx], error)
 	return client, nil
 }
 
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+// sleep is skills.Sleep as the gateway's loops ask it: whether ctx is
+// still live after the wait.
+func sleep(ctx context.Context, d time.Duration) bool { return skills.Sleep(ctx, d) == nil }
