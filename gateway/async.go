@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -64,8 +63,7 @@ func (a asyncRegistrar) Begin(ctx context.Context, c skills.Caller, skill string
 	if g.cfg.Server.PublicURL == "" {
 		return "", fmt.Errorf("skill %s is async but server.public_url is not configured", skill)
 	}
-	inboundID, err := strconv.ParseInt(c.Origin, 10, 64)
-	if err != nil {
+	if c.Origin == 0 {
 		return "", fmt.Errorf("skill %s: async call without an originating message", skill)
 	}
 	nonce := make([]byte, asyncNonceBytes)
@@ -74,8 +72,8 @@ func (a asyncRegistrar) Begin(ctx context.Context, c skills.Caller, skill string
 	}
 	token := g.signToken(nonce)
 	now := g.now()
-	_, err = store.InsertAsyncTask(ctx, g.pool, tokenHash(token), store.AsyncTask{
-		Skill: skill, RunID: c.TraceID, InboundID: inboundID, UserID: c.UserID,
+	_, err := store.InsertAsyncTask(ctx, g.pool, tokenHash(token), store.AsyncTask{
+		Skill: skill, RunID: c.TraceID, InboundID: int64(c.Origin), UserID: c.UserID,
 		ExpiresAt: now.Add(g.cfg.Skills.AsyncTimeout),
 	}, now)
 	if err != nil {

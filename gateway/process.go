@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -294,7 +293,7 @@ func callerFor(row store.InboundRow, runID string) skills.Caller {
 		ChatID:  row.In.ChatID,
 		Depts:   row.In.Sender.Dept,
 		TraceID: runID,
-		Origin:  strconv.FormatInt(row.ID, 10),
+		Origin:  skills.InboundID(row.ID),
 	}
 }
 
