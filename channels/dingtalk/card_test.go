@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
 )
 
@@ -31,10 +32,10 @@ func TestCard_StreamsThenShown(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := cardRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	ctx := withTimeout(t, 10*time.Second)
 	in := groupInbound(t, r, "m1")
-	sink.setProgress(channels.Progress{Known: true})
+	sink.SetProgress("m1", channels.Progress{Known: true})
 
 	done := make(chan struct{})
 	go func() { r.streamAnswer(ctx, sink, in); close(done) }()
@@ -48,14 +49,14 @@ func TestCard_StreamsThenShown(t *testing.T) {
 		return dingtalktest.CardCall{}
 	}
 	for _, draft := range []string{"您的年假", "您的年假还有"} {
-		sink.setProgress(channels.Progress{Known: true, Text: draft})
+		sink.SetProgress("m1", channels.Progress{Known: true, Text: draft})
 		if err := fake.Wait(ctx, func(_ []dingtalktest.Sent, cards []dingtalktest.CardCall) bool {
 			return lastStream(cards).Content == draft
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sink.setProgress(channels.Progress{Known: true, Text: "您的年假还有 5 天。", Done: true})
+	sink.SetProgress("m1", channels.Progress{Known: true, Text: "您的年假还有 5 天。", Done: true})
 	<-done
 	cards := fake.Cards()
 	if cards[0].Op != "create" || cards[0].OpenSpaceID != "dtv1.card//IM_GROUP.cid-g" || cards[0].Content != "思考中…" {
@@ -75,8 +76,8 @@ func TestCard_StreamsThenShown(t *testing.T) {
 	if cards[0].OutTrackID != rt.Card {
 		t.Errorf("card %q, reply address names %q", cards[0].OutTrackID, rt.Card)
 	}
-	if sink.Shows() != 1 || len(fake.Sent()) != 0 {
-		t.Errorf("shown %d times, %d messages sent", sink.Shows(), len(fake.Sent()))
+	if len(sink.ShownRefs()) != 1 || len(fake.Sent()) != 0 {
+		t.Errorf("shown %d times, %d messages sent", len(sink.ShownRefs()), len(fake.Sent()))
 	}
 }
 
@@ -84,13 +85,13 @@ func TestCard_CreateFailsFallsBackToMarkdown(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := cardRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	fake.Fail("/v1.0/card/instances/createAndDeliver", 1, 403, "Forbidden.AccessDenied.AccessTokenPermissionDenied")
-	sink.setProgress(channels.Progress{Known: true, Text: "答案", Done: true})
+	sink.SetProgress("m1", channels.Progress{Known: true, Text: "答案", Done: true})
 	r.streamAnswer(withTimeout(t, 10*time.Second), sink, groupInbound(t, r, "m1"))
 	sent := fake.Sent()
-	if len(sent) != 1 || sent[0].Via != "openapi" || sent[0].Text != "@lisi 答案" || sink.Shows() != 1 {
-		t.Errorf("sent %+v, shown %d", sent, sink.Shows())
+	if len(sent) != 1 || sent[0].Via != "openapi" || sent[0].Text != "@lisi 答案" || len(sink.ShownRefs()) != 1 {
+		t.Errorf("sent %+v, shown %d", sent, len(sink.ShownRefs()))
 	}
 }
 
@@ -98,10 +99,10 @@ func TestCard_DeadlineGivesUpWithoutShown(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := cardRobot(t, fake, c, 100*time.Millisecond)
-	sink := newMemSink()
-	sink.setProgress(channels.Progress{Known: true, Text: "还在查"})
+	sink := chantest.NewSink()
+	sink.SetProgress("m1", channels.Progress{Known: true, Text: "还在查"})
 	r.streamAnswer(withTimeout(t, 10*time.Second), sink, groupInbound(t, r, "m1"))
-	if sink.Shows() != 0 {
+	if len(sink.ShownRefs()) != 0 {
 		t.Errorf("shown after the deadline")
 	}
 	cards := fake.Cards()
@@ -114,7 +115,7 @@ func TestCard_NotStartedForRepeatsOrIgnored(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := cardRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	m := dingtalktest.Message{MsgID: "m", Text: "大家好", Group: true, ConversationID: "cid", StaffID: "u", CorpID: testCorpID}
 	if err := r.receive(context.Background(), m.JSON(), proof{}, sink); err != nil {
 		t.Fatal(err)

@@ -22,12 +22,12 @@ func TestStreamingCard(t *testing.T) {
 	r, app := newStreamRig(t, "1m")
 	const final = "你还有 **5 天**年假。"
 	const drafts = 15
-	r.sink.progress = func(n int) channels.Progress {
+	r.sink.Script(func(n int) channels.Progress {
 		if n > drafts {
 			return channels.Progress{Known: true, Text: final, Done: true}
 		}
 		return channels.Progress{Known: true, Text: strings.Repeat("字", n)} // new text at every read
-	}
+	})
 	r.acceptOne(t, message("om_s", "p2p", "年假"))
 	app.WaitStreams()
 
@@ -62,7 +62,7 @@ func TestStreamingCard(t *testing.T) {
 	if end.Kind != "settings" || !strings.Contains(end.Content, `"streaming_mode":false`) {
 		t.Fatalf("streaming not turned off: %+v", end)
 	}
-	if _, _, shown := r.sink.snapshot(); len(shown) != 1 || shown[0].MsgID != "om_s" {
+	if shown := r.sink.ShownRefs(); len(shown) != 1 || shown[0].MsgID != "om_s" {
 		t.Fatalf("shown %+v", shown)
 	}
 }
@@ -70,7 +70,7 @@ func TestStreamingCard(t *testing.T) {
 // A repeated delivery of the same event opens no second card.
 func TestStreamOpensOncePerMessage(t *testing.T) {
 	r, app := newStreamRig(t, "1m")
-	r.sink.progress = func(int) channels.Progress { return channels.Progress{Known: true, Text: "好", Done: true} }
+	r.sink.Script(func(int) channels.Progress { return channels.Progress{Known: true, Text: "好", Done: true} })
 	m := message("om_once", "p2p", "hi")
 	r.acceptOne(t, m)
 	r.post(t, feishutest.EventJSON(m))
@@ -83,29 +83,29 @@ func TestStreamOpensOncePerMessage(t *testing.T) {
 func TestStreamFallsBackToPlainMessage(t *testing.T) {
 	r, app := newStreamRig(t, "1m")
 	r.api.FailCards(true)
-	r.sink.progress = func(n int) channels.Progress {
+	r.sink.Script(func(n int) channels.Progress {
 		if n < 3 {
 			return channels.Progress{Known: true, Text: "草稿"}
 		}
 		return channels.Progress{Known: true, Text: "答案", Done: true}
-	}
+	})
 	r.acceptOne(t, message("om_fb", "p2p", "hi"))
 	app.WaitStreams()
 	got := r.api.Delivered()
 	if len(got) != 1 || got[0].MsgType != "post" || got[0].Text() != "答案" {
 		t.Fatalf("replies %+v", got)
 	}
-	if _, _, shown := r.sink.snapshot(); len(shown) != 1 {
+	if shown := r.sink.ShownRefs(); len(shown) != 1 {
 		t.Fatalf("shown %+v", shown)
 	}
 }
 
 func TestStreamStopsAtDeadlineWithoutShown(t *testing.T) {
 	r, app := newStreamRig(t, "300ms")
-	r.sink.progress = func(int) channels.Progress { return channels.Progress{Known: true, Text: "半截答案"} }
+	r.sink.Script(func(int) channels.Progress { return channels.Progress{Known: true, Text: "半截答案"} })
 	r.acceptOne(t, message("om_dl", "p2p", "hi"))
 	app.WaitStreams()
-	if _, _, shown := r.sink.snapshot(); len(shown) != 0 {
+	if shown := r.sink.ShownRefs(); len(shown) != 0 {
 		t.Fatal("a stream cut at its deadline marked the answer shown")
 	}
 	ops := r.api.Cards()[0].Ops

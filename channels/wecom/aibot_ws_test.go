@@ -25,7 +25,7 @@ type wsBot struct {
 	bot   *wecom.Bot
 	ch    *wecom.Channel
 	srv   *wecomtest.BotWSServer
-	sink  *fakeSink
+	sink  *chantest.Sink
 	clock *chantest.Clock
 	logs  *chantest.LogBuffer
 	// logged receives the message of every log record, to wait on.
@@ -125,7 +125,7 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 		t.Fatalf("a websocket bot has routes: %+v", routes)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: newFakeSink(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop, panics: panics}
+	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: chantest.NewSink().WithReceived(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop, panics: panics}
 	// The gateway's reconnect loop, as the gateway runs it: panics it
 	// recovers count where Env.Panicked does.
 	watch := channels.Watch{Log: logger, Panicked: func() { panics.Add(1) }}
@@ -169,13 +169,13 @@ func msg(id string) wecomtest.BotMessage {
 func TestBotWS_StreamsAndSends(t *testing.T) {
 	w := startWSBot(t, wsOpts{})
 	w.subscribed(t, 1)
-	gate := w.sink.hold()
+	gate := w.sink.Hold()
 
 	reqID, err := w.srv.PushMessage(waitCtx(t), msg("w-1").Text("报销流程？"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := <-w.sink.started
+	in := <-w.sink.Started()
 	if in.MsgID != "w-1" || in.Text != "报销流程？" || in.Sender.UserID != "lisi" || in.ChatID != "lisi" {
 		t.Fatalf("Inbound = %+v", in)
 	}
@@ -191,7 +191,7 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 		}
 	}
 	w.frame(t, isStream(botThink, false))
-	w.sink.setProgress("w-1", "第一步", false)
+	w.sink.SetProgress("w-1", channels.Progress{Known: true, Text: "第一步"})
 	w.frame(t, isStream("第一步", false))
 	// While the stream is live, the first part waits for it.
 	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第一步，第二步", Parts: 2, Answer: true})
@@ -199,9 +199,11 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 	if !errors.As(err, &deferred) {
 		t.Fatalf("Send part 0 during the stream = %v, want deferred", err)
 	}
-	w.sink.setProgress("w-1", "第一步，第二步", true)
+	w.sink.SetProgress("w-1", channels.Progress{Known: true, Text: "第一步，第二步", Done: true})
 	w.frame(t, isStream("第一步，第二步", true))
-	w.sink.waitShown(t, "w-1")
+	if err := w.sink.WaitShown(waitCtx(t), "w-1"); err != nil {
+		t.Fatal(err)
+	}
 
 	// A part after the first is pushed with aibot_send_msg.
 	_, err = w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: in.ReplyTo, Text: "第三步", Part: 1, Parts: 2})
@@ -234,14 +236,14 @@ func TestBotWS_StreamDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID })
-	w.sink.setProgress("w-late", "写到一半", false)
+	w.sink.SetProgress("w-late", channels.Progress{Known: true, Text: "写到一半"})
 	w.clock.Set(botT0.Add(wecom.StreamLifetime))
 
 	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID && f.Reply.Stream.Finish })
 	if want := "<@lisi>\n写到一半\n\n" + botLater; f.Reply.Stream.Content != want {
 		t.Fatalf("final frame %q, want %q", f.Reply.Stream.Content, want)
 	}
-	if len(w.sink.shownRefs()) != 0 {
+	if len(w.sink.ShownRefs()) != 0 {
 		t.Fatal("Shown recorded for a stream closed at its deadline")
 	}
 	// The whole reply then goes through aibot_send_msg, mentioning the asker.
@@ -351,7 +353,7 @@ func TestBotWS_SecondReplicaTakesOver(t *testing.T) {
 	if _, err := a.srv.PushMessage(waitCtx(t), msg("w-2").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if in := <-b.sink.started; in.MsgID != "w-2" {
+	if in := <-b.sink.Started(); in.MsgID != "w-2" {
 		t.Fatalf("second replica accepted %+v", in)
 	}
 	if n := len(a.srv.Subscriptions()); n != 2 {
@@ -395,7 +397,7 @@ func TestBotWS_RefusedSubscribeIsCredentials(t *testing.T) {
 	}
 	wecom.SetBotTiming(bot, time.Hour, 2*time.Second, 5*time.Millisecond)
 	conn := wecom.NewChannel().WithBots(bot).Connections()[0]
-	err = conn.Run(waitCtx(t), newFakeSink(botT0))
+	err = conn.Run(waitCtx(t), chantest.NewSink().WithReceived(botT0))
 	if !errors.Is(err, channels.ErrCredentials) || strings.Contains(err.Error(), "wrong-secret-value") {
 		t.Fatalf("Run = %v, want ErrCredentials without the secret", err)
 	}
