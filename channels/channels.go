@@ -5,6 +5,16 @@
 // they obey. The gateway knows only the interfaces in this package, and a
 // platform package never imports the gateway, the agent or the store.
 //
+// Files by concept: channels.go, the boundary (Inbound, Outbound, Sink,
+// Channel, Connection, Platform, Env, the shared errors); refusal.go,
+// what a refused callback failed (sentinels, the check words' one
+// mapping, the timestamp window); validate.go, the rules sections share;
+// reconnect.go, the one reconnect loop of long connections; guard.go,
+// panics of peer-driven goroutines; httpstatus.go, errors to HTTP
+// answers; split.go and format.go, replies cut to limits and markdown
+// dialects; image.go, push.go, selftest.go, doctor.go, the optional
+// capabilities.
+//
 // The flow, from a platform's point of view:
 //
 //   - A callback or frame is verified and decoded into an Inbound, then

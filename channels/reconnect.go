@@ -79,11 +79,12 @@ type Watch struct {
 }
 
 // Reconnect keeps c up: it runs c.Run, one session after another, waiting
-// between them as c.Backoff says (DefaultBackoff when zero), until ctx ends (it returns nil) or the
-// platform hands the account to another client (it returns Run's error,
-// which wraps ErrTakenOver, without dialling again). A panic in a session
-// costs that session only. It is the one reconnect loop of Hermes: the
-// gateway runs every long connection through it.
+// between them as c.Backoff says (DefaultBackoff when zero), until ctx
+// ends (it returns nil) or the platform hands the account to another
+// client (it returns Run's error, which wraps ErrTakenOver, without
+// dialling again). A panic in a session costs that session only. It is the
+// one reconnect loop of Hermes: the gateway runs every long connection
+// through it.
 func Reconnect(ctx context.Context, c Connection, sink Sink, w Watch) error {
 	log := w.Log
 	if log == nil {

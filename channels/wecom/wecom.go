@@ -8,7 +8,9 @@
 // silenceper/wechat's util.DecryptMsg rejects an empty receiveid (AI bot) and
 // 16-byte padding (DingTalk); the same Crypto serves those callbacks too.
 // Sending goes through silenceper/wechat/v2/work so the access token is cached
-// and shared the way the rest of the ecosystem expects.
+// and shared the way the rest of the ecosystem expects; tokens.go adapts the
+// gateway's shared token cache (channels.TokenCache) to the cache silenceper
+// takes.
 package wecom
 
 import (
