@@ -140,8 +140,10 @@ type Options struct {
 	// parallel tool calls, from several goroutines, one call at a time.
 	// It must not block. Setting it turns on streaming for a Streamer.
 	Progress func(Event)
-	// ModelAttempts per model call when the endpoint answers 429 or 5xx
-	// or times out, default 3.
+	// ModelAttempts per model call when the endpoint answers 5xx or times
+	// out, default 3. A 429 that waiting cures is not counted: it is
+	// retried until the run's deadline, waiting at least its Retry-After
+	// (RetryAfterError).
 	ModelAttempts int
 	// Backoff is the first retry delay, doubled per attempt and jittered
 	// to between half and all of it; default 1s.

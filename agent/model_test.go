@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +60,81 @@ func TestRun_RetriesWithBackoffOn429(t *testing.T) {
 	}
 	if s := res.Steps[0]; len(res.Steps) != 1 || s.Attempts != 3 || s.Error != "" {
 		t.Errorf("steps = %+v, want one model step with 3 attempts", res.Steps)
+	}
+}
+
+// A 429 is the endpoint asking to wait, not failing: it is retried until
+// the run's deadline without counting against ModelAttempts, so a burst of
+// them longer than ModelAttempts slows the answer down and does not fail it.
+func TestRun_RateLimitNotCountedAsAFailure(t *testing.T) {
+	srv, m := newModel(t)
+	var replies []openaitest.Reply
+	for range agent.DefaultModelAttempts + 2 {
+		replies = append(replies, openaitest.Reply{Status: 429, Content: "Rate limit reached"})
+	}
+	srv.Script(append(replies, answer("你好"))...)
+	var rec sleepRecorder
+	opts := testOptions()
+	opts.Sleep = rec.sleep
+	res, err := agent.Run(context.Background(), m, testTurn("你好", nil), opts)
+	if err != nil || res.Reply != "你好" {
+		t.Fatalf("Run = %q, %v; want the answer after the 429s", res.Reply, err)
+	}
+	if s := res.Steps[0]; s.Attempts != agent.DefaultModelAttempts+3 || len(rec.delays) != agent.DefaultModelAttempts+2 {
+		t.Fatalf("attempts %d, delays %v; want every 429 retried", s.Attempts, rec.delays)
+	}
+}
+
+// RateLimited is the one test of a 429 the agent and the gateway's limiter
+// share: an exhausted quota is no wait away.
+func TestRateLimited(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&openai.APIError{HTTPStatusCode: 429, Message: "Rate limit reached"}, true},
+		{fmt.Errorf("step 1: %w", &openai.RequestError{HTTPStatusCode: 429}), true},
+		{&agent.RetryAfterError{Err: &openai.APIError{HTTPStatusCode: 429}, After: time.Second}, true},
+		{&openai.APIError{HTTPStatusCode: 429, Code: "insufficient_quota"}, false},
+		{&openai.APIError{HTTPStatusCode: 503}, false},
+		{context.DeadlineExceeded, false},
+		{nil, false},
+	} {
+		if got := agent.RateLimited(tc.err); got != tc.want {
+			t.Errorf("RateLimited(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// retryAfterModel is a model that reads Retry-After as the gateway's
+// limiter does: its 429 says how long to wait.
+type retryAfterModel struct {
+	agent.Model
+	after time.Duration
+}
+
+func (m retryAfterModel) Chat(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	resp, err := m.Model.Chat(ctx, req)
+	if agent.RateLimited(err) {
+		return resp, &agent.RetryAfterError{Err: err, After: m.after}
+	}
+	return resp, err
+}
+
+// The run waits at least the Retry-After a 429 carries: one wait, the
+// endpoint's, not the backoff's and then another.
+func TestRun_WaitsTheRetryAfter(t *testing.T) {
+	srv, m := newModel(t)
+	srv.Script(openaitest.Reply{Status: 429, Content: "Rate limit reached"}, answer("你好"))
+	var rec sleepRecorder
+	opts := testOptions()
+	opts.Sleep = rec.sleep
+	res, err := agent.Run(context.Background(), retryAfterModel{m, 7 * time.Second}, testTurn("你好", nil), opts)
+	if err != nil || res.Reply != "你好" {
+		t.Fatalf("Run = %q, %v", res.Reply, err)
+	}
+	if len(rec.delays) != 1 || rec.delays[0] != 7*time.Second {
+		t.Fatalf("delays %v, want one wait of the Retry-After, 7s", rec.delays)
 	}
 }
 

@@ -65,15 +65,19 @@ func (r *run) ask(ctx context.Context, req openai.ChatCompletionRequest, info st
 }
 
 // chat calls the model, streaming when asked and possible, and retries
-// what is worth retrying: 429, 5xx, timeouts and dropped connections, at
-// most ModelAttempts times, with exponential backoff and jitter. Each
-// attempt has CallTimeout, capped by the run's own deadline. A stream that
+// what is worth retrying: 5xx, timeouts and dropped connections at most
+// ModelAttempts times, with exponential backoff and jitter, and a 429 that
+// waiting cures until the run's deadline (it is the one place a 429 is
+// retried: the endpoint asked to wait, and the wait is at least its
+// Retry-After when the model says it, see RetryAfterError). Each attempt
+// has CallTimeout, capped by the run's own deadline. A stream that
 // already showed text is not retried: the user would see it twice. failed
 // holds the error of each attempt that was retried, for the trace.
 func (r *run) chat(ctx context.Context, req openai.ChatCompletionRequest, n int, stream bool) (
 	resp openai.ChatCompletionResponse, failed []string, err error) {
 	streamer, canStream := r.model.(Streamer)
 	stream = stream && canStream && r.opts.Progress != nil
+	counted := 0 // attempts ModelAttempts bounds: every one but a 429's
 	for attempt := 1; ; attempt++ {
 		callCtx, cancel := context.WithTimeout(ctx, r.opts.CallTimeout)
 		shown := false
@@ -87,10 +91,16 @@ func (r *run) chat(ctx context.Context, req openai.ChatCompletionRequest, n int,
 			resp, err = r.model.Chat(callCtx, req)
 		}
 		cancel()
-		if err == nil || attempt >= r.opts.ModelAttempts || shown || !retryable(ctx, err) {
+		if !RateLimited(err) {
+			counted++
+		}
+		if err == nil || counted >= r.opts.ModelAttempts || shown || !retryable(ctx, err) {
 			return resp, failed, err
 		}
 		d := backoffDelay(r.opts.Backoff, attempt, rand.Float64())
+		if ra := (*RetryAfterError)(nil); errors.As(err, &ra) {
+			d = max(d, ra.After)
+		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
 			return resp, failed, err // no time left to wait and try again
 		}
@@ -119,16 +129,16 @@ func retryable(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	if RateLimited(err) {
+		return true
+	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
-		if code, _ := apiErr.Code.(string); code == "insufficient_quota" {
-			return false // a 429 that waiting does not cure
-		}
-		return retryableStatus(apiErr.HTTPStatusCode)
+		return apiErr.HTTPStatusCode >= 500
 	}
 	var reqErr *openai.RequestError
 	if errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0 {
-		return retryableStatus(reqErr.HTTPStatusCode)
+		return reqErr.HTTPStatusCode >= 500
 	}
 	var netErr net.Error
 	return errors.Is(err, context.DeadlineExceeded) || // this attempt's CallTimeout
@@ -136,9 +146,30 @@ func retryable(ctx context.Context, err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
-func retryableStatus(code int) bool {
-	return code == http.StatusTooManyRequests || code >= 500
+// RateLimited reports a 429 that waiting cures: not an exhausted quota
+// (insufficient_quota, which no wait cures). It is the one test of a 429
+// of Hermes: the run retries what it reports, and the gateway's model
+// limiter holds the replica's calls for its Retry-After.
+func RateLimited(err error) bool {
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		code, _ := apiErr.Code.(string)
+		return apiErr.HTTPStatusCode == http.StatusTooManyRequests && code != "insufficient_quota"
+	}
+	var reqErr *openai.RequestError
+	return errors.As(err, &reqErr) && reqErr.HTTPStatusCode == http.StatusTooManyRequests
 }
+
+// RetryAfterError is a 429 with the wait its endpoint asked for, as a model
+// that reads Retry-After returns it (the gateway's model limiter): the run
+// waits at least After before it tries again.
+type RetryAfterError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RetryAfterError) Error() string { return e.Err.Error() }
+func (e *RetryAfterError) Unwrap() error { return e.Err }
 
 // assistantMessage keeps only what belongs in the conversation. Reasoning
 // text is dropped (DeepSeek rejects it in input), and tool calls without an

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,7 +118,7 @@ func (o Options) withDefaults() Options {
 		o.CallTimeout = DefaultCallTimeout
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
+		o.Sleep = skills.Sleep
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -129,17 +128,6 @@ func (o Options) withDefaults() Options {
 	}
 	o.Messages = o.Messages.withDefaults()
 	return o
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 // newRun prepares the turn: the user's text normalised, the skills to

@@ -5,6 +5,16 @@
 // they obey. The gateway knows only the interfaces in this package, and a
 // platform package never imports the gateway, the agent or the store.
 //
+// Files by concept: channels.go, the boundary (Inbound, Outbound, Sink,
+// Channel, Connection, Platform, Env, the shared errors); refusal.go,
+// what a refused callback failed (sentinels, the check words' one
+// mapping, the timestamp window); validate.go, the rules sections share;
+// reconnect.go, the one reconnect loop of long connections; guard.go,
+// panics of peer-driven goroutines; httpstatus.go, errors to HTTP
+// answers; split.go and format.go, replies cut to limits and markdown
+// dialects; image.go, push.go, selftest.go, doctor.go, the optional
+// capabilities.
+//
 // The flow, from a platform's point of view:
 //
 //   - A callback or frame is verified and decoded into an Inbound, then
@@ -310,10 +320,15 @@ type Connection struct {
 	// bot), so exactly one replica runs it, under a lease, and the account's
 	// deliveries run on that replica.
 	Exclusive bool
-	// Run keeps the connection up, reconnecting with backoff, until ctx ends
-	// or the platform hands the account to another connection
-	// (ErrTakenOver). It acks a frame only after sink.Accept returned.
+	// Run serves one session: it dials, serves until the connection drops
+	// or ctx ends, and returns why, once every frame it was handling is
+	// done with. It acks a frame only after sink.Accept returned. Errors
+	// wrap ErrTakenOver (the platform gave the account to another client:
+	// do not dial again), ErrCredentials, ErrReconnect or ErrPanic, or say
+	// how the connection dropped. Reconnect runs it again and again.
 	Run func(ctx context.Context, sink Sink) error
+	// Backoff paces Reconnect's dials; the zero value is DefaultBackoff.
+	Backoff Backoff
 }
 
 // StreamReceiver is a channel whose messages arrive over long connections.
@@ -337,15 +352,9 @@ type ProgressReporter interface {
 
 // TokenCache is a cache of platform access tokens shared by all replicas
 // (Postgres), sealed at rest with a key derived from the secret it was
-// opened with. Get, Set, IsExist and Delete are silenceper/wechat's
-// cache.Cache, which the WeCom SDK takes as is (Get returns nil for a
-// missing key); Token and Invalidate are for platforms whose tokens Hermes
-// fetches itself.
+// opened with. It holds strings only; the WeCom package adapts it to the
+// interface its SDK takes.
 type TokenCache interface {
-	Get(key string) interface{}
-	Set(key string, val interface{}, timeout time.Duration) error
-	IsExist(key string) bool
-	Delete(key string) error
 	// Token returns the live token under key, or calls fetch (once across
 	// all replicas) and caches its answer until shortly before ttl.
 	Token(ctx context.Context, key string, fetch func(ctx context.Context) (token string, ttl time.Duration, err error)) (string, error)
@@ -401,18 +410,19 @@ type Platform struct {
 	// New decodes the platform's YAML section with decode (unknown keys are
 	// errors) and builds the channel. Errors name the full key, e.g.
 	// "wecom.apps[0].token: required". ctx lives as long as the gateway
-	// (hermes serve: until shutdown); background work a channel starts on
-	// its own, such as a stream it pushes, may end with it.
+	// (hermes serve: until shutdown): every goroutine the channel starts
+	// on its own, outside a call that has a context of its own, ends with
+	// it.
 	New func(ctx context.Context, decode func(any) error, env Env) (Channel, error)
 }
 
 // Section is a platform's YAML section once decoded: it fills its
 // defaults, validates itself (errors naming the full key) and builds the
-// channel.
+// channel, whose background work ends with ctx (see Platform.New).
 type Section interface {
 	ApplyDefaults()
 	Validate() error
-	Build(env Env) (Channel, error)
+	Build(ctx context.Context, env Env) (Channel, error)
 }
 
 // NewPlatform is the Platform named name whose section decodes into a C.
@@ -420,7 +430,7 @@ func NewPlatform[C any, P interface {
 	*C
 	Section
 }](name string) Platform {
-	return Platform{Name: name, New: func(_ context.Context, decode func(any) error, env Env) (Channel, error) {
+	return Platform{Name: name, New: func(ctx context.Context, decode func(any) error, env Env) (Channel, error) {
 		var cfg C
 		if err := decode(&cfg); err != nil {
 			return nil, err
@@ -430,7 +440,7 @@ func NewPlatform[C any, P interface {
 		if err := section.Validate(); err != nil {
 			return nil, err
 		}
-		return section.Build(env)
+		return section.Build(ctx, env)
 	}}
 }
 

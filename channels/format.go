@@ -169,11 +169,3 @@ func openFence(text string) (info string, open bool) {
 	}
 	return info, open
 }
-
-// accountNameRE is what an account (app, bot, robot) may be named: it goes
-// into callback paths, queue names and log lines.
-var accountNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
-// ValidAccountName reports whether name is lower-case letters, digits and
-// '-', at most 63 characters, starting with a letter or digit.
-func ValidAccountName(name string) bool { return accountNameRE.MatchString(name) }

@@ -44,12 +44,12 @@ func Refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, what strin
 	http.Error(w, http.StatusText(status), status)
 }
 
-// RefuseRecorded is Refuse for a callback of channel/account that failed
-// check (a Check* word): it records the refusal in sink first, so the
-// console can say which check fails. check "" records nothing: the
-// request was not at fault (a failed Accept).
-func RefuseRecorded(w http.ResponseWriter, r *http.Request, log *slog.Logger, what string, err error, sink Sink, channel, account, check string) {
-	if check != "" {
+// RefuseRecorded is Refuse for a callback of channel/account: when err is
+// the request's fault (RefusalCheck names the check it failed) it records
+// the refusal in sink first, so the console can say which check fails; a
+// failed Accept records nothing.
+func RefuseRecorded(w http.ResponseWriter, r *http.Request, log *slog.Logger, what string, err error, sink Sink, channel, account string) {
+	if check := RefusalCheck(err); check != "" {
 		sink.Refused(r.Context(), channel, account, check)
 	}
 	Refuse(w, r, log, what, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // takenOverPause is how long a replica leaves an account alone after the
@@ -66,23 +67,24 @@ func (g *Gateway) stopConnections(ctx context.Context) {
 	}
 }
 
-// keepConnection runs a connection every replica keeps; Run reconnects by
-// itself, so a return other than ctx's end is logged and retried.
+// keepConnection runs a connection every replica keeps, through the one
+// reconnect loop; when the platform gives the account to another client
+// it stands back for takenOverPause, then tries again.
 func (g *Gateway) keepConnection(ctx context.Context, channel string, c channels.Connection) {
 	for ctx.Err() == nil {
-		g.connStates.set(channel, c.Account, connRunning)
-		err := g.runGuarded(ctx, channel, c)
-		if ctx.Err() != nil {
-			return
+		if err := g.reconnect(ctx, channel, c); err != nil {
+			g.standBack(ctx, channel, c, err)
 		}
-		g.connStates.set(channel, c.Account, connRetrying)
-		pause := g.cfg.Worker.ConnectionLease
-		if errors.Is(err, channels.ErrTakenOver) {
-			pause = takenOverPause
-		}
-		g.log.Error("long connection ended; starting it again", "channel", channel, "account", c.Account, "in", pause, "err", err)
-		sleep(ctx, pause)
 	}
+}
+
+// standBack leaves an account alone for takenOverPause after the platform
+// gave its connection to another client (err wraps channels.ErrTakenOver).
+func (g *Gateway) standBack(ctx context.Context, channel string, c channels.Connection, err error) {
+	g.connStates.set(channel, c.Account, connStandby)
+	g.log.Error("the platform gave this account's connection to another client; leaving it alone",
+		"channel", channel, "account", c.Account, "for", takenOverPause, "err", err)
+	sleep(ctx, takenOverPause)
 }
 
 // holdExclusive keeps trying to take the account's lease; while it holds
@@ -101,9 +103,7 @@ func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.
 			g.connStates.set(channel, c.Account, connHolding)
 			err := g.runHeld(ctx, lease, channel, c)
 			if errors.Is(err, channels.ErrTakenOver) {
-				g.log.Error("the platform gave this account's connection to another client; leaving it alone",
-					"channel", channel, "account", c.Account, "for", takenOverPause)
-				sleep(ctx, takenOverPause)
+				g.standBack(ctx, channel, c, err)
 			} else if err != nil && ctx.Err() == nil {
 				g.log.Warn("long connection ended", "channel", channel, "account", c.Account, "err", err)
 			}
@@ -147,17 +147,29 @@ func (g *Gateway) runHeld(ctx context.Context, lease, channel string, c channels
 		_ = deliveries.Stop(stopCtx)
 	}()
 	go g.renewLease(ctx, cancel, lease)
-	return g.runGuarded(ctx, channel, c)
+	return g.reconnect(ctx, channel, c)
 }
 
-// runGuarded runs c: a panic that escapes the channel's own guards ends
-// this connection only (counted, logged by the caller), never the process.
-func (g *Gateway) runGuarded(ctx context.Context, channel string, c channels.Connection) error {
-	err := channels.Guard(func() error { return c.Run(ctx, g) })
-	if errors.Is(err, channels.ErrPanic) {
-		g.metrics.Panicked(channel, c.Account)
+// reconnect keeps c up with channels.Reconnect, the one reconnect loop,
+// until ctx ends (nil) or the platform gives the account to another client
+// (an error wrapping channels.ErrTakenOver). A panic in a session costs
+// that session only: it is counted, and the loop dials again.
+func (g *Gateway) reconnect(ctx context.Context, channel string, c channels.Connection) error {
+	state := connRunning
+	if c.Exclusive {
+		state = connHolding
 	}
-	return err
+	return channels.Reconnect(ctx, c, g, channels.Watch{
+		Log:      g.log.With("channel", channel),
+		Panicked: func() { g.metrics.Panicked(channel, c.Account) },
+		Up: func(up bool) {
+			if up {
+				g.connStates.set(channel, c.Account, state)
+			} else {
+				g.connStates.set(channel, c.Account, connRetrying)
+			}
+		},
+	})
 }
 
 // renewLease renews the lease three times per term; when it cannot (lost
@@ -202,14 +214,6 @@ func (g *Gateway) newDeliveryClient(queue string) (*river.Client[pgx.Tx], error)
 	return client, nil
 }
 
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+// sleep is skills.Sleep as the gateway's loops ask it: whether ctx is
+// still live after the wait.
+func sleep(ctx context.Context, d time.Duration) bool { return skills.Sleep(ctx, d) == nil }

@@ -10,8 +10,8 @@ import (
 
 // Connection states /readyz reports, per channel/account.
 const (
-	connRunning  = "running"  // connected, or reconnecting inside the channel's own backoff
-	connRetrying = "retrying" // the connection ended with an error; started again after a pause
+	connRunning  = "running"  // a session is up (or dialling)
+	connRetrying = "retrying" // the last session failed; the next dials after the backoff
 	connHolding  = "holding"  // one-per-bot connection, held by this replica
 	connStandby  = "standby"  // one-per-bot connection, held elsewhere or waiting for the lease
 )

@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,4 +53,42 @@ func TestQueuedRunShowsQueuedInItsDraft(t *testing.T) {
 		p, err := gw.Progress(ctx, ref)
 		return err == nil && p.Done && p.Text == "答：后到的"
 	})
+}
+
+// A 429 is retried in one place, the run's: the limiter holds the replica
+// for the Retry-After and hands it to the run with the error, so the retry
+// waits once (the answer's Retry-After, not that and the run's backoff on
+// top) and the run's trace shows the attempt the endpoint refused.
+func TestModel429RetriedOnceByTheRun(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	var at []time.Time
+	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		at = append(at, time.Now())
+		if len(at) == 1 {
+			return openaitest.Reply{Status: http.StatusTooManyRequests, Content: "Rate limit reached", Header: http.Header{"Retry-After": {"1"}}}
+		}
+		return openaitest.Reply{Content: "答：" + req.Messages[len(req.Messages)-1].Content}
+	})
+	ch := testChannel(2048)
+	gw := h.startExtra("", gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := withTimeout(t, 30*time.Second)
+	accept(t, gw, ch.Message("a", "rl-1", "zhangsan", "zhangsan", "你好", false, false))
+	if _, err := ch.WaitSent(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) != 2 {
+		t.Fatalf("%d model calls, want the 429 and one retry", len(at))
+	}
+	if gap := at[1].Sub(at[0]); gap < time.Second || gap >= 1500*time.Millisecond {
+		t.Fatalf("retried %s after the 429, want its Retry-After (1s) once, not stacked with a backoff", gap)
+	}
+	if n := h.count(`SELECT count(*) FROM run_steps WHERE kind = 'model' AND (detail->>'Attempts')::int = 2
+		AND detail->'FailedAttempts'->>0 LIKE '%429%'`); n != 1 {
+		t.Fatalf("%d model steps show the refused attempt, want 1", n)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -270,7 +269,7 @@ func callerFor(row store.InboundRow, runID string) skills.Caller {
 		ChatID:  row.In.ChatID,
 		Depts:   row.In.Sender.Dept,
 		TraceID: runID,
-		Origin:  strconv.FormatInt(row.ID, 10),
+		Origin:  skills.InboundID(row.ID),
 	}
 }
 

@@ -79,7 +79,8 @@ func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error
 	text := redact(answer, creds.secrets()...)
 	code := resp.StatusCode
 	if !s.succeeded(code) {
-		he := &HTTPError{Status: code, Body: shortBody(text, code), RetryAfter: retryAfter(resp.Header)}
+		wait, _ := ParseRetryAfter(resp.Header, r.opts.Now())
+		he := &HTTPError{Status: code, Body: shortBody(text, code), RetryAfter: wait}
 		if code >= 400 && code < 500 && code != http.StatusTooManyRequests {
 			return Result{}, fmt.Errorf("skill %s %w (%w)", s.Name, ErrRefused, he)
 		}
@@ -126,14 +127,23 @@ func (s *Skill) succeeded(code int) bool {
 	return code >= 200 && code < 300
 }
 
-// retryAfter reads the seconds form of Retry-After; the date form is rare
-// from internal APIs and ignored.
-func retryAfter(h http.Header) time.Duration {
-	secs, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After")))
-	if err != nil || secs <= 0 {
-		return 0
+// ParseRetryAfter reads how long a 429 or 503 answer asks to wait:
+// retry-after-ms (OpenAI-compatible endpoints), else Retry-After in
+// seconds or as an HTTP date (a date in the past: 0). ok is false when
+// the answer says nothing. It is the one reader of it: skill backends' and
+// the model's answers alike.
+func ParseRetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
+	if ms, err := strconv.Atoi(strings.TrimSpace(h.Get("retry-after-ms"))); err == nil && ms >= 0 {
+		return time.Duration(ms) * time.Millisecond, true
 	}
-	return time.Duration(secs) * time.Second
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0), true
+	}
+	return 0, false
 }
 
 // readCapped reads at most max bytes, cut at a rune boundary, and says so

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 )
 
 // HeaderIdempotencyKey carries a key that is the same for every attempt of
@@ -21,9 +22,9 @@ func idempotencyKey(s *Skill, c Caller, args json.RawMessage) string {
 	if s.ReadOnly {
 		return ""
 	}
-	message := c.Origin
-	if message == "" {
-		message = c.TraceID
+	message := c.TraceID
+	if c.Origin != 0 {
+		message = strconv.FormatInt(int64(c.Origin), 10) // as the key was before Origin had a type
 	}
 	canonical := args
 	var v any

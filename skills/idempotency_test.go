@@ -8,7 +8,7 @@ import (
 func TestIdempotencyKey(t *testing.T) {
 	write := &Skill{Name: "it_ticket_create"}
 	read := &Skill{Name: "it_ticket_status", ReadOnly: true}
-	c := Caller{UserID: "zhangsan", Channel: "wecom", Account: "app", ChatID: "chat-1", Origin: "41", TraceID: "run-1"}
+	c := Caller{UserID: "zhangsan", Channel: "wecom", Account: "app", ChatID: "chat-1", Origin: 41, TraceID: "run-1"}
 	key := func(s *Skill, c Caller, args string) string { return idempotencyKey(s, c, json.RawMessage(args)) }
 
 	base := key(write, c, `{"title":"卡纸","n":1}`)
@@ -25,8 +25,8 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	for name, got := range map[string]string{
 		"OtherArgs":    key(write, c, `{"title":"卡纸","n":2}`),
-		"OtherMessage": key(write, Caller{UserID: "zhangsan", Channel: "wecom", Account: "app", ChatID: "chat-1", Origin: "42"}, `{"title":"卡纸","n":1}`),
-		"OtherUser":    key(write, Caller{UserID: "lisi", Channel: "wecom", Account: "app", ChatID: "chat-1", Origin: "41"}, `{"title":"卡纸","n":1}`),
+		"OtherMessage": key(write, Caller{UserID: "zhangsan", Channel: "wecom", Account: "app", ChatID: "chat-1", Origin: 42}, `{"title":"卡纸","n":1}`),
+		"OtherUser":    key(write, Caller{UserID: "lisi", Channel: "wecom", Account: "app", ChatID: "chat-1", Origin: 41}, `{"title":"卡纸","n":1}`),
 	} {
 		if got == base {
 			t.Errorf("%s: same key", name)
@@ -36,8 +36,18 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Errorf("read-only skill got key %q", got)
 	}
 	noOrigin := c
-	noOrigin.Origin = ""
+	noOrigin.Origin = 0
 	if key(write, noOrigin, `{}`) == key(write, Caller{UserID: "zhangsan", Channel: "wecom", Account: "app", ChatID: "chat-1", TraceID: "run-2"}, `{}`) {
 		t.Errorf("without an inbound message the run id must tell calls apart")
+	}
+}
+
+// The key of a write is the same as before Origin had a type, so a backend
+// that saw an attempt before an upgrade drops the repeat after it.
+func TestIdempotencyKeyStableAcrossOriginType(t *testing.T) {
+	c := Caller{UserID: "zhangsan", Channel: "wecom", Account: "app", ChatID: "chat-1", Origin: 41, TraceID: "run-1"}
+	got := idempotencyKey(&Skill{Name: "it_ticket_create"}, c, json.RawMessage(`{"title":"卡纸","n":1}`))
+	if want := "5f6f2bf9446641863577227e1ce8e0c5"; got != want {
+		t.Fatalf("key %s, want %s (Origin \"41\" before)", got, want)
 	}
 }

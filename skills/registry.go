@@ -108,7 +108,7 @@ func NewRegistry(defs []*Skill, opts Options) (*Registry, error) {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = Sleep
 	}
 	if opts.MaxParallel <= 0 {
 		opts.MaxParallel = DefaultMaxParallel
@@ -301,7 +301,11 @@ func (t *boundTool) Call(ctx context.Context, args json.RawMessage) (Result, err
 	return t.reg.call(ctx, t.skill, t.caller, args, false)
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends, and then returns context.Cause(ctx).
+// It is the one sleep-with-a-context of Hermes: skill retries, the
+// agent's model retries and the gateway's loops all wait with it (skills
+// is the package every one of them may import).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -89,6 +89,8 @@ func TestRetry(t *testing.T) {
 			[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond}, skills.ErrUnavailable},
 		{"4xxNotRetried", []int{400, 200}, nil, nil, 1, nil, skills.ErrRefused},
 		{"429HonoursRetryAfter", []int{429, 200}, nil, http.Header{"Retry-After": {"1"}}, 2, []time.Duration{250 * time.Millisecond}, nil},
+		// The model's reader and the skills' are one: milliseconds count too.
+		{"429HonoursRetryAfterMs", []int{429, 200}, nil, http.Header{"Retry-After-Ms": {"150"}}, 2, []time.Duration{150 * time.Millisecond}, nil},
 		{"429NotListed", []int{429, 200}, []string{skills.RetryOn5xx}, nil, 1, nil, skills.ErrUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

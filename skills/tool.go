@@ -17,10 +17,15 @@ type Caller struct {
 	ChatID  string   // conversation id
 	Depts   []string // department ids, when known
 	TraceID string   // run id; sent to backends as X-Request-ID / traceparent
-	// Origin is an opaque reference the gateway uses to route a later
-	// result (async skills) back to the conversation; skills never parse it.
-	Origin string
+	// Origin is the inbound message the call serves, which the gateway
+	// routes a later result (async skills) back to; 0 on paths without one
+	// (a scheduled report, the API). Skills never read it but for the
+	// idempotency key.
+	Origin InboundID
 }
+
+// InboundID is the gateway's id of a stored inbound message.
+type InboundID int64
 
 // Spec is what the agent knows about a tool: what the model is shown, and
 // the hints the agent uses to offer, run and present it.

@@ -92,23 +92,5 @@ func (r *robot) claimOnly(ctx context.Context, sink channels.Sink, in channels.I
 // refuse answers a refused callback and, when the request failed one of
 // the checks (not a failed Accept), records which one for the console.
 func (r *robot) refuse(w http.ResponseWriter, req *http.Request, sink channels.Sink, err error) {
-	channels.RefuseRecorded(w, req, r.log, "dingtalk callback", err, sink, ChannelName, r.cfg.Name, refusalCheck(err))
-}
-
-// refusalCheck is the check word (channels.Check*) of a refusal error, ""
-// for errors that are not the request's fault.
-func refusalCheck(err error) string {
-	switch {
-	case errors.Is(err, ErrSignature):
-		return channels.CheckSignature
-	case errors.Is(err, ErrStale):
-		return channels.CheckTimestamp
-	case errors.Is(err, channels.ErrReplayed):
-		return channels.CheckReplay
-	case errors.Is(err, ErrCorp):
-		return channels.CheckCorp
-	case errors.Is(err, ErrMalformed), errors.Is(err, channels.ErrBadRequest):
-		return channels.CheckMalformed
-	}
-	return ""
+	channels.RefuseRecorded(w, req, r.log, "dingtalk callback", err, sink, ChannelName, r.cfg.Name)
 }

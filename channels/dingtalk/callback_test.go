@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
 )
 
@@ -37,7 +38,7 @@ func TestCallback_SingleAndGroup(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := testRobot(t, fake, c, nil, nil)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	u := callbackServer(t, r, sink)
 
 	single := dingtalktest.Message{MsgID: "msg-1", Text: " 我还有几天年假？", ConversationID: "cid-single", StaffID: "zhangsan",
@@ -81,7 +82,7 @@ func TestCallback_Refused(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := testRobot(t, fake, c, nil, nil)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	u := callbackServer(t, r, sink)
 	m := dingtalktest.Message{MsgID: "msg-1", Text: "hi", ConversationID: "cid", StaffID: "zhangsan", CorpID: testCorpID}
 
@@ -103,9 +104,7 @@ func TestCallback_Refused(t *testing.T) {
 		if got := do(t, tc.req); got != tc.want {
 			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
 		}
-		sink.mu.Lock()
-		refused := sink.refused
-		sink.mu.Unlock()
+		refused := sink.Refusals()
 		if len(refused) == 0 || refused[len(refused)-1] != "hr-bot/"+tc.check {
 			t.Errorf("%s: refusals recorded %v, want last hr-bot/%s", tc.name, refused, tc.check)
 		}
@@ -114,11 +113,11 @@ func TestCallback_Refused(t *testing.T) {
 		t.Errorf("accepted %d refused messages", n)
 	}
 	// Postgres down: 503 so that DingTalk retries.
-	sink.setFail(fmt.Errorf("%w: %w", channels.ErrUnavailable, errDown))
+	sink.FailWith(fmt.Errorf("%w: %w", channels.ErrUnavailable, errDown))
 	if got := do(t, dingtalktest.CallbackRequest(u, testAppSecret, c.Now(), m.JSON())); got != http.StatusServiceUnavailable {
 		t.Errorf("store down: status %d, want 503", got)
 	}
-	if n := len(sink.refused); n != 4 {
+	if n := len(sink.Refusals()); n != 4 {
 		t.Errorf("a failed Accept is no refused callback: %d refusals recorded", n)
 	}
 }
@@ -128,8 +127,8 @@ func TestCallback_AnswersAfterAccept(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := testRobot(t, fake, c, nil, nil)
-	sink := newMemSink()
-	sink.gate = make(chan struct{})
+	sink := chantest.NewSink()
+	gate := sink.Hold()
 	u := callbackServer(t, r, sink)
 	m := dingtalktest.Message{MsgID: "msg-1", Text: "hi", ConversationID: "cid", StaffID: "zhangsan", CorpID: testCorpID}
 
@@ -148,7 +147,7 @@ func TestCallback_AnswersAfterAccept(t *testing.T) {
 		t.Fatalf("answered %d before Accept returned", s)
 	case <-time.After(50 * time.Millisecond): // a negative check: nothing may come while the gate is shut
 	}
-	close(sink.gate)
+	close(gate)
 	if s := <-answered; s != http.StatusOK {
 		t.Fatalf("status %d", s)
 	}

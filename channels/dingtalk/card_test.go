@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
 )
 
@@ -31,7 +32,7 @@ func runCard(ctx context.Context, r *robot, c *clock, in channels.Inbound, src c
 }
 
 // progressOf reads in's progress from sink, as the gateway reads Postgres.
-func progressOf(sink *memSink, in channels.Inbound) channels.ProgressFunc {
+func progressOf(sink *chantest.Sink, in channels.Inbound) channels.ProgressFunc {
 	ref := channels.MessageRef{Channel: ChannelName, Account: in.Account, MsgID: in.MsgID}
 	return func(ctx context.Context) (channels.Progress, error) { return sink.Progress(ctx, ref) }
 }
@@ -50,10 +51,10 @@ func TestCard_StreamsThenShown(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := cardRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	ctx := withTimeout(t, 10*time.Second)
 	in := groupInbound(t, r, "m1")
-	sink.setProgress(channels.Progress{Known: true})
+	sink.SetProgress("m1", channels.Progress{Known: true})
 
 	type end struct {
 		shown bool
@@ -71,14 +72,14 @@ func TestCard_StreamsThenShown(t *testing.T) {
 		return dingtalktest.CardCall{}
 	}
 	for _, draft := range []string{"您的年假", "您的年假还有"} {
-		sink.setProgress(channels.Progress{Known: true, Text: draft})
+		sink.SetProgress("m1", channels.Progress{Known: true, Text: draft})
 		if err := fake.Wait(ctx, func(_ []dingtalktest.Sent, cards []dingtalktest.CardCall) bool {
 			return lastStream(cards).Content == draft
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sink.setProgress(channels.Progress{Known: true, Text: "您的年假还有 5 天。", Done: true})
+	sink.SetProgress("m1", channels.Progress{Known: true, Text: "您的年假还有 5 天。", Done: true})
 	res := <-done
 	cards := fake.Cards()
 	if cards[0].Op != "create" || cards[0].OpenSpaceID != "dtv1.card//IM_GROUP.cid-g" || cards[0].Content != "思考中…" {
@@ -107,9 +108,9 @@ func TestCard_CreateFailsFallsBackToMarkdown(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := cardRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	fake.Fail("/v1.0/card/instances/createAndDeliver", 1, 403, "Forbidden.AccessDenied.AccessTokenPermissionDenied")
-	sink.setProgress(channels.Progress{Known: true, Text: "答案", Done: true})
+	sink.SetProgress("m1", channels.Progress{Known: true, Text: "答案", Done: true})
 	ctx := withTimeout(t, 10*time.Second)
 	in := groupInbound(t, r, "m1")
 	shown, err := runCard(ctx, r, c, in, progressOf(sink, in))
@@ -131,8 +132,8 @@ func TestCard_DeadlineGivesUpWithoutShown(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := cardRobot(t, fake, c, 100*time.Millisecond)
-	sink := newMemSink()
-	sink.setProgress(channels.Progress{Known: true, Text: "还在查"})
+	sink := chantest.NewSink()
+	sink.SetProgress("m1", channels.Progress{Known: true, Text: "还在查"})
 	in := groupInbound(t, r, "m1")
 	reads := 0
 	src := channels.ProgressFunc(func(ctx context.Context) (channels.Progress, error) {
@@ -154,7 +155,7 @@ func TestCard_NotStartedForRepeatsOrIgnored(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := cardRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	m := dingtalktest.Message{MsgID: "m", Text: "大家好", Group: true, ConversationID: "cid", StaffID: "u", CorpID: testCorpID}
 	if err := r.receive(context.Background(), m.JSON(), proof{}, sink); err != nil {
 		t.Fatal(err)

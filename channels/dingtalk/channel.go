@@ -29,22 +29,21 @@ type robot struct {
 	now    func() time.Time
 	log    *slog.Logger
 	dir    directory
-	// backoff is the wait before each reconnect attempt of a stream
-	// connection (the last entry repeats); data so tests can shorten it.
-	backoff []time.Duration
+	// backoff paces the stream connection's reconnects
+	// (channels.Reconnect); the zero value is channels.DefaultBackoff.
+	backoff channels.Backoff
 	// env counts recovered panics (channels.Env.CountPanic).
 	env channels.Env
+	// life is the gateway's lifetime (Build's ctx): what the robot starts
+	// on its own after a callback was answered (a card it streams) ends
+	// with it.
+	life context.Context
 	// onFrame, when set (tests only), is called with each robot message
 	// frame on the goroutine that handles it, before it is decoded: a test
 	// makes it panic to prove the guard over a real socket, since no
 	// decoder of ours is known to panic.
 	onFrame func(data string)
 }
-
-// reconnectBackoff: a dead socket or a failed open is retried quickly at
-// first, then at most once a minute so a wrong secret does not hammer
-// DingTalk.
-var reconnectBackoff = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute}
 
 func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, env channels.Env) *robot {
 	log := env.Logger
@@ -62,9 +61,9 @@ func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, 
 			base: s.APIBaseURL, oapi: s.OAPIBaseURL, appKey: s.AppKey, appSecret: s.AppSecret,
 			tokens: tokens, http: &http.Client{Timeout: defaultHTTPTimeout}, log: log,
 		},
-		dir:     directory{entries: map[string]dirEntry{}},
-		backoff: reconnectBackoff,
-		env:     env,
+		dir:  directory{entries: map[string]dirEntry{}},
+		env:  env,
+		life: context.Background(),
 	}
 }
 
@@ -122,7 +121,7 @@ func (c *Channel) Connections() []channels.Connection {
 	var conns []channels.Connection
 	for _, r := range c.robots {
 		if r.cfg.Mode == ModeStream {
-			conns = append(conns, channels.Connection{Account: r.cfg.Name, Run: r.runStream})
+			conns = append(conns, channels.Connection{Account: r.cfg.Name, Run: r.runStream, Backoff: r.backoff})
 		}
 	}
 	return conns

@@ -1,8 +1,8 @@
 package dingtalk
 
 import (
+	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -117,8 +117,8 @@ func (c *Config) Validate() error {
 	seen := map[string]bool{}
 	for i, r := range c.Robots {
 		key := fmt.Sprintf("robots[%d]", i)
-		if !channels.ValidAccountName(r.Name) {
-			bad(key+".name", "required, lower-case letters, digits and '-', got %q", r.Name)
+		if err := channels.CheckAccountName(r.Name); err != nil {
+			bad(key+".name", "%v", err)
 		} else if seen[r.Name] {
 			bad(key+".name", "duplicate name %q", r.Name)
 		}
@@ -132,8 +132,8 @@ func (c *Config) Validate() error {
 			bad(key+".mode", "must be http or stream, got %q", r.Mode)
 		}
 		for _, f := range [][2]string{{"api_base_url", r.APIBaseURL}, {"oapi_base_url", r.OAPIBaseURL}} {
-			if u, err := url.Parse(f[1]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				bad(key+"."+f[0], "must be an http(s) URL, got %q", f[1])
+			if _, err := channels.ParseBaseURL(f[1], "http", "https"); err != nil {
+				bad(key+"."+f[0], "%v", err)
 			}
 		}
 		if r.PingWait >= r.Keepalive {
@@ -149,15 +149,18 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// build makes the channel of every configured robot.
-func (c *Config) Build(env channels.Env) (channels.Channel, error) {
+// Build makes the channel of every configured robot; ctx is the gateway's
+// lifetime (channels.Platform.New).
+func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel, error) {
 	ch := &Channel{robots: map[string]*robot{}}
 	for i, s := range c.Robots {
 		cache, err := env.TokenCache(s.AppSecret)
 		if err != nil {
 			return nil, fmt.Errorf("%s.robots[%d]: %w", ChannelName, i, err)
 		}
-		ch.robots[s.Name] = newRobot(s, c.TimestampWindow, cache, env)
+		r := newRobot(s, c.TimestampWindow, cache, env)
+		r.life = ctx
+		ch.robots[s.Name] = r
 	}
 	return ch, nil
 }

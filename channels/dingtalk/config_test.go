@@ -57,6 +57,11 @@ robots:
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
+	// The shared base URL rule: a query would go out with every call.
+	if _, err := build(t, "robots:\n  - {name: a, app_key: k, app_secret: s, corp_id: c, oapi_base_url: 'https://oapi.dingtalk.com?x=1'}\n"); err == nil ||
+		!strings.Contains(err.Error(), "dingtalk.robots[0].oapi_base_url: must be") {
+		t.Errorf("base URL with a query: %v", err)
+	}
 	if _, err := build(t, "robots: []\n"); err == nil || !strings.Contains(err.Error(), "dingtalk.robots: required") {
 		t.Errorf("empty robots: %v", err)
 	}

@@ -59,19 +59,20 @@ const (
 
 // Sentinel errors that callers branch on; every error the package returns for
 // these conditions wraps one of them (test with errors.Is). They wrap the
-// shared channels errors, so ErrSignature, ErrStale and ErrCorp answer 401
-// and ErrMalformed 400 (channels.HTTPStatus).
+// shared refusals of package channels, so ErrSignature, ErrStale and ErrCorp
+// answer 401 and ErrMalformed 400 (channels.HTTPStatus), and
+// channels.RefusalCheck names the check each failed.
 var (
 	// ErrSignature: the sign header is missing or does not match.
-	ErrSignature = fmt.Errorf("dingtalk: bad signature: %w", channels.ErrUnauthorized)
+	ErrSignature = fmt.Errorf("dingtalk: %w", channels.ErrSignature)
 	// ErrStale: the timestamp header is missing, unparsable or outside the
 	// window.
-	ErrStale = fmt.Errorf("dingtalk: stale callback: %w", channels.ErrUnauthorized)
+	ErrStale = fmt.Errorf("dingtalk: %w", channels.ErrStale)
 	// ErrCorp: a signed message whose senderCorpId is not the robot's
 	// corp_id. The body is not covered by the signature, so the corp it
 	// names is not trusted to choose whose staff id the sender is.
-	ErrCorp = fmt.Errorf("dingtalk: message from another corp: %w", channels.ErrUnauthorized)
+	ErrCorp = fmt.Errorf("dingtalk: %w", channels.ErrCorp)
 	// ErrMalformed: a body or frame that is not the JSON DingTalk sends, or
 	// lacks a field that identifies the message.
-	ErrMalformed = fmt.Errorf("dingtalk: malformed message: %w", channels.ErrBadRequest)
+	ErrMalformed = fmt.Errorf("dingtalk: %w", channels.ErrMalformed)
 )

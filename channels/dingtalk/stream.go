@@ -46,47 +46,7 @@ type ack struct {
 
 // errDisconnect: DingTalk asked the client to reconnect (a SYSTEM
 // disconnect frame, e.g. before it moves the connection elsewhere).
-var errDisconnect = errors.New("dingtalk: stream: server asked to reconnect")
-
-// runStream keeps the robot's stream connection up until ctx ends:
-// connect, serve, and on any failure reconnect after the next backoff step
-// (at once after a disconnect frame). A connection that got as far as
-// serving resets the backoff. A panic while serving (in this goroutine or
-// one the connection started) ends that connection only: it is counted
-// (channels.Env.CountPanic), logged once here, and the robot reconnects.
-func (r *robot) runStream(ctx context.Context, sink channels.Sink) error {
-	failures := 0
-	for {
-		var served bool
-		err := channels.Guard(func() (err error) {
-			served, err = r.serveStream(ctx, sink)
-			return err
-		})
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if served {
-			failures = 0
-		}
-		wait := time.Duration(0)
-		if !errors.Is(err, errDisconnect) {
-			wait = r.backoff[min(failures, len(r.backoff)-1)]
-			failures++
-		}
-		if r.countPanic(err) {
-			r.log.Error("stream connection ended by a panic; reconnecting", "in", wait, "err", err)
-		} else {
-			r.log.Warn("stream connection ended; reconnecting", "in", wait, "err", err)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
+var errDisconnect = fmt.Errorf("dingtalk: stream: server asked to reconnect: %w", channels.ErrReconnect)
 
 // openConnection asks for a stream endpoint and its one-time ticket.
 func (r *robot) openConnection(ctx context.Context) (string, error) {
@@ -99,6 +59,9 @@ func (r *robot) openConnection(ctx context.Context) (string, error) {
 		Ticket   string `json:"ticket"`
 	}
 	if err := r.api.do(ctx, http.MethodPost, r.cfg.APIBaseURL+"/v1.0/gateway/connections/open", nil, req, &ans); err != nil {
+		if e := (*APIError)(nil); errors.As(err, &e) && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden) {
+			err = fmt.Errorf("%w: %w", channels.ErrCredentials, err)
+		}
 		return "", fmt.Errorf("dingtalk: stream: open connection (check app_key and app_secret): %w", err)
 	}
 	if ans.Endpoint == "" || ans.Ticket == "" {
@@ -107,21 +70,26 @@ func (r *robot) openConnection(ctx context.Context) (string, error) {
 	return ans.Endpoint + "?ticket=" + url.QueryEscape(ans.Ticket), nil
 }
 
-// serveStream runs one connection: it reads frames, answers pings, hands
-// robot messages to sink and acks each after Accept returned, and pings
-// the socket after Keepalive without a frame, replacing it when the pong
-// does not come within PingWait. served reports whether the socket was up.
-// The goroutines that read the peer's bytes (the reader, one per robot
-// message) run under channels.Guard: a panic in one becomes the error that
-// ends this connection.
-func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served bool, err error) {
+// runStream is one session of the robot's stream connection
+// (channels.Connection.Run): it opens and dials a connection, reads
+// frames, answers pings, hands robot messages to sink and acks each after
+// Accept returned, and pings the socket after Keepalive without a frame,
+// replacing it when the pong does not come within PingWait. The goroutines
+// that read the peer's bytes (the reader, one per robot message) run under
+// channels.Guard: a panic in one becomes the error that ends this
+// connection.
+//
+// Errors wrap channels.ErrCredentials (the open call refused app_key /
+// app_secret), channels.ErrReconnect (a disconnect frame),
+// channels.ErrPanic, or say how the connection failed.
+func (r *robot) runStream(ctx context.Context, sink channels.Sink) error {
 	u, err := r.openConnection(ctx)
 	if err != nil {
-		return false, err
+		return err
 	}
 	conn, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: r.api.http})
 	if err != nil {
-		return false, fmt.Errorf("dingtalk: stream: dial: %w", redactURL(err))
+		return fmt.Errorf("dingtalk: stream: dial: %w", redactURL(err))
 	}
 	conn.SetReadLimit(maxFrameBytes)
 	r.log.Info("stream connected")
@@ -166,11 +134,11 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 	for {
 		select {
 		case <-ctx.Done():
-			return true, ctx.Err()
+			return ctx.Err()
 		case err := <-readErr:
-			return true, fmt.Errorf("dingtalk: stream: read: %w", err)
+			return fmt.Errorf("dingtalk: stream: read: %w", err)
 		case err := <-broken:
-			return true, fmt.Errorf("dingtalk: stream: robot message: %w", err)
+			return fmt.Errorf("dingtalk: stream: robot message: %w", err)
 		case <-idle.C:
 			go func() {
 				pctx, stop := context.WithTimeout(connCtx, r.cfg.PingWait)
@@ -183,7 +151,7 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 			}()
 		case err := <-pinged:
 			if err != nil {
-				return true, fmt.Errorf("dingtalk: stream: no frame for %s and no pong within %s: %w", r.cfg.Keepalive, r.cfg.PingWait, err)
+				return fmt.Errorf("dingtalk: stream: no frame for %s and no pong within %s: %w", r.cfg.Keepalive, r.cfg.PingWait, err)
 			}
 			idle.Reset(r.cfg.Keepalive)
 		case data := <-frames:
@@ -195,7 +163,7 @@ func (r *robot) serveStream(ctx context.Context, sink channels.Sink) (served boo
 			}
 			idle.Reset(r.cfg.Keepalive)
 			if err := r.handleFrame(ctx, conn, data, sink, &inflight, broken); err != nil {
-				return true, err
+				return err
 			}
 		}
 	}
@@ -283,7 +251,7 @@ func (r *robot) handleMessage(ctx context.Context, conn *websocket.Conn, id, dat
 		// will be accepted: ack it so it does not come back forever, and
 		// count the refusal as a refused callback is counted.
 		r.log.Warn("robot message refused", "message_id", id, "err", err)
-		if check := refusalCheck(err); check != "" {
+		if check := channels.RefusalCheck(err); check != "" {
 			sink.Refused(ctx, ChannelName, r.cfg.Name, check)
 		}
 	}

@@ -2,21 +2,32 @@ package dingtalk
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
 )
 
-// runStreamRobot runs r's stream connection until the test ends.
+// runStreamRobot runs r's stream connection until the test ends, through
+// the reconnect loop as the gateway does; a panic it recovers is counted
+// where Env.Panicked counts them.
 func runStreamRobot(t *testing.T, r *robot, sink channels.Sink) {
+	conns := (&Channel{robots: map[string]*robot{r.cfg.Name: r}}).Connections()
+	if len(conns) != 1 {
+		t.Fatalf("connections %+v, want the robot's one", conns)
+	}
+	watch := channels.Watch{Log: r.log, Panicked: func() { r.countPanic(channels.ErrPanic) }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = r.runStream(ctx, sink); close(done) }()
+	go func() { _ = channels.Reconnect(ctx, conns[0], sink, watch); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 
@@ -46,8 +57,8 @@ func TestStream_PingAndCallbackAck(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := streamRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
-	sink.gate = make(chan struct{})
+	sink := chantest.NewSink()
+	gate := sink.Hold()
 	ctx := withTimeout(t, 10*time.Second)
 	runStreamRobot(t, r, sink)
 	waitConnections(t, ctx, fake, 1, 1)
@@ -71,7 +82,7 @@ func TestStream_PingAndCallbackAck(t *testing.T) {
 	if _, ok := ackOf(fake.Acks(), id); ok {
 		t.Fatal("acked before Accept returned")
 	}
-	close(sink.gate)
+	close(gate)
 	if err := fake.WaitStream(ctx, func(acks []dingtalktest.Ack, _, _ int) bool { _, ok := ackOf(acks, id); return ok }); err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +101,8 @@ func TestStream_NoAckWhenAcceptFails(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	c := newClock()
 	r := streamRobot(t, fake, c, time.Minute)
-	sink := newMemSink()
-	sink.setFail(fmt.Errorf("%w: %w", channels.ErrUnavailable, errDown))
+	sink := chantest.NewSink()
+	sink.FailWith(fmt.Errorf("%w: %w", channels.ErrUnavailable, errDown))
 	ctx := withTimeout(t, 10*time.Second)
 	runStreamRobot(t, r, sink)
 	waitConnections(t, ctx, fake, 1, 1)
@@ -104,7 +115,9 @@ func TestStream_NoAckWhenAcceptFails(t *testing.T) {
 	// After the failed Accept returned, a ping round trip on the same
 	// socket: an ack written after Accept would have arrived before its
 	// answer.
-	sink.wait(t, ctx, "the failed Accept", func() bool { return sink.Calls() == 1 })
+	if err := sink.Wait(ctx, "the failed Accept", func() bool { return sink.Calls() == 1 }); err != nil {
+		t.Fatal(err)
+	}
 	if err := fake.Ping(ctx, "ping-after", "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +127,7 @@ func TestStream_NoAckWhenAcceptFails(t *testing.T) {
 	if _, ok := ackOf(fake.Acks(), id); ok {
 		t.Fatal("acked although Accept failed")
 	}
-	sink.setFail(nil)
+	sink.FailWith(nil)
 	if ids, err := fake.Redeliver(ctx); err != nil || len(ids) != 1 {
 		t.Fatalf("redelivered %v, %v", ids, err)
 	}
@@ -138,7 +151,7 @@ func TestStream_ConnectionReplaced(t *testing.T) {
 			fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 			r := streamRobot(t, fake, newClock(), 100*time.Millisecond)
 			ctx := withTimeout(t, 10*time.Second)
-			runStreamRobot(t, r, newMemSink())
+			runStreamRobot(t, r, chantest.NewSink())
 			waitConnections(t, ctx, fake, 1, 1)
 			if err := end(ctx, fake); err != nil {
 				t.Fatal(err)
@@ -162,7 +175,7 @@ func TestStream_WrongSecretBacksOff(t *testing.T) {
 	r := testRobot(t, fake, c, nil, func(s *RobotSection) { s.Mode, s.AppSecret = ModeStream, "wrong" })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if err := r.runStream(ctx, newMemSink()); err == nil {
+	if err := r.runStream(ctx, chantest.NewSink()); err == nil {
 		t.Fatal("runStream returned nil")
 	}
 	if made, _ := fake.Connections(); made != 0 {
@@ -175,7 +188,7 @@ func TestStream_WrongSecretBacksOff(t *testing.T) {
 func TestStream_OtherCorpRefused(t *testing.T) {
 	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
 	r := streamRobot(t, fake, newClock(), time.Minute)
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	ctx := withTimeout(t, 10*time.Second)
 	runStreamRobot(t, r, sink)
 	waitConnections(t, ctx, fake, 1, 1)
@@ -188,9 +201,7 @@ func TestStream_OtherCorpRefused(t *testing.T) {
 	if err := fake.WaitStream(ctx, func(acks []dingtalktest.Ack, _, _ int) bool { _, ok := ackOf(acks, id); return ok }); err != nil {
 		t.Fatal(err)
 	}
-	sink.mu.Lock()
-	refused := sink.refused
-	sink.mu.Unlock()
+	refused := sink.Refusals()
 	if n := len(sink.Accepted()); n != 0 || len(refused) != 1 || refused[0] != "hr-bot/corp" {
 		t.Errorf("accepted %d, refusals %v; want none accepted and hr-bot/corp", n, refused)
 	}
@@ -215,7 +226,7 @@ func TestStream_PanicEndsConnectionOnly(t *testing.T) {
 			panic("test: poisoned frame")
 		}
 	}
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	ctx := withTimeout(t, 10*time.Second)
 	runStreamRobot(t, r, sink)
 	waitConnections(t, ctx, fake, 1, 1)
@@ -244,5 +255,27 @@ func TestStream_PanicEndsConnectionOnly(t *testing.T) {
 	}
 	if acc := sink.Accepted(); len(acc) != 1 || acc[0].MsgID != "msg-2" {
 		t.Errorf("accepted %+v, want msg-2 only", acc)
+	}
+}
+
+// DingTalk refusing app_key / app_secret is the credentials' fault: the
+// session says so, so the reconnect loop stands back longer.
+func TestStream_WrongSecretIsRefusedCredentials(t *testing.T) {
+	fake := dingtalktest.NewServer(t, testAppKey, testAppSecret)
+	r := testRobot(t, fake, newClock(), nil, func(s *RobotSection) { s.Mode, s.AppSecret = ModeStream, "wrong" })
+	if err := r.runStream(withTimeout(t, 5*time.Second), chantest.NewSink()); !errors.Is(err, channels.ErrCredentials) {
+		t.Fatalf("runStream = %v, want ErrCredentials", err)
+	}
+	// Any other failure of the open call is not.
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"code":"ServiceUnavailable","message":"try later"}`))
+	}))
+	t.Cleanup(down.Close)
+	busy := testRobot(t, fake, newClock(), nil, func(s *RobotSection) { s.Mode, s.APIBaseURL = ModeStream, down.URL })
+	if err := busy.runStream(withTimeout(t, 5*time.Second), chantest.NewSink()); err == nil || errors.Is(err, channels.ErrCredentials) ||
+		!strings.Contains(err.Error(), "503") {
+		t.Fatalf("runStream on a 503 = %v, want a plain failure", err)
 	}
 }

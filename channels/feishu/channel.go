@@ -79,7 +79,7 @@ func (c *Channel) Connections() []channels.Connection {
 		if a.cfg.Mode != ModeWebSocket {
 			continue
 		}
-		conns = append(conns, channels.Connection{Account: name, Exclusive: false, Run: a.runConnection})
+		conns = append(conns, channels.Connection{Account: name, Exclusive: false, Run: a.runConnection, Backoff: a.ws.backoff})
 	}
 	return conns
 }

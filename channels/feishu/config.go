@@ -1,8 +1,8 @@
 package feishu
 
 import (
+	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -108,8 +108,8 @@ func (c *Config) Validate() error {
 	seen := map[string]bool{}
 	for i, a := range c.Apps {
 		key := fmt.Sprintf("apps[%d]", i)
-		if !channels.ValidAccountName(a.Name) {
-			bad(key+".name", "required, lower-case letters, digits and '-', got %q", a.Name)
+		if err := channels.CheckAccountName(a.Name); err != nil {
+			bad(key+".name", "%v", err)
 		} else if seen[a.Name] {
 			bad(key+".name", "duplicate name %q", a.Name)
 		}
@@ -126,7 +126,10 @@ func (c *Config) Validate() error {
 		default:
 			bad(key+".mode", "must be http or websocket, got %q", a.Mode)
 		}
-		if u, err := url.Parse(a.Domain); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+		// Domain names the cloud (open.feishu.cn, open.larksuite.com): a
+		// path there was copied from an API URL, so it is refused rather
+		// than taken for a prefix.
+		if base, err := channels.ParseBaseURL(a.Domain, "http", "https"); err != nil || strings.Count(base, "/") > 2 {
 			bad(key+".domain", "must be an http(s) origin such as %s or %s, got %q", DomainFeishu, DomainLark, a.Domain)
 		}
 		if a.IDType != IDTypeUserID && a.IDType != IDTypeOpenID {
@@ -142,15 +145,18 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// build makes the channel of every configured app.
-func (c *Config) Build(env channels.Env) (channels.Channel, error) {
+// Build makes the channel of every configured app; ctx is the gateway's
+// lifetime (channels.Platform.New).
+func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel, error) {
 	ch := newChannel(env)
 	for i, s := range c.Apps {
 		cache, err := env.TokenCache(s.AppSecret)
 		if err != nil {
 			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
 		}
-		ch.apps[s.Name] = newApp(s, c.TimestampWindow, cache, env)
+		a := newApp(s, c.TimestampWindow, cache, env)
+		a.life = ctx
+		ch.apps[s.Name] = a
 	}
 	return ch, nil
 }

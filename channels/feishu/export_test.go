@@ -3,6 +3,8 @@ package feishu
 import (
 	"testing"
 	"time"
+
+	"github.com/hermes-gw/hermes/channels"
 )
 
 // SetStreamPoll shortens how often the app's streams read progress.
@@ -12,7 +14,8 @@ func (a *App) SetStreamPoll(d time.Duration) { a.streamPoll = d }
 func (a *App) SetWSTimings(ping, pongWait time.Duration, backoff ...time.Duration) {
 	a.ws.ping, a.ws.pongWait = ping, pongWait
 	if len(backoff) > 0 {
-		a.ws.backoff = backoff
+		// Any session of a test is short: none counts as stable.
+		a.ws.backoff = channels.Backoff{Steps: backoff, Stable: time.Hour}
 	}
 }
 

@@ -74,21 +74,23 @@ const (
 	DefaultTimestampWindow = 5 * time.Minute
 )
 
-// Sentinel errors callers branch on; they wrap the shared channels errors so
-// channels.HTTPStatus answers 401 for ErrSignature, ErrStale, ErrToken and
-// ErrOtherApp, 400 for ErrDecrypt and ErrMalformed.
+// Sentinel errors callers branch on; they wrap the shared refusals of
+// package channels, so channels.HTTPStatus answers 401 for ErrSignature,
+// ErrStale, ErrToken and ErrOtherApp, 400 for ErrDecrypt and ErrMalformed,
+// and channels.RefusalCheck names the check each failed.
 var (
 	// ErrSignature: X-Lark-Signature missing or not matching.
-	ErrSignature = fmt.Errorf("feishu: bad signature: %w", channels.ErrUnauthorized)
+	ErrSignature = fmt.Errorf("feishu: %w", channels.ErrSignature)
 	// ErrStale: X-Lark-Request-Timestamp is not Unix seconds or is outside
 	// the timestamp window (a replayed or badly delayed event).
-	ErrStale = fmt.Errorf("feishu: stale timestamp: %w", channels.ErrUnauthorized)
+	ErrStale = fmt.Errorf("feishu: %w", channels.ErrStale)
 	// ErrToken: the verification token in the event is not the app's.
-	ErrToken = fmt.Errorf("feishu: bad verification token: %w", channels.ErrUnauthorized)
-	// ErrOtherApp: the event's header names another app_id.
-	ErrOtherApp = fmt.Errorf("feishu: event of another app: %w", channels.ErrUnauthorized)
+	ErrToken = fmt.Errorf("feishu: %w", channels.ErrToken)
+	// ErrOtherApp: the event's header names another app_id. Like the
+	// token, the app_id names the app the event is for: a token check.
+	ErrOtherApp = fmt.Errorf("feishu: event of another app: %w", channels.ErrToken)
 	// ErrDecrypt: encrypt not base64, not whole blocks, or bad padding.
-	ErrDecrypt = fmt.Errorf("feishu: cannot decrypt: %w", channels.ErrBadRequest)
+	ErrDecrypt = fmt.Errorf("feishu: %w", channels.ErrDecrypt)
 	// ErrMalformed: a body or event that is not what Feishu sends.
-	ErrMalformed = fmt.Errorf("feishu: malformed event: %w", channels.ErrBadRequest)
+	ErrMalformed = fmt.Errorf("feishu: %w", channels.ErrMalformed)
 )

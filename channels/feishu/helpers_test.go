@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -71,97 +70,4 @@ func withTimeout(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// memSink is an in-memory Sink: it dedupes by message id like the
-// gateway's unique key, answers messages it would answer (not events,
-// group messages only when mentioned) and serves scripted progress.
-type memSink struct {
-	mu       sync.Mutex
-	accepted []channels.Inbound // new ones
-	calls    int
-	seen     map[string]bool
-	fail     error
-	progress func(n int) channels.Progress // n counts Progress calls from 1
-	polls    int
-	shown    []channels.MessageRef
-	refused  []string // "account/check" of Refused calls
-	changed  chan struct{}
-}
-
-func newMemSink() *memSink { return &memSink{seen: map[string]bool{}, changed: make(chan struct{})} }
-
-func (s *memSink) Accept(_ context.Context, in channels.Inbound) (channels.Receipt, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	defer s.notify()
-	s.calls++
-	if s.fail != nil {
-		return channels.Receipt{}, s.fail
-	}
-	if in.ChatType == channels.ChatGroup && !in.Mentioned {
-		return channels.Receipt{}, nil
-	}
-	key := in.Account + "/" + in.MsgID
-	if s.seen[key] {
-		return channels.Receipt{Answer: true}, nil
-	}
-	s.seen[key] = true
-	s.accepted = append(s.accepted, in)
-	return channels.Receipt{New: true, Answer: true}, nil
-}
-
-func (s *memSink) Progress(_ context.Context, ref channels.MessageRef) (channels.Progress, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.polls++
-	if s.progress == nil {
-		return channels.Progress{Known: true}, nil
-	}
-	return s.progress(s.polls), nil
-}
-
-func (s *memSink) Shown(_ context.Context, ref channels.MessageRef) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.shown = append(s.shown, ref)
-	s.notify()
-	return nil
-}
-
-func (s *memSink) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-// snapshot returns accepted messages, Accept calls and Shown refs.
-func (s *memSink) snapshot() ([]channels.Inbound, int, []channels.MessageRef) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]channels.Inbound(nil), s.accepted...), s.calls, append([]channels.MessageRef(nil), s.shown...)
-}
-
-// waitFor waits until cond holds or ctx ends.
-func (s *memSink) waitFor(ctx context.Context, t testing.TB, cond func() bool) {
-	t.Helper()
-	for {
-		s.mu.Lock()
-		wake := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition not met in time")
-		case <-wake:
-		}
-	}
-}
-
-// Refused records account/check, as the gateway counts them.
-func (s *memSink) Refused(_ context.Context, _, account, check string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refused = append(s.refused, account+"/"+check)
 }

@@ -3,11 +3,9 @@ package feishu
 import (
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
@@ -89,7 +87,7 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.
 		a.refuse(w, r, sink, ErrSignature)
 		return
 	}
-	if err := checkTimestamp(ts, a.now(), a.window); err != nil {
+	if _, err := channels.VerifyTimestamp(ts, time.Second, a.now(), a.window, ErrStale); err != nil {
 		a.refuse(w, r, sink, err)
 		return
 	}
@@ -111,21 +109,6 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.
 		return
 	}
 	writeJSON(w, map[string]any{})
-}
-
-// checkTimestamp checks a signed X-Lark-Request-Timestamp (Unix seconds)
-// against the window: a captured event stays valid forever otherwise.
-//
-// Errors wrap ErrStale.
-func checkTimestamp(ts string, now time.Time, window time.Duration) error {
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return fmt.Errorf("%w: timestamp %q is not Unix seconds", ErrStale, ts)
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > window || d < -window {
-		return fmt.Errorf("%w: timestamp %d is %s from now, window %s", ErrStale, sec, d.Round(time.Second), window)
-	}
-	return nil
 }
 
 // answerChallenge answers a URL verification whose token is the app's.
@@ -153,24 +136,5 @@ func writeJSON(w http.ResponseWriter, v any) {
 // refuse answers a refused event and, when the request failed one of the
 // checks (not a failed Accept), records which one for the console.
 func (a *App) refuse(w http.ResponseWriter, r *http.Request, sink channels.Sink, err error) {
-	channels.RefuseRecorded(w, r, a.log, "feishu event", err, sink, ChannelName, a.cfg.Name, refusalCheck(err))
-}
-
-// refusalCheck is the check word (channels.Check*) of a refusal error, ""
-// for errors that are not the request's fault.
-func refusalCheck(err error) string {
-	switch {
-	case errors.Is(err, ErrSignature):
-		return channels.CheckSignature
-	case errors.Is(err, ErrStale):
-		return channels.CheckTimestamp
-	case errors.Is(err, ErrToken), errors.Is(err, ErrOtherApp):
-		// The header's app_id, like its token, names the app the event is for.
-		return channels.CheckToken
-	case errors.Is(err, ErrDecrypt):
-		return channels.CheckDecrypt
-	case errors.Is(err, ErrMalformed), errors.Is(err, channels.ErrBadRequest):
-		return channels.CheckMalformed
-	}
-	return ""
+	channels.RefuseRecorded(w, r, a.log, "feishu event", err, sink, ChannelName, a.cfg.Name)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 )
@@ -20,7 +21,7 @@ import (
 // OpenAPI and an in-memory sink.
 type eventRig struct {
 	api    *feishutest.Server
-	sink   *memSink
+	sink   *chantest.Sink
 	ch     *feishu.Channel
 	url    string
 	crypto *feishu.Crypto
@@ -35,7 +36,7 @@ func newEventRig(t *testing.T, extra string) *eventRig {
 // the fake's URL) and env.
 func newEventRigSection(t *testing.T, section func(base string) string, env channels.Env) *eventRig {
 	t.Helper()
-	r := &eventRig{api: feishutest.NewServer(t, testAppID, testSecret), sink: newMemSink(), crypto: feishu.NewCrypto(testEncrypt)}
+	r := &eventRig{api: feishutest.NewServer(t, testAppID, testSecret), sink: chantest.NewSink(), crypto: feishu.NewCrypto(testEncrypt)}
 	r.ch = newChannel(t, section(r.api.URL()), env)
 	mux := http.NewServeMux()
 	for _, route := range r.ch.Routes(r.sink) {
@@ -100,7 +101,7 @@ func TestP2PMessageAccepted(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("status %d", status)
 	}
-	acc, _, _ := r.sink.snapshot()
+	acc := r.sink.Answered()
 	if len(acc) != 1 {
 		t.Fatalf("accepted %d", len(acc))
 	}
@@ -126,20 +127,20 @@ func TestGroupMentions(t *testing.T) {
 		if status != 200 {
 			t.Fatalf("status %d", status)
 		}
-		acc, calls, _ := r.sink.snapshot()
+		acc, calls := r.sink.Answered(), r.sink.Calls()
 		if calls != 1 || len(acc) != 0 {
 			t.Fatalf("calls %d, accepted %d: a group message without @ must not be answered", calls, len(acc))
 		}
 	})
 	t.Run("OtherMentionNotTheBot", func(t *testing.T) {
 		r.post(t, feishutest.EventJSON(message("om_g2", "group", "@_user_2 你好", lisi)))
-		if acc, _, _ := r.sink.snapshot(); len(acc) != 0 {
+		if acc := r.sink.Answered(); len(acc) != 0 {
 			t.Fatalf("accepted %+v", acc)
 		}
 	})
 	t.Run("BotMentionedAndStripped", func(t *testing.T) {
 		r.post(t, feishutest.EventJSON(message("om_g3", "group", "@_user_1 帮 @_user_2 查一下工资条", bot, lisi)))
-		acc, _, _ := r.sink.snapshot()
+		acc := r.sink.Answered()
 		if len(acc) != 1 {
 			t.Fatalf("accepted %d", len(acc))
 		}
@@ -178,13 +179,12 @@ func TestForgedEventsRefused(t *testing.T) {
 			t.Fatalf("got %d", status)
 		}
 	})
-	if _, calls, _ := r.sink.snapshot(); calls != 0 {
+	if calls := r.sink.Calls(); calls != 0 {
 		t.Fatalf("a refused event reached the sink %d times", calls)
 	}
-	r.sink.mu.Lock()
-	defer r.sink.mu.Unlock()
-	if got := strings.Join(r.sink.refused, " "); !strings.HasPrefix(got, testAccount+"/signature ") ||
-		!strings.Contains(got, testAccount+"/token") || len(r.sink.refused) != 4 {
+	refused := r.sink.Refusals()
+	if got := strings.Join(refused, " "); !strings.HasPrefix(got, testAccount+"/signature ") ||
+		!strings.Contains(got, testAccount+"/token") || len(refused) != 4 {
 		t.Fatalf("refusals recorded: %s", got)
 	}
 }
@@ -238,7 +238,7 @@ func TestStaleTimestampRefused(t *testing.T) {
 		send(t, "om_ts_forged", time.Unix(1_500_000_000, 0), func(h http.Header) { h.Set(feishu.HeaderSignature, strings.Repeat("0", 64)) })
 	})
 
-	acc, _, _ := r.sink.snapshot()
+	acc := r.sink.Answered()
 	var ids []string
 	for _, in := range acc {
 		ids = append(ids, in.MsgID)
@@ -246,11 +246,9 @@ func TestStaleTimestampRefused(t *testing.T) {
 	if got := strings.Join(ids, " "); len(acc) != 2 || !strings.Contains(got, "om_ts_InsideWindow") || !strings.Contains(got, "om_ts_SlightlyAhead") {
 		t.Fatalf("accepted %s; only the two inside the window may be", got)
 	}
-	r.sink.mu.Lock()
-	defer r.sink.mu.Unlock()
 	want := map[string]int{testAccount + "/timestamp": 4, testAccount + "/signature": 1}
 	got := map[string]int{}
-	for _, k := range r.sink.refused {
+	for _, k := range r.sink.Refusals() {
 		got[k]++
 	}
 	if !maps.Equal(got, want) {
@@ -285,14 +283,14 @@ func TestMentionAmplificationRefused(t *testing.T) {
 	if status, _ := r.post(t, feishutest.EventJSON(m)); status != http.StatusBadRequest {
 		t.Fatalf("got %d, want 400", status)
 	}
-	if _, calls, _ := r.sink.snapshot(); calls != 0 {
+	if calls := r.sink.Calls(); calls != 0 {
 		t.Fatal("the event reached the sink")
 	}
 }
 
 func TestAcceptFailureAnswers503(t *testing.T) {
 	r := newEventRig(t, "")
-	r.sink.fail = errors.Join(channels.ErrUnavailable, errors.New("postgres down"))
+	r.sink.FailWith(errors.Join(channels.ErrUnavailable, errors.New("postgres down")))
 	if status, _ := r.post(t, feishutest.EventJSON(message("om_x", "p2p", "hi"))); status != http.StatusServiceUnavailable {
 		t.Fatalf("got %d, want 503 so that Feishu retries", status)
 	}
@@ -305,7 +303,7 @@ func TestMissingUserIDScopeDropsWithLog(t *testing.T) {
 	if status, _ := r.post(t, feishutest.EventJSON(m)); status != 200 {
 		t.Fatalf("status %d", status)
 	}
-	if _, calls, _ := r.sink.snapshot(); calls != 0 {
+	if calls := r.sink.Calls(); calls != 0 {
 		t.Fatal("a message without the configured id was stored")
 	}
 }
@@ -315,7 +313,7 @@ func TestOpenIDMode(t *testing.T) {
 	m := message("om_o", "p2p", "hi")
 	m.UserID = ""
 	r.post(t, feishutest.EventJSON(m))
-	acc, _, _ := r.sink.snapshot()
+	acc := r.sink.Answered()
 	if len(acc) != 1 || acc[0].Sender.UserID != testUserOpen {
 		t.Fatalf("got %+v", acc)
 	}
@@ -327,7 +325,7 @@ func TestPostMessageFlattened(t *testing.T) {
 	m.Type = "post"
 	m.Content = `{"title":"请假","content":[[{"tag":"text","text":"明天"},{"tag":"a","text":"流程","href":"https://oa.example/leave"}]]}`
 	r.post(t, feishutest.EventJSON(m))
-	acc, _, _ := r.sink.snapshot()
+	acc := r.sink.Answered()
 	if len(acc) != 1 || acc[0].Text != "请假\n明天流程 (https://oa.example/leave)" {
 		t.Fatalf("got %+v", acc)
 	}

@@ -19,11 +19,11 @@ import (
 // acceptOne posts m and returns what the sink accepted.
 func (r *eventRig) acceptOne(t *testing.T, m feishutest.Message) channels.Inbound {
 	t.Helper()
-	before, _, _ := r.sink.snapshot()
+	before := r.sink.Answered()
 	if status, body := r.post(t, feishutest.EventJSON(m)); status != 200 {
 		t.Fatalf("status %d %s", status, body)
 	}
-	acc, _, _ := r.sink.snapshot()
+	acc := r.sink.Answered()
 	if len(acc) != len(before)+1 {
 		t.Fatalf("not accepted: %+v", m)
 	}

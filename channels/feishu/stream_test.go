@@ -38,12 +38,12 @@ func TestStreamingCard(t *testing.T) {
 	r, _ := newStreamRig(t, "1m")
 	const final = "你还有 **5 天**年假。"
 	const drafts = 15
-	r.sink.progress = func(n int) channels.Progress {
+	r.sink.Script(func(n int) channels.Progress {
 		if n > drafts {
 			return channels.Progress{Known: true, Text: final, Done: true}
 		}
 		return channels.Progress{Known: true, Text: strings.Repeat("字", n)} // new text at every read
-	}
+	})
 	in := r.acceptOne(t, message("om_s", "p2p", "年假"))
 	shown, err := runStream(t, r, in)
 
@@ -104,7 +104,7 @@ func TestStreamFallsBackToPlainMessage(t *testing.T) {
 
 func TestStreamStopsAtDeadlineWithoutShown(t *testing.T) {
 	r, _ := newStreamRig(t, "300ms")
-	r.sink.progress = func(int) channels.Progress { return channels.Progress{Known: true, Text: "半截答案"} }
+	r.sink.Script(func(int) channels.Progress { return channels.Progress{Known: true, Text: "半截答案"} })
 	in := r.acceptOne(t, message("om_dl", "p2p", "hi"))
 	if shown, err := runStream(t, r, in); shown || !errors.Is(err, channels.ErrLiveDeadline) {
 		t.Fatalf("shown %v (%v): a stream cut at its deadline marked the answer shown", shown, err)

@@ -2,7 +2,6 @@ package feishu
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
@@ -17,9 +16,9 @@ type wsTimings struct {
 	// before it is taken for dead and replaced: Feishu answers every ping
 	// with a pong, so a live socket is never silent that long.
 	pongWait time.Duration
-	// backoff is the wait before each reconnection, the last repeating;
-	// reset once a connection has worked.
-	backoff []time.Duration
+	// backoff paces the reconnects (channels.Reconnect); the zero value
+	// is channels.DefaultBackoff.
+	backoff channels.Backoff
 	// fragmentTTL drops the fragments of a payload not completed in time
 	// (fragments.go).
 	fragmentTTL time.Duration
@@ -28,7 +27,6 @@ type wsTimings struct {
 var defaultWSTimings = wsTimings{
 	ping:        2 * time.Minute,
 	pongWait:    30 * time.Second,
-	backoff:     []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute},
 	fragmentTTL: 10 * time.Second,
 }
 
@@ -41,41 +39,26 @@ const maxFrameBytes = 4 << 20
 // endpointPath is where a client asks for its connection URL.
 const endpointPath = "/callback/ws/endpoint"
 
-// runConnection keeps the app's long connection up until ctx ends,
-// reconnecting with backoff; it returns nil when ctx ends.
+// runConnection is one session of the app's long connection
+// (channels.Connection.Run): ask for the endpoint, dial, serve until the
+// socket fails or ctx ends. Errors wrap channels.ErrCredentials (the
+// endpoint refused the app's id or secret), channels.ErrPanic, or say how
+// the connection failed; nil when ctx ended.
 func (a *App) runConnection(ctx context.Context, sink channels.Sink) error {
 	if _, err := a.botOpenID(ctx); err != nil {
 		a.log.Warn("feishu: bot identity not known yet; fetched again with the first mention", "err", err)
 	}
-	fails := 0
-	for {
-		worked, err := a.connectOnce(ctx, sink)
-		if ctx.Err() != nil {
-			return nil
-		}
-		// A connection that ended in a panic did not work: a peer that
-		// causes one every time meets a growing backoff.
-		panicked := a.env.CountPanic(ChannelName, a.cfg.Name, err)
-		if worked && !panicked {
-			fails = 0
-		}
-		wait := a.ws.backoff[min(fails, len(a.ws.backoff)-1)]
-		wait += time.Duration(rand.Int64N(int64(wait)/4 + 1)) // replicas do not reconnect in step
-		fails++
-		if panicked {
-			a.log.Error("feishu: long connection ended by a panic; reconnecting", "in", wait, "err", err)
-		} else {
-			a.log.Warn("feishu: long connection lost; reconnecting", "in", wait, "err", err)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
+	err := a.connectOnce(ctx, sink)
+	if ctx.Err() != nil {
+		return nil
 	}
+	return err
 }
+
+// Endpoint codes that refuse the app itself (oapi-sdk-go v3 ws client:
+// AuthFailed, Forbidden, NoCredential): a retry cannot help until the
+// configuration changes.
+var refusedCodes = map[int]bool{514: true, 403: true, 1000040344: true}
 
 // endpointAnswer is the answer of POST /callback/ws/endpoint; an error
 // still carries "data":{}.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 )
@@ -19,13 +20,13 @@ import (
 // panics the channel reports.
 type hostileRig struct {
 	api    *feishutest.Server
-	sink   *memSink
+	sink   *chantest.Sink
 	panics atomic.Int32
 }
 
 func newHostileRig(t *testing.T) *hostileRig {
 	t.Helper()
-	r := &hostileRig{sink: newMemSink()}
+	r := &hostileRig{sink: chantest.NewSink()}
 	r.api = runConnectionEnv(t, r.sink, channels.Env{Panicked: func(channel, account string) {
 		if channel != feishu.ChannelName || account != testAccount {
 			t.Errorf("panic counted for %s/%s", channel, account)
@@ -48,19 +49,18 @@ func (r *hostileRig) pushOK(t *testing.T, ctx context.Context, id string) {
 	if err := r.api.WaitFor(ctx, acked); err != nil {
 		t.Fatalf("good event after the hostile ones not acked: %v (acks %+v)", err, r.api.Acks())
 	}
-	r.sink.waitFor(ctx, t, func() bool {
-		acc, _, _ := r.sink.snapshot()
-		return slices.ContainsFunc(acc, func(in channels.Inbound) bool { return in.MsgID == id })
-	})
+	if err := r.sink.Wait(ctx, "the good event stored", func() bool {
+		return slices.ContainsFunc(r.sink.Answered(), func(in channels.Inbound) bool { return in.MsgID == id })
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // pushFunc sends a test's frames on the fake's newest socket.
 type pushFunc func(ctx context.Context, api *feishutest.Server) error
 
 func (r *hostileRig) refusals() []string {
-	r.sink.mu.Lock()
-	defer r.sink.mu.Unlock()
-	return slices.Clone(r.sink.refused)
+	return r.sink.Refusals()
 }
 
 // Frames no Feishu server sends, over a real socket: each is refused
@@ -150,7 +150,7 @@ func TestHostileFramesRefused(t *testing.T) {
 			if got, want := r.refusals(), []string{testAccount + "/" + tc.check}; !slices.Equal(got, want) {
 				t.Errorf("refusals %v, want %v", got, want)
 			}
-			if acc, _, _ := r.sink.snapshot(); len(acc) != 1 {
+			if acc := r.sink.Answered(); len(acc) != 1 {
 				t.Errorf("accepted %+v, want only the good event", acc)
 			}
 			if n := r.api.Connections(); n != 1 {

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 )
 
 // gatedSink holds Accept until released, to see when the frame is acked.
 type gatedSink struct {
-	*memSink
+	*chantest.Sink
 	entered chan struct{}
 	release chan struct{}
 }
@@ -21,7 +22,7 @@ type gatedSink struct {
 func (s *gatedSink) Accept(ctx context.Context, in channels.Inbound) (channels.Receipt, error) {
 	s.entered <- struct{}{}
 	<-s.release
-	return s.memSink.Accept(ctx, in)
+	return s.Sink.Accept(ctx, in)
 }
 
 // runConnection starts the app's long connection with short timings and
@@ -47,7 +48,7 @@ func runConnectionEnv(t *testing.T, sink channels.Sink, env channels.Env) *feish
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- conns[0].Run(ctx, sink) }()
+	go func() { done <- channels.Reconnect(ctx, conns[0], sink, gatewayWatch(t, env)) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -60,8 +61,14 @@ func runConnectionEnv(t *testing.T, sink channels.Sink, env channels.Env) *feish
 	return api
 }
 
+// gatewayWatch is what the gateway's reconnect loop reports to: the log,
+// and a recovered panic counted where env counts them.
+func gatewayWatch(t *testing.T, env channels.Env) channels.Watch {
+	return channels.Watch{Log: testLogger(t), Panicked: func() { env.CountPanic(feishu.ChannelName, testAccount, channels.ErrPanic) }}
+}
+
 func TestLongConnectionAcksOnlyAfterAccept(t *testing.T) {
-	sink := &gatedSink{memSink: newMemSink(), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	sink := &gatedSink{Sink: chantest.NewSink(), entered: make(chan struct{}, 1), release: make(chan struct{})}
 	api := runConnection(t, sink)
 	ctx := withTimeout(t, 5*time.Second)
 	// Fragmented as Feishu does with large payloads: one ack, after the last.
@@ -84,7 +91,7 @@ func TestLongConnectionAcksOnlyAfterAccept(t *testing.T) {
 	if ack.Code != 200 || ack.MessageID != "frame-1" || ack.BizRT == "" {
 		t.Fatalf("ack %+v", ack)
 	}
-	acc, _, _ := sink.snapshot()
+	acc := sink.Answered()
 	if len(acc) != 1 || acc[0].MsgID != "om_w1" || acc[0].Text != "我还有几天年假？" || acc[0].Sender.UserID != testUserID {
 		t.Fatalf("accepted %+v", acc)
 	}
@@ -94,8 +101,8 @@ func TestLongConnectionAcksOnlyAfterAccept(t *testing.T) {
 }
 
 func TestLongConnectionNacksFailedAccept(t *testing.T) {
-	sink := newMemSink()
-	sink.fail = errors.Join(channels.ErrUnavailable, errors.New("postgres down"))
+	sink := chantest.NewSink()
+	sink.FailWith(errors.Join(channels.ErrUnavailable, errors.New("postgres down")))
 	api := runConnection(t, sink)
 	ctx := withTimeout(t, 5*time.Second)
 	if err := api.PushEvent(ctx, "frame-2", feishutest.EventJSON(message("om_w2", "p2p", "hi")), 1); err != nil {
@@ -110,7 +117,7 @@ func TestLongConnectionNacksFailedAccept(t *testing.T) {
 }
 
 func TestSilentSocketIsReplaced(t *testing.T) {
-	sink := newMemSink()
+	sink := chantest.NewSink()
 	api := runConnection(t, sink)
 	api.Silence()
 	ctx := withTimeout(t, 5*time.Second)
@@ -138,7 +145,9 @@ func TestEndpointErrorRetried(t *testing.T) {
 	app.SetWSTimings(50*time.Millisecond, 200*time.Millisecond, 5*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ch.Connections()[0].Run(ctx, newMemSink()) }()
+	go func() {
+		done <- channels.Reconnect(ctx, ch.Connections()[0], chantest.NewSink(), gatewayWatch(t, channels.Env{}))
+	}()
 	if err := api.WaitFor(withTimeout(t, 5*time.Second), func() bool { return api.EndpointCalls() >= 3 }); err != nil {
 		t.Fatal(err)
 	}

@@ -57,25 +57,26 @@ type wsSession struct {
 	frags    *fragments
 	handling chan struct{} // one token per running handler, maxHandling
 	handlers sync.WaitGroup
-	worked   bool // the platform talked to us (a pong or an event)
 }
 
-// connectOnce runs one connection until it fails or ctx ends. worked
-// reports whether the platform talked to us. A panic in the reader or in
-// an event's handler ends this connection only, with an error wrapping
-// channels.ErrPanic.
-func (a *App) connectOnce(ctx context.Context, sink channels.Sink) (worked bool, err error) {
+// connectOnce runs one connection until it fails or ctx ends. A panic in
+// the reader or in an event's handler ends this connection only, with an
+// error wrapping channels.ErrPanic.
+func (a *App) connectOnce(ctx context.Context, sink channels.Sink) error {
 	var ep endpointAnswer
 	body := map[string]string{"AppID": a.cfg.AppID, "AppSecret": a.cfg.AppSecret}
 	if _, err := a.api.do(ctx, http.MethodPost, endpointPath, nil, "", body, &ep); err != nil {
-		return false, fmt.Errorf("feishu: long-connection endpoint: %w", err)
+		return fmt.Errorf("feishu: long-connection endpoint: %w", err)
+	}
+	if refusedCodes[ep.Code] {
+		return fmt.Errorf("feishu: long-connection endpoint: code %d: %s (check app_id and app_secret): %w", ep.Code, ep.Msg, channels.ErrCredentials)
 	}
 	if ep.Code != 0 || ep.Data.URL == "" {
-		return false, fmt.Errorf("feishu: long-connection endpoint: code %d: %s", ep.Code, ep.Msg)
+		return fmt.Errorf("feishu: long-connection endpoint: code %d: %s", ep.Code, ep.Msg)
 	}
 	u, err := url.Parse(ep.Data.URL)
 	if err != nil {
-		return false, fmt.Errorf("feishu: long-connection URL: %w", err)
+		return fmt.Errorf("feishu: long-connection URL: %w", err)
 	}
 	serviceID, _ := strconv.ParseInt(u.Query().Get("service_id"), 10, 32)
 	ping := a.ws.ping
@@ -85,7 +86,7 @@ func (a *App) connectOnce(ctx context.Context, sink channels.Sink) (worked bool,
 
 	conn, _, err := websocket.Dial(ctx, ep.Data.URL, nil)
 	if err != nil {
-		return false, fmt.Errorf("feishu: dial long connection: %w", err)
+		return fmt.Errorf("feishu: dial long connection: %w", err)
 	}
 	conn.SetReadLimit(maxFrameBytes)
 	defer conn.CloseNow()
@@ -97,8 +98,7 @@ func (a *App) connectOnce(ctx context.Context, sink channels.Sink) (worked bool,
 	defer s.handlers.Wait() // events being stored are still acked
 	go a.pingLoop(s.ctx, conn, int32(serviceID), ping)
 
-	err = channels.Guard(func() error { return s.read(ping + a.ws.pongWait) })
-	return s.worked, err
+	return channels.Guard(func() error { return s.read(ping + a.ws.pongWait) })
 }
 
 // read reads frames until the socket fails, stays silent longer than
@@ -126,11 +126,7 @@ func (s *wsSession) read(silence time.Duration) error {
 			continue
 		}
 		runFrameHook("read", f)
-		switch {
-		case f.Method == FrameControl && f.Get(HdrType) == TypePong:
-			s.worked = true
-		case f.Method == FrameData && f.Get(HdrType) == TypeEvent:
-			s.worked = true
+		if f.Method == FrameData && f.Get(HdrType) == TypeEvent {
 			s.event(f)
 		}
 	}
@@ -208,7 +204,7 @@ func (s *wsSession) handle(f Frame, payload []byte, start time.Time) {
 // be decoded, acked with the HTTP route's status (400, 401), never 200.
 // The socket stays up.
 func (s *wsSession) refuse(f *Frame, err error, start time.Time) {
-	check := refusalCheck(err)
+	check := channels.RefusalCheck(err)
 	if check == "" {
 		check = channels.CheckMalformed
 	}

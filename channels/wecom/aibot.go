@@ -172,7 +172,7 @@ func (b *Bot) connection() (channels.Connection, bool) {
 	if b.mode != BotModeWebSocket {
 		return channels.Connection{}, false
 	}
-	return channels.Connection{Account: b.name, Exclusive: true, Run: b.run}, true
+	return channels.Connection{Account: b.name, Exclusive: true, Run: b.run, Backoff: b.timing.Backoff}, true
 }
 
 // botReplyTo is a bot's Inbound.ReplyTo: everything Send needs to answer

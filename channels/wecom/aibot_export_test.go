@@ -12,7 +12,9 @@ import (
 func SetBotTiming(b *Bot, ping, ackTimeout, poll time.Duration, backoff ...time.Duration) {
 	b.timing.Ping, b.timing.AckTimeout, b.timing.Poll = ping, ackTimeout, poll
 	if len(backoff) > 0 {
-		b.timing.Backoff = backoff
+		// Any session of a test is short: none counts as stable, so the
+		// steps are walked as after failures in a row.
+		b.timing.Backoff = channels.Backoff{Steps: backoff, Stable: time.Hour}
 	}
 }
 

@@ -46,7 +46,7 @@ func TestBotWS_AnonymousEventIgnored(t *testing.T) {
 	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-next").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if in := <-w.sink.started; in.MsgID != "w-next" {
+	if in := <-w.sink.Started(); in.MsgID != "w-next" {
 		t.Fatalf("accepted %+v first, want the message after the event", in)
 	}
 	if logs := w.logs.String(); strings.Contains(logs, "undecodable") {
@@ -66,7 +66,7 @@ func TestBotWS_StreamRefreshRefused(t *testing.T) {
 	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-next").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if in := <-w.sink.started; in.MsgID != "w-next" {
+	if in := <-w.sink.Started(); in.MsgID != "w-next" {
 		t.Fatalf("accepted %+v first, want the message after the refresh", in)
 	}
 	w.waitLogged(t, "undecodable")
@@ -99,7 +99,7 @@ func TestBotWS_PanicReconnects(t *testing.T) {
 				t.Fatal(err)
 			}
 			select {
-			case in := <-w.sink.started:
+			case in := <-w.sink.Started():
 				if in.MsgID != "w-after" {
 					t.Fatalf("accepted %+v, want w-after", in)
 				}

@@ -130,10 +130,8 @@ func TestBot_Callback_Events(t *testing.T) {
 			}
 		})
 	}
-	f.sink.mu.Lock()
-	defer f.sink.mu.Unlock()
-	if len(f.sink.refused) != 1 {
-		t.Fatalf("refusals %q, want only the event without a type", f.sink.refused)
+	if refused := f.sink.Refusals(); len(refused) != 1 {
+		t.Fatalf("refusals %q, want only the event without a type", refused)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,103 +32,6 @@ const (
 
 var botMessages = channels.ChannelMessages{Welcome: botWelcome, Thinking: botThink, Later: botLater}
 
-// fakeSink is the gateway's side at this level: it records what it was
-// given and answers Progress from a script.
-type fakeSink struct {
-	mu        sync.Mutex
-	accepted  []channels.Inbound
-	acceptErr error
-	gate      chan struct{} // when set, Accept waits for it to close
-	started   chan channels.Inbound
-	progress  map[string]channels.Progress
-	shown     []channels.MessageRef
-	refused   []string // "account/check" of Refused calls
-	changed   chan struct{}
-	received  time.Time // Progress.Received of every message
-}
-
-func newFakeSink(received time.Time) *fakeSink {
-	return &fakeSink{progress: map[string]channels.Progress{}, changed: make(chan struct{}),
-		started: make(chan channels.Inbound, 16), received: received}
-}
-
-func (s *fakeSink) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-// Accept answers messages (not events), like the gateway.
-func (s *fakeSink) Accept(ctx context.Context, in channels.Inbound) (channels.Receipt, error) {
-	s.started <- in
-	s.mu.Lock()
-	gate := s.gate
-	s.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.acceptErr != nil {
-		return channels.Receipt{}, s.acceptErr
-	}
-	s.accepted = append(s.accepted, in)
-	if _, ok := s.progress[in.MsgID]; !ok && in.MsgType != channels.TypeEvent {
-		s.progress[in.MsgID] = channels.Progress{Known: true, Received: s.received}
-	}
-	s.notify()
-	return channels.Receipt{New: true, Answer: in.MsgType != channels.TypeEvent}, nil
-}
-
-func (s *fakeSink) Progress(ctx context.Context, ref channels.MessageRef) (channels.Progress, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.progress[ref.MsgID], nil
-}
-
-func (s *fakeSink) Shown(ctx context.Context, ref channels.MessageRef) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.shown = append(s.shown, ref)
-	p := s.progress[ref.MsgID]
-	p.Shown = true
-	s.progress[ref.MsgID] = p
-	s.notify()
-	return nil
-}
-
-func (s *fakeSink) setAcceptErr(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.acceptErr = err
-}
-
-// hold makes Accept wait until the returned channel is closed.
-func (s *fakeSink) hold() chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.gate = make(chan struct{})
-	return s.gate
-}
-
-// setProgress scripts the run's progress for msgID.
-func (s *fakeSink) setProgress(msgID, text string, done bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.progress[msgID] = channels.Progress{Known: true, Text: text, Done: done, Received: s.received}
-}
-
-func (s *fakeSink) Accepted() []channels.Inbound {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]channels.Inbound(nil), s.accepted...)
-}
-
-func (s *fakeSink) shownRefs() []channels.MessageRef {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]channels.MessageRef(nil), s.shown...)
-}
-
 // callbackBot is a callback-mode bot behind its routes.
 type callbackBot struct {
 	bot    *wecom.Bot
@@ -137,7 +39,7 @@ type callbackBot struct {
 	mux    *http.ServeMux
 	crypto *wecom.Crypto
 	clock  *chantest.Clock
-	sink   *fakeSink
+	sink   *chantest.Sink
 	resp   *wecomtest.ResponseURLServer
 	logs   *bytes.Buffer
 }
@@ -163,7 +65,7 @@ func newCallbackBot(t *testing.T, opts ...func(*wecom.BotSection)) *callbackBot 
 	f := &callbackBot{
 		bot: bot, ch: wecom.NewChannel().WithBots(bot), mux: http.NewServeMux(),
 		crypto: mustCrypto(t, vecToken, vecKey, ""), clock: clock,
-		sink: newFakeSink(botT0), resp: wecomtest.NewResponseURLServer(t), logs: logs,
+		sink: chantest.NewSink().WithReceived(botT0), resp: wecomtest.NewResponseURLServer(t), logs: logs,
 	}
 	for _, r := range f.ch.Routes(f.sink) {
 		f.mux.HandleFunc(r.Method+" "+r.Path, r.Handler)
@@ -255,15 +157,13 @@ func TestBot_Callback_Refused(t *testing.T) {
 	if got := f.sink.Accepted(); len(got) != 0 {
 		t.Fatalf("accepted %d messages from refused callbacks", len(got))
 	}
-	f.sink.mu.Lock()
-	refused := strings.Join(f.sink.refused, " ")
-	f.sink.mu.Unlock()
+	refused := strings.Join(f.sink.Refusals(), " ")
 	if want := botName + "/signature " + botName + "/timestamp"; refused != want {
 		t.Fatalf("refusals recorded %q, want %q", refused, want)
 	}
 	t.Run("ErrUnavailable", func(t *testing.T) {
-		f.sink.setAcceptErr(errors.New("postgres down"))
-		defer f.sink.setAcceptErr(nil)
+		f.sink.FailWith(errors.New("postgres down"))
+		defer f.sink.FailWith(nil)
 		if rec := f.post(t, plain); rec.Code != http.StatusServiceUnavailable {
 			t.Fatalf("status %d, want 503 so that WeCom retries", rec.Code)
 		}
@@ -336,21 +236,21 @@ func TestBot_Callback_StreamRefresh(t *testing.T) {
 	f.reply(t, f.single("m-1").Text("hi"))
 	refresh := f.single("r-1").StreamRefresh("m-1")
 
-	f.sink.setProgress("m-1", "正在查询假期余额", false)
+	f.sink.SetProgress("m-1", channels.Progress{Known: true, Text: "正在查询假期余额"})
 	r := f.reply(t, refresh)
 	if r.Stream.ID != "m-1" || r.Stream.Finish || r.Stream.Content != "正在查询假期余额" {
 		t.Fatalf("refresh = %+v, want the draft, unfinished", r.Stream)
 	}
-	if len(f.sink.shownRefs()) != 0 {
+	if len(f.sink.ShownRefs()) != 0 {
 		t.Fatal("Shown recorded for a draft")
 	}
 
-	f.sink.setProgress("m-1", "你还有 5 天年假。", true)
+	f.sink.SetProgress("m-1", channels.Progress{Known: true, Text: "你还有 5 天年假。", Done: true})
 	r = f.reply(t, refresh)
 	if !r.Stream.Finish || r.Stream.Content != "你还有 5 天年假。" {
 		t.Fatalf("refresh = %+v, want the final text, finished", r.Stream)
 	}
-	if got := f.sink.shownRefs(); len(got) != 1 || got[0] != (channels.MessageRef{Channel: "wecom", Account: botName, MsgID: "m-1"}) {
+	if got := f.sink.ShownRefs(); len(got) != 1 || got[0] != (channels.MessageRef{Channel: "wecom", Account: botName, MsgID: "m-1"}) {
 		t.Fatalf("Shown = %+v", got)
 	}
 }
@@ -358,7 +258,7 @@ func TestBot_Callback_StreamRefresh(t *testing.T) {
 func TestBot_Callback_StreamDeadline(t *testing.T) {
 	f := newCallbackBot(t)
 	f.reply(t, f.single("m-1").Text("hi"))
-	f.sink.setProgress("m-1", "draft", false)
+	f.sink.SetProgress("m-1", channels.Progress{Known: true, Text: "draft"})
 
 	// Past 6 minutes minus the safety margin: finish now, with the note.
 	late := botT0.Add(wecom.StreamLifetime - time.Second)
@@ -367,7 +267,7 @@ func TestBot_Callback_StreamDeadline(t *testing.T) {
 	if !r.Stream.Finish || r.Stream.Content != "draft\n\n"+botLater {
 		t.Fatalf("refresh at the deadline = %+v, want finish with the note", r.Stream)
 	}
-	if len(f.sink.shownRefs()) != 0 {
+	if len(f.sink.ShownRefs()) != 0 {
 		t.Fatal("Shown recorded for a stream closed at its deadline")
 	}
 
@@ -459,7 +359,7 @@ func TestBot_Callback_GroupMention(t *testing.T) {
 	if want := "<@zhangsan>\n" + botThink; r.Stream.Content != want {
 		t.Fatalf("stream opens with %q, want %q", r.Stream.Content, want)
 	}
-	f.sink.setProgress("m-g", "答案", true)
+	f.sink.SetProgress("m-g", channels.Progress{Known: true, Text: "答案", Done: true})
 	g := f.group("r-g")
 	if r := f.reply(t, g.StreamRefresh("m-g")); r.Stream.Content != "<@zhangsan>\n答案" {
 		t.Fatalf("stream content %q, want the asker mentioned", r.Stream.Content)
@@ -517,11 +417,4 @@ func TestBot_Send_FollowUpNotDeferred(t *testing.T) {
 	if len(f.resp.Posts()) != 1 {
 		t.Fatalf("response_url posts = %d, want 1", len(f.resp.Posts()))
 	}
-}
-
-// Refused records account/check, as the gateway counts them.
-func (s *fakeSink) Refused(_ context.Context, _, account, check string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refused = append(s.refused, account+"/"+check)
 }

@@ -25,9 +25,9 @@ type botTiming struct {
 	Poll time.Duration
 	// Dial bounds connecting and the websocket handshake, default 10s.
 	Dial time.Duration
-	// Backoff is the wait before each reconnect after a failure: the n-th
-	// failure in a row waits Backoff[n], the last entry once past the end.
-	Backoff []time.Duration
+	// Backoff paces the reconnects (channels.Reconnect); the zero value is
+	// channels.DefaultBackoff, whose 1 s → … → 30 s mirrors the SDK's.
+	Backoff channels.Backoff
 }
 
 func defaultBotTiming() botTiming {
@@ -37,21 +37,13 @@ func defaultBotTiming() botTiming {
 		AckTimeout:  5 * time.Second,
 		Poll:        500 * time.Millisecond,
 		Dial:        10 * time.Second,
-		Backoff: []time.Duration{
-			1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
-			16 * time.Second, 30 * time.Second,
-		},
 	}
-}
-
-func (t botTiming) backoff(failures int) time.Duration {
-	return t.Backoff[min(failures, len(t.Backoff)-1)]
 }
 
 var (
 	// errSubscribeRefused: WeCom answered aibot_subscribe with an errcode,
 	// most often wrong bot_id or secret (853000).
-	errSubscribeRefused = errors.New("subscription refused (check bot_id and secret)")
+	errSubscribeRefused = fmt.Errorf("subscription refused: fix bot_id / secret in the configuration: %w", channels.ErrCredentials)
 	// errHandlerPanicked: a frame's handler panicked (counted and logged
 	// where it was recovered), which ends the connection.
 	errHandlerPanicked = errors.New("a frame's handler panicked")
@@ -74,55 +66,28 @@ type subscribeBody struct {
 	Secret string `json:"secret"`
 }
 
-// run keeps the bot's long connection up until ctx ends (it returns ctx's
-// error) or WeCom says a newer connection took over (an error wrapping
-// channels.ErrTakenOver; it does not reconnect against it). It returns only
-// after every message it was handling is done with.
+// run is one session of the bot's long connection (channels.Connection.Run):
+// dial, subscribe, then read frames and ping until the socket dies. It
+// returns once every message it was handling is done with. Errors wrap
+// channels.ErrTakenOver (WeCom says a newer connection took the bot: do
+// not reconnect against it), channels.ErrCredentials (the subscription was
+// refused), channels.ErrPanic, or say how the socket died.
 func (b *Bot) run(ctx context.Context, sink channels.Sink) error {
 	var handlers sync.WaitGroup
 	defer handlers.Wait()
-	failures := 0
-	for {
-		subscribed, err := b.session(ctx, sink, &handlers)
-		if errors.Is(err, channels.ErrTakenOver) {
-			b.log.Warn("wecom bot: another connection took over this bot; not reconnecting")
-			return fmt.Errorf("wecom: bot %q: %w", b.name, err)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if subscribed {
-			failures = 0
-		}
-		delay := b.timing.backoff(failures)
-		failures++
-		switch {
-		case b.env.CountPanic(ChannelName, b.name, err):
-			b.log.Error("wecom bot: recovered a panic reading the long connection; reconnecting", "err", err, "retry_in", delay)
-		case errors.Is(err, errSubscribeRefused):
-			b.log.Error("wecom bot: WeCom refused the long connection; fix bot_id / secret in the configuration",
-				"bot_id", b.botID, "err", err, "retry_in", delay)
-		default:
-			b.log.Warn("wecom bot: long connection lost; reconnecting", "err", err, "retry_in", delay)
-		}
-		timer := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
-		}
+	if err := b.session(ctx, sink, &handlers); err != nil {
+		return fmt.Errorf("wecom: bot %q: %w", b.name, err)
 	}
+	return nil
 }
 
-// session is one socket: dial, subscribe, then read frames and ping until
-// the socket dies. subscribed says WeCom accepted the subscription.
-func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.WaitGroup) (subscribed bool, err error) {
+// session dials, subscribes and serves one socket.
+func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.WaitGroup) (err error) {
 	dctx, cancel := context.WithTimeout(ctx, b.timing.Dial)
 	ws, _, err := websocket.Dial(dctx, b.url, nil)
 	cancel()
 	if err != nil {
-		return false, fmt.Errorf("dial %s: %w", b.url, err)
+		return fmt.Errorf("dial %s: %w", b.url, err)
 	}
 	conn := newBotConn(ws, b.timing.AckTimeout)
 	sctx, stop := context.WithCancel(ctx)
@@ -141,18 +106,18 @@ func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.Wa
 	ack, err := conn.request(sctx, botCmdSubscribe, newReqID(), subscribeBody{BotID: b.botID, Secret: b.secret})
 	if errors.Is(err, errSocketClosed) {
 		<-conn.done
-		return false, conn.err // e.g. channels.ErrTakenOver
+		return conn.err // e.g. channels.ErrTakenOver
 	}
 	if err != nil {
-		return false, err
+		return err
 	}
 	if ack.ErrCode != 0 {
-		return false, fmt.Errorf("%w: errcode %d: %s", errSubscribeRefused, ack.ErrCode, ack.ErrMsg)
+		return fmt.Errorf("%w: bot_id %s: errcode %d: %s", errSubscribeRefused, b.botID, ack.ErrCode, ack.ErrMsg)
 	}
 	b.live.Store(conn)
 	defer b.live.CompareAndSwap(conn, nil)
 	b.log.Info("wecom bot: long connection subscribed", "url", b.url)
-	return true, b.keepAlive(sctx, conn)
+	return b.keepAlive(sctx, conn)
 }
 
 // keepAlive pings every Ping interval until MissedPings pings in a row go

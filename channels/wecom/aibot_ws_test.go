@@ -25,7 +25,7 @@ type wsBot struct {
 	bot   *wecom.Bot
 	ch    *wecom.Channel
 	srv   *wecomtest.BotWSServer
-	sink  *fakeSink
+	sink  *chantest.Sink
 	clock *chantest.Clock
 	logs  *chantest.LogBuffer
 	// logged receives the message of every log record, to wait on.
@@ -125,8 +125,11 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 		t.Fatalf("a websocket bot has routes: %+v", routes)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: newFakeSink(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop, panics: panics}
-	go func() { w.done <- conns[0].Run(ctx, w.sink) }()
+	w := &wsBot{bot: bot, ch: ch, srv: srv, sink: chantest.NewSink().WithReceived(botT0), clock: clock, logs: logs, logged: logged, done: make(chan error, 1), stop: stop, panics: panics}
+	// The gateway's reconnect loop, as the gateway runs it: panics it
+	// recovers count where Env.Panicked does.
+	watch := channels.Watch{Log: logger, Panicked: func() { panics.Add(1) }}
+	go func() { w.done <- channels.Reconnect(ctx, conns[0], w.sink, watch) }()
 	t.Cleanup(func() {
 		stop()
 		<-w.done
@@ -207,13 +210,13 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 	w := startWSBot(t, wsOpts{})
 	w.subscribed(t, 1)
 	w.waitLogged(t, "long connection subscribed") // the bot holds the socket
-	gate := w.sink.hold()
+	gate := w.sink.Hold()
 
 	reqID, err := w.srv.PushMessage(waitCtx(t), msg("w-1").Text("报销流程？"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := <-w.sink.started
+	in := <-w.sink.Started()
 	if in.MsgID != "w-1" || in.Text != "报销流程？" || in.Sender.UserID != "lisi" || in.ChatID != "lisi" {
 		t.Fatalf("Inbound = %+v", in)
 	}
@@ -233,9 +236,9 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 		}
 	}
 	w.frame(t, isStream(botThink, false))
-	w.sink.setProgress("w-1", "第一步", false)
+	w.sink.SetProgress("w-1", channels.Progress{Known: true, Text: "第一步"})
 	w.frame(t, isStream("第一步", false))
-	w.sink.setProgress("w-1", "第一步，第二步", true)
+	w.sink.SetProgress("w-1", channels.Progress{Known: true, Text: "第一步，第二步", Done: true})
 	w.frame(t, isStream("第一步，第二步", true))
 	if end := wait(t, live); !end.shown || end.err != nil {
 		t.Fatalf("live reply ended %+v, want the first part shown", end)
@@ -272,9 +275,9 @@ func TestBotWS_StreamDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := w.runLive(t, <-w.sink.started)
+	live := w.runLive(t, <-w.sink.Started())
 	w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID })
-	w.sink.setProgress("w-late", "写到一半", false)
+	w.sink.SetProgress("w-late", channels.Progress{Known: true, Text: "写到一半"})
 	w.clock.Set(botT0.Add(wecom.StreamLifetime))
 
 	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID && f.Reply.Stream.Finish })
@@ -391,7 +394,7 @@ func TestBotWS_SecondReplicaTakesOver(t *testing.T) {
 	if _, err := a.srv.PushMessage(waitCtx(t), msg("w-2").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if in := <-b.sink.started; in.MsgID != "w-2" {
+	if in := <-b.sink.Started(); in.MsgID != "w-2" {
 		t.Fatalf("second replica accepted %+v", in)
 	}
 	if n := len(a.srv.Subscriptions()); n != 2 {
@@ -412,7 +415,7 @@ func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
 	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-lost").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	in := <-w.sink.started
+	in := <-w.sink.Started()
 	if end := wait(t, w.runLive(t, in)); end.shown || end.err == nil || !strings.Contains(end.err.Error(), "846605") {
 		t.Fatalf("live reply ended %v %v, want the stream refused", end.shown, end.err)
 	}
@@ -422,5 +425,25 @@ func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
 	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_send_msg" })
 	if f.Reply.Markdown.Content != "答案" {
 		t.Fatalf("aibot_send_msg = %+v", f.Reply)
+	}
+}
+
+// A refused subscription is the credentials' fault: the session says so
+// (channels.ErrCredentials), and the reconnect loop then waits
+// Backoff.Refused instead of hammering WeCom with a wrong secret.
+func TestBotWS_RefusedSubscribeIsCredentials(t *testing.T) {
+	srv := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	bot, err := wecom.NewBot(wecom.BotSection{
+		Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
+		BotID: wsBotID, Secret: "wrong-secret-value", URL: srv.URL(),
+	}, 0, channels.Env{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wecom.SetBotTiming(bot, time.Hour, 2*time.Second, 5*time.Millisecond)
+	conn := wecom.NewChannel().WithBots(bot).Connections()[0]
+	err = conn.Run(waitCtx(t), chantest.NewSink().WithReceived(botT0))
+	if !errors.Is(err, channels.ErrCredentials) || strings.Contains(err.Error(), "wrong-secret-value") {
+		t.Fatalf("Run = %v, want ErrCredentials without the secret", err)
 	}
 }

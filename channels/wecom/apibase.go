@@ -1,13 +1,16 @@
 package wecom
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/silenceper/wechat/v2/util"
+
+	"github.com/hermes-gw/hermes/channels"
 )
 
 // This file is the one place Hermes touches silenceper/wechat's process-wide
@@ -132,16 +135,22 @@ func (r *apiBaseRegistry) rewrite(uri string) string {
 	return out
 }
 
-// normalizeBaseURL checks an AppConfig.APIBaseURL and strips a trailing
-// slash so that base + "/cgi-bin/..." is well formed.
-func normalizeBaseURL(raw string) (string, bool) {
+// apiBaseURL is the one rule for an app's API base URL (the config's
+// Validate and NewApp both call it): channels.ParseBaseURL over http(s),
+// DefaultAPIBaseURL when empty.
+func apiBaseURL(raw string) (string, error) {
 	if raw == "" {
-		return DefaultAPIBaseURL, true
+		raw = DefaultAPIBaseURL
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", false
+	return channels.ParseBaseURL(raw, "http", "https")
+}
+
+// parseAgentID is the one rule for an app's AgentId (the config's Validate
+// and NewApp both call it): a decimal integer.
+func parseAgentID(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("must be the app's AgentId, a decimal integer, got %q", s)
 	}
-	return strings.TrimRight(raw, "/"), true
+	return n, nil
 }

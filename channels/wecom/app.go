@@ -3,23 +3,21 @@ package wecom
 import (
 	"fmt"
 	"log/slog"
-	"regexp"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/silenceper/wechat/v2/cache"
-	"github.com/silenceper/wechat/v2/credential"
 	"github.com/silenceper/wechat/v2/work"
 	"github.com/silenceper/wechat/v2/work/config"
 	"github.com/silenceper/wechat/v2/work/material"
 	"github.com/silenceper/wechat/v2/work/message"
+
+	"github.com/hermes-gw/hermes/channels"
 )
 
 // AppConfig configures one WeCom self-built app.
 type AppConfig struct {
 	// Name is the account name: it appears in the callback path and in
-	// Inbound.Account / Outbound.Account. Letters, digits, '.', '_', '-'.
+	// Inbound.Account / Outbound.Account (channels.ValidAccountName).
 	Name string
 	// CorpID is the corp id (企业ID); it is also the callback receiveid.
 	CorpID string
@@ -58,8 +56,6 @@ type App struct {
 	dir     *directory
 }
 
-var appNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
 // NewApp checks cfg and returns the app. tokenCache stores the access token
 // (the gateway passes one shared by all replicas); it must be safe for
 // concurrent use by several apps (silenceper's cache.Memory is safe only when
@@ -71,15 +67,15 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 	errf := func(format string, args ...any) error {
 		return fmt.Errorf("wecom: app %q: "+format, append([]any{cfg.Name}, args...)...)
 	}
-	if !appNameRE.MatchString(cfg.Name) {
-		return nil, errf("name must be letters, digits, '.', '_' or '-'")
+	if err := channels.CheckAccountName(cfg.Name); err != nil {
+		return nil, errf("name: %w", err)
 	}
 	if cfg.CorpID == "" {
 		return nil, errf("empty corp id")
 	}
-	agent, err := strconv.ParseInt(cfg.AgentID, 10, 64)
+	agent, err := parseAgentID(cfg.AgentID)
 	if err != nil {
-		return nil, errf("agent id %q is not an integer", cfg.AgentID)
+		return nil, errf("agent id: %w", err)
 	}
 	if cfg.Secret == "" {
 		return nil, errf("empty secret")
@@ -87,9 +83,9 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 	if tokenCache == nil {
 		return nil, errf("nil token cache")
 	}
-	base, ok := normalizeBaseURL(cfg.APIBaseURL)
-	if !ok {
-		return nil, errf("API base URL %q is not an http(s) origin", cfg.APIBaseURL)
+	base, err := apiBaseURL(cfg.APIBaseURL)
+	if err != nil {
+		return nil, errf("API base URL: %w", err)
 	}
 	window := cfg.TimestampWindow
 	if window == 0 {
@@ -143,81 +139,3 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 
 // Name returns the account name.
 func (a *App) Name() string { return a.name }
-
-// tokenCacheKey is the key silenceper's WorkAccessToken uses when AgentID is
-// set (credential/default_access_token.go, v2.1.10):
-// "gowechat_work__access_token_<corpid>_<agentid>". Send needs it to drop a
-// token WeCom has invalidated early.
-func tokenCacheKey(corpID, agentID string) string {
-	return fmt.Sprintf("%s_access_token_%s_%s", credential.CacheKeyWorkPrefix, corpID, agentID)
-}
-
-// appTokenCache wraps the caller's cache for one app. It
-//   - records the app's token in the API base registry whenever it is Set or
-//     Got, so that message/send URLs can be routed to the app's base URL;
-//   - hands silenceper only non-empty strings: WorkAccessToken asserts
-//     val.(string) and would panic on anything else, and would use "" as a
-//     token;
-//   - serialises calls, because silenceper's own cache.Memory reads its map
-//     without a lock while our invalidate deletes outside silenceper's token
-//     lock. silenceper already serialises Get/Set per app, so this costs
-//     nothing.
-type appTokenCache struct {
-	mu     sync.Mutex
-	inner  cache.Cache
-	key    string
-	appKey string
-	base   string
-}
-
-func (t *appTokenCache) Get(key string) interface{} {
-	t.mu.Lock()
-	v := t.inner.Get(key)
-	t.mu.Unlock()
-	var s string
-	switch v := v.(type) {
-	case string:
-		s = v
-	case []byte:
-		s = string(v)
-	}
-	if s == "" {
-		return nil
-	}
-	if key == t.key {
-		apiBases.noteToken(t.appKey, s, t.base)
-	}
-	return s
-}
-
-func (t *appTokenCache) Set(key string, val interface{}, timeout time.Duration) error {
-	if s, ok := val.(string); ok && key == t.key {
-		apiBases.noteToken(t.appKey, s, t.base)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.inner.Set(key, val, timeout)
-}
-
-func (t *appTokenCache) IsExist(key string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.inner.IsExist(key)
-}
-
-func (t *appTokenCache) Delete(key string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.inner.Delete(key)
-}
-
-// invalidate drops the app's cached token so the next call fetches a fresh
-// one. Another replica may have just stored a fresh token under the same key;
-// deleting it costs one extra gettoken, which is cheaper than a CAS the cache
-// interface does not offer.
-func (t *appTokenCache) invalidate() error {
-	if err := t.Delete(t.key); err != nil {
-		return fmt.Errorf("wecom: drop cached access token: %w", err)
-	}
-	return nil
-}

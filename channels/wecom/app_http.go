@@ -1,7 +1,6 @@
 package wecom
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -72,21 +71,5 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 // refuse answers a refused callback and, when the request failed one of
 // the checks (not a failed Accept), records which one for the console.
 func refuse(w http.ResponseWriter, r *http.Request, log *slog.Logger, sink channels.Sink, account, what string, err error) {
-	channels.RefuseRecorded(w, r, log, what, err, sink, ChannelName, account, refusalCheck(err))
-}
-
-// refusalCheck is the check word (channels.Check*) of a refusal error, ""
-// for errors that are not the request's fault.
-func refusalCheck(err error) string {
-	switch {
-	case errors.Is(err, ErrSignature):
-		return channels.CheckSignature
-	case errors.Is(err, ErrStale):
-		return channels.CheckTimestamp
-	case errors.Is(err, ErrDecrypt):
-		return channels.CheckDecrypt
-	case errors.Is(err, ErrMalformed), errors.Is(err, channels.ErrBadRequest):
-		return channels.CheckMalformed
-	}
-	return ""
+	channels.RefuseRecorded(w, r, log, what, err, sink, ChannelName, account)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -89,16 +88,8 @@ func checkQuery(c *Crypto, q url.Values, encrypt string, now time.Time, window t
 	if !c.VerifySignature(q.Get("msg_signature"), ts, nonce, encrypt) {
 		return ErrSignature
 	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return fmt.Errorf("%w: timestamp %q is not Unix seconds", ErrStale, ts)
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > window || d < -window {
-		// Replayed or badly skewed: a captured callback stays valid forever
-		// otherwise.
-		return fmt.Errorf("%w: timestamp %d is %s from now, window %s", ErrStale, sec, d.Round(time.Second), window)
-	}
-	return nil
+	_, err := channels.VerifyTimestamp(ts, time.Second, now, window, ErrStale)
+	return err
 }
 
 // msgDecoders fill the type-specific parts of an Inbound. Types without an

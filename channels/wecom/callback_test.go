@@ -255,6 +255,7 @@ func TestNewApp_Errors(t *testing.T) {
 	}
 	for name, mutate := range map[string]func(*wecom.AppConfig){
 		"Name":      func(c *wecom.AppConfig) { c.Name = "a/b" },
+		"NameRule":  func(c *wecom.AppConfig) { c.Name = "HR.app" }, // the section's rule: channels.ValidAccountName
 		"CorpID":    func(c *wecom.AppConfig) { c.CorpID = "" },
 		"AgentID":   func(c *wecom.AppConfig) { c.AgentID = "abc" },
 		"Secret":    func(c *wecom.AppConfig) { c.Secret = "" },

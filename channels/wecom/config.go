@@ -1,6 +1,7 @@
 package wecom
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -108,14 +109,14 @@ func (c *Config) Validate() error {
 		}
 	}
 	aesKey := func(key, v string) {
-		if len(v) != 43 {
-			bad(key+".encoding_aes_key", "must be 43 characters (WeCom EncodingAESKey), got %d", len(v))
+		if _, err := decodeAESKey(v); err != nil {
+			bad(key+".encoding_aes_key", "%v", err)
 		}
 	}
 	seen := map[string]bool{}
 	name := func(key, n string) {
-		if !channels.ValidAccountName(n) {
-			bad(key+".name", "required, lower-case letters, digits and '-', got %q", n)
+		if err := channels.CheckAccountName(n); err != nil {
+			bad(key+".name", "%v", err)
 		} else if seen[n] {
 			bad(key+".name", "duplicate name %q (apps and bots share one name space)", n)
 		}
@@ -126,9 +127,14 @@ func (c *Config) Validate() error {
 		name(key, a.Name)
 		required(key, [2]string{"corp_id", a.CorpID}, [2]string{"agent_id", a.AgentID},
 			[2]string{"secret", a.Secret}, [2]string{"token", a.Token})
+		if a.AgentID != "" {
+			if _, err := parseAgentID(a.AgentID); err != nil {
+				bad(key+".agent_id", "%v", err)
+			}
+		}
 		aesKey(key, a.EncodingAESKey)
-		if _, ok := normalizeBaseURL(a.APIBaseURL); !ok {
-			bad(key+".api_base_url", "must be an http(s) URL, got %q", a.APIBaseURL)
+		if _, err := apiBaseURL(a.APIBaseURL); err != nil {
+			bad(key+".api_base_url", "%v", err)
 		}
 	}
 	for i, b := range c.Bots {
@@ -141,8 +147,8 @@ func (c *Config) Validate() error {
 			aesKey(key, b.EncodingAESKey)
 		case BotModeWebSocket:
 			required(key, [2]string{"bot_id", b.BotID}, [2]string{"secret", b.Secret})
-			if !strings.HasPrefix(b.URL, "ws://") && !strings.HasPrefix(b.URL, "wss://") {
-				bad(key+".url", "must be a ws:// or wss:// URL, got %q", b.URL)
+			if _, err := channels.ParseBaseURL(b.URL, "ws", "wss"); err != nil {
+				bad(key+".url", "%v", err)
 			}
 		default:
 			bad(key+".mode", "must be callback or websocket, got %q", b.Mode)
@@ -154,8 +160,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// build makes the channel of every configured app and bot.
-func (c *Config) Build(env channels.Env) (channels.Channel, error) {
+// Build makes the channel of every configured app and bot; ctx is the
+// gateway's lifetime (channels.Platform.New): the token cache calls
+// silenceper makes without a context end with it.
+func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel, error) {
 	ch := &Channel{apps: map[string]*App{}, bots: map[string]*Bot{}, now: env.Now, log: env.Logger}
 	for i, s := range c.Apps {
 		cache, err := env.TokenCache(s.Secret)
@@ -166,7 +174,7 @@ func (c *Config) Build(env channels.Env) (channels.Channel, error) {
 			Name: s.Name, CorpID: s.CorpID, AgentID: s.AgentID, Secret: s.Secret,
 			Token: s.Token, EncodingAESKey: s.EncodingAESKey, APIBaseURL: s.APIBaseURL,
 			TimestampWindow: c.TimestampWindow, Logger: env.Logger,
-		}, cache, env.Now)
+		}, newSharedTokens(ctx, cache), env.Now)
 		if err != nil {
 			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
 		}

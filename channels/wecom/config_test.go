@@ -43,6 +43,14 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"BotCallbackKey", "bots:\n  - {name: b, corp_id: c, token: t}\n", "wecom.bots[0].encoding_aes_key"},
 		{"BotSocketSecret", "bots:\n  - {name: b, corp_id: c, mode: websocket, bot_id: x}\n", "wecom.bots[0].secret: required"},
 		{"BotURL", "bots:\n  - {name: b, corp_id: c, mode: websocket, bot_id: x, secret: s, url: 'http://x'}\n", "wecom.bots[0].url"},
+		// Each rule once, in the section: what the crypto or the app would
+		// refuse later is refused here, naming the key.
+		{"AESKeyNotBase64", "apps:\n  - {name: hr, corp_id: c, agent_id: '1', secret: s, token: t, encoding_aes_key: '" + strings.Repeat("!", 43) + "'}\n",
+			"wecom.apps[0].encoding_aes_key: must be 43"},
+		{"BotAESKeyNotBase64", "bots:\n  - {name: b, corp_id: c, token: t, encoding_aes_key: '" + strings.Repeat("!", 43) + "'}\n",
+			"wecom.bots[0].encoding_aes_key: must be 43"},
+		{"AgentID", "apps:\n  - {name: hr, corp_id: c, agent_id: abc, secret: s, token: t, encoding_aes_key: " + key + "}\n", "wecom.apps[0].agent_id: must be"},
+		{"BotURLNoHost", "bots:\n  - {name: b, corp_id: c, mode: websocket, bot_id: x, secret: s, url: 'wss://'}\n", "wecom.bots[0].url"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -47,18 +47,29 @@ func NewCrypto(token, encodingAESKey, receiveID string) (*Crypto, error) {
 	if token == "" {
 		return nil, errors.New("wecom: crypto: empty token")
 	}
-	if len(encodingAESKey) != encodingAESKeyLen {
-		return nil, fmt.Errorf("wecom: crypto: EncodingAESKey has %d characters, want %d", len(encodingAESKey), encodingAESKeyLen)
-	}
-	key, err := base64.StdEncoding.DecodeString(encodingAESKey + "=")
-	if err != nil || len(key) != 32 {
-		return nil, errors.New("wecom: crypto: EncodingAESKey is not base64")
+	key, err := decodeAESKey(encodingAESKey)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: crypto: EncodingAESKey %w", err)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: crypto: %w", err)
 	}
 	return &Crypto{token: token, key: key, block: block, receiveID: receiveID}, nil
+}
+
+// decodeAESKey is the one rule for an EncodingAESKey (the config's
+// Validate and NewCrypto both call it): 43 base64 characters, the 32-byte
+// AES key without its "=".
+func decodeAESKey(k string) ([]byte, error) {
+	if len(k) != encodingAESKeyLen {
+		return nil, fmt.Errorf("must be %d characters of base64 (WeCom EncodingAESKey), got %d", encodingAESKeyLen, len(k))
+	}
+	key, err := base64.StdEncoding.DecodeString(k + "=")
+	if err != nil || len(key) != 32 {
+		return nil, fmt.Errorf("must be %d characters of base64 (WeCom EncodingAESKey): not base64", encodingAESKeyLen)
+	}
+	return key, nil
 }
 
 // Signature returns msg_signature: hex(sha1(concat(sort(token, timestamp,

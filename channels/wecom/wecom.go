@@ -8,7 +8,9 @@
 // silenceper/wechat's util.DecryptMsg rejects an empty receiveid (AI bot) and
 // 16-byte padding (DingTalk); the same Crypto serves those callbacks too.
 // Sending goes through silenceper/wechat/v2/work so the access token is cached
-// and shared the way the rest of the ecosystem expects.
+// and shared the way the rest of the ecosystem expects; tokens.go adapts the
+// gateway's shared token cache (channels.TokenCache) to the cache silenceper
+// takes.
 package wecom
 
 import (
@@ -49,17 +51,18 @@ const (
 
 // Sentinel errors that callers branch on; every error the package returns for
 // these conditions wraps one of them (test with errors.Is). They wrap the
-// shared channels errors, so ErrSignature and ErrStale answer 401,
-// ErrDecrypt and ErrMalformed 400 (channels.HTTPStatus).
+// shared refusals of package channels, so ErrSignature and ErrStale answer
+// 401, ErrDecrypt and ErrMalformed 400 (channels.HTTPStatus), and
+// channels.RefusalCheck names the check each failed.
 var (
 	// ErrSignature: msg_signature missing or not matching.
-	ErrSignature = fmt.Errorf("wecom: bad signature: %w", channels.ErrUnauthorized)
+	ErrSignature = fmt.Errorf("wecom: %w", channels.ErrSignature)
 	// ErrStale: timestamp missing, unparsable or outside the accepted window.
-	ErrStale = fmt.Errorf("wecom: stale callback: %w", channels.ErrUnauthorized)
+	ErrStale = fmt.Errorf("wecom: %w", channels.ErrStale)
 	// ErrDecrypt: ciphertext not base64, not whole blocks, bad padding, bad
 	// length prefix, or a receiveid other than the expected one.
-	ErrDecrypt = fmt.Errorf("wecom: cannot decrypt: %w", channels.ErrBadRequest)
+	ErrDecrypt = fmt.Errorf("wecom: %w", channels.ErrDecrypt)
 	// ErrMalformed: the envelope or the decrypted message is not the XML
 	// (or JSON) WeCom sends, or lacks a field needed to identify the message.
-	ErrMalformed = fmt.Errorf("wecom: malformed callback: %w", channels.ErrBadRequest)
+	ErrMalformed = fmt.Errorf("wecom: %w", channels.ErrMalformed)
 )

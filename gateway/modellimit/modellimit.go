@@ -2,17 +2,14 @@
 // replica share a Limiter in front of it (a slot each, the per-minute
 // budgets of requests and tokens, and after a 429 its Retry-After).
 //
-//   - modellimit.go: the Limiter, the model as one run sees it behind it,
-//     the 429 wait-and-retry, and the model's HTTP client that reads
-//     Retry-After
-//   - sleep.go: a wait that ends with its context
+//   - modellimit.go: the Limiter, the model as one run sees it behind it
+//     (a 429 holds the replica's calls for its Retry-After; the run
+//     retries), and the model's HTTP client
 package modellimit
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // The model is protected from the gateway, not the other way round: a
@@ -28,11 +26,14 @@ import (
 // for a slot (model.max_concurrent), for the per-minute budgets of requests
 // and tokens, and, after the model answered 429, until its Retry-After has
 // passed. The limits are per replica: with n replicas the model sees up to
-// n times them. A 429 is waited out and retried here, within the run's
-// deadline, so a storm of them slows runs down instead of failing them.
+// n times them. A 429 is retried in one place, the run's own retry
+// (agent.RateLimited, until the run's deadline, so a storm of them slows
+// runs down instead of failing them): the limiter holds every call of the
+// replica for the Retry-After and hands it to the run with the error
+// (agent.RetryAfterError), so the two waits overlap instead of stacking.
 
 // retryAfterFallback is the pause after a 429 without a Retry-After
-// header, doubled for each further 429 of the same call.
+// header; the run's own backoff grows from there.
 const retryAfterFallback = time.Second
 
 // Limiter is what a replica's runs share in front of the model.
@@ -104,32 +105,34 @@ func (m streamingModel) ChatStream(ctx context.Context, req openai.ChatCompletio
 	})
 }
 
-// call makes one model call in turn, retrying it after each 429 until the
-// model answers otherwise or ctx ends. Errors are the model's, or ctx's
-// when it ended while waiting.
+// call makes one model call in turn. After a 429 it holds back every call
+// of this replica for the answer's Retry-After (retryAfterFallback without
+// one, at most model.max_retry_after) and returns the error as an
+// *agent.RetryAfterError, which the run retries. Errors are the model's,
+// or ctx's when it ended while waiting.
 func (m *limitedModel) call(ctx context.Context, req openai.ChatCompletionRequest,
 	do func(context.Context) (openai.ChatCompletionResponse, error)) (openai.ChatCompletionResponse, error) {
 	estimate := estimateTokens(req)
-	for n := 0; ; n++ {
-		if err := m.wait(ctx, estimate); err != nil {
-			return openai.ChatCompletionResponse{}, err
-		}
-		ra := &retryAfter{}
-		resp, err := do(context.WithValue(ctx, retryAfterKey{}, ra))
-		<-m.lim.slots
-		if m.lim.tokens != nil && resp.Usage.TotalTokens > estimate {
-			// Charge what the call really used; later calls wait for it.
-			m.lim.tokens.ReserveN(time.Now(), min(resp.Usage.TotalTokens-estimate, m.lim.tokens.Burst()))
-		}
-		if !rateLimited(err) || ctx.Err() != nil {
-			return resp, err
-		}
-		pause, ok := ra.get()
-		if !ok {
-			pause = retryAfterFallback << min(n, 5)
-		}
-		m.lim.pause(min(pause, m.lim.maxPause))
+	if err := m.wait(ctx, estimate); err != nil {
+		return openai.ChatCompletionResponse{}, err
 	}
+	ra := &retryAfter{}
+	resp, err := do(context.WithValue(ctx, retryAfterKey{}, ra))
+	<-m.lim.slots
+	if m.lim.tokens != nil && resp.Usage.TotalTokens > estimate {
+		// Charge what the call really used; later calls wait for it.
+		m.lim.tokens.ReserveN(time.Now(), min(resp.Usage.TotalTokens-estimate, m.lim.tokens.Burst()))
+	}
+	if !agent.RateLimited(err) {
+		return resp, err
+	}
+	pause, ok := ra.get()
+	if !ok {
+		pause = retryAfterFallback
+	}
+	pause = min(pause, m.lim.maxPause)
+	m.lim.pause(pause)
+	return resp, &agent.RetryAfterError{Err: err, After: pause}
 }
 
 // wait blocks until this call may start (a slot taken, no 429 pause, the
@@ -177,7 +180,7 @@ func (l *Limiter) admit(ctx context.Context, tokens int) error {
 		if d <= 0 {
 			break
 		}
-		if !sleep(ctx, d) {
+		if skills.Sleep(ctx, d) != nil {
 			return ctx.Err()
 		}
 	}
@@ -201,17 +204,6 @@ func (l *Limiter) pause(d time.Duration) {
 	if until := time.Now().Add(d); until.After(l.pausedUntil) {
 		l.pausedUntil = until
 	}
-}
-
-// rateLimited reports a 429 that waiting cures (not an exhausted quota).
-func rateLimited(err error) bool {
-	var apiErr *openai.APIError
-	if errors.As(err, &apiErr) {
-		code, _ := apiErr.Code.(string)
-		return apiErr.HTTPStatusCode == http.StatusTooManyRequests && code != "insufficient_quota"
-	}
-	var reqErr *openai.RequestError
-	return errors.As(err, &reqErr) && reqErr.HTTPStatusCode == http.StatusTooManyRequests
 }
 
 // estimateTokens guesses a request's prompt tokens before it is sent:
@@ -262,26 +254,12 @@ func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if !ok {
 		return resp, nil
 	}
-	if d, ok := parseRetryAfter(resp.Header, time.Now()); ok {
+	if d, ok := skills.ParseRetryAfter(resp.Header, time.Now()); ok {
 		ra.mu.Lock()
 		ra.d, ra.ok = d, true
 		ra.mu.Unlock()
 	}
 	return resp, nil
-}
-
-func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if ms, err := strconv.Atoi(h.Get("retry-after-ms")); err == nil && ms >= 0 {
-		return time.Duration(ms) * time.Millisecond, true
-	}
-	v := h.Get("Retry-After")
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return max(at.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // HTTPClient is the HTTP client of the model: it keeps a connection

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -79,8 +78,7 @@ func (r *Router) Begin(ctx context.Context, c skills.Caller, skill string) (stri
 	if cfg.Server.PublicURL == "" {
 		return "", fmt.Errorf("skill %s is async but server.public_url is not configured", skill)
 	}
-	inboundID, err := strconv.ParseInt(c.Origin, 10, 64)
-	if err != nil {
+	if c.Origin == 0 {
 		return "", fmt.Errorf("skill %s: async call without an originating message", skill)
 	}
 	nonce := make([]byte, asyncNonceBytes)
@@ -89,8 +87,8 @@ func (r *Router) Begin(ctx context.Context, c skills.Caller, skill string) (stri
 	}
 	token := r.signToken(nonce)
 	now := r.s.Now()
-	_, err = store.InsertAsyncTask(ctx, r.s.Pool, tokenHash(token), store.AsyncTask{
-		Skill: skill, RunID: c.TraceID, InboundID: inboundID, UserID: c.UserID,
+	_, err := store.InsertAsyncTask(ctx, r.s.Pool, tokenHash(token), store.AsyncTask{
+		Skill: skill, RunID: c.TraceID, InboundID: int64(c.Origin), UserID: c.UserID,
 		ExpiresAt: now.Add(cfg.Skills.AsyncTimeout),
 	}, now)
 	if err != nil {

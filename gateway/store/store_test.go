@@ -59,11 +59,15 @@ func TestTokenCacheSealsAndExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Set("k", "token-value", time.Hour); err != nil {
+	// A fetch that fails shows whether a read hit the cache: Token calls
+	// fetch only on a miss.
+	errMiss := errors.New("miss")
+	miss := func(context.Context) (string, time.Duration, error) { return "", 0, errMiss }
+	if _, err := c.Token(ctx, "k", func(context.Context) (string, time.Duration, error) { return "token-value", time.Hour, nil }); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Get("k"); got != "token-value" {
-		t.Fatalf("Get = %v, want token-value", got)
+	if got, err := c.Token(ctx, "k", miss); err != nil || got != "token-value" {
+		t.Fatalf("Get = %v, %v, want token-value", got, err)
 	}
 	var stored []byte
 	if err := pool.QueryRow(ctx, `SELECT value FROM token_cache WHERE key = 'k'`).Scan(&stored); err != nil {
@@ -73,14 +77,14 @@ func TestTokenCacheSealsAndExpires(t *testing.T) {
 		t.Fatal("token stored in the clear")
 	}
 	other, _ := store.NewTokenCache(pool, "another-secret", func() time.Time { return now })
-	if got := other.Get("k"); got != nil {
+	if got, err := other.Token(ctx, "k", miss); !errors.Is(err, errMiss) {
 		t.Fatalf("a cache with another secret read %v", got)
 	}
 	now = now.Add(2 * time.Hour)
-	if got := c.Get("k"); got != nil {
+	if got, err := c.Token(ctx, "k", miss); !errors.Is(err, errMiss) {
 		t.Fatalf("expired value returned: %v", got)
 	}
-	if err := c.Delete("k"); err != nil {
+	if err := c.Invalidate(ctx, "k", "token-value"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,15 +15,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// tokenCacheTimeout bounds one cache query; the caller of silenceper's cache
-// interface passes no context.
+// tokenCacheTimeout bounds one cache query.
 const tokenCacheTimeout = 5 * time.Second
 
-// TokenCache is a Postgres-backed implementation of silenceper/wechat's
-// cache.Cache (and cache.ContextCache), so all replicas share one platform
-// access token instead of each fetching its own. Values are sealed with
-// AES-GCM under a key derived from a secret the replicas share (the app
-// secret), so the table never holds a usable token in the clear.
+// TokenCache is the Postgres-backed channels.TokenCache (Token, Invalidate
+// in tokenfetch.go): all replicas share one platform access token instead
+// of each fetching its own. Values are sealed with AES-GCM under a key
+// derived from a secret the replicas share (the app secret), so the table
+// never holds a usable token in the clear.
 type TokenCache struct {
 	pool *pgxpool.Pool
 	aead cipher.AEAD
@@ -50,9 +49,9 @@ func NewTokenCache(pool *pgxpool.Pool, sealSecret string, now func() time.Time) 
 	return &TokenCache{pool: pool, aead: aead, now: now}, nil
 }
 
-// GetContext returns the cached string or nil when absent, expired or
+// get returns the cached token, ok false when absent, expired or
 // unreadable (a cache miss makes the caller fetch a fresh token).
-func (c *TokenCache) GetContext(ctx context.Context, key string) interface{} {
+func (c *TokenCache) get(ctx context.Context, key string) (token string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, tokenCacheTimeout)
 	defer cancel()
 	var sealed []byte
@@ -61,31 +60,27 @@ func (c *TokenCache) GetContext(ctx context.Context, key string) interface{} {
 		if !errors.Is(err, pgx.ErrNoRows) {
 			slog.Warn("token cache read failed; fetching a fresh token", "key", key, "err", err)
 		}
-		return nil
+		return "", false
 	}
 	ns := c.aead.NonceSize()
 	if len(sealed) < ns {
-		return nil
+		return "", false
 	}
 	plain, err := c.aead.Open(nil, sealed[:ns], sealed[ns:], []byte(key))
 	if err != nil {
 		slog.Warn("token cache value does not open (secret changed?); fetching a fresh token", "key", key)
-		return nil
+		return "", false
 	}
-	return string(plain)
+	return string(plain), true
 }
 
-// SetContext stores a string value for timeout.
-func (c *TokenCache) SetContext(ctx context.Context, key string, val interface{}, timeout time.Duration) error {
-	s, ok := val.(string)
-	if !ok {
-		return fmt.Errorf("store: token cache: value of type %T, want string", val)
-	}
+// set stores token for timeout.
+func (c *TokenCache) set(ctx context.Context, key, token string, timeout time.Duration) error {
 	nonce := make([]byte, c.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return fmt.Errorf("store: token cache: %w", err)
 	}
-	sealed := c.aead.Seal(nonce, nonce, []byte(s), []byte(key))
+	sealed := c.aead.Seal(nonce, nonce, []byte(token), []byte(key))
 	ctx, cancel := context.WithTimeout(ctx, tokenCacheTimeout)
 	defer cancel()
 	_, err := c.pool.Exec(ctx, `
@@ -98,13 +93,8 @@ ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.ex
 	return nil
 }
 
-// IsExistContext reports whether a live value exists.
-func (c *TokenCache) IsExistContext(ctx context.Context, key string) bool {
-	return c.GetContext(ctx, key) != nil
-}
-
-// DeleteContext removes a value.
-func (c *TokenCache) DeleteContext(ctx context.Context, key string) error {
+// del removes key's token.
+func (c *TokenCache) del(ctx context.Context, key string) error {
 	ctx, cancel := context.WithTimeout(ctx, tokenCacheTimeout)
 	defer cancel()
 	if _, err := c.pool.Exec(ctx, `DELETE FROM token_cache WHERE key = $1`, key); err != nil {
@@ -112,17 +102,3 @@ func (c *TokenCache) DeleteContext(ctx context.Context, key string) error {
 	}
 	return nil
 }
-
-// Get implements cache.Cache.
-func (c *TokenCache) Get(key string) interface{} { return c.GetContext(context.Background(), key) }
-
-// Set implements cache.Cache.
-func (c *TokenCache) Set(key string, val interface{}, timeout time.Duration) error {
-	return c.SetContext(context.Background(), key, val, timeout)
-}
-
-// IsExist implements cache.Cache.
-func (c *TokenCache) IsExist(key string) bool { return c.IsExistContext(context.Background(), key) }
-
-// Delete implements cache.Cache.
-func (c *TokenCache) Delete(key string) error { return c.DeleteContext(context.Background(), key) }

@@ -12,7 +12,7 @@ import (
 // how long the platform says the token lives; it is cached for a little
 // less, so it is renewed before it expires.
 func (c *TokenCache) Token(ctx context.Context, key string, fetch func(ctx context.Context) (token string, ttl time.Duration, err error)) (string, error) {
-	if v, ok := c.GetContext(ctx, key).(string); ok {
+	if v, ok := c.get(ctx, key); ok {
 		return v, nil
 	}
 	lock, err := lockWait(ctx, c, "token:"+key)
@@ -20,14 +20,14 @@ func (c *TokenCache) Token(ctx context.Context, key string, fetch func(ctx conte
 		return "", err
 	}
 	defer lock.Unlock(ctx)
-	if v, ok := c.GetContext(ctx, key).(string); ok {
+	if v, ok := c.get(ctx, key); ok {
 		return v, nil
 	}
 	token, ttl, err := fetch(ctx)
 	if err != nil {
 		return "", err
 	}
-	if err := c.SetContext(ctx, key, token, renewBefore(ttl)); err != nil {
+	if err := c.set(ctx, key, token, renewBefore(ttl)); err != nil {
 		return "", err
 	}
 	return token, nil
@@ -43,10 +43,10 @@ func (c *TokenCache) Invalidate(ctx context.Context, key, stale string) error {
 		return err
 	}
 	defer lock.Unlock(ctx)
-	if v, ok := c.GetContext(ctx, key).(string); ok && v != stale {
+	if v, ok := c.get(ctx, key); ok && v != stale {
 		return nil
 	}
-	return c.DeleteContext(ctx, key)
+	return c.del(ctx, key)
 }
 
 // renewBefore is how long a token is cached: its lifetime less a margin of

@@ -119,7 +119,7 @@ func TestRepeatedCreateMakesOneTicket(t *testing.T) {
 		openaitest.Reply{Content: "已为你创建工单 INC-1004。"},
 	)
 	caller := zhangsan
-	caller.Origin = "inbound-41"
+	caller.Origin = 41
 	res := runTurn(t, model, caller, reg, "打印机又卡纸了，帮我报个修", agent.Options{})
 
 	if res.StopReason != agent.StopFinished {
@@ -146,7 +146,7 @@ func TestRunAgainAfterCrashMakesOneTicket(t *testing.T) {
 	reg := samplesBehind(t, backend)
 	model := openaitest.NewServer(t)
 	caller := zhangsan
-	caller.Origin = "inbound-42"
+	caller.Origin = 42
 	for run := range 2 {
 		model.Script(createTicket, openaitest.Reply{Content: "工单已创建。"})
 		caller.TraceID = []string{"run-a", "run-b"}[run] // a new run id, the same message
@@ -159,7 +159,7 @@ func TestRunAgainAfterCrashMakesOneTicket(t *testing.T) {
 	}
 
 	// Another message asking the same is a new request.
-	caller.Origin = "inbound-43"
+	caller.Origin = 43
 	model.Script(createTicket, openaitest.Reply{Content: "工单已创建。"})
 	runTurn(t, model, caller, reg, "打印机又卡纸了，帮我报个修", agent.Options{})
 	if n := ticketsCreated(backend); n != 2 {
@@ -182,7 +182,7 @@ func TestTransientFailureRetried(t *testing.T) {
 		openaitest.Reply{Content: "已为你创建工单 INC-1004。"},
 	)
 	caller := zhangsan
-	caller.Origin = "inbound-44"
+	caller.Origin = 44
 	res := runTurn(t, model, caller, reg, "打印机又卡纸了，帮我报个修", agent.Options{MaxRepeats: 1})
 
 	if res.StopReason != agent.StopFinished {
@@ -212,7 +212,7 @@ func TestPartialAnswerKeepsTheTicket(t *testing.T) {
 		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_status", `{"ticket_id":"INC-1004"}`)}},
 	)
 	caller := zhangsan
-	caller.Origin = "inbound-45"
+	caller.Origin = 45
 	res := runTurn(t, model, caller, reg, "打印机又卡纸了，帮我报个修，再看看进度", agent.Options{MaxSteps: 2})
 
 	if res.StopReason != agent.StopMaxSteps {
