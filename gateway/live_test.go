@@ -237,7 +237,7 @@ func TestLiveReplyOfADeadReplicaIsDelivered(t *testing.T) {
 	}
 	t.Cleanup(poolA.Close)
 	chA := newLiveChannel(limits)
-	a := h.startExtra(extra, gateway.Deps{Pool: poolA, Channels: []channels.Channel{chA}, Queues: map[string]int{}})
+	a := h.startExtra(extra, gateway.Deps{Pool: poolA, Channels: []channels.Channel{chA}, Queues: map[string]int{}, Partial: true})
 	// Replica B works the jobs.
 	chB := newLiveChannel(limits)
 	h.startExtra(extra, gateway.Deps{Channels: []channels.Channel{chB}})

@@ -140,7 +140,7 @@ func TestCard_DeadlineGivesUpWithoutShown(t *testing.T) {
 		if reads++; reads == 3 {
 			c.Add(time.Minute) // past the 100 ms deadline
 		}
-		return sink.Progress(ctx, channels.MessageRef{})
+		return sink.Progress(ctx, channels.MessageRef{MsgID: "m1"})
 	})
 	if shown, err := runCard(withTimeout(t, 10*time.Second), r, c, in, src); shown || !errors.Is(err, channels.ErrLiveDeadline) {
 		t.Errorf("shown %v (%v) after the deadline", shown, err)
