@@ -40,12 +40,26 @@ type Streamer interface {
 	ChatStream(ctx context.Context, req openai.ChatCompletionRequest, onDelta func(text string)) (openai.ChatCompletionResponse, error)
 }
 
+// Message is one earlier message of the conversation, as the caller
+// keeps it: who said it and its text. The agent owns this type; the
+// model's wire types stay inside the agent.
+type Message struct {
+	Role    string // RoleUser or RoleAssistant
+	Content string
+}
+
+// The roles of a Message.
+const (
+	RoleUser      = openai.ChatMessageRoleUser
+	RoleAssistant = openai.ChatMessageRoleAssistant
+)
+
 // Turn is the input of one run.
 type Turn struct {
 	SessionID    string
 	RunID        string
 	SystemPrompt string
-	History      []openai.ChatCompletionMessage // earlier turns, text only, oldest first
+	History      []Message // earlier turns, oldest first
 	UserText     string
 	// Tools are the skills this user may use; the gateway has removed the
 	// others. Run offers the model only those relevant to the turn (see

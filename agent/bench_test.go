@@ -44,7 +44,7 @@ func BenchmarkRun_OneTurn(b *testing.B) {
 			params: `{"type":"object","properties":{"ticket_id":{"type":"string","pattern":"^INC-[0-9]+$"}},"required":["ticket_id"]}`},
 	}
 	turn := agent.Turn{SessionID: "s1", RunID: "r1", SystemPrompt: "你是公司的 HR/IT 助手，回答要简洁。",
-		History:  []openai.ChatCompletionMessage{{Role: "user", Content: "你好"}, {Role: "assistant", Content: "你好，有什么可以帮你？"}},
+		History:  []agent.Message{{Role: agent.RoleUser, Content: "你好"}, {Role: agent.RoleAssistant, Content: "你好，有什么可以帮你？"}},
 		UserText: "我还有几天年假？", Tools: tools}
 	opts := agent.Options{Logger: slog.New(slog.DiscardHandler)}
 	ctx := context.Background()

@@ -36,14 +36,14 @@ func firstRequest(t *testing.T, turn agent.Turn, opts agent.Options) openai.Chat
 	return srv.Requests()[0]
 }
 
-func history(texts ...string) []openai.ChatCompletionMessage {
-	var out []openai.ChatCompletionMessage
+func history(texts ...string) []agent.Message {
+	var out []agent.Message
 	for i, text := range texts {
-		role := openai.ChatMessageRoleUser
+		role := agent.RoleUser
 		if i%2 == 1 {
-			role = openai.ChatMessageRoleAssistant
+			role = agent.RoleAssistant
 		}
-		out = append(out, openai.ChatCompletionMessage{Role: role, Content: text})
+		out = append(out, agent.Message{Role: role, Content: text})
 	}
 	return out
 }
@@ -53,7 +53,7 @@ func TestOffer_MatchesByMeaning(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		text    string
-		history []openai.ChatCompletionMessage
+		history []agent.Message
 		recent  []string
 		want    []string // each must be offered in full
 	}{

@@ -95,6 +95,15 @@ func requestTokens(msgs []openai.ChatCompletionMessage, tools []openai.Tool) int
 	return n
 }
 
+// historyTurns is texts as alternating user and assistant turns.
+func historyTurns(texts []string) []Message {
+	var out []Message
+	for _, m := range historyMessages(texts) {
+		out = append(out, Message{Role: m.Role, Content: m.Content})
+	}
+	return out
+}
+
 func historyMessages(texts []string) []openai.ChatCompletionMessage {
 	var out []openai.ChatCompletionMessage
 	for i, t := range texts {
@@ -151,7 +160,7 @@ func measureOffering(tb testing.TB, tools []skills.Tool, qs []benchQuestion) off
 	for _, q := range qs {
 		m := &captureModel{}
 		turn := Turn{SessionID: "bench", RunID: "bench", SystemPrompt: benchSystemPrompt,
-			History: historyMessages(q.History), UserText: q.Q, Tools: tools}
+			History: historyTurns(q.History), UserText: q.Q, Tools: tools}
 		if _, err := Run(context.Background(), m, turn, opts); err != nil || m.first == nil {
 			tb.Fatalf("%s: %v", q.Q, err)
 		}

@@ -346,11 +346,11 @@ func (r *run) emit(e Event) {
 
 // previousTurn is the last user message of history and the reply to it,
 // for keeping the previous turn's skills on offer.
-func previousTurn(history []openai.ChatCompletionMessage) string {
+func previousTurn(history []Message) string {
 	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == openai.ChatMessageRoleUser {
+		if history[i].Role == RoleUser {
 			text := history[i].Content
-			if i+1 < len(history) && history[i+1].Role == openai.ChatMessageRoleAssistant {
+			if i+1 < len(history) && history[i+1].Role == RoleAssistant {
 				text += "\n" + history[i+1].Content
 			}
 			return text
@@ -359,22 +359,13 @@ func previousTurn(history []openai.ChatCompletionMessage) string {
 	return ""
 }
 
-// textHistory keeps the text of user and assistant turns: the model needs
-// what was said, not earlier tool traffic, images or system notes.
-func textHistory(history []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+// textHistory is the history as the model takes it: the text of user and
+// assistant turns (the model needs what was said, not system notes).
+func textHistory(history []Message) []openai.ChatCompletionMessage {
 	out := make([]openai.ChatCompletionMessage, 0, len(history))
 	for _, h := range history {
-		if h.Role != openai.ChatMessageRoleUser && h.Role != openai.ChatMessageRoleAssistant {
-			continue
-		}
-		text := h.Content
-		for _, p := range h.MultiContent {
-			if p.Type == openai.ChatMessagePartTypeText {
-				text += p.Text
-			}
-		}
-		if text != "" {
-			out = append(out, openai.ChatCompletionMessage{Role: h.Role, Content: text})
+		if (h.Role == RoleUser || h.Role == RoleAssistant) && h.Content != "" {
+			out = append(out, openai.ChatCompletionMessage{Role: h.Role, Content: h.Content})
 		}
 	}
 	return out

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -42,14 +40,14 @@ func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, 
 
 // History is a session's recent turns as the model sees them: at most
 // agent.history_turns of them, none older than agent.history_idle.
-func (a *AgentRunner) History(ctx context.Context, sessionID int64) ([]openai.ChatCompletionMessage, error) {
+func (a *AgentRunner) History(ctx context.Context, sessionID int64) ([]agent.Message, error) {
 	history, err := store.RecentHistory(ctx, a.g.pool, sessionID, 2*a.g.cfg.Agent.HistoryTurns, a.historySince())
 	if err != nil {
 		return nil, err
 	}
-	msgs := make([]openai.ChatCompletionMessage, 0, len(history))
+	msgs := make([]agent.Message, 0, len(history))
 	for _, h := range history {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: h.Role, Content: h.Content})
+		msgs = append(msgs, agent.Message{Role: h.Role, Content: h.Content})
 	}
 	return msgs, nil
 }

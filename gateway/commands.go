@@ -35,12 +35,13 @@ func parseCommand(text string) (name, raw string, ok bool) {
 }
 
 // runCommand answers a chat command. reset says the session starts afresh.
-func (g *Gateway) runCommand(name, raw string, caller skills.Caller) (reply string, reset bool) {
+func (rn *runner) runCommand(name, raw string, caller skills.Caller) (reply string, reset bool) {
+	g := rn.g
 	switch name {
 	case cmdReset:
 		return g.cfg.Messages.Reset, true
 	case cmdHelp:
-		return g.helpText(caller), false
+		return g.runner.helpText(caller), false
 	default:
 		return fmt.Sprintf(g.cfg.Messages.UnknownCmd, raw), false
 	}
@@ -48,7 +49,8 @@ func (g *Gateway) runCommand(name, raw string, caller skills.Caller) (reply stri
 
 // helpText lists the skills the caller may use, by the access rules: the
 // same set the agent may offer them.
-func (g *Gateway) helpText(caller skills.Caller) string {
+func (rn *runner) helpText(caller skills.Caller) string {
+	g := rn.g
 	tools := g.skills.Load().ToolsFor(caller)
 	if len(tools) == 0 {
 		return g.cfg.Messages.NoSkills

@@ -23,6 +23,7 @@ const takenOverPause = 5 * time.Minute
 
 // connections are the long connections this replica keeps.
 type connections struct {
+	g      *Gateway
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -30,7 +31,8 @@ type connections struct {
 // startConnections runs every channel's long connections: on every replica
 // for platforms that spread events over clients, on one replica at a time
 // (under a lease) for accounts that allow one connection.
-func (g *Gateway) startConnections(ctx context.Context) {
+func (cs *connections) startConnections(ctx context.Context) {
+	g := cs.g
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.conns.cancel = cancel
 	for name, ch := range g.channels {
@@ -43,9 +45,9 @@ func (g *Gateway) startConnections(ctx context.Context) {
 			go func() {
 				defer g.conns.wg.Done()
 				if c.Exclusive {
-					g.holdExclusive(ctx, name, c)
+					g.conns.holdExclusive(ctx, name, c)
 				} else {
-					g.keepConnection(ctx, name, c)
+					g.conns.keepConnection(ctx, name, c)
 				}
 			}()
 		}
@@ -54,7 +56,8 @@ func (g *Gateway) startConnections(ctx context.Context) {
 
 // stopConnections closes the connections and waits for them (until ctx
 // ends). Leases are released, so another replica takes over at once.
-func (g *Gateway) stopConnections(ctx context.Context) {
+func (cs *connections) stopConnections(ctx context.Context) {
+	g := cs.g
 	if g.conns.cancel == nil {
 		return
 	}
@@ -70,17 +73,19 @@ func (g *Gateway) stopConnections(ctx context.Context) {
 // keepConnection runs a connection every replica keeps, through the one
 // reconnect loop; when the platform gives the account to another client
 // it stands back for takenOverPause, then tries again.
-func (g *Gateway) keepConnection(ctx context.Context, channel string, c channels.Connection) {
+func (cs *connections) keepConnection(ctx context.Context, channel string, c channels.Connection) {
+	g := cs.g
 	for ctx.Err() == nil {
-		if err := g.reconnect(ctx, channel, c); err != nil {
-			g.standBack(ctx, channel, c, err)
+		if err := g.conns.reconnect(ctx, channel, c); err != nil {
+			g.conns.standBack(ctx, channel, c, err)
 		}
 	}
 }
 
 // standBack leaves an account alone for takenOverPause after the platform
 // gave its connection to another client (err wraps channels.ErrTakenOver).
-func (g *Gateway) standBack(ctx context.Context, channel string, c channels.Connection, err error) {
+func (cs *connections) standBack(ctx context.Context, channel string, c channels.Connection, err error) {
+	g := cs.g
 	g.connStates.set(channel, c.Account, connStandby)
 	g.log.Error("the platform gave this account's connection to another client; leaving it alone",
 		"channel", channel, "account", c.Account, "for", takenOverPause, "err", err)
@@ -89,7 +94,8 @@ func (g *Gateway) standBack(ctx context.Context, channel string, c channels.Conn
 
 // holdExclusive keeps trying to take the account's lease; while it holds
 // it, it runs the connection and works the account's delivery queue.
-func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.Connection) {
+func (cs *connections) holdExclusive(ctx context.Context, channel string, c channels.Connection) {
+	g := cs.g
 	lease := "connection:" + channel + "/" + c.Account
 	retry := g.cfg.Worker.ConnectionLease / 4
 	for ctx.Err() == nil {
@@ -101,9 +107,9 @@ func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.
 		if ok {
 			g.log.Info("holding the long connection", "channel", channel, "account", c.Account, "replica", g.replicaID)
 			g.connStates.set(channel, c.Account, connHolding)
-			err := g.runHeld(ctx, lease, channel, c)
+			err := g.conns.runHeld(ctx, lease, channel, c)
 			if errors.Is(err, channels.ErrTakenOver) {
-				g.standBack(ctx, channel, c, err)
+				g.conns.standBack(ctx, channel, c, err)
 			} else if err != nil && ctx.Err() == nil {
 				g.log.Warn("long connection ended", "channel", channel, "account", c.Account, "err", err)
 			}
@@ -115,7 +121,8 @@ func (g *Gateway) holdExclusive(ctx context.Context, channel string, c channels.
 // runHeld runs a connection while this replica holds its lease: it renews
 // the lease, stops when it is lost, and works the account's delivery queue
 // meanwhile, so replies produced on any replica go out on this socket.
-func (g *Gateway) runHeld(ctx context.Context, lease, channel string, c channels.Connection) (err error) {
+func (cs *connections) runHeld(ctx context.Context, lease, channel string, c channels.Connection) (err error) {
+	g := cs.g
 	queue := g.exclusive[channel+"/"+c.Account]
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -134,7 +141,7 @@ func (g *Gateway) runHeld(ctx context.Context, lease, channel string, c channels
 			g.log.Warn("cannot release the connection lease; it expires by itself", "lease", lease, "err", err)
 		}
 	}()
-	deliveries, err := g.newDeliveryClient(queue)
+	deliveries, err := g.conns.newDeliveryClient(queue)
 	if err != nil {
 		return err
 	}
@@ -146,15 +153,16 @@ func (g *Gateway) runHeld(ctx context.Context, lease, channel string, c channels
 		defer stop()
 		_ = deliveries.Stop(stopCtx)
 	}()
-	go g.renewLease(ctx, cancel, lease)
-	return g.reconnect(ctx, channel, c)
+	go g.conns.renewLease(ctx, cancel, lease)
+	return g.conns.reconnect(ctx, channel, c)
 }
 
 // reconnect keeps c up with channels.Reconnect, the one reconnect loop,
 // until ctx ends (nil) or the platform gives the account to another client
 // (an error wrapping channels.ErrTakenOver). A panic in a session costs
 // that session only: it is counted, and the loop dials again.
-func (g *Gateway) reconnect(ctx context.Context, channel string, c channels.Connection) error {
+func (cs *connections) reconnect(ctx context.Context, channel string, c channels.Connection) error {
+	g := cs.g
 	state := connRunning
 	if c.Exclusive {
 		state = connHolding
@@ -174,7 +182,8 @@ func (g *Gateway) reconnect(ctx context.Context, channel string, c channels.Conn
 
 // renewLease renews the lease three times per term; when it cannot (lost
 // to another replica, or Postgres unreachable for the term) it cancels.
-func (g *Gateway) renewLease(ctx context.Context, lost context.CancelFunc, lease string) {
+func (cs *connections) renewLease(ctx context.Context, lost context.CancelFunc, lease string) {
+	g := cs.g
 	term := g.cfg.Worker.ConnectionLease
 	lastOK := g.now()
 	for sleep(ctx, term/3) {
@@ -197,7 +206,8 @@ func (g *Gateway) renewLease(ctx context.Context, lost context.CancelFunc, lease
 
 // newDeliveryClient is a job client that works only queue: the deliveries
 // of an account whose connection this replica holds.
-func (g *Gateway) newDeliveryClient(queue string) (*river.Client[pgx.Tx], error) {
+func (cs *connections) newDeliveryClient(queue string) (*river.Client[pgx.Tx], error) {
+	g := cs.g
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{g: g})
 	client, err := river.NewClient(riverpgxv5.New(g.pool), &river.Config{

@@ -36,6 +36,10 @@ const conversationBusySnooze = time.Second
 // at again.
 const deferRecheck = 5 * time.Second
 
+// delivery sends the outbox's parts: in each conversation's order, paced
+// under the platform's limits, one recorded attempt at a time.
+type delivery struct{ g *Gateway }
+
 type deliverWorker struct {
 	river.WorkerDefaults[DeliverReplyArgs]
 	g *Gateway
@@ -68,7 +72,7 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 		return river.JobSnooze(conversationBusySnooze)
 	}
 	defer lock.Unlock(ctx)
-	res := g.deliverConversation(ctx, lock.Conn(), orderKey, job.Args.ReplyKey, job.Attempt >= job.MaxAttempts)
+	res := g.delivery.deliverConversation(ctx, lock.Conn(), orderKey, job.Args.ReplyKey, job.Attempt >= job.MaxAttempts)
 	switch {
 	case res.err != nil && res.permanent:
 		return river.JobCancel(res.err)
@@ -77,7 +81,7 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	case !res.paceUntil.IsZero():
 		// The platform's window is full: come back when it has room,
 		// holding no worker or connection meanwhile.
-		return river.JobSnooze(g.paceSnooze(res.paceUntil))
+		return river.JobSnooze(g.pacer.paceSnooze(res.paceUntil))
 	case !res.deferUntil.IsZero():
 		// Usually the live reply shows the part within seconds (which
 		// queues the rest at once): look again soon rather than lingering
@@ -103,7 +107,8 @@ type deliveryResult struct {
 // is dropped and the part sent.
 // Its queries run on conn, the connection holding the conversation's lock,
 // so a delivery uses one pool connection.
-func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, orderKey, replyKey string, lastAttempt bool) deliveryResult {
+func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, orderKey, replyKey string, lastAttempt bool) deliveryResult {
+	g := dl.g
 	parts, err := store.UndeliveredInOrder(ctx, conn, orderKey, replyKey)
 	if err != nil {
 		return deliveryResult{err: err}
@@ -133,7 +138,7 @@ func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, o
 			_ = store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, err.Error(), true, g.now())
 			return deliveryResult{err: err, permanent: true}
 		}
-		_, retryAt, err := g.pace(ctx, conn, ch, p)
+		_, retryAt, err := g.pacer.pace(ctx, conn, ch, p)
 		switch {
 		case err != nil:
 			return deliveryResult{err: err}
@@ -142,7 +147,7 @@ func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, o
 			res.paceUntil = retryAt
 			return res
 		}
-		if err := g.sendPart(ctx, conn, ch, p, lastAttempt); err != nil {
+		if err := g.delivery.sendPart(ctx, conn, ch, p, lastAttempt); err != nil {
 			return deliveryResult{err: err, permanent: errors.Is(err, channels.ErrPermanent)}
 		}
 	}
@@ -151,10 +156,11 @@ func (g *Gateway) deliverConversation(ctx context.Context, conn *pgxpool.Conn, o
 
 // sendPart makes one recorded attempt at one part. An image is uploaded
 // first, once (see uploadOnce).
-func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
-	mediaID, err := g.uploadOnce(ctx, conn, ch, p)
+func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
+	g := dl.g
+	mediaID, err := g.delivery.uploadOnce(ctx, conn, ch, p)
 	if err != nil {
-		return g.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
+		return g.delivery.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
 	}
 	attempts, firstAt, err := store.MarkAttempt(ctx, conn, p.ID, g.now())
 	if err != nil {
@@ -167,7 +173,7 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
 	})
 	if sendErr != nil {
-		return g.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
+		return g.delivery.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
 	}
 	g.metrics.Delivered(p.Channel, nil, false)
 	// The send happened: record it even if the job is being cancelled.
@@ -177,7 +183,8 @@ func (g *Gateway) sendPart(ctx context.Context, conn store.Querier, ch channels.
 // failedPart records a failed attempt at p (its upload or its send) and
 // returns sendErr; the part is given up when the error is permanent or
 // this was the job's last attempt.
-func (g *Gateway) failedPart(ctx context.Context, conn store.Querier, p store.OutboxPart, sendErr error, attempts int, lastAttempt bool) error {
+func (dl *delivery) failedPart(ctx context.Context, conn store.Querier, p store.OutboxPart, sendErr error, attempts int, lastAttempt bool) error {
+	g := dl.g
 	giveUp := errors.Is(sendErr, channels.ErrPermanent) || lastAttempt
 	g.metrics.Delivered(p.Channel, sendErr, giveUp)
 	if err := store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
@@ -199,7 +206,8 @@ const mediaExpiryMargin = time.Hour
 // id, and a platform's duplicate check (WeCom's enable_duplicate_check
 // compares it) drops the copy of an attempt whose answer was lost. ""
 // when the channel uploads in Send itself or the part is no image.
-func (g *Gateway) uploadOnce(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart) (string, error) {
+func (dl *delivery) uploadOnce(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart) (string, error) {
+	g := dl.g
 	up, ok := ch.(channels.Uploader)
 	if !ok || p.Format != channels.FormatImage || p.Image == nil {
 		return "", nil

@@ -81,7 +81,8 @@ func (d *draftWriter) take() (string, bool) {
 // startDrafts stores row's draft while the run goes on, when its channel
 // streams; it returns the draft to feed (nil when there is nothing to
 // show) and a stop function.
-func (g *Gateway) startDrafts(ctx context.Context, ch channels.Channel, row store.InboundRow) (*draftWriter, func()) {
+func (rn *runner) startDrafts(ctx context.Context, ch channels.Channel, row store.InboundRow) (*draftWriter, func()) {
+	g := rn.g
 	if !ch.Limits(row.In.Account).Streams {
 		return nil, func() {}
 	}
@@ -108,7 +109,8 @@ func (g *Gateway) startDrafts(ctx context.Context, ch channels.Channel, row stor
 // while a run goes on. The hint is best effort and not in the outbox: it
 // is worth nothing once the answer is there. stop waits for a hint in
 // flight, so the answer never overtakes it.
-func (g *Gateway) startProcessingHint(ctx context.Context, ch channels.Channel, row store.InboundRow) (stop func()) {
+func (rn *runner) startProcessingHint(ctx context.Context, ch channels.Channel, row store.InboundRow) (stop func()) {
+	g := rn.g
 	if ch.Limits(row.In.Account).Streams || g.isExclusive(row.In.Channel, row.In.Account) {
 		return func() {}
 	}

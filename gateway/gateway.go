@@ -107,6 +107,8 @@ type Gateway struct {
 	running    sync.WaitGroup // the RunningFeatures' Run
 	conns      connections
 	live       liveReplies // live replies running here (live.go)
+	delivery   delivery    // the outbox's sends (deliver.go)
+	runner     runner      // the runs (process.go)
 	leases     runLeases
 	stopLease  context.CancelFunc // ends keepLeases
 	leaseDone  chan struct{}      // closed when keepLeases returned
@@ -174,6 +176,8 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		log:       deps.Logger,
 	}
 	g.outbox, g.agent = &Outbox{g: g}, &AgentRunner{g: g}
+	g.conns.g, g.live.g, g.leases.g, g.pacer.g = g, g, g, g
+	g.delivery.g, g.runner.g = g, g
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -371,7 +375,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 
 // Start starts the workers (if this process works any queue).
 func (g *Gateway) Start(ctx context.Context) error {
-	g.startLiveReplies(ctx)
+	g.live.startLiveReplies(ctx)
 	if !g.works {
 		return nil
 	}
@@ -380,9 +384,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	}
 	leaseCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	g.stopLease, g.leaseDone = stop, make(chan struct{})
-	go func() { defer close(g.leaseDone); g.keepLeases(leaseCtx) }()
+	go func() { defer close(g.leaseDone); g.leases.keepLeases(leaseCtx) }()
 	if g.serves {
-		g.startConnections(ctx)
+		g.conns.startConnections(ctx)
 		for _, f := range g.features {
 			if rf, ok := f.(RunningFeature); ok {
 				g.running.Add(1)
@@ -398,11 +402,11 @@ func (g *Gateway) Start(ctx context.Context) error {
 func (g *Gateway) Stop(ctx context.Context) error {
 	defer g.mcp.Close() //nolint:errcheck // sessions to MCP servers; nothing to save
 	// Deferred, so after the jobs: answers they commit meanwhile may show live.
-	defer g.stopLiveReplies(ctx)
+	defer g.live.stopLiveReplies(ctx)
 	if !g.works {
 		return nil
 	}
-	g.stopConnections(ctx)
+	g.conns.stopConnections(ctx)
 	if g.stopLease != nil {
 		// Runs still renew their leases until they end; the features'
 		// own work ends with them.

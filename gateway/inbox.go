@@ -68,7 +68,7 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		return channels.Receipt{}, nil
 	}
 	received := g.now()
-	live := g.liveFor(in, status, received)
+	live := g.live.liveFor(in, status, received)
 	var id int64
 	err = store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		if in.Nonce != "" {
@@ -101,7 +101,7 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		if !receipt.Answer {
 			return nil
 		}
-		return g.enqueueProcess(ctx, tx, id, in.Channel)
+		return g.leases.enqueueProcess(ctx, tx, id, in.Channel)
 	})
 	switch {
 	case errors.Is(err, channels.ErrReplayed):
@@ -110,7 +110,7 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		return channels.Receipt{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
 	if receipt.New && live.replier != nil {
-		g.startLive(live, in, id, received)
+		g.live.startLive(live, in, id, received)
 	}
 	return receipt, nil
 }
@@ -184,7 +184,7 @@ func (g *Gateway) Shown(ctx context.Context, ref channels.MessageRef) error {
 	if err != nil || !p.Found || p.Parts == 0 {
 		return err
 	}
-	return g.firstPartShown(ctx, ref.Channel, ref.Account, p.InboundID)
+	return g.live.firstPartShown(ctx, ref.Channel, ref.Account, p.InboundID)
 }
 
 // Refused counts a refused callback of channel/account by the check it

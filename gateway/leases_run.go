@@ -58,6 +58,7 @@ type runLease struct {
 
 // runLeases are the leases this replica's runs hold.
 type runLeases struct {
+	g  *Gateway
 	mu sync.Mutex
 	m  map[string]*runLease // by run id
 }
@@ -80,7 +81,8 @@ func (r *runLeases) remove(runID string) {
 // claimSession takes the session's lease for a run of inboundID. It
 // returns errSessionBusy while another run holds it, and a context that
 // ends with cause errLeaseLost if the lease is lost while the run goes on.
-func (g *Gateway) claimSession(ctx context.Context, sessionID, inboundID int64, runID string) (context.Context, *runLease, error) {
+func (rl *runLeases) claimSession(ctx context.Context, sessionID, inboundID int64, runID string) (context.Context, *runLease, error) {
+	g := rl.g
 	now := g.now()
 	ok, err := store.ClaimSessionLease(ctx, g.pool, store.SessionLease{
 		SessionID: sessionID, InboundID: inboundID, Holder: g.replicaID, RunID: runID,
@@ -102,7 +104,8 @@ func (g *Gateway) claimSession(ctx context.Context, sessionID, inboundID int64, 
 // the oldest message still to answer is the run's own: its job runs again
 // and hands it on then. If Postgres cannot be reached the lease lapses by
 // itself and the sweeper hands the session on.
-func (g *Gateway) releaseSession(ctx context.Context, l *runLease, ownID int64, committed bool) {
+func (rl *runLeases) releaseSession(ctx context.Context, l *runLease, ownID int64, committed bool) {
+	g := rl.g
 	g.leases.remove(l.runID)
 	l.lost(nil)
 	if committed {
@@ -114,7 +117,7 @@ func (g *Gateway) releaseSession(ctx context.Context, l *runLease, ownID int64, 
 		if err != nil || !held {
 			return err
 		}
-		return g.handOver(ctx, tx, l.sessionID, ownID)
+		return g.leases.handOver(ctx, tx, l.sessionID, ownID)
 	})
 	if err != nil {
 		g.log.Warn("session lease not released; it lapses by itself", "session_id", l.sessionID, "run_id", l.runID, "err", err)
@@ -124,16 +127,18 @@ func (g *Gateway) releaseSession(ctx context.Context, l *runLease, ownID int64, 
 // handOver enqueues the session's oldest message still to answer, in tx,
 // unless it is ownID (whose job lives on). A message may then have two
 // jobs; the second finds it answered or its session busy.
-func (g *Gateway) handOver(ctx context.Context, tx pgx.Tx, sessionID, ownID int64) error {
+func (rl *runLeases) handOver(ctx context.Context, tx pgx.Tx, sessionID, ownID int64) error {
+	g := rl.g
 	next, channel, ok, err := store.OldestPendingInSession(ctx, tx, sessionID)
 	if err != nil || !ok || next == ownID {
 		return err
 	}
-	return g.enqueueProcess(ctx, tx, next, channel)
+	return g.leases.enqueueProcess(ctx, tx, next, channel)
 }
 
 // enqueueProcess inserts the job that answers inbound message id, in tx.
-func (g *Gateway) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, channel string) error {
+func (rl *runLeases) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, channel string) error {
+	g := rl.g
 	if _, err := g.river.InsertTx(ctx, tx, ProcessInboundArgs{InboundID: id}, &river.InsertOpts{
 		Queue:       g.agentQueue(channel),
 		MaxAttempts: agentAttempts,
@@ -149,7 +154,8 @@ func (g *Gateway) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, chann
 // quarter, until ctx ends. A process working queues of its own (a
 // terminal's) does not sweep: it would route other channels' messages to
 // its own queue.
-func (g *Gateway) keepLeases(ctx context.Context) {
+func (rl *runLeases) keepLeases(ctx context.Context) {
+	g := rl.g
 	term := g.cfg.Worker.RunLease
 	renew, sweep := time.NewTicker(term/3), time.NewTicker(term/4)
 	defer renew.Stop()
@@ -162,7 +168,7 @@ func (g *Gateway) keepLeases(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-renew.C:
-			g.renewLeases(ctx)
+			g.leases.renewLeases(ctx)
 		case <-sweep.C:
 			if _, err := g.SweepLeases(ctx); err != nil && ctx.Err() == nil {
 				g.log.Warn("lapsed session leases not swept", "err", err)
@@ -175,7 +181,8 @@ func (g *Gateway) keepLeases(ctx context.Context) {
 // statement. A run whose lease was taken over is stopped at once; when
 // Postgres cannot be reached, a run is stopped once its lease has lapsed,
 // since another replica may then take the session.
-func (g *Gateway) renewLeases(ctx context.Context) {
+func (rl *runLeases) renewLeases(ctx context.Context) {
+	g := rl.g
 	g.leases.mu.Lock()
 	ids := make([]string, 0, len(g.leases.m))
 	for id := range g.leases.m {
@@ -231,7 +238,7 @@ func (g *Gateway) SweepLeases(ctx context.Context) (int, error) {
 		for _, l := range lapsed {
 			g.log.Warn("session lease lapsed; answering its message again", slog.Int64("session_id", l.SessionID),
 				slog.Int64("inbound_id", l.InboundID), slog.String("holder", l.Holder))
-			if err := g.handOver(ctx, tx, l.SessionID, 0); err != nil {
+			if err := g.leases.handOver(ctx, tx, l.SessionID, 0); err != nil {
 				return err
 			}
 		}

@@ -35,6 +35,7 @@ const liveRecordTimeout = 5 * time.Second
 // liveReplies are the live replies running on this replica, and the
 // renewer of their holds.
 type liveReplies struct {
+	g      *Gateway
 	mu     sync.Mutex
 	ctx    context.Context    // nil before Start and once Stop began
 	cancel context.CancelFunc // ends ctx
@@ -43,7 +44,8 @@ type liveReplies struct {
 }
 
 // startLiveReplies lets Accept start live replies, until stopLiveReplies.
-func (g *Gateway) startLiveReplies(ctx context.Context) {
+func (lv *liveReplies) startLiveReplies(ctx context.Context) {
+	g := lv.g
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.live.mu.Lock()
 	g.live.ctx, g.live.cancel, g.live.keys = ctx, cancel, map[string]bool{}
@@ -51,13 +53,14 @@ func (g *Gateway) startLiveReplies(ctx context.Context) {
 	g.live.mu.Unlock()
 	go func() {
 		defer g.live.wg.Done()
-		g.renewHolds(ctx)
+		g.live.renewHolds(ctx)
 	}()
 }
 
 // stopLiveReplies ends the running live replies (each is abandoned and its
 // answer goes as a message) and waits for them until ctx ends.
-func (g *Gateway) stopLiveReplies(ctx context.Context) {
+func (lv *liveReplies) stopLiveReplies(ctx context.Context) {
+	g := lv.g
 	g.live.mu.Lock()
 	cancel := g.live.cancel
 	g.live.ctx, g.live.cancel = nil, nil
@@ -88,7 +91,8 @@ type liveStart struct {
 // replica will run the live reply. Nothing when the account shows no live
 // replies, or when it pushes them and this replica runs none (before Start,
 // while stopping): the answer then simply goes as a message.
-func (g *Gateway) liveFor(in channels.Inbound, status string, now time.Time) liveStart {
+func (lv *liveReplies) liveFor(in channels.Inbound, status string, now time.Time) liveStart {
+	g := lv.g
 	ch, ok := g.channels[in.Channel]
 	if !ok || status != store.InboundPending {
 		return liveStart{}
@@ -117,7 +121,8 @@ func (g *Gateway) liveFor(in channels.Inbound, status string, now time.Time) liv
 
 // startLive runs the live reply to in (stored as inboundID, received at
 // received) in a goroutine of its own, tracked until Stop.
-func (g *Gateway) startLive(ls liveStart, in channels.Inbound, inboundID int64, received time.Time) {
+func (lv *liveReplies) startLive(ls liveStart, in channels.Inbound, inboundID int64, received time.Time) {
+	g := lv.g
 	key := store.AnswerKey(inboundID)
 	g.live.mu.Lock()
 	ctx := g.live.ctx
@@ -128,7 +133,7 @@ func (g *Gateway) startLive(ls liveStart, in channels.Inbound, inboundID int64, 
 	g.live.mu.Unlock()
 	if ctx == nil {
 		// Stop began since liveFor: nobody will show it, let it go.
-		g.endLive(context.Background(), in, inboundID, false, errors.New("stopping"))
+		g.live.endLive(context.Background(), in, inboundID, false, errors.New("stopping"))
 		return
 	}
 	go func() {
@@ -155,7 +160,7 @@ func (g *Gateway) startLive(ls liveStart, in channels.Inbound, inboundID int64, 
 		if errors.Is(err, channels.ErrPanic) {
 			g.metrics.Panicked(in.Channel, in.Account)
 		}
-		g.endLive(ctx, in, inboundID, shown, err)
+		g.live.endLive(ctx, in, inboundID, shown, err)
 		g.live.mu.Lock()
 		delete(g.live.keys, key) // after endLive: the hold is renewed until it is dropped
 		g.live.mu.Unlock()
@@ -165,12 +170,13 @@ func (g *Gateway) startLive(ls liveStart, in channels.Inbound, inboundID int64, 
 // endLive records how the live reply to inboundID ended: shown (only the
 // parts after the first are delivered), or not (the hold is dropped and the
 // whole answer delivered, now if it is written).
-func (g *Gateway) endLive(ctx context.Context, in channels.Inbound, inboundID int64, shown bool, why error) {
+func (lv *liveReplies) endLive(ctx context.Context, in channels.Inbound, inboundID int64, shown bool, why error) {
+	g := lv.g
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), liveRecordTimeout)
 	defer cancel()
 	log := g.log.With("channel", in.Channel, "account", in.Account, "msg_id", in.MsgID, "inbound_id", inboundID)
 	if shown {
-		if err := g.firstPartShown(ctx, in.Channel, in.Account, inboundID); err != nil {
+		if err := g.live.firstPartShown(ctx, in.Channel, in.Account, inboundID); err != nil {
 			log.Warn("live reply showed the answer but it is not recorded; its first part may be sent again", "err", err)
 		}
 		return
@@ -195,7 +201,8 @@ func (g *Gateway) endLive(ctx context.Context, in channels.Inbound, inboundID in
 
 // firstPartShown records that the first part of inboundID's answer was
 // shown (a live reply) and has the parts after it delivered now.
-func (g *Gateway) firstPartShown(ctx context.Context, channel, account string, inboundID int64) error {
+func (lv *liveReplies) firstPartShown(ctx context.Context, channel, account string, inboundID int64) error {
+	g := lv.g
 	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		rest, err := store.MarkFirstPartShown(ctx, tx, inboundID, g.now())
 		if err != nil || !rest {
@@ -207,7 +214,8 @@ func (g *Gateway) firstPartShown(ctx context.Context, channel, account string, i
 
 // renewHolds renews the holds of this replica's running live replies three
 // times per worker.run_lease, until ctx ends.
-func (g *Gateway) renewHolds(ctx context.Context) {
+func (lv *liveReplies) renewHolds(ctx context.Context) {
+	g := lv.g
 	term := g.cfg.Worker.RunLease
 	for sleep(ctx, term/3) {
 		g.live.mu.Lock()

@@ -41,6 +41,7 @@ const (
 // pacer is a replica's pacing state: only when it last swept. The windows
 // themselves are in Postgres.
 type pacer struct {
+	g         *Gateway
 	nextSweep atomic.Int64 // Unix nanoseconds on the gateway's clock
 }
 
@@ -66,7 +67,8 @@ func paceLimits(lim channels.Limits, p store.OutboxPart) []store.PaceLimit {
 // full it waits for a slot within paceShortWait, and otherwise returns
 // retryAt, the time to come back (the caller snoozes). The claim is
 // released with store.ReleaseSend if the send does not happen.
-func (g *Gateway) pace(ctx context.Context, conn *pgxpool.Conn, ch channels.Channel, p store.OutboxPart) (claim store.PaceClaim, retryAt time.Time, err error) {
+func (pc *pacer) pace(ctx context.Context, conn *pgxpool.Conn, ch channels.Channel, p store.OutboxPart) (claim store.PaceClaim, retryAt time.Time, err error) {
+	g := pc.g
 	limits := paceLimits(ch.Limits(p.Account), p)
 	if len(limits) == 0 {
 		return store.PaceClaim{}, time.Time{}, nil
@@ -82,7 +84,7 @@ func (g *Gateway) pace(ctx context.Context, conn *pgxpool.Conn, ch channels.Chan
 		return store.PaceClaim{}, time.Time{}, err
 	}
 	if retryAt.IsZero() {
-		g.sweepPaced(ctx, conn)
+		g.pacer.sweepPaced(ctx, conn)
 	}
 	return claim, retryAt, nil
 }
@@ -90,7 +92,8 @@ func (g *Gateway) pace(ctx context.Context, conn *pgxpool.Conn, ch channels.Chan
 // sweepPaced deletes the sends no window reaches any more, at most once
 // per paceSweepEvery on this replica. A failure is logged: the next sweep
 // catches up, and old rows never count (they are outside every window).
-func (g *Gateway) sweepPaced(ctx context.Context, conn *pgxpool.Conn) {
+func (pc *pacer) sweepPaced(ctx context.Context, conn *pgxpool.Conn) {
+	g := pc.g
 	now := g.now()
 	next := g.pacer.nextSweep.Load()
 	if now.UnixNano() < next || !g.pacer.nextSweep.CompareAndSwap(next, now.Add(paceSweepEvery).UnixNano()) {
@@ -103,6 +106,7 @@ func (g *Gateway) sweepPaced(ctx context.Context, conn *pgxpool.Conn) {
 
 // paceSnooze is how long a delivery whose next slot is at retryAt snoozes.
 // River schedules it on the real clock.
-func (g *Gateway) paceSnooze(retryAt time.Time) time.Duration {
+func (pc *pacer) paceSnooze(retryAt time.Time) time.Duration {
+	g := pc.g
 	return max(retryAt.Sub(g.now()), paceMinSnooze)
 }

@@ -50,8 +50,9 @@ type confirmResult struct {
 // asked for confirmation. The pending call is claimed (deleted and
 // committed) before it runs, so a crash can never run it twice: a
 // confirmed action happens at most once.
-func (g *Gateway) resolveConfirmation(ctx context.Context, row store.InboundRow, sessionID int64,
+func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller) (confirmResult, error) {
+	g := rn.g
 	p, ok, err := store.TakePending(ctx, g.pool, sessionID)
 	if err != nil || !ok {
 		return confirmResult{}, err
@@ -74,7 +75,7 @@ func (g *Gateway) resolveConfirmation(ctx context.Context, row store.InboundRow,
 	}
 
 	started := g.now()
-	res, callErr := g.callConfirmed(ctx, row.In, caller, pc.Tool, pc.Args)
+	res, callErr := g.runner.callConfirmed(ctx, row.In, caller, pc.Tool, pc.Args)
 	if callErr != nil && ctx.Err() != nil {
 		return confirmResult{}, callErr // shutting down; the claim is spent, the user asks again
 	}
@@ -94,7 +95,7 @@ func (g *Gateway) resolveConfirmation(ctx context.Context, row store.InboundRow,
 		res.Confirm.Prompt = agent.MaskedText(res.Confirm.Prompt)
 		step.Observation = "not executed: " + pc.Tool + " is unavailable; its fallback " + res.Confirm.Skill + " awaits confirmation"
 		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFallback, subject, res.Confirm.Prompt)
-		cr.pending = g.fallbackPending(sessionID, caller.TraceID, res.Confirm)
+		cr.pending = g.runner.fallbackPending(sessionID, caller.TraceID, res.Confirm)
 		stop = agent.StopAwaitingConfirmation
 	default:
 		masked := agent.MaskedResult(res, g.skills.Load().Spec(res.Skill), 0)
@@ -111,7 +112,8 @@ func (g *Gateway) resolveConfirmation(ctx context.Context, row store.InboundRow,
 const stopConfirmed = "confirmed"
 
 // fallbackPending is the confirmation a fallback skill waits for.
-func (g *Gateway) fallbackPending(sessionID int64, runID string, c *skills.Confirmation) *store.Pending {
+func (rn *runner) fallbackPending(sessionID int64, runID string, c *skills.Confirmation) *store.Pending {
+	g := rn.g
 	payload, err := json.Marshal(agent.PendingConfirmation{Tool: c.Skill, Args: c.Args, Prompt: c.Prompt})
 	if err != nil {
 		return nil // a RawMessage that came from validation marshals
@@ -138,7 +140,8 @@ func resultSummary(masked, subject string) string {
 
 // callConfirmed runs a call the user confirmed: a feature's tool (its
 // CallConfirmed), or a skill through the registry.
-func (g *Gateway) callConfirmed(ctx context.Context, in channels.Inbound, caller skills.Caller, tool string, args json.RawMessage) (skills.Result, error) {
+func (rn *runner) callConfirmed(ctx context.Context, in channels.Inbound, caller skills.Caller, tool string, args json.RawMessage) (skills.Result, error) {
+	g := rn.g
 	for _, f := range g.features {
 		if tf, ok := f.(ChatToolFeature); ok {
 			if res, handled, err := tf.CallConfirmed(ctx, in, caller, tool, args); handled {

@@ -31,6 +31,11 @@ const agentAttempts = 3
 // has usually answered the message.
 const leaseLostSnooze = time.Second
 
+// runner answers inbound messages: one run per session at a time, the
+// agent or a command or a confirmation, and the outcome committed with
+// its reply in one transaction.
+type runner struct{ g *Gateway }
+
 type processWorker struct {
 	river.WorkerDefaults[ProcessInboundArgs]
 	g *Gateway
@@ -39,7 +44,7 @@ type processWorker struct {
 // Work answers one inbound message and translates the outcome for River.
 func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundArgs]) error {
 	ctx = ops.WithLink(ctx, ops.JobSpanContext(job.Metadata))
-	return riverOutcome(w.g.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
+	return riverOutcome(w.g.runner.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
 }
 
 // riverOutcome is what River should do with a job after process.
@@ -63,7 +68,8 @@ func riverOutcome(err error) error {
 // of the lease. A crash before that commit leaves a lease that lapses and
 // is swept: the message is answered again. A crash after it finds the
 // message done. No connection is held between queries.
-func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool) (err error) {
+func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool) (err error) {
+	g := rn.g
 	row, err := store.GetInbound(ctx, g.pool, inboundID)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: %w", errUnknownMessage, err)
@@ -86,12 +92,12 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 		}
 		ops.EndSpan(span, spanErr)
 	}()
-	runCtx, lease, err := g.claimSession(ctx, sessionID, row.ID, runID)
+	runCtx, lease, err := g.leases.claimSession(ctx, sessionID, row.ID, runID)
 	if err != nil {
 		return err
 	}
 	committed := false
-	defer func() { g.releaseSession(ctx, lease, row.ID, committed) }()
+	defer func() { g.leases.releaseSession(ctx, lease, row.ID, committed) }()
 	// Re-read under the lease: another run may have answered it meanwhile.
 	status, older, err := store.StatusInSession(runCtx, g.pool, row)
 	switch {
@@ -102,7 +108,7 @@ func (g *Gateway) process(ctx context.Context, inboundID int64, lastAttempt bool
 	case older:
 		return errSessionBusy // releasing hands the session to the older one
 	}
-	err = g.answer(runCtx, row, sessionID, runID, lastAttempt)
+	err = g.runner.answer(runCtx, row, sessionID, runID, lastAttempt)
 	committed = err == nil
 	if err != nil && errors.Is(context.Cause(runCtx), errLeaseLost) {
 		return errLeaseLost
@@ -126,19 +132,20 @@ type outcome struct {
 // answer runs the agent for row (or picks a fixed answer) and commits the
 // outcome. On a failed run it returns the error so the job is retried,
 // unless this is the last attempt: then the user is told it failed.
-func (g *Gateway) answer(ctx context.Context, row store.InboundRow, sessionID int64, runID string, lastAttempt bool) error {
+func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID int64, runID string, lastAttempt bool) error {
+	g := rn.g
 	started := g.now()
 	out := outcome{status: store.InboundDone}
 	if row.In.MsgType != channels.TypeText {
 		out.reply = g.cfg.Messages.Unsupported
-		return g.commitAnswer(ctx, row, sessionID, runID, out)
+		return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
 	}
-	g.fillDepartments(ctx, &row)
+	g.runner.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
 	if name, raw, ok := parseCommand(row.In.Text); ok {
-		out.reply, out.resetSession = g.runCommand(name, raw, caller)
+		out.reply, out.resetSession = g.runner.runCommand(name, raw, caller)
 		out.clearPending = out.resetSession
-		return g.commitAnswer(ctx, row, sessionID, runID, out)
+		return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
 	}
 
 	// What the session waited for: a confirmation is resolved here, a
@@ -150,13 +157,13 @@ func (g *Gateway) answer(ctx context.Context, row store.InboundRow, sessionID in
 		return err
 	}
 	if hasPending && pending.Kind == store.PendingConfirm {
-		cr, err := g.resolveConfirmation(ctx, row, sessionID, caller)
+		cr, err := g.runner.resolveConfirmation(ctx, row, sessionID, caller)
 		if err != nil {
 			return err
 		}
 		if cr.done {
 			out.reply, out.run, out.steps, out.setPending = cr.text, cr.run, cr.steps, cr.pending
-			return g.commitAnswer(ctx, row, sessionID, runID, out)
+			return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 		note = cr.text
 	} else if hasPending {
@@ -170,7 +177,7 @@ func (g *Gateway) answer(ctx context.Context, row store.InboundRow, sessionID in
 		}
 	}
 
-	res, runErr := g.runWithProgress(ctx, row, sessionID, caller, resume)
+	res, runErr := g.runner.runWithProgress(ctx, row, sessionID, caller, resume)
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.agent.ModelName(),
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
@@ -200,14 +207,15 @@ func (g *Gateway) answer(ctx context.Context, row store.InboundRow, sessionID in
 		out.reply = note + "\n\n" + out.reply
 	}
 	out.run.Reply = out.reply
-	out.setPending = g.nextPending(res, sessionID, runID)
+	out.setPending = g.runner.nextPending(res, sessionID, runID)
 	out.asyncTasks = res.AsyncTasks
-	return g.commitAnswer(ctx, row, sessionID, runID, out)
+	return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
 }
 
 // nextPending is what the session waits for after a run that stopped to
 // ask the user something.
-func (g *Gateway) nextPending(res agent.Result, sessionID int64, runID string) *store.Pending {
+func (rn *runner) nextPending(res agent.Result, sessionID int64, runID string) *store.Pending {
+	g := rn.g
 	var kind string
 	var payload any
 	var ttl time.Duration
@@ -231,7 +239,8 @@ func (g *Gateway) nextPending(res agent.Result, sessionID int64, runID string) *
 // fillDepartments looks up the sender's departments, for skill access
 // rules, on channels whose callbacks do not carry them. A failed lookup
 // leaves them empty: skills limited to departments are then not offered.
-func (g *Gateway) fillDepartments(ctx context.Context, row *store.InboundRow) {
+func (rn *runner) fillDepartments(ctx context.Context, row *store.InboundRow) {
+	g := rn.g
 	if len(row.In.Sender.Dept) > 0 {
 		return
 	}
@@ -276,17 +285,18 @@ func callerFor(row store.InboundRow, runID string) skills.Caller {
 // runWithProgress runs the agent while showing its progress where the
 // channel can: drafts for streaming platforms, progress lines on the
 // console, a 「处理中…」 once a run takes long elsewhere.
-func (g *Gateway) runWithProgress(ctx context.Context, row store.InboundRow, sessionID int64,
+func (rn *runner) runWithProgress(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation) (agent.Result, error) {
+	g := rn.g
 	ch, ok := g.channels[row.In.Channel]
 	if !ok {
-		return g.runAgent(ctx, row, sessionID, caller, resume, nil, nil)
+		return g.runner.runAgent(ctx, row, sessionID, caller, resume, nil, nil)
 	}
-	draft, stopDrafts := g.startDrafts(ctx, ch, row)
+	draft, stopDrafts := g.runner.startDrafts(ctx, ch, row)
 	defer stopDrafts()
-	stopHint := g.startProcessingHint(ctx, ch, row)
+	stopHint := g.runner.startProcessingHint(ctx, ch, row)
 	defer stopHint()
-	report := g.progressFor(ctx, ch, row)
+	report := g.runner.progressFor(ctx, ch, row)
 	var progress func(agent.Event)
 	var queued func(bool) // a run waiting for the model shows 「排队中…」 in its draft
 	if draft != nil {
@@ -302,13 +312,14 @@ func (g *Gateway) runWithProgress(ctx context.Context, row store.InboundRow, ses
 			}
 		}
 	}
-	return g.runAgent(ctx, row, sessionID, caller, resume, progress, queued)
+	return g.runner.runAgent(ctx, row, sessionID, caller, resume, progress, queued)
 }
 
 // runAgent runs the agent on row's text with the session's history, the
 // caller's skills and the features' chat tools.
-func (g *Gateway) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
+func (rn *runner) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
+	g := rn.g
 	history, err := g.agent.History(ctx, sessionID)
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
@@ -333,7 +344,8 @@ func (g *Gateway) runAgent(ctx context.Context, row store.InboundRow, sessionID 
 
 // progressFor forwards tool calls as progress lines to channels that can
 // show them; nil (no streaming) for the others.
-func (g *Gateway) progressFor(ctx context.Context, ch channels.Channel, row store.InboundRow) func(agent.Event) {
+func (rn *runner) progressFor(ctx context.Context, ch channels.Channel, row store.InboundRow) func(agent.Event) {
+	g := rn.g
 	pr, ok := ch.(channels.ProgressReporter)
 	if !ok {
 		return nil
@@ -367,7 +379,8 @@ func TraceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 // message answered, enqueues delivery and hands the session on, all in one
 // transaction. It returns errLeaseLost, committing nothing, when the lease
 // lapsed and was taken over: the run that took it answers.
-func (g *Gateway) commitAnswer(ctx context.Context, row store.InboundRow, sessionID int64, leaseRun string, out outcome) error {
+func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessionID int64, leaseRun string, out outcome) error {
+	g := rn.g
 	now := g.now()
 	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
 		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)
@@ -419,7 +432,7 @@ func (g *Gateway) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 		if err := store.SetInboundStatus(ctx, tx, row.ID, out.status, now); err != nil {
 			return err
 		}
-		if err := g.handOver(ctx, tx, sessionID, row.ID); err != nil {
+		if err := g.leases.handOver(ctx, tx, sessionID, row.ID); err != nil {
 			return err
 		}
 		g.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),

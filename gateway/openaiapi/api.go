@@ -28,6 +28,7 @@ import (
 	"github.com/gin-gonic/gin"
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/ratelimit"
@@ -179,9 +180,9 @@ func (a *API) listModels(c *gin.Context) {
 // chatRequest is a checked /v1/chat/completions request.
 type chatRequest struct {
 	openai.ChatCompletionRequest
-	userText string                         // the last message: the turn
-	history  []openai.ChatCompletionMessage // earlier user/assistant messages the client sent
-	session  string                         // the client's name of its session: X-Session-Id, else "user"
+	userText string          // the last message: the turn
+	history  []agent.Message // earlier user/assistant messages the client sent
+	session  string          // the client's name of its session: X-Session-Id, else "user"
 }
 
 // readChatRequest reads and checks the body of r for key.
@@ -226,7 +227,7 @@ func decodeChatRequest(body io.Reader, sessionID string, cfg config.OpenAIAPICon
 	for _, m := range msgs[:len(msgs)-1] {
 		if m.Role == openai.ChatMessageRoleUser || m.Role == openai.ChatMessageRoleAssistant {
 			if text := messageText(m); text != "" {
-				req.history = append(req.history, openai.ChatCompletionMessage{Role: m.Role, Content: text})
+				req.history = append(req.history, agent.Message{Role: m.Role, Content: text})
 			}
 		}
 	}
