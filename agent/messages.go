@@ -8,40 +8,40 @@ import (
 
 // Messages are every text Run itself shows the chat user: partial answers
 // when a run cannot finish, the confirmation request, the plan refusal. They
-// live in one place so a deployment can reword them (Options.Messages); an
-// empty field uses the default. Texts for the model are English and not
-// configurable.
+// live in one place so a deployment can reword them (Options.Messages, from
+// YAML messages.agent; Empty is messages.empty); an empty field uses the
+// default. Texts for the model are English and not configurable.
 type Messages struct {
 	// Lead sentences, one per stop reason that is not an answer.
-	MaxSteps    string // the step budget ran out
-	Timeout     string // the wall clock ran out
-	Repeated    string // the same call was repeated beyond the limit
-	Idle        string // rounds without a successful call
-	FatalTool   string // a tool failed in a way only an administrator can fix
-	Error       string // the model failed
-	Canceled    string // the run was interrupted
-	PlanRefused string // the request could not be turned into a plan
+	MaxSteps    string `yaml:"max_steps"`    // the step budget ran out
+	Timeout     string `yaml:"timeout"`      // the wall clock ran out
+	Repeated    string `yaml:"repeated"`     // the same call was repeated beyond the limit
+	Idle        string `yaml:"idle"`         // rounds without a successful call
+	FatalTool   string `yaml:"fatal_tool"`   // a tool failed in a way only an administrator can fix
+	Error       string `yaml:"error"`        // the model failed
+	Canceled    string `yaml:"canceled"`     // the run was interrupted
+	PlanRefused string `yaml:"plan_refused"` // the request could not be turned into a plan
 
-	Confirm    string // "回复「确认」以执行：%s"; must contain one %s, the skill's prompt
-	NeedsInput string // "%s"; must contain one %s, the backend's question
+	Confirm    string `yaml:"confirm"`     // "回复「确认」以执行：%s"; must contain one %s, the skill's prompt
+	NeedsInput string `yaml:"needs_input"` // "%s"; must contain one %s, the backend's question
 
-	Results     string // heading before the answers of finished subtasks
-	Done        string // "已完成：%s。", %s lists the tools that answered
-	Facts       string // heading before what the tools established (a ticket number...)
-	Failed      string // "失败：%s。", %s lists failed tools with why
-	NotDone     string // "未完成：%s。", %s lists what is missing
-	StoppedAt   string // "停在第 %d 步。"
-	FinalAnswer string // the missing final answer, last item of NotDone
-	Empty       string // reply when the model finished without any text
-	ListSep     string // separator inside the lists
-	Why         string // "%s（%s）": a failed tool and why
+	Results     string `yaml:"results"`      // heading before the answers of finished subtasks
+	Done        string `yaml:"done"`         // "已完成：%s。", %s lists the tools that answered
+	Facts       string `yaml:"facts"`        // heading before what the tools established (a ticket number...)
+	Failed      string `yaml:"failed"`       // "失败：%s。", %s lists failed tools with why
+	NotDone     string `yaml:"not_done"`     // "未完成：%s。", %s lists what is missing
+	StoppedAt   string `yaml:"stopped_at"`   // "停在第 %d 步。"
+	FinalAnswer string `yaml:"final_answer"` // the missing final answer, last item of NotDone
+	Empty       string `yaml:"-"`            // reply when the model finished without any text
+	ListSep     string `yaml:"list_sep"`     // separator inside the lists
+	Why         string `yaml:"why"`          // "%s（%s）": a failed tool and why
 
 	// Why a tool failed, in Failed.
-	FailRefused     string
-	FailUnavailable string
-	FailInvalidArgs string
-	FailFatal       string
-	FailOther       string
+	FailRefused     string `yaml:"fail_refused"`
+	FailUnavailable string `yaml:"fail_unavailable"`
+	FailInvalidArgs string `yaml:"fail_invalid_args"`
+	FailFatal       string `yaml:"fail_fatal"`
+	FailOther       string `yaml:"fail_other"`
 }
 
 // DefaultMessages returns the Chinese defaults.

@@ -401,6 +401,7 @@ type ChannelMessages struct {
 	Welcome  string // answer to a user entering a chat with the bot
 	Thinking string // first stream content while the run starts
 	Later    string // a stream closed at its deadline; the rest follows
+	Title    string // a reply's title where the platform shows one, when its text gives none
 }
 
 // Platform is one chat platform, registered once in cmd/hermes.

@@ -33,6 +33,7 @@ func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, 
 		Archive:  archive{store.Archive{Pool: g.pool}},
 		Plan:     g.cfg.Agent.Plan,
 		Progress: progress,
+		Messages: g.cfg.Messages.Agent,
 	})
 	g.metrics.Ran(channel, res, time.Since(start))
 	return res, err

@@ -33,6 +33,7 @@ func (g *Gateway) buildChannels(ctx context.Context, platforms []channels.Platfo
 		Logger: g.log,
 		Messages: channels.ChannelMessages{
 			Welcome: g.cfg.Messages.Welcome, Thinking: g.cfg.Messages.Thinking, Later: g.cfg.Messages.Later,
+			Title: g.cfg.Messages.Title,
 		},
 		Panicked: g.metrics.Panicked,
 	}

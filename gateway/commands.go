@@ -2,30 +2,30 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/skills"
 )
 
-// A chat command is a message that starts with '/'. Each has a Chinese
-// alias, since employees type those as readily.
+// A chat command is a message that starts with '/', or one of its
+// aliases (messages.reset_commands, help_commands: Chinese ones by
+// default, since employees type those as readily).
 const (
 	cmdReset = "reset"
 	cmdHelp  = "help"
 )
 
-var commandAliases = map[string]string{
-	"/reset": cmdReset, "重置": cmdReset, "/重置": cmdReset,
-	"/help": cmdHelp, "帮助": cmdHelp, "/帮助": cmdHelp,
-}
-
 // parseCommand recognises a chat command: a known alias alone on the
 // message, or any '/word' (unknown ones get a short help). ok is false for
 // ordinary text.
-func parseCommand(text string) (name, raw string, ok bool) {
+func parseCommand(text string, words config.Messages) (name, raw string, ok bool) {
 	t := strings.TrimSpace(text)
-	if name, known := commandAliases[strings.ToLower(t)]; known {
-		return name, t, true
+	for cmd, aliases := range map[string][]string{cmdReset: words.ResetCommands, cmdHelp: words.HelpCommands} {
+		if slices.ContainsFunc(aliases, func(a string) bool { return strings.EqualFold(a, t) }) {
+			return cmd, t, true
+		}
 	}
 	if strings.HasPrefix(t, "/") && len(t) > 1 && !strings.ContainsAny(t[1:2], " /") {
 		word, _, _ := strings.Cut(t, " ")

@@ -5,21 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
 
-// confirmWord is the only answer that runs a call waiting for confirmation
-// (the prompt asks for exactly this word).
-const confirmWord = "确认"
-
-// cancelWords end a pending confirmation without asking the agent anything.
-var cancelWords = map[string]bool{"取消": true, "不用了": true, "算了": true, "不": true, "否": true, "no": true, "cancel": true}
+// isOneOf reports whether answer (a bareAnswer) is one of words.
+func isOneOf(answer string, words []string) bool {
+	return slices.ContainsFunc(words, func(w string) bool { return bareAnswer(w) == answer })
+}
 
 // bareAnswer is the user's text without spaces and punctuation, lower-cased.
 func bareAnswer(text string) string {
@@ -65,11 +65,11 @@ func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow,
 	subject := confirmSubject(pc.Prompt)
 	answer := bareAnswer(row.In.Text)
 	switch {
-	case answer != confirmWord:
+	case !isOneOf(answer, g.cfg.Messages.ConfirmWords):
 		cancelled := fmt.Sprintf(g.cfg.Messages.Cancelled, subject)
 		// A plain "no" is answered here; anything else is a new request the
 		// agent answers after the note.
-		return confirmResult{done: cancelWords[answer], text: cancelled}, nil
+		return confirmResult{done: isOneOf(answer, g.cfg.Messages.CancelWords), text: cancelled}, nil
 	case !g.now().Before(p.ExpiresAt):
 		return confirmResult{done: true, text: fmt.Sprintf(g.cfg.Messages.ConfirmLate, subject)}, nil
 	}
@@ -87,7 +87,7 @@ func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow,
 	switch {
 	case callErr != nil:
 		step.Error = callErr.Error()
-		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFail, subject, userFacingError(callErr))
+		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFail, subject, userFacingError(callErr, g.cfg.Messages.SkillErrors))
 	case res.Confirm != nil:
 		// The breaker is open and the fallback needs its own 「确认」:
 		// nothing ran, so nothing is reported as executed. Its prompt is
@@ -161,7 +161,7 @@ type UserFacing interface {
 }
 
 // userFacingError says why a skill call failed without internals.
-func userFacingError(err error) string {
+func userFacingError(err error, words config.SkillErrorMessages) string {
 	var he *skills.HTTPError
 	var uf UserFacing
 	switch {
@@ -170,10 +170,10 @@ func userFacingError(err error) string {
 	case errors.As(err, &he) && he.Body != "":
 		return he.Body
 	case errors.Is(err, skills.ErrAccessDenied):
-		return "你没有使用这项功能的权限"
+		return words.Denied
 	case errors.Is(err, skills.ErrUnavailable):
-		return "系统暂时不可用，请稍后再试"
+		return words.Unavailable
 	default:
-		return "系统返回了错误"
+		return words.Other
 	}
 }

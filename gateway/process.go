@@ -142,7 +142,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 	g.runner.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
-	if name, raw, ok := parseCommand(row.In.Text); ok {
+	if name, raw, ok := parseCommand(row.In.Text, g.cfg.Messages); ok {
 		out.reply, out.resetSession = g.runner.runCommand(name, raw, caller)
 		out.clearPending = out.resetSession
 		return g.runner.commitAnswer(ctx, row, sessionID, runID, out)

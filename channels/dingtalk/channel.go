@@ -34,10 +34,6 @@ type robot struct {
 	backoff channels.Backoff
 	// env counts recovered panics (channels.Env.CountPanic).
 	env channels.Env
-	// life is the gateway's lifetime (Build's ctx): what the robot starts
-	// on its own after a callback was answered (a card it streams) ends
-	// with it.
-	life context.Context
 	// onFrame, when set (tests only), is called with each robot message
 	// frame on the goroutine that handles it, before it is decoded: a test
 	// makes it panic to prove the guard over a real socket, since no
@@ -61,9 +57,8 @@ func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, 
 			base: s.APIBaseURL, oapi: s.OAPIBaseURL, appKey: s.AppKey, appSecret: s.AppSecret,
 			tokens: tokens, http: &http.Client{Timeout: defaultHTTPTimeout}, log: log,
 		},
-		dir:  directory{entries: map[string]dirEntry{}},
-		env:  env,
-		life: context.Background(),
+		dir: directory{entries: map[string]dirEntry{}},
+		env: env,
 	}
 }
 

@@ -149,9 +149,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Build makes the channel of every configured robot; ctx is the gateway's
-// lifetime (channels.Platform.New).
-func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel, error) {
+// Build makes the channel of every configured robot. The robot starts
+// nothing that outlives a call or its connection's session, so ctx is not
+// kept.
+func (c *Config) Build(_ context.Context, env channels.Env) (channels.Channel, error) {
 	ch := &Channel{robots: map[string]*robot{}}
 	for i, s := range c.Robots {
 		cache, err := env.TokenCache(s.AppSecret)
@@ -159,7 +160,6 @@ func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel,
 			return nil, fmt.Errorf("%s.robots[%d]: %w", ChannelName, i, err)
 		}
 		r := newRobot(s, c.TimestampWindow, cache, env)
-		r.life = ctx
 		ch.robots[s.Name] = r
 	}
 	return ch, nil

@@ -1,6 +1,7 @@
 package dingtalk
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,7 +53,7 @@ func (r *robot) send(ctx context.Context, out channels.Outbound) (channels.SendR
 // asks for the asker to be @-mentioned in a group.
 func (r *robot) deliver(ctx context.Context, rt replyTo, text string, mention bool) error {
 	mention = mention && rt.Group && rt.User != ""
-	title := titleOf(text)
+	title := titleOf(text, r.env.Messages.Title)
 	if rt.Webhook != "" && r.now().Add(webhookExpiryMargin).UnixMilli() < rt.WebhookExpires {
 		err := r.viaWebhook(ctx, rt, title, text, mention)
 		if err == nil || !isAPIError(err) {
@@ -168,8 +169,9 @@ func withMention(name, text string) string {
 }
 
 // titleOf is a markdown message's title, which notifications show: the
-// first line of text without markdown marks, cut to maxTitleRunes.
-func titleOf(text string) string {
+// first line of text without markdown marks, cut to maxTitleRunes; else
+// fallback (messages.title), else defaultTitle.
+func titleOf(text, fallback string) string {
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(strings.Trim(strings.TrimSpace(line), "#*>-`_ "))
 		if line == "" {
@@ -180,5 +182,5 @@ func titleOf(text string) string {
 		}
 		return line
 	}
-	return defaultTitle
+	return cmp.Or(fallback, defaultTitle)
 }

@@ -188,8 +188,11 @@ func TestTitleOf(t *testing.T) {
 		"":                defaultTitle,
 		"一二三四五六七八九十一二三四五六七八九十一二三": "一二三四五六七八九十一二三四五六七八九十…",
 	} {
-		if got := titleOf(in); got != want {
+		if got := titleOf(in, ""); got != want {
 			t.Errorf("titleOf(%q) = %q, want %q", in, got, want)
 		}
+	}
+	if got := titleOf("", "答复"); got != "答复" {
+		t.Errorf("titleOf without a line = %q, want messages.title", got)
 	}
 }

@@ -34,9 +34,6 @@ type App struct {
 	now    func() time.Time
 	log    *slog.Logger
 	env    channels.Env // counts recovered panics (CountPanic)
-	// life is the gateway's lifetime (Build's ctx): what the app starts on
-	// its own after a call returned (a stream it pushes) ends with it.
-	life context.Context
 
 	bot botIdentity
 	dir directory
@@ -68,7 +65,6 @@ func newApp(s AppSection, window time.Duration, tokens channels.TokenCache, env 
 		now:        now,
 		log:        log.With("channel", ChannelName, "account", s.Name),
 		env:        env,
-		life:       context.Background(),
 		dir:        directory{entries: map[string]dirEntry{}},
 		streamPoll: defaultStreamPoll,
 		cardRate:   rate.NewLimiter(rate.Every(time.Second/(AppCardUpdatesPerSecond-10)), 1),

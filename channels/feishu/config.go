@@ -145,9 +145,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Build makes the channel of every configured app; ctx is the gateway's
-// lifetime (channels.Platform.New).
-func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel, error) {
+// Build makes the channel of every configured app. The app starts nothing
+// that outlives a call or its connection's session, so ctx is not kept.
+func (c *Config) Build(_ context.Context, env channels.Env) (channels.Channel, error) {
 	ch := newChannel(env)
 	for i, s := range c.Apps {
 		cache, err := env.TokenCache(s.AppSecret)
@@ -155,7 +155,6 @@ func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel,
 			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)
 		}
 		a := newApp(s, c.TimestampWindow, cache, env)
-		a.life = ctx
 		ch.apps[s.Name] = a
 	}
 	return ch, nil

@@ -10,6 +10,8 @@
 package admin
 
 import (
+	"fmt"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/hermes-gw/hermes/gateway"
@@ -37,6 +39,9 @@ func New(reports Reports) *Feature {
 // Attach implements gateway.Feature.
 func (f *Feature) Attach(s gateway.Services) error {
 	f.s = s
+	if err := console.CheckTexts(s.Config.Messages.Console); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
 	return nil
 }
 
@@ -54,6 +59,7 @@ func (f *Feature) console() *console.Console {
 		Store: store.NewConsole(s.Pool), Skills: s.Skills.Load, CheckSkills: f.checkSkills, ReloadSkills: s.ReloadSkills,
 		Channels: s.Channels, Now: s.Now, Logger: s.Log,
 		RunReportNow: f.reports.RunReportNow, PauseReport: f.reports.PauseReport,
+		Texts: s.Config.Messages.Console, When: s.Config.Messages.Reports.Schedule,
 	})
 }
 

@@ -230,37 +230,6 @@ type WorkerConfig struct {
 	RunLease time.Duration `yaml:"run_lease"`
 }
 
-// Messages are the bot's fixed sentences, Chinese by default.
-type Messages struct {
-	Unsupported string `yaml:"unsupported"`     // answer to non-text messages
-	Failed      string `yaml:"failed"`          // answer when a run fails for good
-	Empty       string `yaml:"empty"`           // answer when the model returned nothing
-	Confirmed   string `yaml:"confirmed"`       // after a confirmed call ran; %s is what ran
-	ConfirmFail string `yaml:"confirm_failed"`  // a confirmed call failed; %s what, %s why
-	Cancelled   string `yaml:"cancelled"`       // a pending call was cancelled; %s is what
-	ConfirmLate string `yaml:"confirm_expired"` // 「确认」 came too late; %s is what
-	AsyncDone   string `yaml:"async_done"`      // async result arrived; %s is the result
-	AsyncFailed string `yaml:"async_failed"`    // async task failed; %s is the reason
-	AsyncLate   string `yaml:"async_timeout"`   // async task never answered; %s is its task id
-	Working     string `yaml:"working"`         // progress line while a skill runs; %s skill
-	Processing  string `yaml:"processing"`      // sent once when a run passes worker.processing_hint_after
-	Queued      string `yaml:"queued"`          // shown while a run waits past model.queued_hint_after
-	Welcome     string `yaml:"welcome"`         // answer to a user entering a chat with the bot
-	Thinking    string `yaml:"thinking"`        // first content of a streamed answer
-	Later       string `yaml:"later"`           // a stream closed at its time limit; the rest follows
-	Reset       string `yaml:"reset"`           // after /reset (重置)
-	Help        string `yaml:"help"`            // /help (帮助) header; %s lists the skills
-	NoSkills    string `yaml:"no_skills"`       // /help when the user may use no skill
-	UnknownCmd  string `yaml:"unknown_command"` // an unknown /command; %s is the command
-
-	// ConfirmFallback: a confirmed call did not run (its system is down) and
-	// its fallback needs its own 「确认」; %s what did not run, %s the fallback's prompt.
-	ConfirmFallback string `yaml:"confirm_fallback"`
-
-	// Reports are the sentences of report management (reports_config.go).
-	Reports ReportMessages `yaml:"reports"`
-}
-
 // Default values, applied by applyDefaults.
 const (
 	defaultListen          = ":8080"
@@ -293,32 +262,6 @@ const (
 	defaultConnectionLease = 20 * time.Second
 	defaultSystemPrompt    = "你是公司内部的智能助手 Hermes。用简洁的中文回答员工的问题；需要查询公司系统时调用提供的工具，不要编造数据；不知道就直说。"
 )
-
-// DefaultMessages are the Chinese defaults of Messages.
-var DefaultMessages = Messages{
-	Unsupported: "暂时只支持文字消息，这类消息我还看不懂，请用文字描述你的问题。",
-	Failed:      "抱歉，处理你的消息时出错了，请稍后再试。",
-	Empty:       "抱歉，我暂时没有答案。",
-	Confirmed:   "已执行：%s",
-	ConfirmFail: "执行失败：%s。原因：%s",
-	Cancelled:   "已取消：%s",
-	ConfirmLate: "确认已超时，未执行：%s。如仍需要，请重新发起。",
-	AsyncDone:   "你之前提交的请求已处理完成：%s",
-	AsyncFailed: "你之前提交的请求处理失败：%s",
-	AsyncLate:   "你之前提交的请求（任务 %s）长时间没有结果，已超时。请稍后重试或联系 IT 服务台。",
-	Working:     "正在调用 %s …",
-	Processing:  "处理中…",
-	Queued:      "排队中…",
-	Welcome:     "你好，我是 Hermes 智能助手。可以问我年假、工资条、IT 服务等问题，发送 /help 查看我能做什么。",
-	Thinking:    "思考中…",
-	Later:       "（回复较长，完整内容稍后单独发送）",
-	Reset:       "已开始新的会话，之前的对话不再作为上下文。",
-	Help:        "我可以帮你：\n%s\n\n直接用文字提问即可；发送 /reset 开始新的会话。",
-	NoSkills:    "你目前没有可用的技能，我只能回答一般性问题。发送 /reset 开始新的会话。",
-	UnknownCmd:  "不认识的命令 %s。可用命令：/help（帮助）查看我能做什么，/reset（重置）开始新的会话。",
-
-	ConfirmFallback: "未执行：%s。该系统暂时不可用。可以改用备用方式，回复「确认」以执行：%s",
-}
 
 // LoadConfig reads a YAML file, expands ${ENV} references in values, applies
 // defaults and validates. Errors name the offending key.
@@ -423,23 +366,9 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Agent.ConfirmTimeout, defaultConfirmTimeout)
 	positive(&c.Agent.FollowupTimeout, defaultFollowupTimeout)
 	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
-	c.Reports.applyDefaults(&c.Messages.Reports)
+	c.Reports.applyDefaults()
 	c.OpsConfig.applyDefaults()
-	m, d := &c.Messages, DefaultMessages
-	for _, f := range []struct {
-		p *string
-		v string
-	}{
-		{&m.Unsupported, d.Unsupported}, {&m.Failed, d.Failed}, {&m.Empty, d.Empty},
-		{&m.Confirmed, d.Confirmed}, {&m.ConfirmFail, d.ConfirmFail}, {&m.Cancelled, d.Cancelled},
-		{&m.ConfirmLate, d.ConfirmLate}, {&m.AsyncDone, d.AsyncDone}, {&m.AsyncFailed, d.AsyncFailed},
-		{&m.AsyncLate, d.AsyncLate}, {&m.Working, d.Working}, {&m.Processing, d.Processing}, {&m.Queued, d.Queued},
-		{&m.Welcome, d.Welcome}, {&m.Thinking, d.Thinking}, {&m.Later, d.Later}, {&m.Reset, d.Reset},
-		{&m.Help, d.Help}, {&m.NoSkills, d.NoSkills}, {&m.UnknownCmd, d.UnknownCmd},
-		{&m.ConfirmFallback, d.ConfirmFallback},
-	} {
-		setDefault(f.p, f.v)
-	}
+	c.Messages.applyDefaults()
 }
 
 // positive sets *p to def unless it is already above zero.
@@ -521,6 +450,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.Reports.validate(bad)
+	c.Messages.validate(bad)
 	checkAPIKeys(bad, "router.api_keys", len(c.Router.APIKeys), func(i int) (string, string) {
 		return c.Router.APIKeys[i].Key, c.Router.APIKeys[i].UserID
 	})

@@ -58,6 +58,8 @@ type ReportMessages struct {
 	// no longer run the report's skill that way (access by the owner's
 	// departments now, or a write skill): %s name, %s skill.
 	RunRefused string `yaml:"run_refused"`
+	// Schedule is how a schedule, its weekdays and a duration are said.
+	Schedule schedule.Words `yaml:"schedule"`
 }
 
 // DefaultReportMessages are the Chinese defaults of ReportMessages.
@@ -73,6 +75,7 @@ var DefaultReportMessages = ReportMessages{
 	WriteSkill:    "技能「%s」会修改数据，只能在管理员创建的定时报告里使用，不能在对话中设置为定时执行。可以改用查询类的技能，或联系管理员。",
 	FirstContact:  "机器人只能向先给它发过消息的会话主动发送，会话 %s 还没有给机器人发过消息。请先在那个会话里给机器人发一条消息，再创建报告。",
 	RunRefused:    "你的定时报告「%s」这次没有发送：你现在不能在定时报告中使用技能「%s」（权限按你现在的部门计算，或该技能的设置已改变）。如仍需要，请联系管理员。",
+	Schedule:      schedule.DefaultWords,
 }
 
 const (
@@ -89,7 +92,7 @@ const (
 	maxMaxPerUser  = 1000
 )
 
-func (c *ReportsConfig) applyDefaults(m *ReportMessages) {
+func (c *ReportsConfig) applyDefaults() {
 	positive(&c.ScanInterval, defaultReportScan)
 	positive(&c.MisfireGrace, defaultMisfireGrace)
 	positive(&c.MaxTargets, defaultMaxTargets)
@@ -101,18 +104,6 @@ func (c *ReportsConfig) applyDefaults(m *ReportMessages) {
 		c.MaxPerUser = defaultMaxPerUser
 	}
 	setDefault(&c.TimeZone, defaultReportTZ)
-	d := DefaultReportMessages
-	for _, f := range []struct {
-		p *string
-		v string
-	}{
-		{&m.ConfirmCreate, d.ConfirmCreate}, {&m.ConfirmDelete, d.ConfirmDelete}, {&m.Created, d.Created},
-		{&m.Deleted, d.Deleted}, {&m.ThisChat, d.ThisChat}, {&m.Me, d.Me},
-		{&m.TooFrequent, d.TooFrequent}, {&m.TooMany, d.TooMany}, {&m.WriteSkill, d.WriteSkill},
-		{&m.FirstContact, d.FirstContact}, {&m.RunRefused, d.RunRefused},
-	} {
-		setDefault(f.p, f.v)
-	}
 }
 
 // validate reports the section's problems to bad, naming the key.

@@ -281,7 +281,7 @@ func (s *Service) PreviewReport(ctx context.Context, nr NewReport) (when string,
 		return "", nil, err
 	}
 	now := s.gw.Now()
-	return c.schedule.Describe(now), c.schedule.NextN(now, 3), nil
+	return s.gw.Config.Messages.Reports.Schedule.Describe(c.schedule, now), c.schedule.NextN(now, 3), nil
 }
 
 // Status is a report with what its schedule means now.
@@ -302,7 +302,7 @@ func (s *Service) ListReports(ctx context.Context, owner *store.ReportOwner) ([]
 	for _, r := range rs {
 		st := Status{Report: r}
 		if sch, err := schedule.Parse(r.Cron, r.TZ); err == nil {
-			st.When = sch.Describe(now)
+			st.When = s.gw.Config.Messages.Reports.Schedule.Describe(sch, now)
 			if !r.Paused {
 				st.Next = sch.Next(now)
 			}

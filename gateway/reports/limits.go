@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
@@ -70,8 +68,9 @@ func (s *Service) checkFrequency(sch schedule.Schedule) error {
 	if a.Second() != 0 || b.Second() != 0 {
 		layout += ":05"
 	}
-	return &Refusal{Kind: ErrTooFrequent, Sentence: fmt.Sprintf(s.gw.Config.Messages.Reports.TooFrequent,
-		durationCN(least), a.Format(layout), b.Format(layout), durationCN(b.Sub(a)))}
+	words := s.gw.Config.Messages.Reports
+	return &Refusal{Kind: ErrTooFrequent, Sentence: fmt.Sprintf(words.TooFrequent,
+		words.Schedule.Duration(least), a.Format(layout), b.Format(layout), words.Schedule.Duration(b.Sub(a)))}
 }
 
 // checkReportCount refuses a report over reports.max_per_user reports
@@ -85,21 +84,6 @@ func (s *Service) checkReportCount(ctx context.Context, q store.Querier, owner s
 		return &Refusal{Kind: ErrTooMany, Sentence: fmt.Sprintf(s.gw.Config.Messages.Reports.TooMany, most)}
 	}
 	return nil
-}
-
-// durationCN says d in Chinese: "1 小时", "1 小时 30 分钟", "10 秒".
-func durationCN(d time.Duration) string {
-	var parts []string
-	if h := d / time.Hour; h > 0 {
-		parts = append(parts, fmt.Sprintf("%d 小时", h))
-	}
-	if m := d % time.Hour / time.Minute; m > 0 {
-		parts = append(parts, fmt.Sprintf("%d 分钟", m))
-	}
-	if sec := d % time.Minute / time.Second; sec > 0 || len(parts) == 0 {
-		parts = append(parts, fmt.Sprintf("%d 秒", sec))
-	}
-	return strings.Join(parts, " ")
 }
 
 // checkFirstContact refuses a target on an account that may push only

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/gateway/reports/schedule"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -130,9 +129,9 @@ func (t *reportTool) create(ctx context.Context, raw json.RawMessage) (skills.Re
 	}
 	times := make([]string, len(next))
 	for i, n := range next {
-		times[i] = n.Format("2006-01-02 15:04") + " " + schedule.Weekday(n)
+		times[i] = n.Format("2006-01-02 15:04") + " " + t.s.gw.Config.Messages.Reports.Schedule.Weekday(n)
 	}
-	prompt := fmt.Sprintf(t.s.gw.Config.Messages.Reports.ConfirmCreate, strings.TrimSpace(nr.Name), when, where, strings.Join(times, "、"))
+	prompt := fmt.Sprintf(t.s.gw.Config.Messages.Reports.ConfirmCreate, strings.TrimSpace(nr.Name), when, where, strings.Join(times, t.s.gw.Config.Messages.Agent.ListSep))
 	return skills.Result{Skill: toolReportCreate, Confirm: &skills.Confirmation{Prompt: prompt, Skill: toolReportCreate, Args: raw}}, nil
 }
 

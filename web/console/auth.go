@@ -94,7 +94,7 @@ func Bootstrap(ctx context.Context, q store.Querier, lookup func(string) (string
 // header htmx sends), else 403.
 func (c *Console) signedIn(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := &request{Request: r, lang: language(r)}
+		req := c.newRequest(r)
 		cookie, err := r.Cookie(sessionCookie)
 		if err == nil {
 			req.session, err = c.deps.Store.GetAdminSession(r.Context(), tokenHash(cookie.Value), c.deps.Now())
@@ -108,7 +108,7 @@ func (c *Console) signedIn(h handler) http.Handler {
 				http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
 				return
 			}
-			http.Error(w, texts[req.lang]["sign_in_first"], http.StatusUnauthorized)
+			http.Error(w, c.texts[req.lang]["sign_in_first"], http.StatusUnauthorized)
 			return
 		}
 		if r.Method == http.MethodPost {
@@ -117,7 +117,7 @@ func (c *Console) signedIn(h handler) http.Handler {
 				sent = r.PostFormValue("csrf")
 			}
 			if subtle.ConstantTimeCompare([]byte(sent), []byte(req.session.CSRF)) != 1 {
-				http.Error(w, texts[req.lang]["csrf_failed"], http.StatusForbidden)
+				http.Error(w, c.texts[req.lang]["csrf_failed"], http.StatusForbidden)
 				return
 			}
 		}
@@ -132,7 +132,7 @@ type loginData struct {
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
-	req := &request{Request: r, lang: language(r)}
+	req := c.newRequest(r)
 	req.session.CSRF = randomToken()
 	http.SetCookie(w, &http.Cookie{Name: loginCSRFCookie, Value: req.session.CSRF, Path: Prefix + "/login",
 		HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode})
@@ -144,11 +144,11 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 // comes too soon after failures answers 429 with Retry-After, a wrong
 // password 401.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
-	req := &request{Request: r, lang: language(r)}
+	req := c.newRequest(r)
 	ctx, now := r.Context(), c.deps.Now()
 	if cookie, err := r.Cookie(loginCSRFCookie); err != nil ||
 		subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(r.PostFormValue("csrf"))) != 1 {
-		http.Error(w, texts[req.lang]["csrf_failed"], http.StatusForbidden)
+		http.Error(w, c.texts[req.lang]["csrf_failed"], http.StatusForbidden)
 		return
 	}
 	req.session.CSRF = r.PostFormValue("csrf") // the form shown again keeps working
@@ -163,7 +163,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	if wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
 		c.render(w, req, "login", "", http.StatusTooManyRequests, loginData{Username: user,
-			Error: fmt.Sprintf(texts[req.lang]["too_many_logins"], waitText(req.lang, wait))})
+			Error: fmt.Sprintf(c.texts[req.lang]["too_many_logins"], waitText(req.t, wait))})
 		return
 	}
 	admin, err := store.Admin{}, store.ErrNotFound
@@ -182,7 +182,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	if c.verify(hash, []byte(password)) != nil || err != nil {
 		c.deps.Logger.Warn("console: failed login", "user", user, "addr", addr)
-		c.render(w, req, "login", "", http.StatusUnauthorized, loginData{Username: user, Error: texts[req.lang]["wrong_password"]})
+		c.render(w, req, "login", "", http.StatusUnauthorized, loginData{Username: user, Error: c.texts[req.lang]["wrong_password"]})
 		return
 	}
 	if err := c.deps.Store.LoginSucceeded(ctx, keys, *pair, now); err != nil {
@@ -224,7 +224,7 @@ func (c *Console) logout(w http.ResponseWriter, r *request) {
 // the console's start page.
 func (c *Console) setLanguage(w http.ResponseWriter, r *http.Request) {
 	lang := r.URL.Query().Get("to")
-	if _, ok := texts[lang]; !ok {
+	if _, ok := c.texts[lang]; !ok {
 		lang = defaultLang
 	}
 	http.SetCookie(w, &http.Cookie{Name: langCookie, Value: lang, Path: Prefix, MaxAge: 365 * 24 * 3600,

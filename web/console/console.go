@@ -30,6 +30,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/reports/schedule"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/web"
@@ -63,8 +64,13 @@ type Deps struct {
 	// Errors: store.ErrNotFound.
 	RunReportNow func(ctx context.Context, id int64) (int64, error)
 	PauseReport  func(ctx context.Context, id int64, paused bool) error
-	Now          func() time.Time
-	Logger       *slog.Logger
+	// Texts override the interface text, by language and key
+	// (messages.console); CheckTexts refuses an unknown one.
+	Texts map[string]map[string]string
+	// When says when a schedule fires (messages.reports.schedule).
+	When   schedule.Words
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Console serves the console's pages.
@@ -75,6 +81,9 @@ type Console struct {
 	// verify checks a password against its bcrypt hash (tests count the
 	// checks through it).
 	verify func(hash, password []byte) error
+	// texts are the interface text by language: the defaults with
+	// Deps.Texts over them.
+	texts map[string]map[string]string
 }
 
 //go:embed templates/*.html
@@ -112,7 +121,11 @@ func New(deps Deps) *Console {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	c := &Console{deps: deps, pages: pages, mux: http.NewServeMux(), verify: bcrypt.CompareHashAndPassword}
+	if deps.When.Daily == "" {
+		deps.When = schedule.DefaultWords
+	}
+	c := &Console{deps: deps, pages: pages, mux: http.NewServeMux(), verify: bcrypt.CompareHashAndPassword,
+		texts: withTexts(deps.Texts)}
 	m := c.mux
 	m.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", http.FileServerFS(static)))
 	m.HandleFunc("GET "+Prefix+"/login", c.loginPage)
@@ -153,6 +166,13 @@ type request struct {
 	*http.Request
 	session store.AdminSession
 	lang    string
+	t       map[string]string // the interface text of lang
+}
+
+// newRequest is r in its interface language.
+func (c *Console) newRequest(r *http.Request) *request {
+	lang := language(r)
+	return &request{Request: r, lang: lang, t: c.texts[lang]}
 }
 
 // handler is a page for a signed-in operator.
@@ -173,7 +193,7 @@ type page struct {
 // render writes the page name with data, or only its block named
 // fragment (an htmx swap) when fragment is not empty.
 func (c *Console) render(w http.ResponseWriter, r *request, name, fragment string, status int, data any) {
-	p := page{T: texts[r.lang], Lang: r.lang, User: r.session.Username, Role: r.session.Role, CSRF: r.session.CSRF, Nav: name, Data: data}
+	p := page{T: c.texts[r.lang], Lang: r.lang, User: r.session.Username, Role: r.session.Role, CSRF: r.session.CSRF, Nav: name, Data: data}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	tmpl := "layout.html"
@@ -189,21 +209,21 @@ func (c *Console) render(w http.ResponseWriter, r *request, name, fragment strin
 // row, 500 (logged, not shown) for anything else.
 func (c *Console) fail(w http.ResponseWriter, r *request, err error) {
 	if errors.Is(err, store.ErrNotFound) {
-		http.Error(w, texts[r.lang]["not_found"], http.StatusNotFound)
+		http.Error(w, c.texts[r.lang]["not_found"], http.StatusNotFound)
 		return
 	}
 	if errors.Is(err, context.Canceled) {
 		return
 	}
 	c.deps.Logger.Error("console: read", "path", r.URL.Path, "err", err)
-	http.Error(w, texts[r.lang]["internal_error"], http.StatusInternalServerError)
+	http.Error(w, c.texts[r.lang]["internal_error"], http.StatusInternalServerError)
 }
 
 // adminOnly refuses viewers with 403.
 func adminOnly(h handler) handler {
 	return func(w http.ResponseWriter, r *request) {
 		if r.session.Role != RoleAdmin {
-			http.Error(w, texts[r.lang]["admins_only"], http.StatusForbidden)
+			http.Error(w, r.t["admins_only"], http.StatusForbidden)
 			return
 		}
 		h(w, r)

@@ -57,7 +57,7 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 		c.fail(w, r, err)
 		return
 	}
-	d := overviewData{Window: statsWindow, Accounts: accountRows(r.lang, stats, refusals)}
+	d := overviewData{Window: statsWindow, Accounts: accountRows(r.t, stats, refusals)}
 	tokens, err := c.deps.Store.TokenExpiries(ctx)
 	if err != nil {
 		c.fail(w, r, err)
@@ -83,7 +83,7 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 // accountRows are the overview's rows: every account with traffic, and
 // every account whose callbacks were only refused (a wrong key lets no
 // message in), with its newest refusal explained.
-func accountRows(lang string, stats []store.AccountStat, refusals []store.AccountRefusal) []accountRow {
+func accountRows(t map[string]string, stats []store.AccountStat, refusals []store.AccountRefusal) []accountRow {
 	out := make([]accountRow, 0, len(stats))
 	index := map[[2]string]int{}
 	for _, s := range stats {
@@ -96,7 +96,7 @@ func accountRows(lang string, stats []store.AccountStat, refusals []store.Accoun
 			i = len(out)
 			out = append(out, accountRow{AccountStat: store.AccountStat{Channel: rf.Channel, Account: rf.Account}, PerMinute: "0.00"})
 		}
-		out[i].Refusal = explainRefusal(lang, rf.Refusal)
+		out[i].Refusal = explainRefusal(t, rf.Refusal)
 	}
 	return out
 }

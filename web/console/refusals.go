@@ -14,9 +14,9 @@ type refusalView struct {
 	At    time.Time
 }
 
-// explainRefusal is r in lang; a check without a text shows as its word.
-func explainRefusal(lang string, r store.Refusal) *refusalView {
-	text, ok := texts[lang]["refusal_"+r.Check]
+// explainRefusal is r in the text t; a check without a text shows as its word.
+func explainRefusal(t map[string]string, r store.Refusal) *refusalView {
+	text, ok := t["refusal_"+r.Check]
 	if !ok {
 		text = r.Check
 	}

@@ -44,7 +44,7 @@ func (c *Console) schedules(w http.ResponseWriter, r *request) {
 	for _, rep := range list {
 		row := scheduleRow{Report: rep}
 		if sch, err := schedule.Parse(rep.Cron, rep.TZ); err == nil {
-			row.When = sch.Describe(now)
+			row.When = c.deps.When.Describe(sch, now)
 			if !rep.Paused {
 				for _, t := range sch.NextN(now, nextFires) {
 					row.Next = append(row.Next, t.Format(fireLayout))
@@ -89,7 +89,7 @@ func (c *Console) schedule(w http.ResponseWriter, r *request) {
 	}
 	d := scheduleData{Report: rep, Runs: runs}
 	if sch, err := schedule.Parse(rep.Cron, rep.TZ); err == nil {
-		d.When = sch.Describe(c.deps.Now())
+		d.When = c.deps.When.Describe(sch, c.deps.Now())
 	}
 	c.render(w, r, "schedule", "", http.StatusOK, d)
 }

@@ -58,16 +58,16 @@ func (c *Console) selfTest(w http.ResponseWriter, r *request) {
 	st, ok := c.selfTesters()[d.Channel]
 	switch {
 	case !ok:
-		d.Error, status = texts[r.lang]["selftest_no_channel"], http.StatusBadRequest
+		d.Error, status = c.texts[r.lang]["selftest_no_channel"], http.StatusBadRequest
 	case d.Account == "" || d.Target == "":
-		d.Error, status = texts[r.lang]["selftest_fill_in"], http.StatusBadRequest
+		d.Error, status = c.texts[r.lang]["selftest_fill_in"], http.StatusBadRequest
 	default:
 		ctx, cancel := context.WithTimeout(r.Context(), selfTestTimeout)
 		defer cancel()
 		res, err := st.SelfTest(ctx, d.Account, d.Target)
 		switch {
 		case errors.Is(err, channels.ErrUnknownAccount):
-			d.Error, status = texts[r.lang]["selftest_unknown_account"], http.StatusBadRequest
+			d.Error, status = c.texts[r.lang]["selftest_unknown_account"], http.StatusBadRequest
 		case err != nil:
 			d.Error = err.Error()
 		default:
@@ -76,7 +76,7 @@ func (c *Console) selfTest(w http.ResponseWriter, r *request) {
 		if last, found, err := c.deps.Store.LastRefusal(r.Context(), d.Channel, d.Account); err != nil {
 			c.deps.Logger.Warn("console: last refusal", "err", err)
 		} else if found {
-			d.Refusal = explainRefusal(r.lang, last)
+			d.Refusal = explainRefusal(r.t, last)
 		} else if ever, err := c.deps.Store.EverReceived(r.Context(), d.Channel, d.Account); err == nil {
 			d.NothingReceived = !ever
 		}

@@ -1,7 +1,10 @@
 package console
 
 import (
+	"fmt"
 	"html/template"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -90,6 +93,39 @@ var texts = map[string]map[string]string{
 		"refusal_replay":    "signature already used by another message (a captured request sent again? DingTalk's HTTP signature does not cover the body; use Stream mode for skills touching personal data)",
 		"refusal_corp":      "the message's corp (senderCorpId) is not the configured corp_id (wrong corp_id, or a group shared with another corp?)",
 	},
+}
+
+// withTexts is the default text of each language with over on top.
+func withTexts(over map[string]map[string]string) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(texts))
+	for lang, def := range texts {
+		m := make(map[string]string, len(def))
+		for k, v := range def {
+			m[k] = v
+		}
+		for k, v := range over[lang] {
+			m[k] = v
+		}
+		out[lang] = m
+	}
+	return out
+}
+
+// CheckTexts refuses overrides of a language or key the console does not
+// have, naming the first (sorted) as under messages.console.
+func CheckTexts(over map[string]map[string]string) error {
+	for _, lang := range slices.Sorted(maps.Keys(over)) {
+		def, ok := texts[lang]
+		if !ok {
+			return fmt.Errorf("messages.console.%s: unknown language (the console has %s)", lang, strings.Join(slices.Sorted(maps.Keys(texts)), ", "))
+		}
+		for _, k := range slices.Sorted(maps.Keys(over[lang])) {
+			if _, ok := def[k]; !ok {
+				return fmt.Errorf("messages.console.%s.%s: unknown key", lang, k)
+			}
+		}
+	}
+	return nil
 }
 
 // funcs are the templates' helpers.

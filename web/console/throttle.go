@@ -126,14 +126,14 @@ func retryAfter(wait time.Duration) int {
 	return max(1, int(math.Ceil(wait.Seconds())))
 }
 
-// waitText is "in how long" in lang: seconds up to two minutes, then
+// waitText is "in how long" in the text t: seconds up to two minutes, then
 // minutes, rounded up.
-func waitText(lang string, wait time.Duration) string {
+func waitText(t map[string]string, wait time.Duration) string {
 	s := retryAfter(wait)
 	if s <= 120 {
-		return fmt.Sprintf(texts[lang]["n_seconds"], s)
+		return fmt.Sprintf(t["n_seconds"], s)
 	}
-	return fmt.Sprintf(texts[lang]["n_minutes"], (s+59)/60)
+	return fmt.Sprintf(t["n_minutes"], (s+59)/60)
 }
 
 // clientAddr is the address a login is counted on: the TCP peer, an IPv6

@@ -97,38 +97,93 @@ func (s Schedule) TooClose(t time.Time, gap time.Duration) (first, second time.T
 	return time.Time{}, time.Time{}, false
 }
 
-// weekdays are Chinese weekday names, Sunday first as in time.Weekday.
-var weekdays = [...]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}
+// Words are how a schedule is said to users (messages.reports.schedule):
+// the shapes Describe names, the weekdays and the units of a duration,
+// Chinese by default (DefaultWords). Each sentence keeps the verbs of its
+// default, in order.
+type Words struct {
+	// Weekdays name the days, Sunday first as in time.Weekday (7 names).
+	Weekdays []string `yaml:"weekdays"`
+	Daily    string   `yaml:"daily"`    // every day: %s the time of day, %s the time zone
+	Weekly   string   `yaml:"weekly"`   // one weekday: %s the weekday, %s the time, %s the zone
+	Workdays string   `yaml:"workdays"` // Monday to Friday: %s the time, %s the zone
+	Monthly  string   `yaml:"monthly"`  // one day of the month: %s the day, %s the time, %s the zone
+	Cron     string   `yaml:"cron"`     // any other schedule: %s the cron expression, %s the zone
+	Hours    string   `yaml:"hours"`    // %d hours, in a duration
+	Minutes  string   `yaml:"minutes"`  // %d minutes
+	Seconds  string   `yaml:"seconds"`  // %d seconds
+}
 
-// Weekday is the Chinese name of t's weekday (周一), as Describe and the
-// fire times listed with it say it.
-func Weekday(t time.Time) string { return weekdays[t.Weekday()] }
+// DefaultWords are the Chinese Words.
+var DefaultWords = Words{
+	Weekdays: []string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"},
+	Daily:    "每天 %s（%s）",
+	Weekly:   "每%s %s（%s）",
+	Workdays: "每个工作日（周一至周五）%s（%s）",
+	Monthly:  "每月 %s 日 %s（%s）",
+	Cron:     "按 cron「%s」（%s）",
+	Hours:    "%d 小时",
+	Minutes:  "%d 分钟",
+	Seconds:  "%d 秒",
+}
 
-// Describe says in Chinese when s fires, from its next fire times: the
-// shape of a common schedule (每天/每周一/每月 1 日 09:00) or, for others,
-// the expression itself. Users confirm by the fire times listed with it.
-func (s Schedule) Describe(now time.Time) string {
+// Weekday is the name of t's weekday (周一), as Describe and the fire
+// times listed with it say it.
+func (w Words) Weekday(t time.Time) string {
+	if len(w.Weekdays) != 7 {
+		w.Weekdays = DefaultWords.Weekdays
+	}
+	return w.Weekdays[t.Weekday()]
+}
+
+// Weekday is DefaultWords' name of t's weekday.
+func Weekday(t time.Time) string { return DefaultWords.Weekday(t) }
+
+// Describe says in DefaultWords when s fires (see Words.Describe).
+func (s Schedule) Describe(now time.Time) string { return DefaultWords.Describe(s, now) }
+
+// Describe says when s fires, from its next fire times: the shape of a
+// common schedule (每天/每周一/每月 1 日 09:00) or, for others, the
+// expression itself. Users confirm by the fire times listed with it.
+func (w Words) Describe(s Schedule, now time.Time) string {
 	fields := strings.Fields(s.Expr)
 	if len(fields) == 6 {
 		fields = fields[1:]
 	}
 	if len(fields) != 5 || !plainNumber(fields[0]) || !plainNumber(fields[1]) || fields[3] != "*" {
-		return fmt.Sprintf("按 cron「%s」（%s）", s.Expr, s.Loc)
+		return fmt.Sprintf(w.Cron, s.Expr, s.Loc)
 	}
 	next := s.Next(now)
 	clock := fmt.Sprintf("%02d:%02d", next.Hour(), next.Minute())
 	dom, dow := fields[2], fields[4]
 	switch {
 	case dom == "*" && dow == "*":
-		return fmt.Sprintf("每天 %s（%s）", clock, s.Loc)
+		return fmt.Sprintf(w.Daily, clock, s.Loc)
 	case dom == "*" && plainNumber(dow):
-		return fmt.Sprintf("每%s %s（%s）", Weekday(next), clock, s.Loc)
+		return fmt.Sprintf(w.Weekly, w.Weekday(next), clock, s.Loc)
 	case dom == "*" && (dow == "1-5" || strings.EqualFold(dow, "MON-FRI")):
-		return fmt.Sprintf("每个工作日（周一至周五）%s（%s）", clock, s.Loc)
+		return fmt.Sprintf(w.Workdays, clock, s.Loc)
 	case plainNumber(dom) && dow == "*":
-		return fmt.Sprintf("每月 %s 日 %s（%s）", dom, clock, s.Loc)
+		return fmt.Sprintf(w.Monthly, dom, clock, s.Loc)
 	}
-	return fmt.Sprintf("按 cron「%s」（%s）", s.Expr, s.Loc)
+	return fmt.Sprintf(w.Cron, s.Expr, s.Loc)
+}
+
+// Duration says d in whole hours, minutes and seconds ("1 小时 30 分钟",
+// "10 秒").
+func (w Words) Duration(d time.Duration) string {
+	h, m, sec := int(d/time.Hour), int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second)
+	var parts []string
+	if h > 0 {
+		parts = append(parts, fmt.Sprintf(w.Hours, h))
+	}
+	if m > 0 {
+		parts = append(parts, fmt.Sprintf(w.Minutes, m))
+	}
+	if sec > 0 || len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf(w.Seconds, sec))
+	}
+	return strings.Join(parts, " ")
 }
 
 func plainNumber(f string) bool {
