@@ -96,3 +96,22 @@ func TestAdminListenValidated(t *testing.T) {
 		t.Fatalf("a good admin_listen: %v, %+v", err, cfg)
 	}
 }
+
+// TestConsoleWordsFromYAML: messages.console rewords the console served by
+// a running gateway, and an unknown key stops the gateway naming it.
+func TestConsoleWordsFromYAML(t *testing.T) {
+	h := newHarness(t)
+	h.startExtra("messages:\n  console:\n    zh:\n      login: 进入控制台\n", gateway.Deps{})
+	if status, body := get(t, h.srv.URL+"/console/login"); status != http.StatusOK || !strings.Contains(body, "进入控制台") {
+		t.Fatalf("login page: %d, want messages.console.zh.login in it:\n%.800s", status, body)
+	}
+	for yaml, want := range map[string]string{
+		"messages:\n  console:\n    zh:\n      titel: x\n": "messages.console.zh.titel: unknown key",
+		"messages:\n  console:\n    fr:\n      title: x\n": "messages.console.fr: unknown language",
+	} {
+		_, err := gateway.New(t.Context(), h.config2(yaml), gateway.Deps{Pool: h.pool, Platforms: platforms, Features: newFeatures(), Logger: testLogger(t)})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("gateway.New = %v, want %q", err, want)
+		}
+	}
+}

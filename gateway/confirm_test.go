@@ -46,7 +46,10 @@ type confirmFlow struct {
 	seq   int
 }
 
-func newConfirmFlow(t *testing.T) *confirmFlow {
+func newConfirmFlow(t *testing.T) *confirmFlow { return newConfirmFlowWith(t, "") }
+
+// newConfirmFlowWith is newConfirmFlow with configYAML(extra).
+func newConfirmFlowWith(t *testing.T, extra string) *confirmFlow {
 	h := newHarness(t)
 	var mu sync.Mutex
 	now := time.Now()
@@ -54,7 +57,7 @@ func newConfirmFlow(t *testing.T) *confirmFlow {
 	f.clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	f.step = func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	h.model.SetHandler(resetModel)
-	h.start(gateway.Deps{Now: f.clock})
+	h.startExtra(extra, gateway.Deps{Now: f.clock})
 	return f
 }
 

@@ -122,7 +122,7 @@ func (m *Messages) applyDefaults() {
 	m.Agent.Empty = m.Empty
 }
 
-// fillWords sets each empty string, nil list and, inside nested structs,
+// fillWords sets each empty string, left-out list and, inside nested structs,
 // each of their entries of v to def's.
 func fillWords(v, def reflect.Value) {
 	for i := range v.NumField() {
@@ -133,7 +133,7 @@ func fillWords(v, def reflect.Value) {
 				f.SetString(d.String())
 			}
 		case reflect.Slice:
-			if f.Len() == 0 {
+			if f.IsNil() { // left out; an explicit [] stays for validate to refuse
 				f.Set(d)
 			}
 		case reflect.Struct:

@@ -146,3 +146,9 @@ var funcs = template.FuncMap{
 	},
 	"took": duration,
 }
+
+// Catalogue is the console's whole catalogue, every language and key, with
+// over (messages.console) on top: what `hermes words` prints.
+func Catalogue(over map[string]map[string]string) map[string]map[string]string {
+	return withTexts(over)
+}
