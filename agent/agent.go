@@ -1,19 +1,3 @@
-// Package agent runs one conversational turn: a plain loop that asks the model,
-// runs the tools it calls (skills bound to the caller by the gateway) and stops
-// with an answer or an explicit stop reason. It knows nothing of SQL, HTTP
-// servers or chat platforms.
-//
-// loop.go holds the loop itself; each stage of a turn lives in its own
-// file: normalize.go and tokens.go (the user's text and its token budget),
-// match.go, offer.go, index.go and context.go (which skills are offered,
-// the compact skill index and what the model is told), plan.go and
-// format.go (shaped and multi-part requests), retry.go and stream.go
-// (calling the model), toolcall.go and schema_text.go (names, the
-// JSON-in-text fallback, argument validation), execute.go and writes.go
-// (running a round of calls; writes run once), observe.go, htmltext.go and truncate.go
-// (results as text), compress.go and archive.go (context compression),
-// respond.go and sanitize.go (the answer and what may reach a chat),
-// trace.go and errors.go (steps, stops and their sentinels).
 package agent
 
 import (

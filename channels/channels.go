@@ -1,35 +1,3 @@
-// Package channels is the boundary between the gateway and the chat
-// platforms. A platform package (channels/wecom, channels/console, ...) owns
-// everything about its platform: its YAML section, how messages arrive
-// (HTTP routes or a long connection), how replies are sent and the limits
-// they obey. The gateway knows only the interfaces in this package, and a
-// platform package never imports the gateway, the agent or the store.
-//
-// Files by concept: channels.go, the boundary (Inbound, Outbound, Sink,
-// Channel, Connection, Platform, Env, the shared errors); refusal.go,
-// what a refused callback failed (sentinels, the check words' one
-// mapping, the timestamp window); validate.go, the rules sections share;
-// reconnect.go, the one reconnect loop of long connections; guard.go,
-// panics of peer-driven goroutines; httpstatus.go, errors to HTTP
-// answers; split.go and format.go, replies cut to limits and markdown
-// dialects; image.go, push.go, selftest.go, doctor.go, the optional
-// capabilities.
-//
-// The flow, from a platform's point of view:
-//
-//   - A callback or frame is verified and decoded into an Inbound, then
-//     handed to Sink.Accept, which returns only after the message and the job
-//     that will answer it have committed. Only then is the platform
-//     answered (or the frame acked).
-//   - The gateway's workers run the agent and write the reply to a durable
-//     outbox; the delivery layer splits it to the channel's Limits and calls
-//     Channel.Send once per part, in order, retrying what is retryable.
-//   - A platform that shows an answer while it grows does so in one of two
-//     ways: the delivery layer drives its LiveReplier through RunLive
-//     (live.go: a card or stream the channel updates), or the platform
-//     polls and the channel answers from Sink.Progress (the WeCom AI bot in
-//     callback mode). Either way Limits.LiveDeadline bounds it, and the
-//     delivery layer holds the answer's first part back meanwhile.
 package channels
 
 import (

@@ -14,6 +14,7 @@ import (
 // console and /metrics are 404 on the public listener and served on the
 // admin one; callbacks and the health checks stay public.
 func TestAdminListener(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cfg := h.config()
 	cfg.Server.AdminListen = "127.0.0.1:9091"
@@ -67,6 +68,7 @@ func TestAdminListener(t *testing.T) {
 // TestNoAdminListenerKeepsOneListener: without server.admin_listen every
 // path is on the one listener, as before, and there is no admin handler.
 func TestNoAdminListenerKeepsOneListener(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	gw := h.start(gateway.Deps{})
 	if gw.AdminHandler() != nil {
@@ -82,6 +84,7 @@ func TestNoAdminListenerKeepsOneListener(t *testing.T) {
 // TestAdminListenValidated: a server.admin_listen that cannot be listened
 // on, or is the public listener's, is refused naming the key.
 func TestAdminListenValidated(t *testing.T) {
+	t.Parallel()
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\nserver:\n  listen: \":8080\"\n"
 	for yaml, want := range map[string]string{
 		base + "  admin_listen: \"9090\"\n":  `server.admin_listen: must be host:port or :port, got "9090"`,
@@ -100,6 +103,7 @@ func TestAdminListenValidated(t *testing.T) {
 // TestConsoleWordsFromYAML: messages.console rewords the console served by
 // a running gateway, and an unknown key stops the gateway naming it.
 func TestConsoleWordsFromYAML(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startExtra("messages:\n  console:\n    zh:\n      login: 进入控制台\n", gateway.Deps{})
 	if status, body := get(t, h.srv.URL+"/console/login"); status != http.StatusOK || !strings.Contains(body, "进入控制台") {

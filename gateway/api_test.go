@@ -78,6 +78,7 @@ func routeBody(calls int) string {
 // router.max_tool_calls calls; one key gets router.rate_per_minute
 // requests a minute, then 429 with Retry-After until the bucket refills.
 func TestRouteCapsCallsAndRateLimitsPerKey(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var mu sync.Mutex
 	now := time.Now()
@@ -111,6 +112,7 @@ func TestRouteCapsCallsAndRateLimitsPerKey(t *testing.T) {
 // TestRefusalsLogNoLiveToken: a refused callback to a live async URL is
 // logged without its token, and /v1/route refusals under their own name.
 func TestRefusalsLogNoLiveToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.model.SetHandler(vpnModel)
 	var logs chantest.LogBuffer
@@ -141,6 +143,7 @@ func TestRefusalsLogNoLiveToken(t *testing.T) {
 // TestAsyncResultMasked: a backend's late result reaches the chat masked
 // like every other result.
 func TestAsyncResultMasked(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.model.SetHandler(vpnModel)
 	h.start(gateway.Deps{})

@@ -18,6 +18,7 @@ import (
 )
 
 func TestCallbackEndsAsOneReplyToTheSender(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.model.Script(
 		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("hr_leave_balance", `{}`)}},
@@ -67,6 +68,7 @@ func TestCallbackEndsAsOneReplyToTheSender(t *testing.T) {
 }
 
 func TestSameCallbackFourTimesConcurrentlyGivesOneReply(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.model.Script(openaitest.Reply{Content: "收到"})
 	h.start(gateway.Deps{})
@@ -104,6 +106,7 @@ func TestSameCallbackFourTimesConcurrentlyGivesOneReply(t *testing.T) {
 }
 
 func TestForgedSignatureIsRefusedAndStoresNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	u, body := h.callbackRequest(textXML("zhangsan", "hi", "3003"), time.Now())
@@ -120,6 +123,7 @@ func TestForgedSignatureIsRefusedAndStoresNothing(t *testing.T) {
 }
 
 func TestStaleTimestampIsRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	u, body := h.callbackRequest(textXML("zhangsan", "hi", "4004"), time.Now().Add(-time.Hour))
@@ -134,12 +138,13 @@ func assertNothingStored(t *testing.T, h *harness) {
 	if n := h.count(`SELECT count(*) FROM inbound_messages`); n != 0 {
 		t.Errorf("inbound rows = %d, want 0", n)
 	}
-	if n := h.count(`SELECT count(*) FROM river_job`); n != 0 {
+	if n := h.messageJobs(); n != 0 {
 		t.Errorf("jobs = %d, want 0", n)
 	}
 }
 
 func TestURLVerificationAnswersBarePlaintext(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// The official vector is from 2014: run the gateway at that time.
 	h.start(gateway.Deps{Now: func() time.Time { return time.Unix(1409659589, 0) }})
@@ -164,6 +169,7 @@ func TestURLVerificationAnswersBarePlaintext(t *testing.T) {
 }
 
 func TestDatabaseDownAnswers503(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	if resp, err := http.Get(h.srv.URL + "/readyz"); err != nil || resp.StatusCode != 200 {
@@ -184,6 +190,7 @@ func TestDatabaseDownAnswers503(t *testing.T) {
 }
 
 func TestNonTextMessageGetsPoliteReply(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	ctx := withTimeout(t, 30*time.Second)
@@ -208,6 +215,7 @@ func TestNonTextMessageGetsPoliteReply(t *testing.T) {
 }
 
 func TestLongReplyIsSplitWithinWeComLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	para := strings.Repeat("这是一段很长的回答，用来测试按句子切分。", 20) // 20 sentences, 1200 bytes
 	answer := strings.Join([]string{para, para, para, para}, "\n\n")
@@ -244,6 +252,7 @@ func TestLongReplyIsSplitWithinWeComLimit(t *testing.T) {
 func strip(s string) string { return strings.Join(strings.Fields(s), "") }
 
 func TestTokenInvalidatedMidSendIsRefreshedAndSentOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.model.Script(openaitest.Reply{Content: "好的"})
 	h.start(gateway.Deps{})
@@ -273,6 +282,7 @@ func TestTokenInvalidatedMidSendIsRefreshedAndSentOnce(t *testing.T) {
 }
 
 func TestStatusPageShowsNamesNotSecrets(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	resp, err := http.Get(h.srv.URL + "/")
@@ -286,7 +296,7 @@ func TestStatusPageShowsNamesNotSecrets(t *testing.T) {
 			t.Errorf("status page lacks %q", want)
 		}
 	}
-	for _, secret := range []string{testSecret, testToken, testAESKey} {
+	for _, secret := range []string{h.secret, testToken, testAESKey} {
 		if strings.Contains(string(page), secret) {
 			t.Fatalf("status page shows a secret")
 		}
@@ -294,6 +304,7 @@ func TestStatusPageShowsNamesNotSecrets(t *testing.T) {
 }
 
 func TestEventIsRecordedNotAnswered(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	ctx := withTimeout(t, 30*time.Second)
@@ -309,7 +320,7 @@ func TestEventIsRecordedNotAnswered(t *testing.T) {
 	if n := h.count(`SELECT count(*) FROM inbound_messages WHERE msg_type = 'event' AND status = 'ignored'`); n != 1 {
 		t.Fatalf("event rows = %d, want 1 recorded as ignored", n)
 	}
-	if n := h.count(`SELECT count(*) FROM river_job`); n != 0 {
+	if n := h.messageJobs(); n != 0 {
 		t.Fatalf("jobs = %d, want none for an event", n)
 	}
 }

@@ -44,6 +44,8 @@ func replies(sent []channels.Outbound) []channels.Outbound {
 // Fifty messages of one user, handed to two replicas in turn, are answered
 // one at a time and in the order written, each exactly once.
 func TestFiftyMessagesOfOneUserAcrossTwoReplicas(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	h := newHarness(t)
 	var mu sync.Mutex
 	inFlight, overlap := 0, false
@@ -100,6 +102,7 @@ func TestFiftyMessagesOfOneUserAcrossTwoReplicas(t *testing.T) {
 // message is answered, once; the dead replica's job, rescued later by
 // River, finds it answered.
 func TestLapsedLeaseIsTakenUpAndAnsweredOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	echoModel(h)
 	var mu sync.Mutex
@@ -163,6 +166,7 @@ func TestLapsedLeaseIsTakenUpAndAnsweredOnce(t *testing.T) {
 // replica's calls pause for it) and are answered once it recovers; none
 // fails, though the storm outlasts the agent's own retries.
 func TestModel429StormSlowsRunsWithoutFailingThem(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	const users, storm = 10, 40 // four waves of 429s: more than agent.DefaultModelAttempts
 	var tooMany atomic.Int32
@@ -216,6 +220,8 @@ func TestModel429StormSlowsRunsWithoutFailingThem(t *testing.T) {
 // A thousand runs waiting on the model at once hold no connection: the
 // pool of 20 never grows past its size, and every message is answered once.
 func TestPoolStaysWithinItsSizeWithAThousandRunsInFlight(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	h := newHarness(t)
 	const n = 1000
 	var inFlight atomic.Int32
@@ -319,6 +325,7 @@ func sendAll(t testing.TB, n, at int, msg func(i int) channels.Inbound, gws []*g
 // The pool's size no longer depends on agent_concurrency, but deliveries
 // hold a connection each: a pool too small for them is refused, naming the key.
 func TestTooSmallPoolIsRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	_, err := gateway.New(context.Background(), h.config2("worker:\n  agent_concurrency: 5000\n"),
 		gateway.Deps{Pool: h.newPool(10), Platforms: platforms, Logger: testLogger(t)})

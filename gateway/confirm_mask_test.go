@@ -22,6 +22,7 @@ import (
 // stored (the run's reply and steps, the session's pending payload, the
 // conversation history); the call itself still gets the number.
 func TestConfirmationPromptIsMasked(t *testing.T) {
+	t.Parallel()
 	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	}))

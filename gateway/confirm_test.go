@@ -84,7 +84,9 @@ func (f *confirmFlow) say(t *testing.T, user, text string) string {
 }
 
 func TestConfirmationFlow(t *testing.T) {
+	t.Parallel()
 	t.Run("Confirm", func(t *testing.T) {
+		t.Parallel()
 		f := newConfirmFlow(t)
 		ask := f.say(t, "zhangsan", "帮我重置 VPN 密码")
 		if !strings.Contains(ask, "确认") || f.h.resetCalls() != 0 {
@@ -104,6 +106,7 @@ func TestConfirmationFlow(t *testing.T) {
 		}
 	})
 	t.Run("Refuse", func(t *testing.T) {
+		t.Parallel()
 		f := newConfirmFlow(t)
 		f.say(t, "zhangsan", "帮我重置 VPN 密码")
 		if got := f.say(t, "zhangsan", "取消"); !strings.Contains(got, "已取消") {
@@ -115,6 +118,7 @@ func TestConfirmationFlow(t *testing.T) {
 		}
 	})
 	t.Run("SomethingElseCancels", func(t *testing.T) {
+		t.Parallel()
 		f := newConfirmFlow(t)
 		f.say(t, "zhangsan", "帮我重置 VPN 密码")
 		if got := f.say(t, "zhangsan", "今天食堂吃什么"); !strings.Contains(got, "已取消") || !strings.Contains(got, "好的") {
@@ -125,6 +129,7 @@ func TestConfirmationFlow(t *testing.T) {
 		}
 	})
 	t.Run("Timeout", func(t *testing.T) {
+		t.Parallel()
 		f := newConfirmFlow(t)
 		f.say(t, "zhangsan", "帮我重置 VPN 密码")
 		f.step(6 * time.Minute) // agent.confirm_timeout defaults to 5m
@@ -133,6 +138,7 @@ func TestConfirmationFlow(t *testing.T) {
 		}
 	})
 	t.Run("AnotherUserAnswering", func(t *testing.T) {
+		t.Parallel()
 		f := newConfirmFlow(t)
 		f.say(t, "zhangsan", "帮我重置 VPN 密码")
 		f.say(t, "lisi", "确认")
@@ -150,6 +156,7 @@ func TestConfirmationFlow(t *testing.T) {
 // itself nothing runs, so the user must not read 「已执行」 but be asked
 // about the fallback. What finally runs is stored and shown masked.
 func TestConfirmedCallWhoseFallbackNeedsConfirmation(t *testing.T) {
+	t.Parallel()
 	var fallbackCalls atomic.Int32
 	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusServiceUnavailable)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,18 +19,40 @@ import (
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/gateway/store/storetest"
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // workerProcessEnv makes the test binary run as a bare Hermes worker
 // process (see TestMain), so a test can kill it like a crashed server.
 const workerProcessEnv = "HERMES_TEST_WORKER_CONFIG"
 
+// testParallel is how many tests run at once unless -test.parallel says
+// otherwise: the tests wait on sockets, timers and Postgres far more than
+// they compute, so more than GOMAXPROCS (2 here) keep the cores busy.
+const testParallel = "8"
+
 func TestMain(m *testing.M) {
 	if path := os.Getenv(workerProcessEnv); path != "" {
 		runWorkerProcess(path)
 		return
 	}
-	os.Exit(m.Run())
+	// The sample skills' HMAC keys, the same for every test (tests in
+	// parallel must not set the environment).
+	os.Setenv(skills.SampleHRKeyEnv, testHMACKey)
+	os.Setenv(skills.SampleITKeyEnv, testHMACKey)
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		_ = flag.Set("test.parallel", testParallel)
+	}
+	os.Exit(storetest.Main(m))
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // runWorkerProcess is `hermes serve` without HTTP: it works the queues until killed.
@@ -57,11 +80,15 @@ func runWorkerProcess(configPath string) {
 // -9, no cleanup). A fresh worker answers each message exactly once, as
 // soon as the dead worker's session leases lapse.
 func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	h := newHarness(t)
 	// A short session lease, so the dead worker's runs are taken up soon;
 	// the README states the figure with the default lease (10 s).
 	lease := cmp.Or(os.Getenv("HERMES_TEST_RUN_LEASE"), "2s")
-	extra := "agent:\n  run_timeout: 5s\nworker:\n  run_lease: " + lease + "\n"
+	// The runs must not end by themselves (run_timeout, the processing
+	// hint) before all fifty have started, however loaded the machine.
+	extra := "agent:\n  run_timeout: 60s\nworker:\n  run_lease: " + lease + "\n  processing_hint_after: 10m\n"
 	cfgPath := filepath.Join(t.TempDir(), "hermes.yaml")
 	if err := os.WriteFile(cfgPath, []byte(h.configYAML(extra)), 0o600); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ func runChartReport(t *testing.T, ctx context.Context, rs *reports.Service, targ
 }
 
 func TestImageResentAfterALostAnswerIsOneMessageOnWeCom(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
@@ -74,6 +75,7 @@ func TestImageResentAfterALostAnswerIsOneMessageOnWeCom(t *testing.T) {
 }
 
 func TestImageResentAfterALostAnswerIsOneUploadOnDingTalk(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	const appKey, appSecret = "dingmediaappkey", "media-app-secret-0123456789"
 	ding := dingtalktest.NewServer(t, appKey, appSecret)
@@ -109,6 +111,7 @@ dingtalk:
 }
 
 func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	echoModel(h)
@@ -156,6 +159,7 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 // A stored media id the platform has forgotten (WeCom keeps temporary
 // media three days) is uploaded again before the part is sent.
 func TestExpiredMediaIsUploadedAgain(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)

@@ -13,6 +13,7 @@ type plainFeature struct{}
 func (plainFeature) Attach(gateway.Services) error { return nil }
 
 func TestFeatureOf(t *testing.T) {
+	t.Parallel()
 	rs := reports.New()
 	fs := []gateway.Feature{plainFeature{}, rs}
 	t.Run("OK", func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 // A skill that needs more information asks the user; the user's answer
 // continues the same task (not a new one), also through the store.
 func TestFollowupQuestionContinuesTheTask(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var bodies []string
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,7 +1,3 @@
-// Package gateway wires Hermes together: the HTTP server that acknowledges
-// platform callbacks, the inbox that stores them with a job in one
-// transaction, the workers that run the agent one session at a time, and the
-// outbox that delivers each reply exactly once.
 package gateway
 
 import (

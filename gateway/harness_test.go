@@ -24,7 +24,6 @@ import (
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
-	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/skills/demobackend"
 )
 
@@ -33,11 +32,26 @@ const (
 	testCorpID  = "wx5823bf96d3bd56c7"
 	testToken   = "QDG6eK"
 	testAESKey  = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C"
-	testSecret  = "test-app-secret-0123456789"
 	testAgentID = "1000002"
 	testApp     = "app-hr"
 	testHMACKey = "test-identity-key"
 )
+
+// harnesses numbers the harnesses of this process.
+var harnesses atomic.Int64
+
+// heavyTests bounds the tests that hold many connections at once (two
+// replicas or two processes on one database, or a burst of hundreds of
+// messages), so that the tests running in parallel stay under the local
+// server's max_connections (100).
+var heavyTests = make(chan struct{}, 4)
+
+// heavy marks t as one of those: it waits for a place among them.
+func heavy(t testing.TB) {
+	t.Helper()
+	heavyTests <- struct{}{}
+	t.Cleanup(func() { <-heavyTests })
+}
 
 // platforms are the platforms the test gateways know, as cmd/hermes
 // registers them.
@@ -53,10 +67,15 @@ type harness struct {
 	model    *openaitest.Server
 	backend  *demobackend.Backend
 	crypto   *wecom.Crypto
-	gw       *gateway.Gateway
-	srv      *httptest.Server // the public URL; serves the current gateway
-	handler  atomic.Pointer[http.Handler]
-	nonce    atomic.Int64
+	// secret is this harness's app secret: apps of parallel tests share the
+	// corp id, and WeCom API calls find their fake server by corp and secret.
+	secret string
+	// backendURL is where the skills call (skills.base_url).
+	backendURL string
+	gw         *gateway.Gateway
+	srv        *httptest.Server // the public URL; serves the current gateway
+	handler    atomic.Pointer[http.Handler]
+	nonce      atomic.Int64
 	// modelYAML are more keys of the model section (limits).
 	modelYAML string
 }
@@ -65,20 +84,20 @@ func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{t: t}
 	h.dbURL = storetest.URL(t)
-	pool, err := store.Open(context.Background(), h.dbURL, 30)
+	// The production default of database.max_conns.
+	pool, err := store.Open(context.Background(), h.dbURL, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
 	h.pool = pool
-	h.wecomAPI = wecomtest.NewServer(t, testCorpID, testSecret)
+	h.secret = fmt.Sprintf("test-app-secret-%d-0123456789", harnesses.Add(1))
+	h.wecomAPI = wecomtest.NewServer(t, testCorpID, h.secret)
 	h.model = openaitest.NewServer(t)
 	h.backend = demobackend.New([]byte(testHMACKey), nil)
 	backendSrv := httptest.NewServer(h.backend)
 	t.Cleanup(backendSrv.Close)
-	os.Setenv(skills.SampleHRKeyEnv, testHMACKey)
-	os.Setenv(skills.SampleITKeyEnv, testHMACKey)
-	os.Setenv("HERMES_TEST_SKILLS_BASE_URL", backendSrv.URL)
+	h.backendURL = backendSrv.URL
 	h.crypto, err = wecom.NewCrypto(testToken, testAESKey, testCorpID)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +135,7 @@ model:
 %s
 skills:
   dir: ../skills/samples
-  base_url: ${HERMES_TEST_SKILLS_BASE_URL}
+  base_url: %s
 wecom:
   apps:
     - name: %s
@@ -127,7 +146,7 @@ wecom:
       encoding_aes_key: %s
       api_base_url: %s
 %s
-`, h.srv.URL, testCorpID, h.dbURL, h.model.URL(), h.modelYAML, testApp, testCorpID, testAgentID, testSecret, testToken, testAESKey, h.wecomAPI.URL(), extra)
+`, h.srv.URL, testCorpID, h.dbURL, h.model.URL(), h.modelYAML, h.backendURL, testApp, testCorpID, testAgentID, h.secret, testToken, testAESKey, h.wecomAPI.URL(), extra)
 }
 
 // config parses configYAML.
@@ -236,6 +255,14 @@ func (h *harness) waitIdle(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// messageJobs counts the jobs other than the leader's periodic sweeps
+// (used nonces, expired async tasks), which it may queue at any time after
+// start.
+func (h *harness) messageJobs() int {
+	h.t.Helper()
+	return h.count(`SELECT count(*) FROM river_job WHERE kind NOT IN ('hermes.forget_nonces', 'hermes.expire_async')`)
 }
 
 func (h *harness) count(query string, args ...any) int {

@@ -39,6 +39,7 @@ func watchContexts(next http.Handler, cancelled *atomic.Int32) http.Handler {
 // server.read_timeout: the server closes it. The client sees EOF, which
 // net/http sends only after the handler returned.
 func TestSlowBodyIsCutAtReadTimeout(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	srv := httptest.NewUnstartedServer(nil)
@@ -71,6 +72,7 @@ func firstLine(s string) string {
 // completion whose runs take longer than server.read_timeout arrive whole,
 // and their requests' contexts are not cancelled while they run.
 func TestLongAnswersOutlastReadTimeout(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startExtra(openAIYAML, gateway.Deps{})
 	var cancelled atomic.Int32
@@ -177,6 +179,7 @@ func TestWriteDeadlineDoesNotOutliveItsRequest(t *testing.T) {
 // TestServerTimeoutsConfig: the timeouts have defaults and refuse negatives,
 // naming the key.
 func TestServerTimeoutsConfig(t *testing.T) {
+	t.Parallel()
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
 	cfg, err := config.ParseConfig([]byte(base), env(nil))
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 // A run waiting for its turn at the model shows 「排队中…」 where the
 // platform shows an answer while it grows, and then its answer.
 func TestQueuedRunShowsQueuedInItsDraft(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	release := make(chan struct{})
 	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
@@ -60,6 +61,7 @@ func TestQueuedRunShowsQueuedInItsDraft(t *testing.T) {
 // waits once (the answer's Retry-After, not that and the run's backoff on
 // top) and the run's trace shows the attempt the endpoint refused.
 func TestModel429RetriedOnceByTheRun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var mu sync.Mutex
 	var at []time.Time

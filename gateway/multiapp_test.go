@@ -17,6 +17,7 @@ import (
 // Two self-built apps of two corps at once, each at its own callback path,
 // each answered through its own API (and token) as its own agent.
 func TestSeveralWeComAppsAtOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	const (
 		itCorp   = "ww2222222222222222"

@@ -49,6 +49,7 @@ func groupSkills(t *testing.T) string {
 // offered nor callable, and no backend ever receives the group's chat id
 // signed. The same holds for /v1/route, whose body cannot name a chat.
 func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startExtra(openAIYAML, gateway.Deps{SkillsFS: os.DirFS(groupSkills(t))})
 	ctx := withTimeout(t, 30*time.Second)

@@ -65,6 +65,7 @@ func startLeaveAPI(t *testing.T) (*harness, context.Context) {
 // key's identity: the skill backend sees lisi, the answer and usage come
 // back, and the turn is recorded as a run of the "api" channel.
 func TestOpenAIChatCompletion(t *testing.T) {
+	t.Parallel()
 	h, ctx := startLeaveAPI(t)
 
 	resp, err := apiClient(h, apiKeyLisi).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
@@ -128,6 +129,7 @@ func containsMessage(msgs []openai.ChatCompletionMessage, text string) bool {
 // as reasoning_content, the answer as content deltas, a stop, the usage
 // chunk asked for, and ends with [DONE].
 func TestOpenAIChatCompletionStream(t *testing.T) {
+	t.Parallel()
 	h, ctx := startLeaveAPI(t)
 
 	stream, err := apiClient(h, apiKeyLisi).CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
@@ -184,6 +186,7 @@ func TestOpenAIChatCompletionStream(t *testing.T) {
 // 404, too many messages is 400 — each in OpenAI's error shape, and none
 // reaches the model.
 func TestOpenAIRefusals(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startExtra(openAIYAML, gateway.Deps{})
 	ctx := withTimeout(t, 30*time.Second)

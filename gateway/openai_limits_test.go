@@ -71,6 +71,7 @@ func wantRateLimited(t *testing.T, status int, retryAfter string, e map[string]a
 // minute gets OpenAI's 429 with Retry-After at once, other keys go on, and
 // the key is admitted again when a request ends or the minute refills.
 func TestOpenAIPerKeyLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var offset atomic.Int64 // the gateway's clock runs ahead by this
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
@@ -141,6 +142,7 @@ func TestOpenAIPerKeyLimits(t *testing.T) {
 // defaults, refuse negatives naming the key, and two keys of one identity
 // (they would share sessions) are refused.
 func TestOpenAILimitsConfig(t *testing.T) {
+	t.Parallel()
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
 	cfg, err := config.ParseConfig([]byte(base), env(nil))
 	if err != nil {

@@ -98,6 +98,7 @@ func longAnswer(n int) []string {
 // Like every harness test it runs alone: the harness sets the skills'
 // base URL in the environment, and WeCom's API base URL is process-wide.
 func TestStalledStreamDoesNotStallOthers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name         string
 		writeTimeout time.Duration

@@ -53,6 +53,7 @@ func askLeave(t *testing.T, h *harness, msgID string) {
 // TestMetrics: one message through callback, run, skill and delivery
 // shows in each of the metrics, on a registry of the gateway's own.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	reg := prometheus.NewRegistry()
 	h.start(gateway.Deps{Metrics: reg})
@@ -97,6 +98,7 @@ func TestMetrics(t *testing.T) {
 
 // TestMetricsOff: metrics.enabled: false serves no /metrics.
 func TestMetricsOff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.startExtra("metrics:\n  enabled: false\n", gateway.Deps{})
 	if status, _ := get(t, h.srv.URL+"/metrics"); status != http.StatusNotFound {
@@ -107,6 +109,7 @@ func TestMetricsOff(t *testing.T) {
 // TestTracing: the callback's span, and the run and its delivery in a
 // trace whose id is the run id, linked to the callback.
 func TestTracing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	exp := tracetest.NewInMemoryExporter()
 	tp := ops.NewTracerProvider(exp)
@@ -161,6 +164,7 @@ func keys[V any](m map[string]V) []string {
 // TestHealthAndReadiness: /healthz is the process; /readyz fails while a
 // migration is missing and once the replica drains.
 func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	gw := h.start(gateway.Deps{})
 	if status, _ := get(t, h.srv.URL+"/healthz"); status != http.StatusOK {
@@ -195,6 +199,7 @@ func TestHealthAndReadiness(t *testing.T) {
 // TestAPIRunTrace: an API turn's trace id is its run id, linked to the
 // client's traceparent.
 func TestAPIRunTrace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	exp := tracetest.NewInMemoryExporter()
 	tp := ops.NewTracerProvider(exp)

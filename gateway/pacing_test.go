@@ -119,6 +119,8 @@ WHERE kind = 'hermes.deliver_reply' AND state IN ('available', 'scheduled', 'ret
 // every reply arrives once, each user's in the order of their messages
 // (the replies of different users are in the order their runs commit).
 func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	h := newHarness(t)
 	echoModel(h)
 	clock := &jumpClock{}
@@ -193,6 +195,8 @@ func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
 // with the account limited to 20 sends a minute across its chats: no
 // minute carries more than 20, and all 30 arrive once, in order per user.
 func TestPacingHoldsAnAccountToItsLimitAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	h := newHarness(t)
 	echoModel(h)
 	clock := &jumpClock{}
@@ -245,6 +249,7 @@ func TestPacingHoldsAnAccountToItsLimitAcrossReplicas(t *testing.T) {
 // so it uses no slot: with one send a minute allowed, the part after it
 // still goes at once.
 func TestDeferredPartUsesNoSlot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	long := strings.Repeat("这是一段很长的回答。", 100) // two parts of 2,048 bytes
 	h.model.Script(openaitest.Reply{Content: long})

@@ -43,6 +43,7 @@ func accept(t *testing.T, gw *gateway.Gateway, in channels.Inbound) channels.Rec
 }
 
 func TestGroupMessagesNeedAMentionOrAPrefix(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	echoModel(h)
 	ch := testChannel(2048)
@@ -81,6 +82,7 @@ func TestGroupMessagesNeedAMentionOrAPrefix(t *testing.T) {
 }
 
 func TestResetAndHelpCommands(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	echoModel(h)
 	ch := testChannel(4096)
@@ -125,6 +127,7 @@ func TestResetAndHelpCommands(t *testing.T) {
 // A reply of 10,000 Chinese characters arrives whole, in order, in parts
 // within the channel's limit, each valid UTF-8, with code fences closed.
 func TestLongReplyArrivesWholeAndInOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var b strings.Builder
 	for i := 0; utf8.RuneCountInString(b.String()) < 10000; i++ {
@@ -174,6 +177,8 @@ func TestLongReplyArrivesWholeAndInOrder(t *testing.T) {
 // platform answers sends with jitter. Each user's replies arrive in the
 // order of their messages.
 func TestRepliesInOrderAcrossTwoReplicas(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	h := newHarness(t)
 	echoModel(h)
 	ch := testChannel(2048)
@@ -222,6 +227,7 @@ func TestRepliesInOrderAcrossTwoReplicas(t *testing.T) {
 // A run that takes long sends 「处理中…」 once, before the answer, on a
 // channel that cannot show progress.
 func TestSlowRunGetsOneProcessingHint(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ch := testChannel(2048)
 	ctxWait := withTimeout(t, 30*time.Second)
@@ -246,6 +252,7 @@ func TestSlowRunGetsOneProcessingHint(t *testing.T) {
 // Meanwhile the delivery layer holds the first part back (the platform
 // polls: a LiveDeadline without a LiveInterval).
 func TestStreamShowsFirstPartAndDeliveryTheRest(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	long := strings.Repeat("这是一段很长的回答。", 100) // 3,000 bytes: two parts of 2,048
 	h.model.Script(openaitest.Reply{Content: long})

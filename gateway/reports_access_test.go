@@ -36,6 +36,7 @@ func weeklySkill(t *testing.T, dir string, users string) {
 // (the run is recorded as failed, nothing goes to the report's chat and
 // the owner is told in their private chat).
 func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	dir := t.TempDir()
 	weeklySkill(t, dir, "zhangsan")
@@ -79,6 +80,7 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 // TestPromptReport: a report whose content is the agent's answer to a
 // prompt, run as the owner.
 func TestPromptReport(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "本周 IT 要点：网络故障最多，共 12 张。"}

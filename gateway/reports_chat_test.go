@@ -35,6 +35,7 @@ func reportModel(req openai.ChatCompletionRequest) openaitest.Reply {
 }
 
 func TestReportFromChatAsksForConfirmation(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	h.model.SetHandler(reportModel)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})

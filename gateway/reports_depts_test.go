@@ -31,6 +31,7 @@ func deptWeeklySkill(t *testing.T) string {
 // report was made, the owner's run is refused (recorded, the owner told,
 // the backend never called); moved back, the next run goes out.
 func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	h.wecomAPI.SetDepartments("zhangsan", 7)
 	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now, SkillsFS: os.DirFS(deptWeeklySkill(t))})

@@ -50,6 +50,7 @@ func refusal(t *testing.T, err error, kind error) *reports.Refusal {
 // the limit, and nothing saved. An admin's report is held to none of
 // them.
 func TestChatReportLimits(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	clock.Set(time.Date(2026, 12, 8, 10, 0, 0, 0, shanghai)) // a Tuesday: the 1st is three weeks away
 	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n  max_per_user: 2\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
@@ -108,6 +109,7 @@ func TestChatReportLimits(t *testing.T) {
 // reports: allow may be scheduled from chat; once its definition no
 // longer says so, the next run is refused (recorded, the owner told).
 func TestChatReportAllowedWriteSkill(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	dir := t.TempDir()
 	define := func(reports string) {
@@ -146,6 +148,7 @@ func TestChatReportAllowedWriteSkill(t *testing.T) {
 // or reports: allow), never one that changes data; an admin's prompt
 // report is offered the owner's skills.
 func TestChatPromptReportOffersOnlyUnattendedSkills(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "本周工单平稳。"}
@@ -204,6 +207,7 @@ func relayModel(req openai.ChatCompletionRequest) openaitest.Reply {
 // model as the Chinese sentence, which it relays; a refusal when the user
 // confirms (the last place was taken meanwhile) is said as it is.
 func TestChatReportRefusalsAreSaid(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	h.model.SetHandler(relayModel)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
@@ -241,6 +245,7 @@ func TestChatReportRefusalsAreSaid(t *testing.T) {
 }
 
 func TestReportLimitsConfig(t *testing.T) {
+	t.Parallel()
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
 	cfg, err := config.ParseConfig([]byte(base), env(nil))
 	if err != nil || cfg.Reports.MinInterval != time.Hour || cfg.Reports.MaxPerUser != 10 {

@@ -66,6 +66,7 @@ func (h *harness) waitFor(ctx context.Context, n int, query string, args ...any)
 // at the same moment each deliver their text and its chart one after the
 // other, never one run's chart between the other's text and chart.
 func TestReportPartsGoOutTogether(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)

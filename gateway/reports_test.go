@@ -59,7 +59,7 @@ func clockedHarness(t testing.TB) (*harness, *chantest.Clock) {
 	h.backend = demobackend.New([]byte(testHMACKey), clock.Now)
 	srv := httptest.NewServer(h.backend)
 	t.Cleanup(srv.Close)
-	t.Setenv("HERMES_TEST_SKILLS_BASE_URL", srv.URL)
+	h.backendURL = srv.URL
 	return h, clock
 }
 
@@ -82,6 +82,8 @@ func (h *harness) startWithReports(extra string, deps gateway.Deps) (*gateway.Ga
 }
 
 func TestReportTickTwoReplicasOneRun(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	h, ch, clock := reportRig(t)
 	_, a := h.startReports(ch, clock)
 	_, b := h.startReports(ch, clock)
@@ -149,6 +151,7 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 // reports feature's Run) claims a due tick by itself, every
 // reports.scan_interval, and the report goes out.
 func TestReportScannerRunsOnAFullReplica(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	_, rs := h.startWithReports("reports:\n  scan_interval: 20ms\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
@@ -164,6 +167,7 @@ func TestReportScannerRunsOnAFullReplica(t *testing.T) {
 }
 
 func TestReportRestartAcrossTick(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		catchUp string
 		runs    int
@@ -209,6 +213,7 @@ func TestReportRestartAcrossTick(t *testing.T) {
 }
 
 func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	_, rs := h.startReports(ch, clock)
 	ctx := withTimeout(t, 60*time.Second)
@@ -242,6 +247,7 @@ func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
 }
 
 func TestReportTextTableWhereNoImages(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectBasic})
 	_, rs := h.startReports(ch, clock)
@@ -264,6 +270,7 @@ func TestReportTextTableWhereNoImages(t *testing.T) {
 }
 
 func TestBadReportSavesNothing(t *testing.T) {
+	t.Parallel()
 	h, ch, clock := reportRig(t)
 	ch.Unreachable("secret-group")
 	_, rs := h.startReports(ch, clock)
@@ -297,6 +304,8 @@ func TestBadReportSavesNothing(t *testing.T) {
 // A report to 500 users is paced under the account's per-minute limit and
 // reaches every one of them exactly once.
 func TestReportToFiveHundredUsersLosesNone(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	h, clock := clockedHarness(t)
 	// 30,000 a minute: 500 a second, so the pacing shows but the test stays short.
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown,

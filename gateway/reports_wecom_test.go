@@ -33,6 +33,7 @@ func wecomReport(cron string, chatType, chatID string) reports.NewReport {
 // and sent as an image; a group chat, where an app cannot post, is
 // refused at creation.
 func TestReportThroughWeComApp(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := withTimeout(t, 60*time.Second)
@@ -98,6 +99,7 @@ func BenchmarkReportTickToMessage(b *testing.B) {
 // message from that chat has arrived on that bot (an event does not
 // count); then it is accepted and the report is pushed there.
 func TestReportTargetOnLongConnectionBotNeedsFirstContact(t *testing.T) {
+	t.Parallel()
 	h, clock := clockedHarness(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply { return openaitest.Reply{Content: "你好"} })

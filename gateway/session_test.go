@@ -16,6 +16,7 @@ import (
 // in order, and the second run sees the first turn as history. Another
 // user's message is not held up by them.
 func TestOneRunPerSessionInOrderWithHistory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var mu sync.Mutex
 	zhangInFlight, overlap := 0, false
@@ -92,6 +93,7 @@ func TestOneRunPerSessionInOrderWithHistory(t *testing.T) {
 
 // A conversation idle for longer than agent.history_idle starts afresh.
 func TestIdleSessionStartsWithoutHistory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var mu sync.Mutex
 	now := time.Now()

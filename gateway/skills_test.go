@@ -24,6 +24,7 @@ import (
 // result the backend posts later reaches the same chat exactly once — also
 // when the gateway restarted in between. A replayed callback is refused.
 func TestAsyncResultDeliveredOnceAcrossRestart(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.model.SetHandler(vpnModel)
 	first := h.start(gateway.Deps{})
@@ -89,6 +90,7 @@ func vpnModel(req openai.ChatCompletionRequest) openaitest.Reply {
 }
 
 func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var mu sync.Mutex
 	now := time.Now()
@@ -127,6 +129,7 @@ func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
 }
 
 func TestRouteAPI(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	call := func(auth, body string) (int, skills.RouteResponse) {
@@ -172,6 +175,7 @@ func TestRouteAPI(t *testing.T) {
 }
 
 func TestSkillsReloadKeepsOldSetWhenBroken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	dir := t.TempDir()
 	write := func(name, content string) {
@@ -217,6 +221,7 @@ func TestSkillsReloadKeepsOldSetWhenBroken(t *testing.T) {
 // verified sender (signed headers) and refuses, and lisi's pay never
 // reaches zhangsan.
 func TestModelCannotSpoofTheCaller(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool {
@@ -249,6 +254,7 @@ func TestModelCannotSpoofTheCaller(t *testing.T) {
 // A skill limited to a department is offered to its members only: WeCom's
 // callback carries no departments, so the worker looks them up (user/get).
 func TestDepartmentAccessOnWeCom(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "finance"), 0o755)

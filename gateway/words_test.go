@@ -27,6 +27,7 @@ messages:
 // messages.empty on the normal path (the agent's own default used to win),
 // an agent sentence, the words that confirm and the reset command.
 func TestConfiguredWordsReachTheUser(t *testing.T) {
+	t.Parallel()
 	f := newConfirmFlowWith(t, wordsYAML)
 	f.h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if last := req.Messages[len(req.Messages)-1]; strings.Contains(last.Content, "随便") {

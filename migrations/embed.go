@@ -1,6 +1,3 @@
-// Package migrations holds Hermes' numbered SQL migrations (goose format),
-// embedded in the binary. gateway/store applies them at start and through
-// `hermes migrate`.
 package migrations
 
 import "embed"

@@ -1,11 +1,3 @@
-// Package skills loads skill definitions (a directory per skill holding a
-// SKILL.md), binds them to the verified caller and runs them over HTTP, MCP
-// or a local command. A bound skill is a Tool: the only thing the agent can
-// execute.
-//
-// The caller's identity travels to backends in headers (or MCP _meta, or
-// environment variables) set from the Caller the gateway binds and signed
-// with HMAC (see identity.go); nothing the model writes can change it.
 package skills
 
 import (

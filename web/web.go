@@ -1,6 +1,3 @@
-// Package web holds the browser-facing pages of Hermes, embedded in the
-// binary: the status page at /, and the static assets of the operator's
-// console (web/console) under web/static.
 package web
 
 import (

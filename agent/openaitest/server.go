@@ -1,17 +1,3 @@
-// Package openaitest is a fake OpenAI-compatible chat completions server
-// for tests. It speaks the real wire format over HTTP (httptest), so the
-// code under test runs its real client: request encoding, auth header,
-// response decoding, tool calls and HTTP errors.
-//
-// Replies are scripted (Script) or computed (SetHandler). A request with
-// "stream": true is answered as server-sent events, the way OpenAI streams:
-// "data: {chunk}" lines (role, content pieces, tool-call fragments with
-// their index, the finish reason, usage when stream_options.include_usage
-// is set) and "data: [DONE]". The server also
-// enforces the protocol rules real endpoints enforce, answering 400 when
-// they are broken: a model name, at least one message, and every assistant
-// tool call answered by a "tool" message carrying its tool_call_id before
-// the conversation goes on.
 package openaitest
 
 import (

@@ -1,15 +1,3 @@
-// Package chantest holds the in-memory halves of the channel boundary for
-// tests, so each side is tested against the other's contract:
-//
-//   - chantest.go: Channel, for the gateway's pipeline tests: messages go in
-//     through the gateway's Sink as a platform would hand them over, and
-//     every Send is recorded, so ordering, splitting, group rules and
-//     commands can be tested without a platform's wire format.
-//   - sink.go: Sink, for a platform package's tests: the gateway's side as
-//     a platform sees it (one for every platform).
-//   - tokens.go: TokenCache, an in-memory channels.TokenCache.
-//   - support.go, png.go: a settable clock, a log buffer, latency
-//     percentiles, noise images of a chosen size.
 package chantest
 
 import (

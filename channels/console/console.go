@@ -1,8 +1,3 @@
-// Package console is the terminal channel behind `hermes chat` and
-// `hermes demo`: the same pipeline as a chat platform, with a person at a
-// terminal as the sender. The sender's identity is whatever the operator
-// started the process with, so this channel is for trying skills locally,
-// never for serving other people.
 package console
 
 import (

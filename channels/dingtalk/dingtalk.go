@@ -1,15 +1,3 @@
-// Package dingtalk is the DingTalk (钉钉) platform: robots of enterprise
-// internal apps (企业内部应用机器人), receiving messages by HTTP callback or
-// by Stream mode (a long connection, no public URL), and answering through
-// the message's session webhook, the robot OpenAPI, or a streaming AI card.
-// Everything DingTalk-specific lives here: the `dingtalk:` YAML section, the
-// callback route, the signature check, the stream client and the senders.
-//
-// The Stream client is written by hand over github.com/coder/websocket
-// rather than taken from open-dingtalk/dingtalk-stream-sdk-go: the SDK acks
-// every frame itself once its handler returns (an error becomes an error
-// ack), so it cannot leave a frame unacked for DingTalk to send again, and it
-// reconnects on a fixed sleep with a package-level logger and no context.
 package dingtalk
 
 import (

@@ -1,19 +1,3 @@
-// Package feishu is the Feishu / Lark (飞书) platform: custom apps (企业自建应用)
-// with the bot capability, receiving im.message.receive_v1 either by HTTP
-// event subscription (v2, encrypted and signed) or by long connection
-// (长连接), and answering with the reply API, as a CardKit streaming card
-// while the answer grows when streaming is on. Everything Feishu-specific
-// lives here: the `feishu:` YAML section, the event route, the crypto, the
-// long-connection frames and the OpenAPI calls.
-//
-// Neither the official SDK's event dispatcher nor its ws client is used.
-// The ws client (oapi-sdk-go v3.5.3) blocks forever in Start, cannot be
-// stopped with a context, never notices a socket that went silent (no read
-// deadline), and reconnects with time.Sleep; the long-connection protocol
-// is small (one endpoint call, protobuf frames, ping/pong, fragments), so
-// ws.go speaks it with coder/websocket and frame.go encodes the frames with
-// protowire. The OpenAPI calls are plain JSON over HTTP so that tokens go
-// through the gateway's shared token cache.
 package feishu
 
 import (

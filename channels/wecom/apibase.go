@@ -1,6 +1,7 @@
 package wecom
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -19,7 +20,8 @@ import (
 // only hooks it offers are the global util.SetURIModifier and that global
 // client. Private-cloud WeCom and the tests need a different base URL per app,
 // so one modifier, installed once, looks the app up from the URL itself:
-//   - gettoken URLs carry corpid=, so corp id → base URL;
+//   - gettoken URLs carry corpid= and corpsecret=, so app (corp id and
+//     secret) → base URL, and corp id alone for a secret not registered;
 //   - every other call carries access_token=, so token → base URL, learnt
 //     when an app's token cache wrapper sees its token being Set or Got.
 // URLs it cannot attribute are left alone. Nothing else in Hermes may call
@@ -56,6 +58,7 @@ func installAPIBase() {
 // app that made it.
 type apiBaseRegistry struct {
 	mu     sync.RWMutex
+	apps   map[string]string   // appRoute(corp id, secret) → base URL
 	corps  map[string]string   // corp id → base URL
 	tokens map[string]string   // access token → base URL
 	recent map[string][]string // app key → its recent tokens, oldest first
@@ -63,18 +66,30 @@ type apiBaseRegistry struct {
 
 func newAPIBaseRegistry() *apiBaseRegistry {
 	return &apiBaseRegistry{
+		apps:   map[string]string{},
 		corps:  map[string]string{},
 		tokens: map[string]string{},
 		recent: map[string][]string{},
 	}
 }
 
-// registerCorp routes gettoken calls for corpID to base. Apps of one corp
-// share a base URL; a later registration replaces an earlier one.
-func (r *apiBaseRegistry) registerCorp(corpID, base string) {
+// registerApp routes gettoken calls of the app with corpID and secret to
+// base, and those of corpID with another secret too (a later registration
+// replaces an earlier one). The secret tells apart two apps of one corp id
+// with different bases: a private-cloud and a public one, or tests that
+// each run a fake WeCom.
+func (r *apiBaseRegistry) registerApp(corpID, secret, base string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.apps[appRoute(corpID, secret)] = base
 	r.corps[corpID] = base
+}
+
+// appRoute is the key of an app's gettoken route: a digest, so that the
+// registry holds no second copy of the secret.
+func appRoute(corpID, secret string) string {
+	sum := sha256.Sum256([]byte(corpID + "\x00" + secret))
+	return string(sum[:])
 }
 
 // noteToken routes calls carrying token to base. appKey identifies the app
@@ -120,6 +135,9 @@ func (r *apiBaseRegistry) rewrite(uri string) string {
 	var ok bool
 	if token := q.Get("access_token"); token != "" {
 		base, ok = r.tokens[token]
+	}
+	if !ok {
+		base, ok = r.apps[appRoute(q.Get("corpid"), q.Get("corpsecret"))]
 	}
 	if !ok {
 		base, ok = r.corps[q.Get("corpid")]

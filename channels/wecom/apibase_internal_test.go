@@ -10,7 +10,9 @@ import (
 
 func TestAPIBaseRegistry_Rewrite(t *testing.T) {
 	r := newAPIBaseRegistry()
-	r.registerCorp("wwcorp", "http://127.0.0.1:9/private")
+	r.registerApp("wwcorp", "s", "http://127.0.0.1:9/private")
+	r.registerApp("wwcorp", "s2", "http://127.0.0.1:9/other") // same corp, another app and base
+	r.registerApp("wwcorp", "s", "http://127.0.0.1:9/private")
 	r.noteToken("wwcorp/1", "tok1", "http://127.0.0.1:9/private")
 
 	for _, tt := range []struct{ in, want string }{
@@ -21,6 +23,10 @@ func TestAPIBaseRegistry_Rewrite(t *testing.T) {
 		{ // API calls routed by access_token
 			"https://qyapi.weixin.qq.com/cgi-bin/message/send?access_token=tok1",
 			"http://127.0.0.1:9/private/cgi-bin/message/send?access_token=tok1",
+		},
+		{ // the other app of the corp: routed by its secret
+			"https://qyapi.weixin.qq.com/cgi-bin/gettoken?corpid=wwcorp&corpsecret=s2",
+			"http://127.0.0.1:9/other/cgi-bin/gettoken?corpid=wwcorp&corpsecret=s2",
 		},
 		{ // unknown corp and token: left alone
 			"https://qyapi.weixin.qq.com/cgi-bin/gettoken?corpid=other&corpsecret=s",

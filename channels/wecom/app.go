@@ -107,11 +107,11 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 	}
 
 	installAPIBase()
-	apiBases.registerCorp(cfg.CorpID, base)
+	apiBases.registerApp(cfg.CorpID, cfg.Secret, base)
 	tc := &appTokenCache{
 		inner:  tokenCache,
 		key:    tokenCacheKey(cfg.CorpID, cfg.AgentID),
-		appKey: cfg.CorpID + "/" + cfg.AgentID,
+		appKey: cfg.CorpID + "/" + cfg.AgentID + "@" + base, // one app per base
 		base:   base,
 	}
 	wk := work.NewWork(&config.Config{

@@ -1,16 +1,3 @@
-// Package wecom is the WeCom (企业微信) platform: self-built apps (自建应用),
-// whose message callbacks it verifies and decrypts into channels.Inbound and
-// answers through the active message API, and AI bots (智能机器人), by
-// callback or by long connection. Everything WeCom-specific lives here: the
-// `wecom:` YAML section, the callback routes, the crypto and the senders.
-//
-// The callback crypto (WXBizMsgCrypt) is written by hand in crypto.go because
-// silenceper/wechat's util.DecryptMsg rejects an empty receiveid (AI bot) and
-// 16-byte padding (DingTalk); the same Crypto serves those callbacks too.
-// Sending goes through silenceper/wechat/v2/work so the access token is cached
-// and shared the way the rest of the ecosystem expects; tokens.go adapts the
-// gateway's shared token cache (channels.TokenCache) to the cache silenceper
-// takes.
 package wecom
 
 import (

@@ -1,15 +1,3 @@
-// Command hermes is the Hermes gateway: an AI agent inside WeCom, with the
-// company's own systems as skills.
-//
-//	hermes serve   --config hermes.yaml   run the gateway (callbacks, workers, delivery)
-//	hermes migrate --config hermes.yaml   apply database migrations and exit
-//	hermes chat    --config hermes.yaml   talk to the agent in the terminal
-//	hermes demo                           everything on embedded defaults, with a scripted conversation
-//	hermes runs list|show                 find runs and print their traces
-//	hermes admin create --user NAME       add a console account (password from stdin)
-//	hermes doctor  --config hermes.yaml   check the setup against the world; print fixes
-//	hermes version                        print the version
-//	hermes help [command]                 this list, or a command's flags
 package main
 
 import (

@@ -1,12 +1,3 @@
-// Package admin is the operators' pages of a gateway, a feature mounted
-// where only operators reach (server.admin_listen, else the one
-// listener): the console (web/console) under /console and the status page
-// (web) at /. The console gets the gateway's store as its narrow
-// console.Store, never the pool.
-//
-//   - admin.go: the feature: what the console and the status page are
-//     given of the gateway, and where they are mounted
-//   - reports.go: the console's report actions
 package admin
 
 import (

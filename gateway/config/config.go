@@ -1,15 +1,3 @@
-// Package config is Hermes' configuration: the YAML tree of hermes.yaml,
-// ${ENV} expansion, defaults and validation with errors naming the full
-// key. It is a leaf: the gateway and every package beside it read their
-// section from here; a chat platform's own section is decoded by its
-// package (channels.Platform), and only kept here as YAML.
-//
-//   - config.go: the tree, Parse/Load, defaults and validation of the
-//     pipeline's sections (server, database, model, agent, skills,
-//     worker, groups, router, messages)
-//   - server.go: the listener timeouts
-//   - ops.go: metrics, tracing, log and the OpenAI-compatible API
-//   - reports.go: scheduled reports and their sentences
 package config
 
 import (

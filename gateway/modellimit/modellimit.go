@@ -1,10 +1,3 @@
-// Package modellimit protects the model from the gateway: the runs of one
-// replica share a Limiter in front of it (a slot each, the per-minute
-// budgets of requests and tokens, and after a 429 its Retry-After).
-//
-//   - modellimit.go: the Limiter, the model as one run sees it behind it
-//     (a 429 holds the replica's calls for its Retry-After; the run
-//     retries), and the model's HTTP client
 package modellimit
 
 import (

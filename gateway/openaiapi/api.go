@@ -1,16 +1,3 @@
-// Package openaiapi is the OpenAI-compatible API (POST
-// /v1/chat/completions, GET /v1/models): existing OpenAI clients talk to
-// the company's agent, each API key an identity. A gateway.Feature with
-// public routes; go-openai's types stay inside it.
-//
-//   - api.go: the feature, API keys, the OpenAI error shape, /v1/models,
-//     and the bounded decoding of a chat request
-//   - run.go: /v1/chat/completions: the turn run through the gateway's
-//     AgentRunner and recorded like a chat message's
-//   - stream.go: streaming answers as chat.completion.chunk events, a
-//     client that stops reading dropped without holding the run
-//   - limits.go: per-key concurrency and requests per minute, OpenAI's 429
-//   - session.go: an API session's chat id, in the key's own namespace
 package openaiapi
 
 import (

@@ -1,9 +1,3 @@
-// Package ratelimit is the per-key request rate of Hermes's APIs for other
-// systems (the tool router's keys, the OpenAI-compatible API's), one copy
-// both use.
-//
-//   - ratelimit.go: a token bucket per API key on one replica, and the
-//     Retry-After value of a refusal
 package ratelimit
 
 import (

@@ -1,14 +1,3 @@
-// Package router is the tool router: other systems run skills through the
-// same executors as the identity their API key maps to (POST /v1/route),
-// and skill backends post the late results of async calls (POST
-// /v1/async/:token), which reach the chat the call came from through the
-// outbox. A gateway.Feature: routes, jobs, and the skill registry's
-// skills.AsyncRegistrar.
-//
-//   - router.go: the feature (attach, routes, jobs) and refusals
-//   - route.go: /v1/route, its API keys, bounds and per-key rate
-//   - async.go: async calls: signed single-use callback tokens, the task
-//     recorded before the call, the result in, the deadline's job
 package router
 
 import (

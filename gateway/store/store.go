@@ -1,7 +1,3 @@
-// Package store is Hermes' Postgres layer: the pgx pool, migrations, and the
-// tables of the message pipeline (inbox, sessions, history, runs, outbox,
-// token cache). Methods that change several rows take a pgx.Tx so the caller
-// can put them in one transaction with a job insert; the rest open their own.
 package store
 
 import (

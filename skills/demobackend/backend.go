@@ -1,9 +1,3 @@
-// Package demobackend is a small HR/IT backend for `hermes demo` and tests.
-// It answers the sample skills (skills/samples) with canned Chinese data for
-// the users zhangsan, lisi and wangwu, and shows how a real backend should
-// treat Hermes: verify the signed identity headers, answer only about the
-// signed user, never take a user id from the request body, and report
-// accepted async work to the callback URL Hermes sent.
 package demobackend
 
 import (

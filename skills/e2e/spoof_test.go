@@ -1,6 +1,3 @@
-// Package e2e_test runs the skills with the real agent loop and a scripted
-// model speaking the OpenAI wire protocol: the proof that the model cannot
-// choose whose data a skill returns.
 package e2e_test
 
 import (

@@ -1,19 +1,3 @@
-// Package console is the operator's console served under /console: what
-// the bot did and why (overview, conversations, run traces, skills), the
-// scheduled reports and the channel self-test, over the gateway's own
-// Postgres store as the narrow Store (never the pool). Pages are
-// server-rendered html/template with a little htmx; nothing is built at
-// run time and no secret is ever rendered. gateway/admin mounts it.
-//
-//   - console.go: Deps, the routes, rendering and errors
-//   - store.go: Store, all the console does to the database
-//   - auth.go, throttle.go: accounts, sign-in and sessions; the login
-//     limits
-//   - pages.go: overview, conversations, runs, skills
-//   - schedules.go: the scheduled reports (run now, pause, resume)
-//   - selftest.go, refusals.go: the channel self-test and what a refused
-//     callback means
-//   - texts.go: the interface text in each language
 package console
 
 import (

@@ -1,8 +1,3 @@
-// Package dingtalktest fakes DingTalk for tests: the OpenAPI (access
-// token, robot messages, AI cards, the legacy user API), session webhooks
-// and the Stream gateway (connections/open and the WebSocket that pushes
-// frames). It speaks the real wire formats over HTTP, so the code under
-// test runs its real client path.
 package dingtalktest
 
 import (

@@ -1,7 +1,3 @@
-// Package feishutest has fakes of Feishu for tests, speaking the real wire
-// formats: events as Feishu posts them (encrypted, signed), a fake OpenAPI
-// (tokens, replies, CardKit, bot info, contact) and a fake long-connection
-// server at the protobuf frame level.
 package feishutest
 
 import (

@@ -1,6 +1,3 @@
-// Package wecomtest is a fake WeCom API for tests. It speaks the real wire
-// format over HTTP (httptest), so the code under test runs its real client
-// path: gettoken, message/send, errcodes, duplicate suppression.
 package wecomtest
 
 import (

@@ -1,8 +1,3 @@
-// Package schedule reads a scheduled report's cron expression in its
-// time zone, finds its fire times and says them in Chinese. It is a leaf
-// (it imports no Hermes package) because the config's validation and the
-// console read schedules as well as the reports feature (gateway/reports),
-// which itself depends on the gateway. One file: schedule.go.
 package schedule
 
 import (

@@ -1,0 +1,17 @@
+// Package dingtalktest fakes DingTalk for tests: the OpenAPI (access
+// token, robot messages, AI cards, the legacy user API), session webhooks
+// and the Stream gateway (connections/open and the WebSocket that pushes
+// frames). It speaks the real wire formats over HTTP, so the code under
+// test runs its real client path. It is for tests only, and it fakes
+// DingTalk, not the gateway (that is chantest.Sink).
+//
+// Files, by concept:
+//   - Messages in: message.go (Message as DingTalk delivers it, Sign, and
+//     signed callback requests, replays included).
+//   - The APIs: server.go (Server: tokens, robot sends, session webhooks,
+//     AI card calls, user/get, injected failures, a connection that goes
+//     silent), media.go (media uploads), faults.go (LoseAnswers: a send
+//     delivered whose answer is lost).
+//   - Stream mode: stream.go (the Stream gateway: tickets, the socket,
+//     pushed callbacks and redeliveries, pings, disconnects, acks).
+package dingtalktest

@@ -1,0 +1,22 @@
+// Package wecomtest is a fake WeCom for tests. It speaks the real wire
+// format over HTTP and websockets (httptest), so the code under test runs
+// its real client path: gettoken, message/send, errcodes, duplicate
+// suppression, media upload, the AI bot's callbacks, response_urls and
+// long connection. It is for tests only, and it fakes WeCom, not the
+// gateway (that is chantest.Sink).
+//
+// Files, by concept:
+//   - The API of self-built apps: server.go (Server: tokens, message/send
+//     with WeCom's duplicate check, user/get, injected errcodes), media.go
+//     (temporary media uploads, checked as WeCom checks them), faults.go
+//     (LoseAnswers: a send accepted whose answer never arrives).
+//   - App callbacks: callback.go (EncryptedCallback and VerifyURLQuery as
+//     WeCom sends them, message XML builders, AppReplyTo).
+//   - AI bots: aibot.go (BotMessage bodies of every type, BotCallback
+//     requests, OpenBotReply for passive replies, ResponseURLServer),
+//     aibot_ws.go (BotWSServer: the long-connection gateway, subscriptions,
+//     acks, pushed callbacks, takeovers), aibot_media.go (media upload
+//     over the socket).
+//   - Waiting: changes.go (how the fakes wake a test waiting for a
+//     recorded call).
+package wecomtest

@@ -1,0 +1,50 @@
+// Package gateway is Hermes' message pipeline: the inbox that stores a
+// verified platform message with the job that answers it in one
+// transaction (so a callback is acknowledged only once nothing can lose
+// it), the workers that run the agent one session at a time under a
+// lease, the live replies and drafts that show an answer while it grows,
+// and the outbox that delivers each reply exactly once, in its
+// conversation's order. It is the pipeline only: it imports no platform
+// (channels/<platform>, registered in cmd/hermes) and no feature (reports,
+// the OpenAI-compatible API, the tool router and the operators' pages
+// attach through the interfaces of features.go); its SQL is gateway/store,
+// its configuration and words gateway/config, its metrics, traces and
+// health checks gateway/ops. Everything a message's fate depends on is in
+// Postgres, never only in one replica's memory.
+//
+// Files, by concept:
+//   - Building and running: gateway.go (Deps, New and Check, the job queue
+//     and its workers, Start and Stop), channels.go (the channel of each
+//     platform section, and the queues of its jobs), features.go (Feature
+//     and its optional interfaces, the Services a feature gets, Jobs,
+//     FeatureOf).
+//   - The inbox: inbox.go (Accept, the channels.Sink: the group rule, the
+//     nonce claim, the message and its job in one transaction; Progress,
+//     Shown and Refused for the channels).
+//   - Runs: process.go (the job that answers a message: one run per
+//     session, the outcome committed with its reply in one transaction),
+//     leases_run.go (session leases: claimed, renewed, swept when lapsed,
+//     the session handed on), agentrun.go (AgentRunner, the one way the
+//     agent runs, for chat, the API and reports), commands.go (/reset,
+//     /help and their aliases), pending.go (a pending 「确认」 resolved and
+//     its call run at most once; UserFacing errors).
+//   - Delivery and the outbox: outbox.go (Address and Outbox: a reply's
+//     parts and its delivery job written in the producer's transaction),
+//     deliver.go (the delivery job: a conversation's parts in order, one
+//     recorded attempt each, an image uploaded once), pacing.go (the
+//     platforms' per-minute limits, claimed in Postgres across replicas).
+//   - Connections: connections.go (long connections kept through
+//     channels.Reconnect; a one-per-bot connection on one replica under a
+//     lease, which works the account's delivery queue).
+//   - Live replies and drafts: live.go (a live reply driven by
+//     channels.RunLive on the replica that accepted the message, and the
+//     hold of the answer's first part), drafts.go (a streaming run's draft
+//     stored every worker.draft_interval; the 「处理中…」 hint elsewhere).
+//   - HTTP: server.go (the public and the admin routes: callbacks, the
+//     features' routes, /metrics), httpserver.go (NewHTTPServer, the bounds
+//     of every listener), health.go (connection states and draining, for
+//     /readyz).
+//
+// Tests: harness_test.go is the shared harness of the pipeline tests (a
+// migrated database per test, the fake WeCom and model, the demo backend).
+package gateway
