@@ -9,7 +9,7 @@ import (
 
 // A live reply shows the answer to a message while it grows: a card the
 // channel edits, a stream on its socket. One loop drives every platform's
-// (RunLive): the delivery layer runs it on the replica that accepted the
+// (RunLive): the gateway runs it (gateway/live.go) on the replica that accepted the
 // message, and the channel packages' tests run the very same loop against
 // their fake platforms.
 
