@@ -121,16 +121,8 @@ WHERE kind = 'hermes.deliver_reply' AND state IN ('available', 'scheduled', 'ret
 func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	heavy(t)
-	h := newHarness(t)
-	echoModel(h)
-	clock := &jumpClock{}
 	const perMinute = 20
-	ch := newStampedChannel(channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown,
-		Dialect: channels.DialectStandard, PerMinute: perMinute}, clock)
-	replicas := []*gateway.Gateway{
-		h.start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
-		h.start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
-	}
+	h, ch, clock, replicas := pacedReplicas(t, channels.Limits{PerMinute: perMinute})
 	ctx := withTimeout(t, 90*time.Second)
 	const users, each = 3, 12
 	for m := range each {
@@ -152,11 +144,7 @@ func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
 	if span := at[len(at)-1].Sub(at[0]); span < time.Minute {
 		t.Errorf("36 sends took %s, want them spread over more than a minute", span)
 	}
-	got := map[string][]string{}
-	for _, out := range sent {
-		u := chantest.AddressOf(out).UserID
-		got[u] = append(got[u], out.Text)
-	}
+	got := textsByUser(sent)
 	for u, texts := range got {
 		for i, text := range texts {
 			if !strings.HasSuffix(text, fmt.Sprintf("答：问题%d", i)) {
@@ -191,22 +179,39 @@ func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
 	}
 }
 
+// pacedReplicas are two replicas on one stamped channel with the pacing
+// limits of limits, on a clock the test drives.
+func pacedReplicas(t *testing.T, limits channels.Limits) (*harness, *stampedChannel, *jumpClock, []*gateway.Gateway) {
+	h := newHarness(t)
+	echoModel(h)
+	clock := &jumpClock{}
+	limits.MaxBytes, limits.Format, limits.Dialect = 2048, channels.FormatMarkdown, channels.DialectStandard
+	ch := newStampedChannel(limits, clock)
+	replicas := []*gateway.Gateway{
+		h.start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
+		h.start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
+	}
+	return h, ch, clock, replicas
+}
+
+// textsByUser are the texts sent, per user, in the order they were sent.
+func textsByUser(sent []channels.Outbound) map[string][]string {
+	got := map[string][]string{}
+	for _, out := range sent {
+		u := chantest.AddressOf(out).UserID
+		got[u] = append(got[u], out.Text)
+	}
+	return got
+}
+
 // Six users of one account, five messages each, through two replicas,
 // with the account limited to 20 sends a minute across its chats: no
 // minute carries more than 20, and all 30 arrive once, in order per user.
 func TestPacingHoldsAnAccountToItsLimitAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	heavy(t)
-	h := newHarness(t)
-	echoModel(h)
-	clock := &jumpClock{}
 	const perMinute = 20
-	ch := newStampedChannel(channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown,
-		Dialect: channels.DialectStandard, AccountPerMinute: perMinute}, clock)
-	replicas := []*gateway.Gateway{
-		h.start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
-		h.start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
-	}
+	h, ch, clock, replicas := pacedReplicas(t, channels.Limits{AccountPerMinute: perMinute})
 	ctx := withTimeout(t, 90*time.Second)
 	const users, each = 6, 5
 	for m := range each {
@@ -225,11 +230,7 @@ func TestPacingHoldsAnAccountToItsLimitAcrossReplicas(t *testing.T) {
 	if most := maxInWindow(at, time.Minute); most > perMinute {
 		t.Errorf("%d sends of the account within a minute, want at most %d", most, perMinute)
 	}
-	got := map[string][]string{}
-	for _, out := range sent {
-		u := chantest.AddressOf(out).UserID
-		got[u] = append(got[u], out.Text)
-	}
+	got := textsByUser(sent)
 	if len(got) != users {
 		t.Fatalf("%d users got replies, want %d", len(got), users)
 	}

@@ -207,12 +207,7 @@ func TestRepliesInOrderAcrossTwoReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitIdle(ctx)
-	got := map[string][]string{}
-	for _, out := range ch.Sent() {
-		u := chantest.AddressOf(out).UserID
-		got[u] = append(got[u], out.Text)
-	}
-	for u, texts := range got {
+	for u, texts := range textsByUser(ch.Sent()) {
 		for i, text := range texts {
 			if want := fmt.Sprintf("答：问题%d", i); text != want {
 				t.Fatalf("%s's reply %d is %q, want %q (all: %q)", u, i, text, want, texts)
