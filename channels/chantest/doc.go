@@ -15,6 +15,8 @@
 //     store per account and message id, scripted progress, Shown and
 //     refusals recorded), tokens.go (TokenCache, an in-memory
 //     channels.TokenCache).
+//   - Waiting: changes.go (Changes, how every fake here and in the
+//     platforms' fakes wakes a test waiting for something to be recorded).
 //   - Test support: support.go (a settable Clock, a LogBuffer, latency
 //     percentiles for benchmarks), png.go (NoisePNG, a picture of a chosen
 //     size).

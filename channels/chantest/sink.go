@@ -31,8 +31,8 @@ type Sink struct {
 	polls    int
 	received time.Time
 	shown    []channels.MessageRef
-	refused  []string      // "account/check" of Refused calls
-	changed  chan struct{} // closed and replaced on every change
+	refused  []string // "account/check" of Refused calls
+	changes  Changes
 }
 
 var _ channels.Sink = (*Sink)(nil)
@@ -44,7 +44,7 @@ const startedBuffer = 256
 // NewSink returns an empty sink.
 func NewSink() *Sink {
 	return &Sink{seen: map[string]bool{}, started: make(chan channels.Inbound, startedBuffer),
-		progress: map[string]channels.Progress{}, changed: make(chan struct{})}
+		progress: map[string]channels.Progress{}}
 }
 
 // WithReceived makes every Progress of a known message say it was
@@ -206,19 +206,10 @@ func (s *Sink) Refusals() []string {
 // Wait waits until cond holds, checked after every change to the sink,
 // or fails naming what when ctx ends.
 func (s *Sink) Wait(ctx context.Context, what string, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		wake := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("chantest: waiting for %s: %w", what, ctx.Err())
-		case <-wake:
-		}
+	if err := s.changes.Wait(ctx, cond); err != nil {
+		return fmt.Errorf("chantest: waiting for %s: %w", what, err)
 	}
+	return nil
 }
 
 // WaitShown waits until Shown was recorded for msgID.
@@ -228,7 +219,4 @@ func (s *Sink) WaitShown(ctx context.Context, msgID string) error {
 	})
 }
 
-func (s *Sink) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Sink) notifyLocked() { s.changes.Broadcast() }

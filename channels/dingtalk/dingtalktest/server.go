@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hermes-gw/hermes/channels/chantest"
 )
 
 // tokenExpiresIn is accessToken's expireIn, seconds.
@@ -63,17 +65,17 @@ type Server struct {
 	departments   map[string][]int64
 	noMemberPerm  bool
 	userGets      int
-	uploads       []Upload        // media/upload, in order (media.go)
-	changed       chan struct{}   // closed and replaced on every recorded call
-	frozen        map[string]bool // client address → server writes dropped
-	lose          map[string]int  // msgKey → recorded sends left to answer 500 (faults.go)
+	uploads       []Upload         // media/upload, in order (media.go)
+	changes       chantest.Changes // wakes Wait on every recorded call
+	frozen        map[string]bool  // client address → server writes dropped
+	lose          map[string]int   // msgKey → recorded sends left to answer 500 (faults.go)
 }
 
 // NewServer starts a fake DingTalk for appKey/appSecret until t ends.
 func NewServer(t testing.TB, appKey, appSecret string) *Server {
 	s := &Server{
 		appKey: appKey, appSecret: appSecret, tokens: map[string]bool{},
-		fail: map[string]*failure{}, frozen: map[string]bool{}, departments: map[string][]int64{}, changed: make(chan struct{}),
+		fail: map[string]*failure{}, frozen: map[string]bool{}, departments: map[string][]int64{},
 	}
 	s.stream = newStreamGateway(s)
 	mux := http.NewServeMux()
@@ -165,26 +167,19 @@ func (s *Server) Cards() []CardCall {
 
 // Wait waits until cond holds over the recorded calls, or ctx ends.
 func (s *Server) Wait(ctx context.Context, cond func(sent []Sent, cards []CardCall) bool) error {
-	for {
+	err := s.changes.Wait(ctx, func() bool {
 		s.mu.Lock()
-		ok, wake := cond(append([]Sent(nil), s.sent...), append([]CardCall(nil), s.cards...)), s.changed
-		s.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("dingtalktest: condition not met: %w", ctx.Err())
-		case <-wake:
-		}
+		defer s.mu.Unlock()
+		return cond(append([]Sent(nil), s.sent...), append([]CardCall(nil), s.cards...))
+	})
+	if err != nil {
+		return fmt.Errorf("dingtalktest: condition not met: %w", err)
 	}
+	return nil
 }
 
 // recordLocked notes a change for Wait; s.mu is held.
-func (s *Server) recordLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) recordLocked() { s.changes.Broadcast() }
 
 func (s *Server) accessToken(w http.ResponseWriter, r *http.Request) {
 	var req struct{ AppKey, AppSecret string }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+	"github.com/hermes-gw/hermes/channels/chantest"
 )
 
 // BotTopic is the robot message topic of Stream mode.
@@ -33,7 +34,7 @@ type streamGateway struct {
 	acks    []Ack
 	pending map[string][]byte // messageId → CALLBACK frame not acked yet
 	nextID  int
-	changed chan struct{}
+	changes chantest.Changes // wakes WaitStream on every ack and connection
 }
 
 type streamConn struct {
@@ -45,7 +46,7 @@ type streamConn struct {
 }
 
 func newStreamGateway(s *Server) *streamGateway {
-	return &streamGateway{s: s, tickets: map[string]bool{}, pending: map[string][]byte{}, changed: make(chan struct{})}
+	return &streamGateway{s: s, tickets: map[string]bool{}, pending: map[string][]byte{}}
 }
 
 func (g *streamGateway) open(w http.ResponseWriter, r *http.Request) {
@@ -129,10 +130,7 @@ func (g *streamGateway) connect(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (g *streamGateway) notifyLocked() {
-	close(g.changed)
-	g.changed = make(chan struct{})
-}
+func (g *streamGateway) notifyLocked() { g.changes.Broadcast() }
 
 func (g *streamGateway) closeAll() {
 	g.mu.Lock()
@@ -255,18 +253,17 @@ func (s *Server) Connections() (made, live int) {
 // or ctx ends.
 func (s *Server) WaitStream(ctx context.Context, cond func(acks []Ack, made, live int) bool) error {
 	g := s.stream
-	for {
-		made, live := s.Connections()
+	var acks []Ack
+	var made, live int
+	err := g.changes.Wait(ctx, func() bool {
+		made, live = s.Connections()
 		g.mu.Lock()
-		acks, wake := append([]Ack(nil), g.acks...), g.changed
+		acks = append([]Ack(nil), g.acks...)
 		g.mu.Unlock()
-		if cond(acks, made, live) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("dingtalktest: stream condition not met (%d acks, %d/%d connections): %w", len(acks), live, made, ctx.Err())
-		case <-wake:
-		}
+		return cond(acks, made, live)
+	})
+	if err != nil {
+		return fmt.Errorf("dingtalktest: stream condition not met (%d acks, %d/%d connections): %w", len(acks), live, made, err)
 	}
+	return nil
 }

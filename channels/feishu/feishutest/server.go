@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hermes-gw/hermes/channels/chantest"
 )
 
 // Codes the fake answers with, as Feishu does.
@@ -109,9 +111,9 @@ type Server struct {
 	departments   map[string][]string
 	contactDenied bool
 	userGets      int
-	calls         []string // "METHOD path" of every authorised call
-	images        []Image  // im/v1/images uploads (images.go)
-	changed       chan struct{}
+	calls         []string         // "METHOD path" of every authorised call
+	images        []Image          // im/v1/images uploads (images.go)
+	changes       chantest.Changes // wakes WaitFor on every change
 
 	ws *wsServer
 }
@@ -121,7 +123,7 @@ func NewServer(t testing.TB, appID, appSecret string) *Server {
 	s := &Server{
 		appID: appID, appSecret: appSecret, BotOpenID: "ou_bot_" + appID,
 		now: time.Now, tokens: map[string]bool{}, uuids: map[string]Reply{},
-		cards: map[string]*Card{}, departments: map[string][]string{}, changed: make(chan struct{}),
+		cards: map[string]*Card{}, departments: map[string][]string{},
 	}
 	s.ws = newWSServer(s)
 	mux := http.NewServeMux()
@@ -243,26 +245,14 @@ func (s *Server) Calls() []string {
 
 // WaitFor waits until cond holds (checked after every change) or ctx ends.
 func (s *Server) WaitFor(ctx context.Context, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		wake := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("feishutest: condition not met: %w", ctx.Err())
-		case <-wake:
-		}
+	if err := s.changes.Wait(ctx, cond); err != nil {
+		return fmt.Errorf("feishutest: condition not met: %w", err)
 	}
+	return nil
 }
 
 // notify wakes WaitFor; call with s.mu held.
-func (s *Server) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) notify() { s.changes.Broadcast() }
 
 func answer(w http.ResponseWriter, status, code int, msg string, extra map[string]any) {
 	body := map[string]any{"code": code, "msg": msg}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
 )
 
@@ -219,7 +220,7 @@ type ResponseURLServer struct {
 	posts    []ResponsePost
 	used     map[string]bool
 	failNext int // errcode for the next POST, 0 for none
-	changed  changes
+	changed  chantest.Changes
 }
 
 // NewResponseURLServer starts the fake; t.Cleanup closes it.
@@ -285,6 +286,6 @@ func (s *ResponseURLServer) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.used[code] = true
 	s.posts = append(s.posts, ResponsePost{Code: code, Reply: reply, At: time.Now()})
-	s.changed.notify()
+	s.changed.Broadcast()
 	writeJSON(w, map[string]any{"errcode": 0, "errmsg": "ok"})
 }

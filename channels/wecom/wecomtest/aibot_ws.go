@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/hermes-gw/hermes/channels/chantest"
 )
 
 // BadCredentials is the errcode the fake answers aibot_subscribe with for
@@ -61,7 +62,7 @@ type BotWSServer struct {
 	frames   []BotFrame
 	failCmd  map[string]int // cmd → errcode for the next such frame
 	uploads  botUploads     // media uploaded over the socket (aibot_media.go)
-	changed  changes
+	changed  chantest.Changes
 }
 
 type fakeBotConn struct {
@@ -285,7 +286,7 @@ func (s *BotWSServer) handle(w http.ResponseWriter, r *http.Request) {
 func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMessage) (code int, ackBody any, keep bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer s.changed.notify()
+	defer s.changed.Broadcast()
 	switch cmd {
 	case "aibot_subscribe":
 		var cred struct {

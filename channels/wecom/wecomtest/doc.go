@@ -17,6 +17,6 @@
 //     aibot_ws.go (BotWSServer: the long-connection gateway, subscriptions,
 //     acks, pushed callbacks, takeovers), aibot_media.go (media upload
 //     over the socket).
-//   - Waiting: changes.go (how the fakes wake a test waiting for a
-//     recorded call).
+//   - Waiting: changes.go (waitUntil over chantest.Changes, with the
+//     fake's lock held around the condition).
 package wecomtest

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hermes-gw/hermes/channels/chantest"
 )
 
 // Limits the fake enforces as WeCom does.
@@ -73,7 +75,7 @@ type Server struct {
 	failLeft      int
 	requests      []SentMessage // accepted send requests, delivered or not
 	delivered     []SentMessage
-	changed       changes // notified on every delivery
+	changed       chantest.Changes // notified on every delivery
 	nextMsgID     int
 	departments   map[string][]int // user → department ids, for user/get
 	userGets      int
@@ -302,7 +304,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	m.MsgID = "fake-msg-" + strconv.Itoa(s.nextMsgID)
 	s.requests = append(s.requests, m)
 	s.delivered = append(s.delivered, m)
-	s.changed.notify()
+	s.changed.Broadcast()
 	if s.loseAnswer(m.MsgType) {
 		dropConnection(w)
 		return
