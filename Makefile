@@ -18,8 +18,10 @@ test:
 # first streamed chunk with a model streaming 20 tokens/s, one whole turn
 # with Postgres writes, the agent loop alone, and skill offering over the
 # 20-skill sample catalog (offered%, token ratio median/p90, index cost),
-# scheduled reports (tick to message over 100 ticks, chart render time), and
-# what metrics and tracing add to a callback's ack and a /metrics scrape.
+# scheduled reports (tick to message over 100 ticks, chart render time),
+# what metrics and tracing add to a callback's ack and a /metrics scrape, and
+# an attachment's cost (a 5 MB screenshot fetched, decrypted and made a model
+# image part; a 20 MB PDF read into text: time and peak memory ÷ file size).
 bench:
 	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
@@ -28,6 +30,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'HTTPAck|StreamAck' -benchtime 300x ./channels/dingtalk/
 	$(GO) test -run '^$$' -bench 'EventAck|FrameAck' -benchtime 300x ./channels/feishu/
 	$(GO) test -run '^$$' -bench . -benchmem ./agent/
+	$(GO) test -run '^$$' -bench Image5MB -benchtime 5x ./gateway/media/
+	$(GO) test -run '^$$' -bench ExtractPDF20MB -benchtime 3x ./gateway/media/document/
 	$(GO) test -run '^$$' -bench ReportTickToMessage -benchtime 100x ./gateway/
 	$(GO) test -run '^$$' -bench RenderBarChart -benchmem ./gateway/reports/
 	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/

@@ -38,6 +38,16 @@ const (
 	RoleAssistant = openai.ChatMessageRoleAssistant
 )
 
+// Image is one picture the user sent.
+type Image struct {
+	URL string // a data: URL (data:image/png;base64,...)
+}
+
+// imageTokens estimates what one image costs in a prompt (OpenAI bills a
+// 1024×1024 image at 765 tokens with detail "auto"; other providers are
+// in that range): the budget counts it, the endpoint reports the truth.
+const imageTokens = 800
+
 // Turn is the input of one run.
 type Turn struct {
 	SessionID    string
@@ -45,6 +55,11 @@ type Turn struct {
 	SystemPrompt string
 	History      []Message // earlier turns, oldest first
 	UserText     string
+	// Images are the pictures of the user's message, in order, for a model
+	// that sees images; UserText marks where each stood. Every model call
+	// of the run sends them with the user's text; the history and a stored
+	// continuation keep the text only.
+	Images []Image
 	// Tools are the skills this user may use; the gateway has removed the
 	// others. Run offers the model only those relevant to the turn (see
 	// offer.go).

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -118,7 +119,7 @@ func Run(ctx context.Context, m Model, turn Turn, opts Options) (Result, error) 
 // both byte-identical to the previous request's except for what was
 // appended (or compressed, or a withdrawn tool).
 func (r *run) request() openai.ChatCompletionRequest {
-	req := openai.ChatCompletionRequest{Model: r.opts.Model, Messages: r.msgs}
+	req := openai.ChatCompletionRequest{Model: r.opts.Model, Messages: withImages(r.msgs, r.meta, r.turn.Images)}
 	if !r.opts.ToolsInText {
 		req.Tools = r.defs
 	}
@@ -145,4 +146,27 @@ func (r *run) finish() (Result, error) {
 	}
 	r.result.Reply = maskPII(reply, &r.keep)
 	return r.stop(StopFinished, nil)
+}
+
+// withImages is msgs with the user's images after the text of the goal
+// message, as content parts; msgs itself keeps the text (the trace, a
+// continuation and compression read it).
+func withImages(msgs []openai.ChatCompletionMessage, meta []msgMeta, images []Image) []openai.ChatCompletionMessage {
+	if len(images) == 0 {
+		return msgs
+	}
+	for i, m := range meta {
+		if m.kind != msgGoal {
+			continue
+		}
+		out := slices.Clone(msgs)
+		parts := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: msgs[i].Content}}
+		for _, img := range images {
+			parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL,
+				ImageURL: &openai.ChatMessageImageURL{URL: img.URL, Detail: openai.ImageURLDetailAuto}})
+		}
+		out[i].Content, out[i].MultiContent = "", parts
+		return out
+	}
+	return msgs
 }

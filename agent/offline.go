@@ -98,11 +98,27 @@ func offlineResponse(msg openai.ChatCompletionMessage, finish openai.FinishReaso
 	}
 }
 
+// lastUserText is the text of the last user message, with a note of the
+// images it carried (the demo model says what it received).
 func lastUserText(msgs []openai.ChatCompletionMessage) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == openai.ChatMessageRoleUser {
+		if msgs[i].Role != openai.ChatMessageRoleUser {
+			continue
+		}
+		if len(msgs[i].MultiContent) == 0 {
 			return msgs[i].Content
 		}
+		var text string
+		images := 0
+		for _, p := range msgs[i].MultiContent {
+			switch p.Type {
+			case openai.ChatMessagePartTypeText:
+				text += p.Text
+			case openai.ChatMessagePartTypeImageURL:
+				images++
+			}
+		}
+		return text + fmt.Sprintf("\n（收到 %d 张图片）", images)
 	}
 	return ""
 }

@@ -187,6 +187,7 @@ func (r *run) buildContext() {
 			r.appendMsg(h, msgOther, "")
 		}
 		r.appendMsg(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: r.goal}, msgGoal, "")
+		r.meta[len(r.meta)-1].tokens += len(r.turn.Images) * imageTokens
 	}
 	r.log.Debug("agent: context built", "messages", len(r.msgs), "tools", len(r.defs),
 		"prompt_tokens_estimate", r.promptTokens(), "plan", r.plan != nil, "resumed", r.turn.Resume != nil)

@@ -43,6 +43,12 @@ type Inbound struct {
 	Sender    Identity
 	Text      string // the text the model sees: the bot's own mention already stripped
 	Mentioned bool   // the bot was @-mentioned (group chats)
+	// Parts are a TypeMedia message's text and attachments in the order
+	// the user wrote them (Text is then their text, joined); empty for a
+	// text message.
+	Parts []Part
+	// Quote is the message the user quoted, if any (same chat only).
+	Quote *Quote
 	// ReplyTo is the channel's own JSON: whatever it needs to answer in the
 	// same place (a user and agent id, a response_url, a socket's req_id).
 	// The gateway stores it and hands it back in Outbound.ReplyTo unread.

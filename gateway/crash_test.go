@@ -28,9 +28,11 @@ import (
 const workerProcessEnv = "HERMES_TEST_WORKER_CONFIG"
 
 // testParallel is how many tests run at once unless -test.parallel says
-// otherwise: the tests wait on sockets, timers and Postgres far more than
-// they compute, so more than GOMAXPROCS (2 here) keep the cores busy.
-const testParallel = "8"
+// otherwise: the tests wait on sockets, timers and Postgres, so more than
+// GOMAXPROCS (2 here) keep the cores busy; but Postgres does most of the
+// work (a backend's start costs 45 ms of CPU here), and past 4 the package
+// took longer (4: 61-63 s; 8: 67-78 s; 12: over the server's connections).
+const testParallel = "4"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(workerProcessEnv); path != "" {

@@ -27,7 +27,10 @@
 //     the session handed on), agentrun.go (AgentRunner, the one way the
 //     agent runs, for chat, the API and reports), commands.go (/reset,
 //     /help and their aliases), pending.go (a pending 「确认」 resolved and
-//     its call run at most once; UserFacing errors).
+//     its call run at most once; UserFacing errors), attachments.go (a
+//     message's attachments fetched before it waits for its session,
+//     turned into the model's input by gateway/media; quotes; the purge
+//     past media.retention).
 //   - Delivery and the outbox: outbox.go (Address and Outbox: a reply's
 //     parts and its delivery job written in the producer's transaction),
 //     deliver.go (the delivery job: a conversation's parts in order, one

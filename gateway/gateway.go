@@ -315,6 +315,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &processWorker{g: g})
 	river.AddWorker(workers, &deliverWorker{g: g})
 	river.AddWorker(workers, &forgetNoncesWorker{g: g})
+	river.AddWorker(workers, &purgeMediaWorker{g: g})
 	for _, f := range g.features {
 		if jf, ok := f.(JobFeature); ok {
 			jf.AddWorkers(workers)
@@ -335,7 +336,12 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(nonceSweepInterval),
 			func() (river.JobArgs, *river.InsertOpts) {
 				return forgetNoncesArgs{}, &river.InsertOpts{Queue: QueueDelivery}
-			}, &river.PeriodicJobOpts{RunOnStart: true}))
+			}, &river.PeriodicJobOpts{RunOnStart: true}),
+			// and purges attachments past media.retention.
+			river.NewPeriodicJob(river.PeriodicInterval(mediaPurgeInterval),
+				func() (river.JobArgs, *river.InsertOpts) {
+					return purgeMediaArgs{}, &river.InsertOpts{Queue: QueueDelivery}
+				}, &river.PeriodicJobOpts{RunOnStart: true}))
 		for _, f := range g.features {
 			if jf, ok := f.(JobFeature); ok {
 				periodic = append(periodic, jf.PeriodicJobs()...)

@@ -44,7 +44,7 @@ var harnesses atomic.Int64
 // replicas or two processes on one database, or a burst of hundreds of
 // messages), so that the tests running in parallel stay under the local
 // server's max_connections (100).
-var heavyTests = make(chan struct{}, 4)
+var heavyTests = make(chan struct{}, 2)
 
 // heavy marks t as one of those: it waits for a place among them.
 func heavy(t testing.TB) {
@@ -258,11 +258,11 @@ func (h *harness) waitIdle(ctx context.Context) {
 }
 
 // messageJobs counts the jobs other than the leader's periodic sweeps
-// (used nonces, expired async tasks), which it may queue at any time after
-// start.
+// (used nonces, media past retention, expired async tasks), which it may
+// queue at any time after start.
 func (h *harness) messageJobs() int {
 	h.t.Helper()
-	return h.count(`SELECT count(*) FROM river_job WHERE kind NOT IN ('hermes.forget_nonces', 'hermes.expire_async')`)
+	return h.count(`SELECT count(*) FROM river_job WHERE kind NOT IN ('hermes.forget_nonces', 'hermes.purge_media', 'hermes.expire_async')`)
 }
 
 func (h *harness) count(query string, args ...any) int {

@@ -77,6 +77,9 @@ func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool
 	if err != nil || row.Status != store.InboundPending {
 		return err
 	}
+	if err := g.runner.fetchMedia(ctx, row, lastAttempt); err != nil {
+		return err
+	}
 	sessionID, err := store.EnsureSession(ctx, g.pool, store.SessionKeyOf(row.In), g.now())
 	if err != nil {
 		return err
@@ -136,7 +139,21 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	g := rn.g
 	started := g.now()
 	out := outcome{status: store.InboundDone}
-	if row.In.MsgType != channels.TypeText {
+	var images []agent.Image
+	var modelText string // the text the model sees when it is not the stored one
+	switch row.In.MsgType {
+	case channels.TypeText:
+	case channels.TypeMedia:
+		in, err := g.runner.mediaInput(ctx, row)
+		if err != nil {
+			return err
+		}
+		if in.Refusal != "" {
+			out.reply = in.Refusal
+			return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
+		}
+		row.In.Text, modelText, images = in.History, in.Text, in.Images
+	default:
 		out.reply = g.cfg.Messages.Unsupported
 		return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
 	}
@@ -177,7 +194,9 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 		}
 	}
 
-	res, runErr := g.runner.runWithProgress(ctx, row, sessionID, caller, resume)
+	g.runner.resolveQuote(ctx, &row)
+	input := turnInput{text: withQuote(row.In.Quote, cmp.Or(modelText, row.In.Text), g.cfg.Messages.Media), images: images}
+	res, runErr := g.runner.runWithProgress(ctx, row, sessionID, caller, resume, input)
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.agent.ModelName(),
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
@@ -286,11 +305,11 @@ func callerFor(row store.InboundRow, runID string) skills.Caller {
 // channel can: drafts for streaming platforms, progress lines on the
 // console, a 「处理中…」 once a run takes long elsewhere.
 func (rn *runner) runWithProgress(ctx context.Context, row store.InboundRow, sessionID int64,
-	caller skills.Caller, resume *agent.Continuation) (agent.Result, error) {
+	caller skills.Caller, resume *agent.Continuation, input turnInput) (agent.Result, error) {
 	g := rn.g
 	ch, ok := g.channels[row.In.Channel]
 	if !ok {
-		return g.runner.runAgent(ctx, row, sessionID, caller, resume, nil, nil)
+		return g.runner.runAgent(ctx, row, sessionID, caller, resume, input, nil, nil)
 	}
 	draft, stopDrafts := g.runner.startDrafts(ctx, ch, row)
 	defer stopDrafts()
@@ -312,13 +331,21 @@ func (rn *runner) runWithProgress(ctx context.Context, row store.InboundRow, ses
 			}
 		}
 	}
-	return g.runner.runAgent(ctx, row, sessionID, caller, resume, progress, queued)
+	return g.runner.runAgent(ctx, row, sessionID, caller, resume, input, progress, queued)
 }
 
-// runAgent runs the agent on row's text with the session's history, the
+// turnInput is what the model gets of the user's message: its text (with
+// a quote, a document's content) and its images. The conversation keeps
+// row.In.Text.
+type turnInput struct {
+	text   string
+	images []agent.Image
+}
+
+// runAgent runs the agent on input with the session's history, the
 // caller's skills and the features' chat tools.
 func (rn *runner) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
-	caller skills.Caller, resume *agent.Continuation, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
+	caller skills.Caller, resume *agent.Continuation, input turnInput, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
 	g := rn.g
 	history, err := g.agent.History(ctx, sessionID)
 	if err != nil {
@@ -333,7 +360,8 @@ func (rn *runner) runAgent(ctx context.Context, row store.InboundRow, sessionID 
 		RunID:        caller.TraceID,
 		SystemPrompt: g.cfg.Agent.SystemPrompt,
 		History:      history,
-		UserText:     row.In.Text,
+		UserText:     input.text,
+		Images:       input.images,
 		Tools:        slices.Concat(g.skills.Load().ToolsFor(caller), g.featureTools(row.In)),
 		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
 		RecentTools:  recent,
@@ -397,7 +425,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 			}
 			runID = out.run.ID
 		}
-		if row.In.MsgType == channels.TypeText {
+		if row.In.MsgType == channels.TypeText || out.run != nil { // a media message the agent ran on, too
 			if err := store.InsertTurn(ctx, tx, sessionID, row.ID, runID, row.In.Text, out.reply, now); err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -53,7 +52,7 @@ type cardLive struct {
 // Update streams soFar into the card (its beginning, if it is longer than
 // a message).
 func (l *cardLive) Update(ctx context.Context, soFar string) error {
-	return l.r.updateCard(ctx, l.rt, cutUTF8(soFar, MaxMarkdownBytes), false)
+	return l.r.updateCard(ctx, l.rt, channels.TruncateUTF8(soFar, MaxMarkdownBytes), false)
 }
 
 // Finish shows the final reply's first part and ends the stream.
@@ -64,7 +63,7 @@ func (l *cardLive) Finish(ctx context.Context, final channels.Outbound) (channel
 // Abandon ends the stream showing text: a card left "thinking" would look
 // stuck.
 func (l *cardLive) Abandon(ctx context.Context, text string) error {
-	return l.r.updateCard(ctx, l.rt, cutUTF8(text, MaxMarkdownBytes), true)
+	return l.r.updateCard(ctx, l.rt, channels.TruncateUTF8(text, MaxMarkdownBytes), true)
 }
 
 // cardRequest is the body of card/instances/createAndDeliver for an AI
@@ -115,16 +114,4 @@ func (r *robot) updateCard(ctx context.Context, rt replyTo, text string, final b
 		return fmt.Errorf("dingtalk: robot %q: stream card: %w", r.cfg.Name, err)
 	}
 	return nil
-}
-
-// cutUTF8 cuts s to at most n bytes on a rune boundary (a draft longer than
-// a message shows its beginning; the final text is already split).
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

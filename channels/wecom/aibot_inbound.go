@@ -23,13 +23,15 @@ type botMessage struct {
 	From        struct {
 		UserID string `json:"userid"`
 	} `json:"from"`
-	MsgType string   `json:"msgtype"`
-	Text    *botText `json:"text"`
-	Voice   *botText `json:"voice"` // the transcript
-	Mixed   *struct {
-		Items []botMixedItem `json:"msg_item"`
-	} `json:"mixed"`
-	Stream *struct {
+	MsgType string    `json:"msgtype"`
+	Text    *botText  `json:"text"`
+	Voice   *botText  `json:"voice"` // the transcript
+	Image   *botFile  `json:"image"`
+	File    *botFile  `json:"file"`
+	Video   *botFile  `json:"video"`
+	Mixed   *botMixed `json:"mixed"`
+	Quote   *botQuote `json:"quote"` // the message the user quoted (aibot_files.go)
+	Stream  *struct {
 		ID string `json:"id"`
 	} `json:"stream"`
 	Event *struct {
@@ -41,9 +43,14 @@ type botText struct {
 	Content string `json:"content"`
 }
 
+type botMixed struct {
+	Items []botMixedItem `json:"msg_item"`
+}
+
 type botMixedItem struct {
 	MsgType string   `json:"msgtype"`
 	Text    *botText `json:"text"`
+	Image   *botFile `json:"image"`
 }
 
 // Bot message types beyond the shared ones.
@@ -51,17 +58,17 @@ const (
 	botTypeStream  = "stream" // a stream refresh: WeCom asks for more of a stream
 	botTypeMixed   = "mixed"
 	botTypeVoice   = "voice"
+	botTypeImage   = "image"
+	botTypeFile    = "file"
+	botTypeVideo   = "video"
 	botEnterChat   = "enter_chat"         // a user opened the chat with the bot
 	botDisconnects = "disconnected_event" // websocket: a newer connection took over
 )
 
-// imageNote stands for a picture in a mixed message's text: the model
-// cannot see it, but should know it was there.
-const imageNote = "[image]"
-
 // botDecoders fill the type-specific parts of an Inbound. Types without an
-// entry (image, file, ...) carry no text and keep their msgtype, which the
-// gateway answers as unsupported.
+// entry (location, ...) carry no text and keep their msgtype, which the
+// gateway answers as unsupported. Attachments become Parts
+// (aibot_files.go).
 var botDecoders = map[string]func(m *botMessage, in *channels.Inbound){
 	channels.TypeText: func(m *botMessage, in *channels.Inbound) {
 		if m.Text != nil {
@@ -77,20 +84,13 @@ var botDecoders = map[string]func(m *botMessage, in *channels.Inbound){
 	},
 	botTypeMixed: func(m *botMessage, in *channels.Inbound) {
 		in.MsgType = channels.TypeText
-		if m.Mixed == nil {
-			return
+		if m.Mixed != nil {
+			setParts(in, m.Mixed.parts())
 		}
-		var parts []string
-		for _, it := range m.Mixed.Items {
-			switch {
-			case it.MsgType == channels.TypeText && it.Text != nil:
-				parts = append(parts, it.Text.Content)
-			case it.MsgType == "image":
-				parts = append(parts, imageNote)
-			}
-		}
-		in.Text = strings.Join(parts, "\n")
 	},
+	botTypeImage: func(m *botMessage, in *channels.Inbound) { setParts(in, fileParts(channels.MediaImage, m.Image)) },
+	botTypeFile:  func(m *botMessage, in *channels.Inbound) { setParts(in, fileParts(channels.MediaFile, m.File)) },
+	botTypeVideo: func(m *botMessage, in *channels.Inbound) { setParts(in, fileParts(channels.MediaVideo, m.Video)) },
 	channels.TypeEvent: func(m *botMessage, in *channels.Inbound) {
 		if in.MsgID == "" && m.Event != nil {
 			// Events are expected to carry a msgid; without one, dedupe
@@ -194,7 +194,14 @@ func (b *Bot) inbound(m *botMessage, plain []byte, reqID string) (channels.Inbou
 		// WeCom delivers only the group messages that @ the bot.
 		in.Mentioned = true
 		in.Text = b.stripOwnMention(in.Text)
+		for i, p := range in.Parts {
+			if p.Media == nil {
+				in.Parts[i].Text = b.stripOwnMention(p.Text)
+			}
+		}
 	}
+	in.Quote = m.Quote.quote()
+	b.dateParts(in.Parts)
 	rt, err := json.Marshal(botReplyTo{
 		Mode:        b.mode,
 		ChatID:      chatID,

@@ -3,6 +3,7 @@ package wecom_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -194,24 +195,38 @@ func TestBot_Callback_TextOpensStream(t *testing.T) {
 
 func TestBot_Callback_MessageTypes(t *testing.T) {
 	f := newCallbackBot(t)
+	img := func(u string) string { return `{"kind":"image","ref":{"url":"` + u + `"}}` }
 	tests := []struct {
-		name     string
-		plain    []byte
-		wantType string
-		wantText string
+		name      string
+		plain     []byte
+		wantType  string
+		wantText  string
+		wantParts string // the Parts as JSON, Expires left out
 	}{
-		{"voice", f.single("m-voice").Voice("明天请假"), "text", "明天请假"},
-		{"mixed", f.single("m-mixed").Mixed(wecomtest.MixedText("看这张图"), wecomtest.MixedImage("https://x/1")), "text", "看这张图\n[image]"},
-		{"image", f.single("m-image").Image("https://x/2"), "image", ""},
-		{"file", f.single("m-file").File("https://x/3"), "file", ""},
+		{"voice", f.single("m-voice").Voice("明天请假"), "text", "明天请假", "null"},
+		{"mixed", f.single("m-mixed").Mixed(wecomtest.MixedText("看这张图"), wecomtest.MixedImage("https://x/1"), wecomtest.MixedText("报错了")),
+			"media", "看这张图\n报错了", `[{"text":"看这张图"},{"media":` + img("https://x/1") + `},{"text":"报错了"}]`},
+		{"mixed text only", f.single("m-mixed2").Mixed(wecomtest.MixedText("只有字")), "text", "只有字", "null"},
+		{"image", f.single("m-image").Image("https://x/2"), "media", "", `[{"media":` + img("https://x/2") + `}]`},
+		{"file", f.single("m-file").File("https://x/3"), "media", "", `[{"media":{"kind":"file","ref":{"url":"https://x/3"}}}]`},
+		{"image without url", f.single("m-image2").Image(""), "text", "", "null"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f.post(t, tt.plain)
 			got := f.sink.Accepted()
 			in := got[len(got)-1]
-			if in.MsgType != tt.wantType || in.Text != tt.wantText {
-				t.Fatalf("MsgType %q Text %q, want %q %q", in.MsgType, in.Text, tt.wantType, tt.wantText)
+			for _, p := range in.Parts {
+				if p.Media != nil {
+					if want := botT0.Add(wecom.BotMediaLifetime); !p.Media.Expires.Equal(want) {
+						t.Errorf("media expires %s, want %s", p.Media.Expires, want)
+					}
+					p.Media.Expires = time.Time{}
+				}
+			}
+			parts, _ := json.Marshal(in.Parts)
+			if in.MsgType != tt.wantType || in.Text != tt.wantText || string(parts) != tt.wantParts {
+				t.Fatalf("MsgType %q Text %q Parts %s, want %q %q %s", in.MsgType, in.Text, parts, tt.wantType, tt.wantText, tt.wantParts)
 			}
 		})
 	}

@@ -118,3 +118,14 @@ func readBody(r *http.Request) ([]byte, error) {
 	}
 	return body, nil
 }
+
+var _ channels.MediaFetcher = (*Channel)(nil)
+
+// FetchMedia fetches an attachment of a message an AI bot received.
+func (c *Channel) FetchMedia(ctx context.Context, account string, ref channels.MediaRef, limit int64) (channels.Attachment, error) {
+	b, ok := c.bots[account]
+	if !ok {
+		return channels.Attachment{}, fmt.Errorf("%w: account %q fetches no media", channels.ErrMediaRefused, account)
+	}
+	return b.fetchMedia(ctx, ref, limit)
+}

@@ -33,6 +33,7 @@ type Config struct {
 	Router   RouterConfig   `yaml:"router"`
 	Messages Messages       `yaml:"messages"`
 	Reports  ReportsConfig  `yaml:"reports"`
+	Media    MediaConfig    `yaml:"media"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
 	OpsConfig `yaml:",inline"`
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
@@ -115,6 +116,10 @@ type ModelConfig struct {
 	// MaxRetryAfter bounds how long a 429 answer's Retry-After holds back
 	// this replica's calls to the model, default 30s.
 	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
+	// Vision: the model accepts images as content parts (an
+	// OpenAI-compatible vision model: GPT-4o, Qwen-VL, GLM-4V, ...).
+	// Default false: an image is answered with messages.media.needs_vision.
+	Vision bool `yaml:"vision"`
 	// QueuedHintAfter: a run that has waited this long for its turn at
 	// the model shows messages.queued on platforms that show an answer
 	// while it grows. Default 3s.
@@ -355,6 +360,7 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Agent.FollowupTimeout, defaultFollowupTimeout)
 	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
 	c.Reports.applyDefaults()
+	c.Media.applyDefaults()
 	c.OpsConfig.applyDefaults()
 	c.Messages.applyDefaults()
 }

@@ -63,6 +63,9 @@ type Messages struct {
 	// Reports are the sentences of report management (reports.go).
 	Reports ReportMessages `yaml:"reports"`
 
+	// Media are the sentences about attachments (media.go).
+	Media MediaMessages `yaml:"media"`
+
 	// Console overrides the operator console's interface text, by language
 	// (zh, en) and key, e.g. console: {zh: {title: 某某公司 Hermes}}. The
 	// keys are the console's (web/console/texts.go); an unknown one is
@@ -114,6 +117,7 @@ var DefaultMessages = Messages{
 	},
 	Agent:   agent.DefaultMessages(),
 	Reports: DefaultReportMessages,
+	Media:   DefaultMediaMessages,
 }
 
 // applyDefaults fills every entry left out with its default.

@@ -242,6 +242,18 @@ type RunOrigin struct {
 	SessionID                        int64
 	Channel, Account, ChatID, UserID string
 	SenderName, CorpID, MsgID, Text  string
+	// Attachments of the message: what they were and became, never their
+	// bytes.
+	Attachments []AttachmentInfo
+}
+
+// AttachmentInfo is what the console shows of an attachment.
+type AttachmentInfo struct {
+	Part             int
+	Kind, Name, MIME string
+	Size             int64
+	Became, Error    string
+	Purged           bool // its bytes are gone (media.retention)
 }
 
 // GetRunOrigin returns whom run id answered; ErrNotFound for an unknown run.
@@ -255,6 +267,15 @@ WHERE r.id = $1`, id).Scan(&o.SessionID, &o.Channel, &o.Account, &o.ChatID, &o.U
 		return o, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
+		return o, fmt.Errorf("store: run origin: %w", err)
+	}
+	rows, err := q.Query(ctx, `
+SELECT m.part, m.kind, m.name, m.mime, m.size, m.became, m.error, m.data IS NULL AND m.error = ''
+FROM runs r JOIN inbound_media m ON m.inbound_id = r.inbound_id WHERE r.id = $1 ORDER BY m.part`, id)
+	if err != nil {
+		return o, fmt.Errorf("store: run origin: %w", err)
+	}
+	if o.Attachments, err = pgx.CollectRows(rows, pgx.RowToStructByPos[AttachmentInfo]); err != nil {
 		return o, fmt.Errorf("store: run origin: %w", err)
 	}
 	return o, nil

@@ -55,19 +55,20 @@ func InsertInboundHeld(ctx context.Context, tx Querier, in channels.Inbound, sta
 	if len(in.Raw) > 0 {
 		raw = string(in.Raw)
 	}
+	parts, quote := marshalOrNil(in.Parts), marshalOrNil(in.Quote)
 	args := []any{in.Channel, in.Account, in.MsgID, in.MsgType, in.ChatID, in.ChatType,
-		in.Sender.UserID, in.Sender.Name, in.Sender.CorpID, in.Text, in.Mentioned, replyTo, raw, status}
+		in.Sender.UserID, in.Sender.Name, in.Sender.CorpID, in.Text, in.Mentioned, replyTo, raw, status, parts, quote}
 	insert := `
 INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type,
-    sender_id, sender_name, sender_corp, text, mentioned, reply_to, raw, status)
-VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13::jsonb,$14)
+    sender_id, sender_name, sender_corp, text, mentioned, reply_to, raw, status, parts, quote)
+VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13::jsonb,$14,$15::jsonb,$16::jsonb)
 ON CONFLICT (channel, account, platform_msg_id) DO NOTHING
 RETURNING id`
 	if !hold.Until.IsZero() {
 		// One round trip in the ack path: the hold is written by the same
 		// statement, only for a message that is new.
 		insert = `WITH m AS (` + insert + `),
-h AS (INSERT INTO live_holds (reply_key, held_until, closes_at) SELECT $15::text || id, $16, $17 FROM m)
+h AS (INSERT INTO live_holds (reply_key, held_until, closes_at) SELECT $17::text || id, $18, $19 FROM m)
 SELECT id FROM m`
 		args = append(args, AnswerKeyPrefix, hold.Until, hold.ClosesAt)
 	}
@@ -86,13 +87,14 @@ func GetInbound(ctx context.Context, q Querier, id int64) (InboundRow, error) {
 	var r InboundRow
 	var replyTo []byte
 	var raw *string
+	var parts, quote []byte
 	err := q.QueryRow(ctx, `
 SELECT id, channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, sender_name,
-       sender_corp, text, mentioned, reply_to, raw::text, status, received_at
+       sender_corp, text, mentioned, reply_to, raw::text, status, received_at, parts, quote
 FROM inbound_messages WHERE id = $1`, id).Scan(
 		&r.ID, &r.In.Channel, &r.In.Account, &r.In.MsgID, &r.In.MsgType, &r.In.ChatID, &r.In.ChatType,
 		&r.In.Sender.UserID, &r.In.Sender.Name, &r.In.Sender.CorpID, &r.In.Text, &r.In.Mentioned,
-		&replyTo, &raw, &r.Status, &r.ReceivedAt)
+		&replyTo, &raw, &r.Status, &r.ReceivedAt, &parts, &quote)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, fmt.Errorf("inbound %d: %w", id, ErrNotFound)
 	}
@@ -103,7 +105,27 @@ FROM inbound_messages WHERE id = $1`, id).Scan(
 	if raw != nil {
 		r.In.Raw = json.RawMessage(*raw)
 	}
+	if len(parts) > 0 {
+		if err := json.Unmarshal(parts, &r.In.Parts); err != nil {
+			return r, fmt.Errorf("store: inbound %d parts: %w", id, err)
+		}
+	}
+	if len(quote) > 0 {
+		if err := json.Unmarshal(quote, &r.In.Quote); err != nil {
+			return r, fmt.Errorf("store: inbound %d quote: %w", id, err)
+		}
+	}
 	return r, nil
+}
+
+// marshalOrNil is v as JSON text for a jsonb column, or NULL when v is
+// empty.
+func marshalOrNil(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" || string(b) == "[]" {
+		return nil
+	}
+	return string(b)
 }
 
 // StatusInSession re-reads a message's status and whether an earlier

@@ -75,6 +75,22 @@ func (m BotMessage) Image(u string) []byte {
 	return m.json("image", map[string]any{"image": map[string]any{"url": u}})
 }
 
+// ImageWithKey is an image message of the long connection: its URL comes
+// with the file's own aeskey.
+func (m BotMessage) ImageWithKey(u, aesKey string) []byte {
+	return m.json("image", map[string]any{"image": map[string]any{"url": u, "aeskey": aesKey}})
+}
+
+// FileWithKey is a file message of the long connection.
+func (m BotMessage) FileWithKey(u, aesKey string) []byte {
+	return m.json("file", map[string]any{"file": map[string]any{"url": u, "aeskey": aesKey}})
+}
+
+// MixedImageWithKey is an image item of a long connection's Mixed message.
+func MixedImageWithKey(u, aesKey string) any {
+	return map[string]any{"msgtype": "image", "image": map[string]any{"url": u, "aeskey": aesKey}}
+}
+
 // File is a file message.
 func (m BotMessage) File(u string) []byte {
 	return m.json("file", map[string]any{"file": map[string]any{"url": u}})

@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/media"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// mediaPurgeInterval is how often the leader purges attachments past
+// media.retention.
+const mediaPurgeInterval = time.Hour
+
+// fetchMedia downloads row's attachments (media.Fetch) through its
+// channel, before the message waits for its session.
+func (rn *runner) fetchMedia(ctx context.Context, row store.InboundRow, final bool) error {
+	g := rn.g
+	fetcher, _ := g.channels[row.In.Channel].(channels.MediaFetcher)
+	return media.Fetch(ctx, g.pool, fetcher, row, g.cfg.Media.MaxBytes, g.now, final)
+}
+
+// mediaInput turns row's parts into the model's input and records what
+// each attachment became.
+func (rn *runner) mediaInput(ctx context.Context, row store.InboundRow) (media.Input, error) {
+	g := rn.g
+	fetched, err := store.MediaOf(ctx, g.pool, row.ID)
+	if err != nil {
+		return media.Input{}, err
+	}
+	in := media.Prepare(ctx, row.In.Parts, fetched, media.Options{
+		Vision: g.cfg.Model.Vision, Limits: g.cfg.Media, Words: g.cfg.Messages.Media})
+	for part, became := range in.Became {
+		if err := store.SetMediaBecame(ctx, g.pool, row.ID, part, became); err != nil {
+			return media.Input{}, err
+		}
+	}
+	return in, nil
+}
+
+// resolveQuote fills row's quote from a channel that names quotes without
+// carrying them; a quote that cannot be read is left out (the question
+// still gets its answer).
+func (rn *runner) resolveQuote(ctx context.Context, row *store.InboundRow) {
+	g := rn.g
+	qr, ok := g.channels[row.In.Channel].(channels.QuoteResolver)
+	if !ok || row.In.Quote != nil {
+		return
+	}
+	q, err := qr.ResolveQuote(ctx, row.In)
+	if err != nil {
+		g.log.Warn("quoted message unreadable; answering without it", "inbound_id", row.ID, "err", err)
+		return
+	}
+	row.In.Quote = q
+}
+
+// withQuote puts the message the user quoted before text, marked as
+// quoted, with its sender. The channel vouches that it is of the same
+// chat (channels.Quote).
+func withQuote(q *channels.Quote, text string, words config.MediaMessages) string {
+	if q == nil || q.Text == "" {
+		return text
+	}
+	head := words.QuotedUnknown
+	if who := cmp.Or(q.SenderName, q.SenderID); who != "" {
+		head = fmt.Sprintf(words.Quoted, who)
+	}
+	return head + "\n" + q.Text + "\n\n" + text
+}
+
+// purgeMediaArgs is the leader's periodic purge of attachments' bytes past
+// media.retention.
+type purgeMediaArgs struct{}
+
+// Kind implements river.JobArgs.
+func (purgeMediaArgs) Kind() string { return "hermes.purge_media" }
+
+type purgeMediaWorker struct {
+	river.WorkerDefaults[purgeMediaArgs]
+	g *Gateway
+}
+
+func (w *purgeMediaWorker) Work(ctx context.Context, _ *river.Job[purgeMediaArgs]) error {
+	n, err := store.PurgeMedia(ctx, w.g.pool, w.g.now().Add(-w.g.cfg.Media.Retention))
+	if n > 0 {
+		w.g.log.Info("media past retention purged", "attachments", n)
+	}
+	return err
+}

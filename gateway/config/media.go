@@ -1,0 +1,92 @@
+package config
+
+import "time"
+
+// MediaConfig bounds what Hermes does with the attachments employees send
+// (media:): screenshots, files, voice. Every byte of them is hostile.
+type MediaConfig struct {
+	// MaxBytes is the largest attachment fetched, checked while reading
+	// (the platform's size claim is not trusted). Default 20 MB.
+	MaxBytes int64 `yaml:"max_bytes"`
+	// Retention is how long fetched bytes stay in Postgres; a periodic job
+	// (once across replicas) purges older ones. Default 7 days (168h).
+	Retention time.Duration `yaml:"retention"`
+	// MaxImagePixels caps an image's decoded size (width × height, read
+	// from its header before any decoding): a decompression bomb is
+	// refused. Default 40,000,000 (a 8000 × 5000 screenshot).
+	MaxImagePixels int `yaml:"max_image_pixels"`
+	// DocumentChars is how much of a document's text the model sees, in
+	// characters; the rest is cut with a marker. Default 20,000 (about
+	// 13,000 tokens of Chinese; keep it within model.context).
+	DocumentChars int `yaml:"document_chars"`
+	// MaxUncompressed and MaxEntries cap a DOCX or XLSX (zip bombs).
+	// Defaults 50 MB and 2,000.
+	MaxUncompressed int64 `yaml:"max_uncompressed"`
+	MaxEntries      int   `yaml:"max_entries"`
+	// ParseTimeout bounds the reading of one document. Default 10s.
+	ParseTimeout time.Duration `yaml:"parse_timeout"`
+}
+
+// Media defaults.
+const (
+	defaultMediaMaxBytes        = 20 << 20
+	defaultMediaRetention       = 7 * 24 * time.Hour
+	defaultMaxImagePixels       = 40_000_000
+	defaultDocumentChars        = 20_000
+	defaultMediaMaxUncompressed = 50 << 20
+	defaultMediaMaxEntries      = 2000
+	defaultMediaParseTimeout    = 10 * time.Second
+)
+
+func (m *MediaConfig) applyDefaults() {
+	positive64(&m.MaxBytes, defaultMediaMaxBytes)
+	positive(&m.Retention, defaultMediaRetention)
+	positive(&m.MaxImagePixels, defaultMaxImagePixels)
+	positive(&m.DocumentChars, defaultDocumentChars)
+	positive64(&m.MaxUncompressed, defaultMediaMaxUncompressed)
+	positive(&m.MaxEntries, defaultMediaMaxEntries)
+	positive(&m.ParseTimeout, defaultMediaParseTimeout)
+}
+
+func positive64(p *int64, def int64) {
+	if *p <= 0 {
+		*p = def
+	}
+}
+
+// MediaMessages are what the user is told when an attachment cannot be
+// used (messages.media).
+type MediaMessages struct {
+	FetchFailed  string `yaml:"fetch_failed"`  // expired, refused or undecryptable: send it again
+	TooLarge     string `yaml:"too_large"`     // over media.max_bytes
+	NeedsVision  string `yaml:"needs_vision"`  // an image, and the model cannot see images
+	BadImage     string `yaml:"bad_image"`     // not an image we can read, or over media.max_image_pixels
+	FileType     string `yaml:"file_type"`     // a file of a type Hermes does not read
+	Scanned      string `yaml:"scanned"`       // a PDF without text (a scan)
+	BadFile      string `yaml:"bad_file"`      // a document that cannot be read (corrupt, a zip bomb, too slow)
+	NoTranscript string `yaml:"no_transcript"` // a voice message without the platform's transcript
+	Video        string `yaml:"video"`         // a video
+	Image        string `yaml:"image"`         // stands for an image in the text the model and history see; %d its number
+	File         string `yaml:"file"`          // precedes a document's text; %s is its name
+	Quoted       string `yaml:"quoted"`        // precedes a quoted message; %s is its sender
+	// QuotedUnknown precedes a quoted message whose sender the platform
+	// does not name (the WeCom AI bot).
+	QuotedUnknown string `yaml:"quoted_unknown"`
+}
+
+// DefaultMediaMessages are the Chinese defaults of MediaMessages.
+var DefaultMediaMessages = MediaMessages{
+	FetchFailed:   "没能取到你发的附件（链接可能已过期），请重新发送一次。",
+	TooLarge:      "文件太大了，超出了我能处理的上限，请压缩后再发，或者用文字说明。",
+	NeedsVision:   "我现在看不了图片，请用文字描述一下图片里的内容。",
+	BadImage:      "这张图片我打不开（格式不支持或尺寸过大），请截一张普通的 PNG 或 JPG 再发。",
+	FileType:      "这种文件我还读不了。目前支持图片、PDF、Word（DOCX）、Excel（XLSX）、CSV 和文本文件。",
+	Scanned:       "这个 PDF 像是扫描件，里面没有可读取的文字，请发文字版，或把要点用文字发给我。",
+	BadFile:       "这个文件打不开（可能已损坏、加密或过于复杂），请检查后重新发送。",
+	NoTranscript:  "我还听不了这条语音，请用文字再说一遍。",
+	Video:         "我还看不了视频，请用文字描述你的问题。",
+	Image:         "[图片%d]",
+	File:          "[文件 %s]",
+	Quoted:        "[引用 %s 的消息]",
+	QuotedUnknown: "[引用的消息]",
+}

@@ -1,0 +1,15 @@
+// Package media turns what employees send besides text into the model's
+// input: Fetch downloads a message's attachments through its channel (in
+// the worker, never the ack path) and stores each one's bytes or why there
+// are none; Prepare sniffs each from its bytes and makes it an image
+// content part (model.vision), a document's text (gateway/media/document)
+// or a voice message's transcript, or picks the answer that says why it
+// cannot be used. Every byte is hostile: sizes are capped while reading,
+// images are measured from their header before any decoding, documents
+// are read within a character, size and time budget.
+//
+// Files: fetch.go (Fetch, the error codes stored), prepare.go (Prepare,
+// images and their data: URLs, documents, what each became for the
+// console). Subpackages: document (PDF, DOCX, XLSX, CSV, text to text),
+// mediatest (peak memory for the benchmarks).
+package media

@@ -1,0 +1,206 @@
+package media
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/gif" // decoders whose headers DecodeConfig reads
+	_ "image/jpeg"
+	_ "image/png"
+	"strings"
+
+	_ "golang.org/x/image/webp"
+
+	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/media/document"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// Options are what Prepare may do with attachments.
+type Options struct {
+	Vision bool // the model sees images (model.vision)
+	Limits config.MediaConfig
+	Words  config.MediaMessages
+}
+
+// Input is what a message's parts became for the model.
+type Input struct {
+	// Text is the message's text with its attachments in place, for the
+	// model: a marker for each image ([图片1]), a document's text after
+	// its name.
+	Text string
+	// History is the same with a document's name only: what the
+	// conversation keeps (and the console shows), never a file's content.
+	History string
+	Images  []agent.Image
+	// Refusal, when set, is said to the user instead of a run: the first
+	// attachment that cannot be used, and why, in words the user can act
+	// on (nothing of the message is half-understood).
+	Refusal string
+	// Became says per part what it became, for the console.
+	Became map[int]string
+}
+
+// imageTypes are the image formats a vision model takes (the OpenAI
+// image input formats); the decoders above read their headers.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// Prepare turns a message's parts and their fetched bytes into the
+// model's input. It reads only fetched, the rows of this very message:
+// what the sender sent, never another user's file.
+func Prepare(ctx context.Context, parts []channels.Part, fetched map[int]store.MediaRow, opt Options) Input {
+	in := Input{Became: map[int]string{}}
+	var text, history []string
+	for i, p := range parts {
+		if p.Media == nil {
+			text, history = append(text, p.Text), append(history, p.Text)
+			continue
+		}
+		piece, became, refusal := prepareOne(ctx, p.Media, fetched[i], len(in.Images)+1, opt)
+		if refusal != "" {
+			return Input{Refusal: refusal, Became: map[int]string{i: "拒绝：" + refusal}}
+		}
+		if piece.image != nil {
+			in.Images = append(in.Images, *piece.image)
+		}
+		text, history = append(text, piece.text), append(history, cmp.Or(piece.history, piece.text))
+		in.Became[i] = became
+	}
+	in.Text, in.History = strings.Join(text, "\n"), strings.Join(history, "\n")
+	return in
+}
+
+// piece is what one attachment became: text for the model (history, when
+// set, is what the conversation keeps instead), and an image.
+type piece struct {
+	text, history string
+	image         *agent.Image
+}
+
+// prepareOne turns one attachment (nth image if it is one) into model
+// input, or the refusal to say.
+func prepareOne(ctx context.Context, ref *channels.MediaRef, m store.MediaRow, nth int, opt Options) (piece, string, string) {
+	w := opt.Words
+	switch ref.Kind {
+	case channels.MediaVoice:
+		if ref.Transcript == "" {
+			return piece{}, "", w.NoTranscript
+		}
+		return piece{text: ref.Transcript}, "语音 → 平台转写", ""
+	case channels.MediaVideo:
+		return piece{}, "", w.Video
+	}
+	switch m.Error {
+	case "":
+		if m.Data == nil {
+			return piece{}, "", w.FetchFailed // never fetched, or purged
+		}
+	case codeTooLarge:
+		return piece{}, "", w.TooLarge
+	default:
+		return piece{}, "", w.FetchFailed
+	}
+	if strings.HasPrefix(m.MIME, "image/") || ref.Kind == channels.MediaImage && !isDocument(m.MIME) {
+		return prepareImage(m, nth, opt)
+	}
+	return prepareDocument(ctx, m, opt)
+}
+
+// isDocument reports whether a sniffed type is one of the documents
+// (a platform may call a file of any kind an "image").
+func isDocument(mime string) bool {
+	return strings.HasPrefix(mime, "application/pdf") || strings.HasPrefix(mime, "application/zip") ||
+		strings.HasPrefix(mime, "text/")
+}
+
+// prepareImage checks an image's type and size from its header (never
+// decoding it: a decompression bomb costs nothing) and hands it to the
+// model as a data URL.
+func prepareImage(m store.MediaRow, nth int, opt Options) (piece, string, string) {
+	w := opt.Words
+	mime := strings.TrimSpace(strings.SplitN(m.MIME, ";", 2)[0])
+	if !imageTypes[mime] {
+		return piece{}, "", w.BadImage
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(m.Data))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > int64(opt.Limits.MaxImagePixels) {
+		return piece{}, "", w.BadImage
+	}
+	if !opt.Vision {
+		return piece{}, "", w.NeedsVision
+	}
+	url := dataURL(mime, m.Data)
+	return piece{text: fmt.Sprintf(w.Image, nth), image: &agent.Image{URL: url}}, fmt.Sprintf("图片 %d×%d → 模型", cfg.Width, cfg.Height), ""
+}
+
+// prepareDocument turns a document into text within the budget.
+func prepareDocument(ctx context.Context, m store.MediaRow, opt Options) (piece, string, string) {
+	w := opt.Words
+	res, err := document.Extract(ctx, m.Data, m.Name, document.Limits{
+		MaxChars: opt.Limits.DocumentChars, MaxUncompressed: opt.Limits.MaxUncompressed,
+		MaxEntries: opt.Limits.MaxEntries, ParseTimeout: opt.Limits.ParseTimeout,
+	})
+	switch {
+	case errors.Is(err, document.ErrUnsupported):
+		return piece{}, "", w.FileType
+	case errors.Is(err, document.ErrScanned):
+		return piece{}, "", w.Scanned
+	case err != nil:
+		return piece{}, "", w.BadFile
+	}
+	name := m.Name
+	if name == "" {
+		name = string(res.Kind)
+	}
+	head := fmt.Sprintf(w.File, name)
+	return piece{text: head + "\n" + res.Text, history: head}, describe(res), ""
+}
+
+// describe says what a document became, for the console:
+// "PDF 3 页 → 4,120 字".
+func describe(r document.Result) string {
+	var what string
+	switch r.Kind {
+	case document.PDF:
+		what = fmt.Sprintf("PDF %d 页", r.Pages)
+	case document.XLSX:
+		what = fmt.Sprintf("Excel %d 个工作表", r.Sheets)
+	case document.DOCX:
+		what = "Word"
+	default:
+		what = strings.ToUpper(string(r.Kind))
+	}
+	out := fmt.Sprintf("%s → %s 字", what, thousands(r.Chars))
+	if r.Truncated {
+		out += "（已截断）"
+	}
+	return out
+}
+
+// thousands writes n with thousands separators: 4120 → "4,120".
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// dataURL is data as a data: URL, written once into a buffer of its final
+// size (a 20 MB image must not cost twice its base64 in copies).
+func dataURL(mime string, data []byte) string {
+	prefix := "data:" + mime + ";base64,"
+	var b strings.Builder
+	b.Grow(len(prefix) + base64.StdEncoding.EncodedLen(len(data)))
+	b.WriteString(prefix)
+	enc := base64.NewEncoder(base64.StdEncoding, &b)
+	_, _ = enc.Write(data) // a strings.Builder does not fail
+	_ = enc.Close()
+	return b.String()
+}

@@ -1,0 +1,107 @@
+package media_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/png"
+	"strings"
+	"testing"
+
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/media"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+func options(vision bool) media.Options {
+	cfg := config.Config{}
+	cfg.ApplyDefaults()
+	return media.Options{Vision: vision, Limits: cfg.Media, Words: config.DefaultMediaMessages}
+}
+
+func tinyPNG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPrepareKeepsImagesInOrderNextToTheText: two images among texts
+// become two image parts in order, each marked where it stood.
+func TestPrepareKeepsImagesInOrderNextToTheText(t *testing.T) {
+	img := &channels.MediaRef{Kind: channels.MediaImage}
+	parts := []channels.Part{{Text: "第一张"}, {Media: img}, {Text: "第二张"}, {Media: img}}
+	a, b := tinyPNG(t, 3, 2), tinyPNG(t, 5, 4)
+	fetched := map[int]store.MediaRow{
+		1: {Part: 1, Data: a, MIME: "image/png"},
+		3: {Part: 3, Data: b, MIME: "image/png"},
+	}
+	in := media.Prepare(context.Background(), parts, fetched, options(true))
+	if in.Refusal != "" || in.Text != "第一张\n[图片1]\n第二张\n[图片2]" || len(in.Images) != 2 {
+		t.Fatalf("prepared %q %d images, refusal %q", in.Text, len(in.Images), in.Refusal)
+	}
+	if in.Became[1] != "图片 3×2 → 模型" || in.Became[3] != "图片 5×4 → 模型" {
+		t.Errorf("became %v", in.Became)
+	}
+	if in.Images[0].URL != "data:image/png;base64,"+base64.StdEncoding.EncodeToString(a) ||
+		in.Images[1].URL != "data:image/png;base64,"+base64.StdEncoding.EncodeToString(b) {
+		t.Errorf("images out of order, or not the files")
+	}
+}
+
+// TestPrepareRefusesWhatItCannotUse: each kind of unusable attachment
+// gets its own answer.
+func TestPrepareRefusesWhatItCannotUse(t *testing.T) {
+	w := config.DefaultMediaMessages
+	pdfNoText := pdfOf("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] >>")
+	cases := []struct {
+		name string
+		ref  channels.MediaRef
+		row  store.MediaRow
+		want string
+	}{
+		{"voice without transcript", channels.MediaRef{Kind: channels.MediaVoice}, store.MediaRow{}, w.NoTranscript},
+		{"video", channels.MediaRef{Kind: channels.MediaVideo}, store.MediaRow{}, w.Video},
+		{"expired", channels.MediaRef{Kind: channels.MediaImage}, store.MediaRow{Error: "expired"}, w.FetchFailed},
+		{"too large", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Error: "too_large"}, w.TooLarge},
+		{"purged", channels.MediaRef{Kind: channels.MediaImage}, store.MediaRow{}, w.FetchFailed},
+		{"binary file", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Data: []byte{0, 1, 2, 0, 0xff}, MIME: "application/octet-stream"}, w.FileType},
+		{"image claiming png", channels.MediaRef{Kind: channels.MediaImage}, store.MediaRow{Data: []byte("\x89PNG\r\n\x1a\nbroken"), MIME: "image/png"}, w.BadImage},
+		{"pdf without text", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Data: pdfNoText, MIME: "application/pdf"}, w.Scanned},
+	}
+	for _, c := range cases {
+		in := media.Prepare(context.Background(), []channels.Part{{Text: "看看"}, {Media: &c.ref}}, map[int]store.MediaRow{1: c.row}, options(true))
+		if in.Refusal != c.want {
+			t.Errorf("%s: refusal %q, want %q", c.name, in.Refusal, c.want)
+		}
+	}
+	// A voice message with its transcript is its text.
+	in := media.Prepare(context.Background(), []channels.Part{{Media: &channels.MediaRef{Kind: channels.MediaVoice, Transcript: "明天请假"}}}, nil, options(false))
+	if in.Refusal != "" || !strings.Contains(in.Text, "明天请假") {
+		t.Errorf("voice with transcript: %+v", in)
+	}
+}
+
+// pdfOf is a PDF of the objects 1, 2, ... with its cross-reference table.
+func pdfOf(objs ...string) []byte {
+	var b strings.Builder
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return []byte(b.String())
+}

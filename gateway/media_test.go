@@ -1,0 +1,228 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/png"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// pngOf is a w×h PNG.
+func pngOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// mediaRig is one Hermes with an AI bot on a long connection, WeCom's
+// file server, and a model that records what it was sent.
+type mediaRig struct {
+	h     *harness
+	ws    *wecomtest.BotWSServer
+	files *wecomtest.BotFileServer
+	ctx   context.Context
+	mu    sync.Mutex
+	seen  []openai.ChatCompletionMessage // the last user message of each model call
+}
+
+func newMediaRig(t *testing.T, modelYAML string) *mediaRig {
+	t.Helper()
+	r := &mediaRig{h: newHarness(t), ws: wecomtest.NewBotWSServer(t, wsBotID, wsSecret), files: wecomtest.NewBotFileServer(t)}
+	r.h.modelYAML = modelYAML
+	r.h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		r.mu.Lock()
+		r.seen = append(r.seen, last)
+		r.mu.Unlock()
+		return openaitest.Reply{Content: "收到"}
+	})
+	r.h.startExtra(wsBotYAML(r.ws.URL()), gateway.Deps{})
+	r.ctx = withTimeout(t, 60*time.Second)
+	if _, err := r.ws.WaitSubscriptions(r.ctx, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// ask pushes a message frame and returns the text of the finished answer.
+func (r *mediaRig) ask(t *testing.T, frame []byte) string {
+	t.Helper()
+	reqID, err := r.ws.PushMessage(r.ctx, frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := r.ws.WaitFrame(r.ctx, func(f wecomtest.BotFrame) bool {
+		return f.Cmd == "aibot_respond_msg" && f.ReqID == reqID && f.Reply.Stream.Finish
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.h.waitIdle(r.ctx)
+	return done.Reply.Stream.Content
+}
+
+func (r *mediaRig) calls() []openai.ChatCompletionMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]openai.ChatCompletionMessage(nil), r.seen...)
+}
+
+var fileKey = bytes.Repeat([]byte{0x5a}, 32)
+
+// TestScreenshotReachesTheModelAsAnImage: a mixed message of text, a
+// screenshot and text reaches a vision model as the text with the image's
+// place marked and the image as a content part, decrypted; the attachment
+// is kept with what it became.
+func TestScreenshotReachesTheModelAsAnImage(t *testing.T) {
+	t.Parallel()
+	r := newMediaRig(t, "  vision: true")
+	shot := pngOf(t, 640, 480)
+	url := r.files.Add(shot, fileKey, "")
+	m := wecomtest.BotMessage{MsgID: "mx-1", AIBotID: wsBotID, ChatID: "zhangsan", ChatType: "single", UserID: "zhangsan"}
+	answer := r.ask(t, m.Mixed(wecomtest.MixedText("登录时报这个错"), wecomtest.MixedImageWithKey(url, wecomtest.BotFileKey(fileKey)), wecomtest.MixedText("怎么办？")))
+	if !strings.Contains(answer, "收到") {
+		t.Fatalf("answer %q, want the model's", answer)
+	}
+	calls := r.calls()
+	if len(calls) != 1 || len(calls[0].MultiContent) != 2 {
+		t.Fatalf("model got %+v, want one call with text and one image", calls)
+	}
+	text, img := calls[0].MultiContent[0], calls[0].MultiContent[1]
+	if text.Text != "登录时报这个错\n[图片1]\n怎么办？" {
+		t.Errorf("text part %q, want the image's place marked between the texts", text.Text)
+	}
+	if want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(shot); img.ImageURL == nil || img.ImageURL.URL != want {
+		t.Errorf("image part %+v, want the decrypted PNG as a data URL", img.ImageURL)
+	}
+	var became string
+	var size int
+	if err := r.h.pool.QueryRow(r.ctx, `SELECT became, size FROM inbound_media`).Scan(&became, &size); err != nil {
+		t.Fatal(err)
+	}
+	if became != "图片 640×480 → 模型" || size != len(shot) {
+		t.Errorf("stored media became %q size %d", became, size)
+	}
+	if n := r.files.Gets(url); n != 1 {
+		t.Errorf("file fetched %d times, want once", n)
+	}
+	// The console shows what it was and became, and the conversation
+	// keeps the text with the image's marker.
+	var runID, stored string
+	if err := r.h.pool.QueryRow(r.ctx, `SELECT id FROM runs`).Scan(&runID); err != nil {
+		t.Fatal(err)
+	}
+	o, err := store.GetRunOrigin(r.ctx, r.h.pool, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Attachments) != 1 || o.Attachments[0].Became != "图片 640×480 → 模型" || o.Attachments[0].MIME != "image/png" {
+		t.Errorf("run origin attachments %+v", o.Attachments)
+	}
+	if err := r.h.pool.QueryRow(r.ctx, `SELECT content FROM messages WHERE role = 'user'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != "登录时报这个错\n[图片1]\n怎么办？" {
+		t.Errorf("history keeps %q", stored)
+	}
+}
+
+// TestMediaThatCannotBeUsedIsAnsweredClearly: without vision, an expired
+// URL, a file that does not decrypt and an image whose header claims ten
+// billion pixels are each answered in words the user can act on, with no
+// model call, and recorded.
+func TestMediaThatCannotBeUsedIsAnsweredClearly(t *testing.T) {
+	t.Parallel()
+	words := config.DefaultMediaMessages
+	r := newMediaRig(t, "  vision: true")
+	bomb := pngOf(t, 1, 1)
+	// IHDR width and height (bytes 16..23) say 100000 × 100000, under a
+	// valid checksum: ten billion pixels from a 70-byte file.
+	copy(bomb[16:24], []byte{0, 1, 0x86, 0xa0, 0, 1, 0x86, 0xa0})
+	binary.BigEndian.PutUint32(bomb[29:33], crc32.ChecksumIEEE(bomb[12:29]))
+	expired := r.files.Add(pngOf(t, 2, 2), fileKey, "")
+	r.files.Expire(expired)
+	cases := []struct {
+		name, url, want, code string
+	}{
+		{"expired", expired, words.FetchFailed, "expired"},
+		{"undecryptable", r.files.AddRaw([]byte("not encrypted at all, 31 bytes")), words.FetchFailed, "undecryptable"},
+		{"bomb", r.files.Add(bomb, fileKey, ""), words.BadImage, ""},
+	}
+	for _, c := range cases {
+		m := wecomtest.BotMessage{MsgID: "bad-" + c.name, AIBotID: wsBotID, ChatID: "lisi", ChatType: "single", UserID: "lisi"}
+		if got := r.ask(t, m.ImageWithKey(c.url, wecomtest.BotFileKey(fileKey))); !strings.Contains(got, c.want) {
+			t.Errorf("%s: answer %q, want %q", c.name, got, c.want)
+		}
+		if n := r.h.count(`SELECT count(*) FROM inbound_media WHERE error = $1`, c.code); c.code != "" && n != 1 {
+			t.Errorf("%s: %d media rows with error %q", c.name, n, c.code)
+		}
+	}
+	if calls := r.calls(); len(calls) != 0 {
+		t.Fatalf("the model was called %d times for media it could not use", len(calls))
+	}
+}
+
+// TestImageWithoutVisionAsksForADescription: model.vision off.
+func TestImageWithoutVisionAsksForADescription(t *testing.T) {
+	t.Parallel()
+	r := newMediaRig(t, "")
+	m := wecomtest.BotMessage{MsgID: "nv-1", AIBotID: wsBotID, ChatID: "wangwu", ChatType: "single", UserID: "wangwu"}
+	got := r.ask(t, m.ImageWithKey(r.files.Add(pngOf(t, 10, 10), fileKey, ""), wecomtest.BotFileKey(fileKey)))
+	if !strings.Contains(got, config.DefaultMediaMessages.NeedsVision) || len(r.calls()) != 0 {
+		t.Fatalf("answer %q after %d model calls, want needs_vision and none", got, len(r.calls()))
+	}
+}
+
+// TestDocumentReachesTheModelAsText: a CSV file becomes its rows after
+// its name (sent in Content-Disposition; the agent's normalisation turns
+// the cells' tabs into spaces); a quoted message comes before
+// the question, marked as quoted.
+func TestDocumentReachesTheModelAsText(t *testing.T) {
+	t.Parallel()
+	r := newMediaRig(t, "")
+	csv := "姓名,部门,年假\n张三,研发,5\n"
+	m := wecomtest.BotMessage{MsgID: "doc-1", AIBotID: wsBotID, ChatID: "zhangsan", ChatType: "single", UserID: "zhangsan"}
+	r.ask(t, m.FileWithKey(r.files.Add([]byte(csv), fileKey, "年假.csv"), wecomtest.BotFileKey(fileKey)))
+	calls := r.calls()
+	if len(calls) != 1 || !strings.HasPrefix(calls[0].Content, "[文件 年假.csv]\n") || !strings.Contains(calls[0].Content, "张三 研发 5") {
+		t.Fatalf("model got %+v, want the file's name then its rows", calls)
+	}
+	if n := r.h.count(`SELECT count(*) FROM messages WHERE role = 'user' AND content LIKE '%张三%'`); n != 0 {
+		t.Errorf("the conversation keeps the file's content")
+	}
+
+	q := wecomtest.BotMessage{MsgID: "doc-2", AIBotID: wsBotID, ChatID: "zhangsan", ChatType: "single", UserID: "zhangsan"}
+	var frame map[string]any
+	if err := json.Unmarshal(q.Text("这个怎么处理？"), &frame); err != nil {
+		t.Fatal(err)
+	}
+	frame["quote"] = map[string]any{"msgtype": "text", "text": map[string]any{"content": "VPN 报错 809"}}
+	body, _ := json.Marshal(frame)
+	r.ask(t, body)
+	calls = r.calls()
+	if want := config.DefaultMediaMessages.QuotedUnknown + "\nVPN 报错 809\n\n这个怎么处理？"; len(calls) != 2 || calls[1].Content != want {
+		t.Fatalf("model got %q, want %q", calls[len(calls)-1].Content, want)
+	}
+}
