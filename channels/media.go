@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -125,4 +127,35 @@ func TruncateUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// MaxFileNameBytes bounds a file name from a platform, shown to the model
+// and the console.
+const MaxFileNameBytes = 255
+
+// CleanFileName makes a platform's file name safe to show: a name, never
+// a path, within MaxFileNameBytes.
+func CleanFileName(name string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.TrimSpace(name)
+	if name == "." || name == ".." {
+		return ""
+	}
+	return TruncateUTF8(name, MaxFileNameBytes)
+}
+
+// DispositionName is the file name of a Content-Disposition header
+// (filename*, RFC 5987's encoded name, first; then filename), cleaned; ""
+// without one.
+func DispositionName(cd string) string {
+	if cd == "" {
+		return ""
+	}
+	_, params, err := mime.ParseMediaType(cd)
+	if err != nil {
+		return ""
+	}
+	return CleanFileName(params["filename"]) // mime decodes filename* into filename
 }

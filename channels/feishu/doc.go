@@ -1,12 +1,12 @@
 // Package feishu is the Feishu / Lark (飞书) platform: custom apps (企业自建应用)
 // with the bot capability, receiving im.message.receive_v1 either by HTTP
 // event subscription (v2, encrypted and signed) or by long connection
-// (长连接), and answering with the reply API, as a CardKit streaming card
-// while the answer grows when streaming is on. Everything Feishu-specific
-// lives here: the `feishu:` YAML section, the event route, the crypto, the
-// long-connection frames and the OpenAPI calls. Like every platform package
-// it stores nothing and runs no agent: a message goes to the gateway through
-// channels.Sink.
+// (长连接), with the images, files and voice they hold, and answering with
+// the reply API, as a CardKit streaming card while the answer grows when
+// streaming is on. Everything Feishu-specific lives here: the `feishu:`
+// YAML section, the event route, the crypto, the long-connection frames and
+// the OpenAPI calls. Like every platform package it stores nothing and runs
+// no agent: a message goes to the gateway through channels.Sink.
 //
 // Neither the official SDK's event dispatcher nor its ws client is used.
 // The ws client (oapi-sdk-go v3.5.3) blocks forever in Start, cannot be
@@ -28,7 +28,9 @@
 //     signature, decryption and the event stored before the answer),
 //     crypto.go (Crypto: the Encrypt Key's decryption and signature),
 //     event.go (an im.message.receive_v1 event decoded into an Inbound,
-//     mentions resolved, its ReplyTo).
+//     mentions resolved, its ReplyTo), files.go (what besides text a
+//     message holds: images, files, voice, video and posts as parts,
+//     their bytes fetched in the worker; the message a reply quotes).
 //   - The long connection: ws.go (one session: the endpoint call, then the
 //     socket), wsconn.go (reading frames, each event stored on a handler
 //     of its own and acked only after Accept returned, pings), frame.go

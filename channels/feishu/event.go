@@ -74,6 +74,9 @@ type replyTo struct {
 	ChatID        string `json:"chat_id"`         // its chat
 	Group         bool   `json:"group,omitempty"` // a group chat: mention the asker
 	OpenID        string `json:"open_id"`         // the asker, for <at user_id="...">
+	// ParentID is the message a reply quotes (parent_id): the event names
+	// it without its content, so the worker reads it (ResolveQuote).
+	ParentID string `json:"parent_id,omitempty"`
 }
 
 // decodeEvent turns a decrypted, verified event into an Inbound. ok is
@@ -135,22 +138,32 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 	if msg.ChatType != "p2p" {
 		in.ChatType = channels.ChatGroup
 	}
-	if text, ok := messageText(msg.MessageType, msg.Content); ok {
-		in.MsgType = channels.TypeText
-		in.Text = text
-	}
+	parts, known := messageParts(msg.MessageID, msg.MessageType, msg.Content)
 	if len(msg.Mentions) > 0 {
 		botID, err := a.botOpenID(ctx)
 		if err != nil {
 			return in, false, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 		}
-		if in.Text, in.Mentioned, err = resolveMentions(in.Text, msg.Mentions, botID); err != nil {
-			return in, false, err
+		r := newMentionResolver(msg.Mentions, botID)
+		in.Mentioned = r.mentioned
+		for i := range parts {
+			if parts[i].Media != nil {
+				continue
+			}
+			if parts[i].Text, err = r.resolve(parts[i].Text); err != nil {
+				return in, false, err
+			}
+		}
+	}
+	if known {
+		setParts(&in, parts)
+		if len(in.Text) > maxPayloadBytes {
+			return in, false, fmt.Errorf("%w: text with mentions %w", ErrMalformed, errOverCap)
 		}
 	}
 	rt, err := json.Marshal(replyTo{
 		MessageID: msg.MessageID, ChatID: msg.ChatID, Group: in.ChatType == channels.ChatGroup,
-		OpenID: m.Sender.SenderID.OpenID,
+		OpenID: m.Sender.SenderID.OpenID, ParentID: msg.ParentID,
 	})
 	if err != nil {
 		return in, false, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -163,13 +176,16 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 // replacer's work per byte of text grows with the longest key.
 const maxMentionKey = 32
 
-// resolveMentions replaces each mention key ("@_user_1") with "@name" and
-// removes the bot's own; mentioned reports whether the bot was among them.
-// A key that is not of Feishu's form is left in the text.
-//
-// Errors wrap ErrMalformed: the names would grow the text past
-// maxPayloadBytes (a long name behind a key the text repeats).
-func resolveMentions(text string, mentions []mention, botOpenID string) (string, bool, error) {
+// mentionResolver rewrites the mention keys of one message's texts (a
+// post's text parts share its mentions): each key ("@_user_1") becomes
+// "@name", and the bot's own is removed; mentioned reports whether the bot
+// was among them. A key that is not of Feishu's form is left in the text.
+type mentionResolver struct {
+	replacer  *strings.Replacer
+	mentioned bool
+}
+
+func newMentionResolver(mentions []mention, botOpenID string) mentionResolver {
 	type pair struct{ key, repl string }
 	mentioned := false
 	pairs := make([]pair, 0, 2*len(mentions))
@@ -191,11 +207,19 @@ func resolveMentions(text string, mentions []mention, botOpenID string) (string,
 	for _, p := range pairs {
 		args = append(args, p.key, p.repl)
 	}
+	return mentionResolver{replacer: strings.NewReplacer(args...), mentioned: mentioned}
+}
+
+// resolve rewrites text's mention keys and trims it.
+//
+// Errors wrap ErrMalformed: the names would grow the text past
+// maxPayloadBytes (a long name behind a key the text repeats).
+func (r mentionResolver) resolve(text string) (string, error) {
 	var out cappedBuilder
-	if _, err := strings.NewReplacer(args...).WriteString(&out, text); err != nil {
-		return "", false, fmt.Errorf("%w: text with mentions %w", ErrMalformed, err)
+	if _, err := r.replacer.WriteString(&out, text); err != nil {
+		return "", fmt.Errorf("%w: text with mentions %w", ErrMalformed, err)
 	}
-	return strings.TrimSpace(out.String()), mentioned, nil
+	return strings.TrimSpace(out.String()), nil
 }
 
 // cappedBuilder is a strings.Builder that refuses to grow past
@@ -216,63 +240,4 @@ func (b *cappedBuilder) WriteString(s string) (int, error) {
 		return 0, errOverCap
 	}
 	return b.Builder.WriteString(s)
-}
-
-// messageText is the text of a text or post message; ok is false for
-// other types (image, file, ...), which the gateway answers as unsupported.
-func messageText(msgType, content string) (string, bool) {
-	switch msgType {
-	case "text":
-		var c struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal([]byte(content), &c) != nil {
-			return "", false
-		}
-		return c.Text, true
-	case "post":
-		return postText(content)
-	}
-	return "", false
-}
-
-// postText flattens a received post (rich text): title, then each
-// paragraph's text, link and mention elements, one line per paragraph.
-func postText(content string) (string, bool) {
-	var c struct {
-		Title   string `json:"title"`
-		Content [][]struct {
-			Tag      string `json:"tag"`
-			Text     string `json:"text"`
-			Href     string `json:"href"`
-			UserName string `json:"user_name"`
-			UserID   string `json:"user_id"`
-		} `json:"content"`
-	}
-	if json.Unmarshal([]byte(content), &c) != nil {
-		return "", false
-	}
-	var lines []string
-	if c.Title != "" {
-		lines = append(lines, c.Title)
-	}
-	for _, para := range c.Content {
-		var b strings.Builder
-		for _, el := range para {
-			switch el.Tag {
-			case "text", "md", "code_block":
-				b.WriteString(el.Text)
-			case "a":
-				b.WriteString(el.Text)
-				if el.Href != "" && el.Href != el.Text {
-					b.WriteString(" (" + el.Href + ")")
-				}
-			case "at":
-				// Received posts carry the mention key in user_id, like text.
-				b.WriteString(el.UserID)
-			}
-		}
-		lines = append(lines, b.String())
-	}
-	return strings.Join(lines, "\n"), true
 }

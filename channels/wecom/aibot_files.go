@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -180,7 +179,7 @@ func (b *Bot) fetchMedia(ctx context.Context, ref channels.MediaRef, limit int64
 	if int64(len(plain)) > limit {
 		return channels.Attachment{}, fmt.Errorf("%w: over %d bytes", channels.ErrMediaTooLarge, limit)
 	}
-	return channels.Attachment{Data: plain, Name: attachmentName(resp.Header.Get("Content-Disposition"))}, nil
+	return channels.Attachment{Data: plain, Name: channels.DispositionName(resp.Header.Get("Content-Disposition"))}, nil
 }
 
 // mediaKey is the key of an attachment: its own aeskey (long connection),
@@ -229,23 +228,3 @@ func DecryptMedia(key, data []byte) ([]byte, error) {
 	}
 	return data[:len(data)-pad], nil
 }
-
-// attachmentName is the file name of a Content-Disposition header
-// (filename*=UTF-8”… first, as the SDK reads it), "" without one.
-func attachmentName(cd string) string {
-	if cd == "" {
-		return ""
-	}
-	_, params, err := mime.ParseMediaType(cd)
-	if err != nil {
-		return ""
-	}
-	name := params["filename"] // mime decodes filename* into filename
-	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
-		name = name[i+1:] // a name, never a path
-	}
-	return channels.TruncateUTF8(name, maxFileNameBytes)
-}
-
-// maxFileNameBytes bounds a file name shown to the model and the console.
-const maxFileNameBytes = 255

@@ -28,6 +28,11 @@ type Message struct {
 	Mentions  []Mention
 	Type      string // message_type, default "text"
 	Content   string // raw content JSON, overrides Text
+	// ParentID and RootID make the message a reply (Reply).
+	ParentID, RootID string
+	// SenderType is "user" (default) or "app": a bot's message, as a
+	// quoted one may be (Server.AddMessage).
+	SenderType string
 }
 
 // Mention is one mention of a message.
@@ -37,26 +42,21 @@ type Mention struct {
 
 // EventJSON is the decrypted v2 event Feishu sends for m.
 func EventJSON(m Message) []byte {
-	if m.EventID == "" {
-		m.EventID = "ev-" + m.MessageID
-	}
-	if m.ChatType == "" {
-		m.ChatType = "p2p"
-	}
-	if m.Type == "" {
-		m.Type = "text"
-	}
-	content := m.Content
-	if content == "" {
-		b, _ := json.Marshal(map[string]string{"text": m.Text})
-		content = string(b)
-	}
+	m = m.withDefaults()
 	mentions := []map[string]any{}
 	for _, mm := range m.Mentions {
 		mentions = append(mentions, map[string]any{
 			"key": mm.Key, "name": mm.Name, "tenant_key": m.TenantKey,
 			"id": map[string]string{"open_id": mm.OpenID, "user_id": mm.UserID, "union_id": "on_" + mm.OpenID},
 		})
+	}
+	message := map[string]any{
+		"message_id": m.MessageID, "create_time": "1700000000000", "chat_id": m.ChatID,
+		"chat_type": m.ChatType, "message_type": m.Type, "content": m.Content, "mentions": mentions,
+	}
+	if m.ParentID != "" {
+		// Feishu sends both for a reply, and neither for a new message.
+		message["parent_id"], message["root_id"] = m.ParentID, m.RootID
 	}
 	ev := map[string]any{
 		"schema": "2.0",
@@ -67,16 +67,33 @@ func EventJSON(m Message) []byte {
 		"event": map[string]any{
 			"sender": map[string]any{
 				"sender_id":   map[string]string{"open_id": m.OpenID, "user_id": m.UserID, "union_id": "on_" + m.OpenID},
-				"sender_type": "user", "tenant_key": m.TenantKey,
+				"sender_type": m.SenderType, "tenant_key": m.TenantKey,
 			},
-			"message": map[string]any{
-				"message_id": m.MessageID, "create_time": "1700000000000", "chat_id": m.ChatID,
-				"chat_type": m.ChatType, "message_type": m.Type, "content": content, "mentions": mentions,
-			},
+			"message": message,
 		},
 	}
 	b, _ := json.Marshal(ev)
 	return b
+}
+
+// withDefaults fills the defaults of m's unset fields.
+func (m Message) withDefaults() Message {
+	if m.EventID == "" {
+		m.EventID = "ev-" + m.MessageID
+	}
+	if m.ChatType == "" {
+		m.ChatType = "p2p"
+	}
+	if m.Type == "" {
+		m.Type = "text"
+	}
+	if m.SenderType == "" {
+		m.SenderType = "user"
+	}
+	if m.Content == "" {
+		m.Content = contentJSON(map[string]string{"text": m.Text})
+	}
+	return m
 }
 
 // URLVerificationJSON is the plain URL verification Feishu posts when the
@@ -123,4 +140,94 @@ func Post(client *http.Client, url string, h http.Header, body []byte) (int, str
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), err
+}
+
+// contentJSON is a message's content: JSON in a string, as Feishu sends it.
+func contentJSON(v any) string {
+	b, _ := json.Marshal(v) // maps and slices of strings always marshal
+	return string(b)
+}
+
+// Image makes m an image message (message_type image) of key.
+func (m Message) Image(key string) Message {
+	m.Type, m.Content = "image", contentJSON(map[string]string{"image_key": key})
+	return m
+}
+
+// File makes m a file message of key, named name.
+func (m Message) File(key, name string) Message {
+	m.Type, m.Content = "file", contentJSON(map[string]string{"file_key": key, "file_name": name})
+	return m
+}
+
+// Audio makes m a voice message of key (message_type audio), lasting d.
+func (m Message) Audio(key string, d time.Duration) Message {
+	m.Type, m.Content = "audio", contentJSON(map[string]any{"file_key": key, "duration": d.Milliseconds()})
+	return m
+}
+
+// Video makes m a video message (message_type media) of key, with the
+// cover image cover, named name.
+func (m Message) Video(key, cover, name string) Message {
+	m.Type = "media"
+	m.Content = contentJSON(map[string]any{"file_key": key, "image_key": cover, "file_name": name, "duration": 2000})
+	return m
+}
+
+// PostElement is one element of a post's paragraph, as received.
+type PostElement map[string]any
+
+// PostText is a text element.
+func PostText(s string) PostElement {
+	return PostElement{"tag": "text", "text": s, "style": []string{}}
+}
+
+// PostAt is a mention element: key is the mention key ("@_user_1") the
+// message's Mentions resolve.
+func PostAt(key string) PostElement {
+	return PostElement{"tag": "at", "user_id": key, "user_name": "", "style": []string{}}
+}
+
+// PostLink is a link element.
+func PostLink(text, href string) PostElement {
+	return PostElement{"tag": "a", "text": text, "href": href, "style": []string{}}
+}
+
+// PostImage is an image element.
+func PostImage(key string) PostElement { return PostElement{"tag": "img", "image_key": key} }
+
+// PostVideo is a video element with its cover.
+func PostVideo(key, cover string) PostElement {
+	return PostElement{"tag": "media", "file_key": key, "image_key": cover}
+}
+
+// Post makes m a rich-text message as events carry it: bare
+// {"title","content"}, one slice of elements per paragraph.
+func (m Message) Post(title string, paragraphs ...[]PostElement) Message {
+	m.Type, m.Content = "post", contentJSON(postBody(title, paragraphs))
+	return m
+}
+
+// LocalePost makes m a rich-text message wrapped by locale, as posts are
+// sent ({"zh_cn": {"title","content"}}).
+func (m Message) LocalePost(locale, title string, paragraphs ...[]PostElement) Message {
+	m.Type, m.Content = "post", contentJSON(map[string]any{locale: postBody(title, paragraphs)})
+	return m
+}
+
+func postBody(title string, paragraphs [][]PostElement) map[string]any {
+	if paragraphs == nil {
+		paragraphs = [][]PostElement{}
+	}
+	return map[string]any{"title": title, "content": paragraphs}
+}
+
+// Reply makes m a reply to parentID in the thread rootID (parentID when
+// empty: a reply to a message that is itself no reply).
+func (m Message) Reply(parentID, rootID string) Message {
+	if rootID == "" {
+		rootID = parentID
+	}
+	m.ParentID, m.RootID = parentID, rootID
+	return m
 }

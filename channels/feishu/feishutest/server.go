@@ -111,8 +111,12 @@ type Server struct {
 	departments   map[string][]string
 	contactDenied bool
 	userGets      int
-	calls         []string         // "METHOD path" of every authorised call
-	images        []Image          // im/v1/images uploads (images.go)
+	calls         []string                  // "METHOD path" of every authorised call
+	images        []Image                   // im/v1/images uploads (images.go)
+	resources     map[string]*resource      // message resources by key (files.go)
+	resourceGets  map[string]int            // requests per resource key
+	stored        map[string]*storedMessage // messages GET im/v1/messages/:id reads
+	messageGets   int
 	changes       chantest.Changes // wakes WaitFor on every change
 
 	ws *wsServer
@@ -124,6 +128,7 @@ func NewServer(t testing.TB, appID, appSecret string) *Server {
 		appID: appID, appSecret: appSecret, BotOpenID: "ou_bot_" + appID,
 		now: time.Now, tokens: map[string]bool{}, uuids: map[string]Reply{},
 		cards: map[string]*Card{}, departments: map[string][]string{},
+		resources: map[string]*resource{}, resourceGets: map[string]int{}, stored: map[string]*storedMessage{},
 	}
 	s.ws = newWSServer(s)
 	mux := http.NewServeMux()
@@ -131,6 +136,8 @@ func NewServer(t testing.TB, appID, appSecret string) *Server {
 	mux.HandleFunc("POST /open-apis/im/v1/messages/{id}/reply", s.authed(s.handleReply))
 	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed(s.handleReply))
 	mux.HandleFunc("POST /open-apis/im/v1/images", s.authed(s.handleImage))
+	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}", s.authed(s.handleGetMessage))
+	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}/resources/{key}", s.authed(s.handleResource))
 	mux.HandleFunc("POST /open-apis/cardkit/v1/cards", s.authed(s.handleCardCreate))
 	mux.HandleFunc("PUT /open-apis/cardkit/v1/cards/{id}/elements/{element}/content", s.authed(s.handleCardContent))
 	mux.HandleFunc("PATCH /open-apis/cardkit/v1/cards/{id}/settings", s.authed(s.handleCardSettings))
