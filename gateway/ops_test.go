@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/ops"
 )
@@ -255,4 +257,37 @@ func TestAPIRunTrace(t *testing.T) {
 		return
 	}
 	t.Fatalf("no hermes.api_run span among %d", len(exp.GetSpans()))
+}
+
+// panickyChannel is a channel whose callback route panics.
+type panickyChannel struct{ *chantest.Channel }
+
+func (panickyChannel) Routes(channels.Sink) []channels.Route {
+	return []channels.Route{{Method: http.MethodPost, Path: "/panicky/callback",
+		Handler: func(http.ResponseWriter, *http.Request) { panic("a frame the code does not handle") }}}
+}
+
+// TestHandlerPanicCostsOneRequest: a callback handler's panic is a 500
+// for that request, counted in hermes_connection_panics_total, and the
+// process serves the next request.
+func TestHandlerPanicCostsOneRequest(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	reg := prometheus.NewRegistry()
+	h.start(gateway.Deps{Metrics: reg, Channels: []channels.Channel{panickyChannel{chantest.New("panicky", channels.Limits{MaxBytes: 2048})}}})
+	resp, err := http.Post(h.srv.URL+"/panicky/callback", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500", resp.StatusCode)
+	}
+	status, text := get(t, h.srv.URL+"/metrics")
+	if want := `hermes_connection_panics_total{account="/panicky/callback",channel="http"} 1`; status != http.StatusOK || !strings.Contains(text, want) {
+		t.Fatalf("/metrics %d lacks %s", status, want)
+	}
+	if status, _ := get(t, h.srv.URL+"/healthz"); status != http.StatusOK {
+		t.Fatalf("/healthz after the panic: %d", status)
+	}
 }

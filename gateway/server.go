@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"fmt"
+	"io"
 	"net/http"
+	"runtime/debug"
 	"slices"
 
 	"github.com/gin-gonic/gin"
@@ -61,7 +64,16 @@ func (g *Gateway) adminRoutes(r *gin.Engine) {
 func (g *Gateway) newEngine() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(gin.Recovery())
+	// A handler's panic (a caller's request driving code into a state it
+	// does not handle) costs that request a 500, logged with its stack
+	// and counted like a connection's (channel "http", the route).
+	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, v any) {
+		g.log.Error("panic serving a request; answered 500", "route", c.FullPath(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		if g.metrics != nil {
+			g.metrics.Panicked("http", c.FullPath())
+		}
+		c.AbortWithStatus(http.StatusInternalServerError)
+	}))
 	if g.metrics != nil {
 		r.Use(g.metrics.Middleware())
 	}

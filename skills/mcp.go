@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -78,11 +79,20 @@ func (m *MCPClients) get(ctx context.Context, key string, connect func() (*mcp.C
 		e = &mcpEntry{ready: make(chan struct{})}
 		m.sessions[key] = e
 		go func() {
-			e.cs, e.err = connect()
-			close(e.ready)
+			// The connect reads the server's answers: a panic in it (the
+			// SDK meeting a reply it does not handle) fails this session,
+			// never the process.
+			e.err = channels.Guard(func() error {
+				var err error
+				e.cs, err = connect()
+				return err
+			})
 			if e.err != nil {
+				// Forgotten before its waiters wake, so a call after
+				// theirs connects again.
 				m.drop(key, e)
 			}
+			close(e.ready)
 		}()
 	}
 	m.mu.Unlock()

@@ -24,7 +24,10 @@
 //     signature and timestamp check, the single-use proof), stream.go
 //     (Stream mode: one session, each frame acked only after Accept
 //     returned), inbound.go (a robot message decoded into an Inbound, its
-//     ReplyTo, the robot's own @-mention removed).
+//     ReplyTo, the robot's own @-mention removed), files.go (pictures,
+//     rich text, files, voice and video as media parts, and FetchMedia:
+//     a downloadCode exchanged for its download URL, the bytes fetched
+//     without the token).
 //   - Sending: send.go (a part through the session webhook while it is
 //     valid, else the robot OpenAPI; the asker mentioned in groups),
 //     card.go (the live reply: an AI card created when the message is

@@ -119,8 +119,14 @@ dingtalk:
 // when it sends it (a signature is good for one message).
 func (h *hermes) post(m dingtalktest.Message, secret string) int {
 	h.t.Helper()
+	return h.postBody(m.JSON(), secret)
+}
+
+// postBody is post of a message's wire form (a picture, a file, ...).
+func (h *hermes) postBody(body []byte, secret string) int {
+	h.t.Helper()
 	defer h.clock.Add(time.Millisecond)
-	resp, err := http.DefaultClient.Do(dingtalktest.CallbackRequest(h.url+"/dingtalk/hr-bot/callback", secret, h.clock.Now(), m.JSON()))
+	resp, err := http.DefaultClient.Do(dingtalktest.CallbackRequest(h.url+"/dingtalk/hr-bot/callback", secret, h.clock.Now(), body))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -370,5 +376,37 @@ func TestE2E_LongAnswerCardThenRest(t *testing.T) {
 	}
 	if len(first) > dingtalk.MaxMarkdownBytes || sent[0].Via != "webhook" {
 		t.Errorf("card part %d bytes, message via %s", len(first), sent[0].Via)
+	}
+}
+
+// A file an employee sends the robot is fetched through
+// messageFiles/download, without the token at the download host, and
+// reaches the model as its name and rows.
+func TestE2E_FileReachesTheModel(t *testing.T) {
+	h := start(t, "")
+	h.model.Script(openaitest.Reply{Content: "张三还有 5 天年假。"})
+	ctx := ctxFor(t, 60*time.Second)
+	code := h.fake.AddFile([]byte("姓名,部门,年假\n张三,研发,5\n"), "")
+	m := dingtalktest.Message{MsgID: "msg-file", ConversationID: "cid-zs", StaffID: "zhangsan", CorpID: corpID,
+		SessionWebhook: h.fake.SessionWebhook("s-zs"), WebhookExpiresAt: h.clock.Now().Add(90 * time.Minute)}
+	if got := h.postBody(m.File(code, "年假.csv"), appSecret); got != http.StatusOK {
+		t.Fatalf("status %d", got)
+	}
+	if err := h.fake.Wait(ctx, func(sent []dingtalktest.Sent, _ []dingtalktest.CardCall) bool { return len(sent) >= 1 }); err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	reqs := h.model.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("model called %d times, want once", len(reqs))
+	}
+	if last := reqs[0].Messages[len(reqs[0].Messages)-1].Content; !strings.Contains(last, "年假.csv") || !strings.Contains(last, "张三 研发 5") {
+		t.Errorf("model saw %q, want the file's name and rows", last)
+	}
+	if st := h.fake.FileStats(); st.Exchanges != 1 || st.Gets != 1 || st.TokenGets != 0 {
+		t.Errorf("file traffic %+v, want one exchange and one download without the token", st)
+	}
+	if n := h.count(`SELECT count(*) FROM inbound_media WHERE name = '年假.csv' AND error = '' AND size > 0`); n != 1 {
+		t.Errorf("%d stored attachments, want the file", n)
 	}
 }

@@ -3,8 +3,10 @@ package dingtalk
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
@@ -24,6 +26,10 @@ func messageSeeds() [][]byte {
 	group := dingtalktest.Message{MsgID: "msg-2", Text: "@HR助手 帮我查工资条", Group: true, InAtList: true, ConversationID: "cid-g", StaffID: "lisi"}
 	return [][]byte{
 		single.JSON(), group.JSON(),
+		group.RichText(dingtalktest.RichItem{Text: "@HR助手 这个报错"}, dingtalktest.RichItem{DownloadCode: "c1"}, dingtalktest.RichItem{Text: "怎么办"}),
+		single.File("c2", `..\报销单.pdf`), single.Audio("c3", "帮我请假", 2000), single.Audio("c4", "", 2000), single.Video("c5", 9000),
+		[]byte(`{"msgId":"m","msgtype":"file","conversationId":"c","senderStaffId":"u","content":{"downloadCode":7}}`),
+		[]byte(`{"msgId":"m","msgtype":"richText","conversationId":"c","senderStaffId":"u","content":{"richText":[{"type":"picture"},{"text":""}]}}`),
 		[]byte(`{"msgId":"m","msgtype":"richText","conversationId":"c","conversationType":"2","senderStaffId":"u",` +
 			`"content":{"richText":[{"text":"请假"},{"downloadCode":"x"},{"text":"流程"}]},"atUsers":[{"dingtalkId":"$:LWCP_v1:$robot"}],"chatbotUserId":"$:LWCP_v1:$robot"}`),
 		[]byte(`{"msgId":"m","msgtype":"picture","conversationId":"c","senderStaffId":"u","content":{"downloadCode":"x"}}`),
@@ -70,6 +76,7 @@ func checkMessage(t *testing.T, r *robot, data []byte) {
 	if in.Nonce != "" {
 		t.Fatal("a body set the nonce")
 	}
+	checkParts(t, in, len(data))
 	var rt replyTo
 	if err := json.Unmarshal(in.ReplyTo, &rt); err != nil {
 		t.Fatalf("reply address %s: %v", in.ReplyTo, err)
@@ -79,6 +86,41 @@ func checkMessage(t *testing.T, r *robot, data []byte) {
 	}
 	if rt.User != in.Sender.UserID || rt.Conversation != in.ChatID || rt.Card != outTrackID(r.cfg.Name, in.MsgID) {
 		t.Fatalf("reply address %+v does not match %+v", rt, in)
+	}
+}
+
+// checkParts asserts that in is a text message or a media message whose
+// Text is its text parts joined, each attachment fetchable by a
+// downloadCode and named by a bounded name that is no path.
+func checkParts(t *testing.T, in channels.Inbound, size int) {
+	t.Helper()
+	if (in.MsgType == channels.TypeMedia) != (len(in.Parts) > 0) {
+		t.Fatalf("msgtype %q with %d parts", in.MsgType, len(in.Parts))
+	}
+	var text []string
+	for _, p := range in.Parts {
+		if p.Media == nil {
+			if p.Text == "" {
+				t.Fatal("an empty text part")
+			}
+			text = append(text, p.Text)
+			continue
+		}
+		var ref fileRef
+		if err := json.Unmarshal(p.Media.Ref, &ref); err != nil || ref.DownloadCode == "" || len(ref.DownloadCode) > maxExpansion*size {
+			t.Fatalf("media ref %s: %v", p.Media.Ref, err)
+		}
+		switch p.Media.Kind {
+		case channels.MediaImage, channels.MediaFile, channels.MediaVoice, channels.MediaVideo:
+		default:
+			t.Fatalf("media kind %q", p.Media.Kind)
+		}
+		if n := p.Media.Name; len(n) > channels.MaxFileNameBytes || strings.ContainsAny(n, `/\`) || !utf8.ValidString(n) {
+			t.Fatalf("file name %q", n)
+		}
+	}
+	if in.MsgType == channels.TypeMedia && in.Text != strings.Join(text, "\n") {
+		t.Fatalf("text %q is not the parts' %q", in.Text, text)
 	}
 }
 

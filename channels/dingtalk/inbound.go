@@ -17,7 +17,7 @@ type message struct {
 	MsgID            string                   `json:"msgId"`
 	MsgType          string                   `json:"msgtype"`
 	Text             struct{ Content string } `json:"text"`
-	Content          json.RawMessage          `json:"content"` // richText and media messages
+	Content          json.RawMessage          `json:"content"` // richText and attachments (files.go)
 	ConversationID   string                   `json:"conversationId"`
 	ConversationType string                   `json:"conversationType"` // "1" single, "2" group
 	ConversationName string                   `json:"conversationTitle"`
@@ -120,11 +120,64 @@ func (r *robot) decodeMessage(data []byte) (in channels.Inbound, ok bool, err er
 		in.ChatType = channels.ChatGroup
 		in.Mentioned = m.IsInAtList || m.mentions(m.ChatbotUserID)
 	}
-	if text, isText := m.text(); isText {
-		in.MsgType = channels.TypeText
-		in.Text = r.stripMention(text)
+	if decode, known := contentDecoders[m.MsgType]; known {
+		if parts, ok := decode(&m); ok {
+			r.setParts(&in, parts)
+		}
 	}
 	return in, true, nil
+}
+
+// Robot message types (msgtype) beyond text.
+const (
+	msgRichText = "richText"
+	msgPicture  = "picture"
+	msgFile     = "file"
+	msgAudio    = "audio"
+	msgVideo    = "video"
+)
+
+// contentDecoders turn a message's content into its parts, in the order
+// the user wrote them; ok is false for content they cannot read (then the
+// message keeps its msgtype and is answered as unsupported). Types
+// without an entry (markdown, interactive cards, ...) are unsupported too.
+// Attachments are decoded in files.go.
+var contentDecoders = map[string]func(m *message) (parts []channels.Part, ok bool){
+	channels.TypeText: func(m *message) ([]channels.Part, bool) {
+		return []channels.Part{{Text: m.Text.Content}}, true
+	},
+	msgRichText: (*message).richTextParts,
+	msgPicture:  func(m *message) ([]channels.Part, bool) { return m.fileParts(channels.MediaImage) },
+	msgFile:     func(m *message) ([]channels.Part, bool) { return m.fileParts(channels.MediaFile) },
+	msgVideo:    func(m *message) ([]channels.Part, bool) { return m.fileParts(channels.MediaVideo) },
+	msgAudio:    (*message).audioParts,
+}
+
+// setParts makes in a media message of parts when one of them is an
+// attachment, a text message otherwise; Text is their text either way.
+// The robot's own mention is stripped from each text part, as from a
+// text message, and a text part left empty is dropped.
+func (r *robot) setParts(in *channels.Inbound, parts []channels.Part) {
+	var kept []channels.Part
+	var text []string
+	media := false
+	for _, p := range parts {
+		if p.Media != nil {
+			media = true
+			kept = append(kept, p)
+			continue
+		}
+		if t := r.stripMention(p.Text); t != "" {
+			kept = append(kept, channels.Part{Text: t})
+			text = append(text, t)
+		}
+	}
+	in.Text = strings.Join(text, "\n")
+	if media {
+		in.MsgType, in.Parts = channels.TypeMedia, kept
+	} else {
+		in.MsgType = channels.TypeText
+	}
 }
 
 // mentions reports whether dingtalkID is among the @-mentioned users.
@@ -138,29 +191,6 @@ func (m *message) mentions(dingtalkID string) bool {
 		}
 	}
 	return false
-}
-
-// text returns a text or rich-text message's words.
-func (m *message) text() (string, bool) {
-	switch m.MsgType {
-	case "text":
-		return m.Text.Content, true
-	case "richText":
-		var rich struct {
-			RichText []struct {
-				Text string `json:"text"`
-			} `json:"richText"`
-		}
-		if json.Unmarshal(m.Content, &rich) != nil {
-			return "", false
-		}
-		var b strings.Builder
-		for _, p := range rich.RichText {
-			b.WriteString(p.Text)
-		}
-		return b.String(), true
-	}
-	return "", false
 }
 
 // stripMention removes the robot's own @-mention from the start of text.

@@ -105,7 +105,7 @@ func NewMetrics(reg *prometheus.Registry, src Sources) *Metrics {
 			Help: "Reply part send attempts by channel and status (delivered, deferred, failed, given_up)."},
 			[]string{"channel", "status"}),
 		connPanics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_connection_panics_total",
-			Help: "Panics recovered in a goroutine serving a platform peer (a long connection, a stream), by channel and account; each ended only that connection or stream."},
+			Help: "Panics recovered in a goroutine serving a platform peer (a long connection, a stream) by channel and account, or an HTTP request (channel http, account the route); each ended only that connection, stream or request."},
 			[]string{"channel", "account"}),
 	}
 	reg.MustRegister(m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,

@@ -6,11 +6,14 @@
 // DingTalk, not the gateway (that is chantest.Sink).
 //
 // Files, by concept:
-//   - Messages in: message.go (Message as DingTalk delivers it, Sign, and
-//     signed callback requests, replays included).
+//   - Messages in: message.go (Message as DingTalk delivers it, as text,
+//     picture, richText, file, audio or video; Sign, and signed callback
+//     requests, replays included).
 //   - The APIs: server.go (Server: tokens, robot sends, session webhooks,
 //     AI card calls, user/get, injected failures, a connection that goes
-//     silent), media.go (media uploads), faults.go (LoseAnswers: a send
+//     silent), media.go (media uploads), files.go (the files of received
+//     messages: messageFiles/download, the download URLs, expiry and
+//     whether a token reached them), faults.go (LoseAnswers: a send
 //     delivered whose answer is lost).
 //   - Stream mode: stream.go (the Stream gateway: tickets, the socket,
 //     pushed callbacks and redeliveries, pings, disconnects, acks).

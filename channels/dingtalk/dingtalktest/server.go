@@ -69,6 +69,9 @@ type Server struct {
 	changes       chantest.Changes // wakes Wait on every recorded call
 	frozen        map[string]bool  // client address → server writes dropped
 	lose          map[string]int   // msgKey → recorded sends left to answer 500 (faults.go)
+
+	files     map[string]*robotFile // downloadCode → attachment (files.go)
+	fileStats FileStats
 }
 
 // NewServer starts a fake DingTalk for appKey/appSecret until t ends.
@@ -86,6 +89,8 @@ func NewServer(t testing.TB, appKey, appSecret string) *Server {
 	mux.HandleFunc("PUT /v1.0/card/streaming", s.withToken(s.cardStream))
 	mux.HandleFunc("POST /topapi/v2/user/get", s.userGet)
 	mux.HandleFunc("POST /media/upload", s.mediaUpload)
+	mux.HandleFunc("POST /v1.0/robot/messageFiles/download", s.withToken(s.messageFiles))
+	mux.HandleFunc("GET "+filesPath, s.serveFile)
 	mux.HandleFunc("POST "+webhookPath, s.webhook)
 	mux.HandleFunc("POST /v1.0/gateway/connections/open", s.stream.open)
 	mux.HandleFunc("GET /connect", s.stream.connect)

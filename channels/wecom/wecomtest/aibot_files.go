@@ -5,6 +5,7 @@ import (
 	"crypto/cipher"
 	"encoding/base64"
 	"fmt"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -81,26 +82,11 @@ func (s *BotFileServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.name != "" {
-		w.Header().Set("Content-Disposition", "attachment; filename*=UTF-8''"+attrEscape(f.name))
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.name}))
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(f.body)))
 	_, _ = w.Write(f.body)
-}
-
-// attrEscape percent-encodes every byte outside RFC 5987's attr-char.
-func attrEscape(s string) string {
-	const hex = "0123456789ABCDEF"
-	var out []byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_' {
-			out = append(out, c)
-			continue
-		}
-		out = append(out, '%', hex[c>>4], hex[c&15])
-	}
-	return string(out)
 }
 
 // EncryptBotFile encrypts plain as WeCom encrypts an AI bot attachment.
