@@ -25,6 +25,10 @@ type MediaConfig struct {
 	MaxEntries      int   `yaml:"max_entries"`
 	// ParseTimeout bounds the reading of one document. Default 10s.
 	ParseTimeout time.Duration `yaml:"parse_timeout"`
+	// MaxAttachments is the most attachments one message may carry; a
+	// message with more is answered with messages.media.too_many and none
+	// is fetched. Default 10.
+	MaxAttachments int `yaml:"max_attachments"`
 }
 
 // Media defaults.
@@ -36,6 +40,7 @@ const (
 	defaultMediaMaxUncompressed = 50 << 20
 	defaultMediaMaxEntries      = 2000
 	defaultMediaParseTimeout    = 10 * time.Second
+	defaultMaxAttachments       = 10
 )
 
 func (m *MediaConfig) applyDefaults() {
@@ -46,6 +51,7 @@ func (m *MediaConfig) applyDefaults() {
 	positive64(&m.MaxUncompressed, defaultMediaMaxUncompressed)
 	positive(&m.MaxEntries, defaultMediaMaxEntries)
 	positive(&m.ParseTimeout, defaultMediaParseTimeout)
+	positive(&m.MaxAttachments, defaultMaxAttachments)
 }
 
 func positive64(p *int64, def int64) {
@@ -59,6 +65,7 @@ func positive64(p *int64, def int64) {
 type MediaMessages struct {
 	FetchFailed  string `yaml:"fetch_failed"`  // expired, refused or undecryptable: send it again
 	TooLarge     string `yaml:"too_large"`     // over media.max_bytes
+	TooMany      string `yaml:"too_many"`      // more than media.max_attachments in one message
 	NeedsVision  string `yaml:"needs_vision"`  // an image, and the model cannot see images
 	BadImage     string `yaml:"bad_image"`     // not an image we can read, or over media.max_image_pixels
 	FileType     string `yaml:"file_type"`     // a file of a type Hermes does not read
@@ -78,6 +85,7 @@ type MediaMessages struct {
 var DefaultMediaMessages = MediaMessages{
 	FetchFailed:   "没能取到你发的附件（链接可能已过期），请重新发送一次。",
 	TooLarge:      "文件太大了，超出了我能处理的上限，请压缩后再发，或者用文字说明。",
+	TooMany:       "一条消息里的图片和文件太多了，请分几条发送。",
 	NeedsVision:   "我现在看不了图片，请用文字描述一下图片里的内容。",
 	BadImage:      "这张图片我打不开（格式不支持或尺寸过大），请截一张普通的 PNG 或 JPG 再发。",
 	FileType:      "这种文件我还读不了。目前支持图片、PDF、Word（DOCX）、Excel（XLSX）、CSV 和文本文件。",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -34,8 +35,8 @@ const fetchTimeout = 60 * time.Second
 // now (unreachable) returns the error, for the job to try again, unless
 // final: then it is recorded as failed. Fetching what was fetched before
 // (another attempt) does nothing.
-func Fetch(ctx context.Context, q store.Querier, fetcher channels.MediaFetcher, row store.InboundRow, maxBytes int64, now func() time.Time, final bool) error {
-	if !needsFetch(row.In.Parts) {
+func Fetch(ctx context.Context, q store.Querier, fetcher channels.MediaFetcher, row store.InboundRow, lim config.MediaConfig, now func() time.Time, final bool) error {
+	if !needsFetch(row.In.Parts) || TooMany(row.In.Parts, lim.MaxAttachments) {
 		return nil
 	}
 	have, err := store.MediaOf(ctx, q, row.ID)
@@ -54,7 +55,7 @@ func Fetch(ctx context.Context, q store.Querier, fetcher channels.MediaFetcher, 
 			m.Error = codeNoFetcher
 		} else {
 			fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
-			att, err := fetcher.FetchMedia(fctx, row.In.Account, *p.Media, maxBytes)
+			att, err := fetcher.FetchMedia(fctx, row.In.Account, *p.Media, lim.MaxBytes)
 			cancel()
 			switch code := errorCode(err); {
 			case err == nil:

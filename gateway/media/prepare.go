@@ -55,6 +55,9 @@ var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/g
 // model's input. It reads only fetched, the rows of this very message:
 // what the sender sent, never another user's file.
 func Prepare(ctx context.Context, parts []channels.Part, fetched map[int]store.MediaRow, opt Options) Input {
+	if TooMany(parts, opt.Limits.MaxAttachments) {
+		return Input{Refusal: opt.Words.TooMany}
+	}
 	in := Input{Became: map[int]string{}}
 	var text, history []string
 	for i, p := range parts {
@@ -203,4 +206,16 @@ func dataURL(mime string, data []byte) string {
 	_, _ = enc.Write(data) // a strings.Builder does not fail
 	_ = enc.Close()
 	return b.String()
+}
+
+// TooMany reports whether parts carry more than max attachments: such a
+// message is refused whole, and none of them is fetched.
+func TooMany(parts []channels.Part, max int) bool {
+	n := 0
+	for _, p := range parts {
+		if p.Media != nil {
+			n++
+		}
+	}
+	return n > max
 }

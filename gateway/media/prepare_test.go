@@ -81,6 +81,14 @@ func TestPrepareRefusesWhatItCannotUse(t *testing.T) {
 			t.Errorf("%s: refusal %q, want %q", c.name, in.Refusal, c.want)
 		}
 	}
+	// Eleven images in one message are too many (media.max_attachments).
+	many := []channels.Part{{Text: "看看"}}
+	for range 11 {
+		many = append(many, channels.Part{Media: &channels.MediaRef{Kind: channels.MediaImage}})
+	}
+	if in := media.Prepare(context.Background(), many, nil, options(true)); in.Refusal != w.TooMany {
+		t.Errorf("11 images: refusal %q, want too_many", in.Refusal)
+	}
 	// A voice message with its transcript is its text.
 	in := media.Prepare(context.Background(), []channels.Part{{Media: &channels.MediaRef{Kind: channels.MediaVoice, Transcript: "明天请假"}}}, nil, options(false))
 	if in.Refusal != "" || !strings.Contains(in.Text, "明天请假") {
