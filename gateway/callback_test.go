@@ -1,6 +1,8 @@
 package gateway_test
 
 import (
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -194,10 +196,10 @@ func TestNonTextMessageGetsPoliteReply(t *testing.T) {
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	ctx := withTimeout(t, 30*time.Second)
-	xml := wecomtest.ImageMessageXML(testCorpID, "wangwu", "https://example.invalid/p.png", "media-1", "6006", testAgentID, time.Now().Unix())
+	xml := wecomtest.LocationMessageXML(testCorpID, "wangwu", "6006", testAgentID, time.Now().Unix())
 	u, body := h.callbackRequest(xml, time.Now())
 	if status, _ := post(t, u, body); status != 200 {
-		t.Fatalf("image callback answered %d", status)
+		t.Fatalf("location callback answered %d", status)
 	}
 	msgs, err := h.wecomAPI.WaitMessages(ctx, 1)
 	if err != nil {
@@ -207,10 +209,53 @@ func TestNonTextMessageGetsPoliteReply(t *testing.T) {
 		t.Fatalf("reply %+v, want the unsupported-type message to wangwu", msgs[0])
 	}
 	if n := len(h.model.Requests()); n != 0 {
-		t.Fatalf("model called %d times for an image", n)
+		t.Fatalf("model called %d times for a location", n)
 	}
-	if n := h.count(`SELECT count(*) FROM inbound_messages WHERE msg_type = 'image'`); n != 1 {
-		t.Fatalf("image not recorded")
+	if n := h.count(`SELECT count(*) FROM inbound_messages WHERE msg_type = 'location'`); n != 1 {
+		t.Fatalf("location not recorded")
+	}
+}
+
+// TestAppImageIsFetchedByMediaGet: a self-built app's image message is
+// fetched by media/get with the app's token and reaches a vision model; an
+// unknown media id (WeCom's 40007) is answered as expired.
+func TestAppImageIsFetchedByMediaGet(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.modelYAML = "  vision: true"
+	var seen []openai.ChatCompletionMessage
+	var mu sync.Mutex
+	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		mu.Lock()
+		seen = append(seen, req.Messages[len(req.Messages)-1])
+		mu.Unlock()
+		return openaitest.Reply{Content: "看到了"}
+	})
+	h.start(gateway.Deps{})
+	ctx := withTimeout(t, 30*time.Second)
+	shot := pngOf(t, 32, 16)
+	id := h.wecomAPI.AddMedia(shot, "截图.png")
+	for i, mediaID := range []string{id, "MEDIA_unknown"} {
+		xml := wecomtest.ImageMessageXML(testCorpID, "wangwu", "https://example.invalid/p.png", mediaID, fmt.Sprint(7000+i), testAgentID, time.Now().Unix())
+		u, body := h.callbackRequest(xml, time.Now())
+		if status, _ := post(t, u, body); status != 200 {
+			t.Fatalf("image callback answered %d", status)
+		}
+		if _, err := h.wecomAPI.WaitMessages(ctx, i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, _ := h.wecomAPI.WaitMessages(ctx, 2)
+	if msgs[0].Content != "看到了" || msgs[1].Content != config.DefaultMediaMessages.FetchFailed {
+		t.Fatalf("replies %q, %q; want the model's, then fetch_failed", msgs[0].Content, msgs[1].Content)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || len(seen[0].MultiContent) != 2 || seen[0].MultiContent[1].ImageURL.URL != "data:image/png;base64,"+base64.StdEncoding.EncodeToString(shot) {
+		t.Fatalf("model got %+v, want the image by media/get", seen)
+	}
+	if n := h.count(`SELECT count(*) FROM inbound_media WHERE name = '截图.png' AND size = $1`, len(shot)); n != 1 {
+		t.Errorf("the image is not kept with its name and size")
 	}
 }
 

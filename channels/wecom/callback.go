@@ -92,12 +92,17 @@ func checkQuery(c *Crypto, q url.Values, encrypt string, now time.Time, window t
 	return err
 }
 
-// msgDecoders fill the type-specific parts of an Inbound. Types without an
-// entry (image, voice, video, location, link, file, ...) carry no text and
-// are identified by MsgId, like text.
+// msgDecoders fill the type-specific parts of an Inbound. Image, voice,
+// video and file become attachments (app_files.go); types without an
+// entry (location, link, ...) carry no text and are identified by MsgId,
+// like text.
 var msgDecoders = map[string]func(f xmlFields, in *channels.Inbound) error{
 	channels.TypeText:  decodeText,
 	channels.TypeEvent: decodeEvent,
+	"image":            decodeAppMedia,
+	"voice":            decodeAppMedia,
+	"video":            decodeAppMedia,
+	"file":             decodeAppMedia,
 }
 
 // decodeMessage turns a decrypted message into an Inbound.

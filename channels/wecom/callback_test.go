@@ -86,10 +86,11 @@ func TestApp_ParseCallback(t *testing.T) {
 		{
 			file: "image.xml",
 			want: channels.Inbound{
-				Channel: "wecom", Account: testAccount, MsgID: "1234567890123456", MsgType: "image",
+				Channel: "wecom", Account: testAccount, MsgID: "1234567890123456", MsgType: channels.TypeMedia,
 				ChatID: "fromUser", ChatType: channels.ChatSingle,
 				Sender:  channels.Identity{UserID: "fromUser", CorpID: vecCorpID},
 				ReplyTo: wecomtest.AppReplyTo("fromUser"),
+				Parts:   []channels.Part{{Media: &channels.MediaRef{Kind: channels.MediaImage, Ref: json.RawMessage(`{"media_id":"media_id"}`)}}},
 			},
 			raw: map[string]any{"PicUrl": "this is a url", "MediaId": "media_id"},
 		},

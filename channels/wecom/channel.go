@@ -121,8 +121,12 @@ func readBody(r *http.Request) ([]byte, error) {
 
 var _ channels.MediaFetcher = (*Channel)(nil)
 
-// FetchMedia fetches an attachment of a message an AI bot received.
+// FetchMedia fetches an attachment of a message an app or an AI bot
+// received.
 func (c *Channel) FetchMedia(ctx context.Context, account string, ref channels.MediaRef, limit int64) (channels.Attachment, error) {
+	if a, ok := c.apps[account]; ok {
+		return a.fetchMedia(ctx, ref, limit)
+	}
 	b, ok := c.bots[account]
 	if !ok {
 		return channels.Attachment{}, fmt.Errorf("%w: account %q fetches no media", channels.ErrMediaRefused, account)

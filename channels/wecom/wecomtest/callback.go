@@ -66,6 +66,15 @@ func ImageMessageXML(toUser, fromUser, picURL, mediaID, msgID string, agentID st
 		cdata(toUser), cdata(fromUser), createTime, cdata(picURL), cdata(mediaID), escape(msgID), escape(agentID))
 }
 
+// LocationMessageXML is a decrypted location message (a type Hermes does
+// not read).
+func LocationMessageXML(toUser, fromUser, msgID string, agentID string, createTime int64) string {
+	return fmt.Sprintf("<xml><ToUserName>%s</ToUserName><FromUserName>%s</FromUserName>"+
+		"<CreateTime>%d</CreateTime><MsgType><![CDATA[location]]></MsgType><Location_X>31.2</Location_X>"+
+		"<Location_Y>121.5</Location_Y><Scale>15</Scale><Label><![CDATA[上海]]></Label><MsgId>%s</MsgId><AgentID>%s</AgentID></xml>",
+		cdata(toUser), cdata(fromUser), createTime, escape(msgID), escape(agentID))
+}
+
 // EventXML is a decrypted event (enter_agent, click, ...); events carry no
 // MsgId.
 func EventXML(toUser, fromUser, event, eventKey string, agentID string, createTime int64) string {

@@ -79,8 +79,10 @@ type Server struct {
 	nextMsgID     int
 	departments   map[string][]int // user → department ids, for user/get
 	userGets      int
-	uploads       []Upload       // media/upload, in order (media.go)
-	loseAnswers   map[string]int // msgtype → accepted sends left to go unanswered (faults.go)
+	uploads       []Upload             // media/upload, in order (media.go)
+	loseAnswers   map[string]int       // msgtype → accepted sends left to go unanswered (faults.go)
+	media         map[string]heldMedia // media/get (media_get.go)
+	mediaGets     int
 }
 
 // NewServer starts a fake WeCom API that issues tokens for corpID + secret.
@@ -97,6 +99,7 @@ func NewServer(t testing.TB, corpID, secret string) *Server {
 	mux.HandleFunc("POST /cgi-bin/message/send", s.handleSend)
 	mux.HandleFunc("POST /cgi-bin/media/upload", s.handleUpload)
 	mux.HandleFunc("GET /cgi-bin/user/get", s.handleUserGet)
+	mux.HandleFunc("GET /cgi-bin/media/get", s.handleMediaGet)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 	return s
