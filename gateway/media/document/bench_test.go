@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hermes-gw/hermes/gateway/media/mediatest"
 )
 
 // bigTextPDF writes a PDF of about size bytes: pages of 60 lines of text
@@ -37,38 +37,8 @@ func bigTextPDF(size int) []byte {
 	return d.bytes(catalog)
 }
 
-// peakHeap runs f and returns the most heap memory it held above what was
-// in use before it: "/memory/classes/heap/objects:bytes" (live objects
-// plus garbage not yet swept, so what the process really holds, GC pacing
-// included) sampled every 100 µs, minus its value after a GC before f.
-func peakHeap(f func()) uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	runtime.GC()
-	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	stop, done := make(chan struct{}), make(chan uint64)
-	go func() {
-		peak := base
-		t := time.NewTicker(100 * time.Microsecond)
-		defer t.Stop()
-		for {
-			metrics.Read(s)
-			peak = max(peak, s[0].Value.Uint64())
-			select {
-			case <-stop:
-				done <- peak
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	f()
-	close(stop)
-	return <-done - base
-}
-
 // BenchmarkExtractPDF20MB extracts a 20 MB text PDF and reports, beside
-// ns/op, peak-MB (peakHeap: heap held above the input file, which the
+// ns/op, peak-MB (mediatest.PeakHeap: heap held above the input file, which the
 // caller holds anyway) and peak/file (that peak over the file size; the
 // target is at most 3). "all" reads every page (MaxChars unlimited, about
 // 17 M characters); "defaults" stops at the default 20000 characters.
@@ -88,7 +58,7 @@ func BenchmarkExtractPDF20MB(b *testing.B) {
 			for b.Loop() {
 				res = Result{} // the last text is not live during the next run
 				var err error
-				peak := peakHeap(func() { res, err = Extract(context.Background(), data, "", bc.lim) })
+				peak := mediatest.PeakHeap(func() { res, err = Extract(context.Background(), data, "", bc.lim) })
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -11,6 +11,22 @@ import (
 // entry reader checks too, per read; this covers a large buffered entry).
 const xmlCheckEvery = 4096
 
+// nextToken is the n-th token of part's XML, checking ctx every
+// xmlCheckEvery tokens; done at the part's end.
+func nextToken(ctx context.Context, d *xml.Decoder, n int, part string) (tok xml.Token, done bool, err error) {
+	if n%xmlCheckEvery == 0 && ctx.Err() != nil {
+		return nil, false, ctxErr(ctx)
+	}
+	tok, err = d.Token()
+	if errors.Is(err, io.EOF) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, xmlErr(part, err)
+	}
+	return tok, false, nil
+}
+
 func extractDOCX(ctx context.Context, in input, lim Limits) (Result, error) {
 	a, err := openArchive(ctx, in.data, lim)
 	if err != nil {
@@ -43,15 +59,9 @@ func docxText(ctx context.Context, r io.Reader, s *sink) error {
 		gap       bool // a paragraph ended inside a cell: a space before more text
 	)
 	for n := 0; ; n++ {
-		if n%xmlCheckEvery == 0 && ctx.Err() != nil {
-			return ctxErr(ctx)
-		}
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return xmlErr("word/document.xml", err)
+		tok, done, err := nextToken(ctx, d, n, "word/document.xml")
+		if done || err != nil {
+			return err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:

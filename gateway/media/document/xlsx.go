@@ -12,9 +12,7 @@ package document
 import (
 	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
-	"io"
 	"path"
 	"strings"
 )
@@ -149,15 +147,12 @@ func readSharedStrings(ctx context.Context, a *archive, part string) ([]string, 
 		inT, inP int
 	)
 	for n := 0; ; n++ {
-		if n%xmlCheckEvery == 0 && ctx.Err() != nil {
-			return nil, ctxErr(ctx)
-		}
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
+		tok, done, err := nextToken(ctx, d, n, part)
+		switch {
+		case err != nil:
+			return nil, err
+		case done:
 			return out, nil
-		}
-		if err != nil {
-			return nil, xmlErr(part, err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -209,15 +204,9 @@ func readSheet(ctx context.Context, a *archive, part string, book *workbook, s *
 		col          int
 	)
 	for n := 0; ; n++ {
-		if n%xmlCheckEvery == 0 && ctx.Err() != nil {
-			return ctxErr(ctx)
-		}
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return xmlErr(part, err)
+		tok, done, err := nextToken(ctx, d, n, part)
+		if done || err != nil {
+			return err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
