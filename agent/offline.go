@@ -67,6 +67,9 @@ func (OfflineModel) Chat(ctx context.Context, req openai.ChatCompletionRequest) 
 	}
 	text := lastUserText(msgs)
 	tool, ok := pickTool(text, req.Tools)
+	if got := offlineReceived(msgs); !ok && got != "" {
+		return offlineText(offlinePrefix + got), nil
+	}
 	if !ok {
 		return offlineText(offlineIntro(req.Tools)), nil
 	}
@@ -96,6 +99,41 @@ func offlineResponse(msg openai.ChatCompletionMessage, finish openai.FinishReaso
 		Model:   OfflineModelName,
 		Choices: []openai.ChatCompletionChoice{{Index: 0, Message: msg, FinishReason: finish}},
 	}
+}
+
+// offlineReceived says what the last user message carried besides text
+// (images as content parts, documents as 「[文件 name]」 and their text),
+// "" when nothing: the demo shows that attachments reach the model.
+func offlineReceived(msgs []openai.ChatCompletionMessage) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != openai.ChatMessageRoleUser {
+			continue
+		}
+		var parts []string
+		images := 0
+		text := m.Content
+		for _, p := range m.MultiContent {
+			switch p.Type {
+			case openai.ChatMessagePartTypeImageURL:
+				images++
+			case openai.ChatMessagePartTypeText:
+				text += p.Text
+			}
+		}
+		if images > 0 {
+			parts = append(parts, fmt.Sprintf("%d 张图片", images))
+		}
+		for _, f := range strings.Split(text, "[文件 ")[1:] {
+			name, body, _ := strings.Cut(f, "]")
+			parts = append(parts, fmt.Sprintf("文件「%s」（%d 字）", name, utf8.RuneCountInString(strings.TrimSpace(body))))
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return "我看不懂内容，但收到了：" + strings.Join(parts, "，") + "。接上视觉模型（model.vision）后，模型会看到图片本身。"
+	}
+	return ""
 }
 
 // lastUserText is the text of the last user message, with a note of the

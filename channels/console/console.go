@@ -27,6 +27,12 @@ type Channel struct {
 	delivered chan channels.Outbound
 	session   string
 	seq       atomic.Int64
+	files     sync.Map // attachment id → consoleFile (the terminal's "upload")
+}
+
+type consoleFile struct {
+	data []byte
+	name string
 }
 
 // New returns a console channel printing to w, each reply prefixed.
@@ -88,4 +94,46 @@ func (c *Channel) Message(user channels.Identity, account, text string) channels
 		Text:     text,
 		ReplyTo:  json.RawMessage(`{}`), // one terminal: nothing to address
 	}
+}
+
+var _ channels.MediaFetcher = (*Channel)(nil)
+
+// File is an attachment typed into the terminal: its kind
+// (channels.MediaImage, MediaFile), name and bytes.
+type File struct {
+	Kind, Name string
+	Data       []byte
+}
+
+// MessageWith builds the Inbound of a message with text and files (a
+// screenshot, a PDF), in order: what a platform's message with
+// attachments becomes. The files are kept for FetchMedia.
+func (c *Channel) MessageWith(user channels.Identity, account, text string, files ...File) channels.Inbound {
+	in := c.Message(user, account, text)
+	in.MsgType = channels.TypeMedia
+	if text != "" {
+		in.Parts = append(in.Parts, channels.Part{Text: text})
+	}
+	for _, f := range files {
+		id := fmt.Sprintf("%s-f%d", c.session, c.seq.Add(1))
+		c.files.Store(id, consoleFile{data: f.Data, name: f.Name})
+		ref, _ := json.Marshal(id) // a string: it always marshals
+		in.Parts = append(in.Parts, channels.Part{Media: &channels.MediaRef{Kind: f.Kind, Ref: ref, Name: f.Name}})
+	}
+	return in
+}
+
+// FetchMedia returns a file MessageWith kept.
+func (c *Channel) FetchMedia(_ context.Context, _ string, ref channels.MediaRef, limit int64) (channels.Attachment, error) {
+	var id string
+	_ = json.Unmarshal(ref.Ref, &id)
+	v, ok := c.files.Load(id)
+	if !ok {
+		return channels.Attachment{}, fmt.Errorf("console: file %q: %w", id, channels.ErrMediaExpired)
+	}
+	f := v.(consoleFile)
+	if int64(len(f.data)) > limit {
+		return channels.Attachment{}, fmt.Errorf("console: file %q: %w", id, channels.ErrMediaTooLarge)
+	}
+	return channels.Attachment{Data: f.data, Name: f.name}, nil
 }

@@ -95,7 +95,16 @@ func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) 
 // ask sends one line through the pipeline and waits until its reply has been
 // delivered (printed) by the console channel.
 func (s *consoleSession) ask(ctx context.Context, text string) (string, error) {
-	in := s.ch.Message(s.user, consoleAccount, text)
+	return s.send(ctx, s.ch.Message(s.user, consoleAccount, text))
+}
+
+// askWith sends text with files and waits for the answer.
+func (s *consoleSession) askWith(ctx context.Context, text string, files ...console.File) (string, error) {
+	return s.send(ctx, s.ch.MessageWith(s.user, consoleAccount, text, files...))
+}
+
+// send hands in to the gateway and waits for the answer.
+func (s *consoleSession) send(ctx context.Context, in channels.Inbound) (string, error) {
 	if _, err := s.gw.Accept(ctx, in); err != nil {
 		return "", err
 	}

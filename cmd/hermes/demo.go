@@ -139,6 +139,9 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	}
 	fmt.Fprintln(stdout, "The backend never read a user id from the model's arguments: Hermes signed the sender's identity into the request headers, "+
 		"bound to that one request (method, path, body, nonce, skill).")
+	if err := demoAttachments(ctx, sess, stdout); err != nil {
+		return err
+	}
 	if err := demoReport(ctx, sess, user, stdout); err != nil {
 		return err
 	}
@@ -203,9 +206,12 @@ func demoReportByName(ctx context.Context, reps *reports.Service, owner store.Re
 func demoConfig(dbURL string) *config.Config {
 	cfg := &config.Config{}
 	cfg.Database.URL = dbURL
-	cfg.Model.Provider = "offline"
+	// The offline model takes images (it counts them); a real one says
+	// whether it does with HERMES_MODEL_VISION=true.
+	cfg.Model.Provider, cfg.Model.Vision = "offline", true
 	if base, name := os.Getenv("HERMES_MODEL_BASE_URL"), os.Getenv("HERMES_MODEL_NAME"); base != "" && name != "" {
-		cfg.Model = config.ModelConfig{Provider: "openai", BaseURL: base, Name: name, APIKey: os.Getenv("HERMES_MODEL_API_KEY")}
+		cfg.Model = config.ModelConfig{Provider: "openai", BaseURL: base, Name: name, APIKey: os.Getenv("HERMES_MODEL_API_KEY"),
+			Vision: os.Getenv("HERMES_MODEL_VISION") == "true"}
 	}
 	cfg.ApplyDefaults()
 	return cfg

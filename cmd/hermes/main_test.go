@@ -142,7 +142,10 @@ func TestDemoPlaysTheConversationWithIdentityInjection(t *testing.T) {
 	}
 	for _, want := range []string{"offline demo model", "我还有几天年假？", "[backend] POST /hr/leave-balance → HTTP 200", "user=zhangsan", "剩余",
 		"回复「确认」以执行", "已执行：已重置", "[backend] POST /it/vpn/access → HTTP 202", "已处理完成",
-		"上周共新建工单 37 张", "| 网络故障 | 12 | 10 |", "[report] chart written to"} {
+		"上周共新建工单 37 张", "| 网络故障 | 12 | 10 |", "[report] chart written to",
+		// The screenshot reached the model as an image and the PDF as its
+		// text.
+		"收到了：1 张图片，文件「报销单.pdf」"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
