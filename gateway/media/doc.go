@@ -11,5 +11,6 @@
 // Files: fetch.go (Fetch, the error codes stored), prepare.go (Prepare,
 // images and their data: URLs, documents, what each became for the
 // console). Subpackages: document (PDF, DOCX, XLSX, CSV, text to text),
-// mediatest (peak memory for the benchmarks).
+// mediatest (a hand-written PDF and peak memory, for tests, benchmarks
+// and the demo).
 package media

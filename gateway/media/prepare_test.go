@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"fmt"
 	"image"
 	"image/png"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/media"
+	"github.com/hermes-gw/hermes/gateway/media/mediatest"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -58,8 +58,7 @@ func TestPrepareKeepsImagesInOrderNextToTheText(t *testing.T) {
 // gets its own answer.
 func TestPrepareRefusesWhatItCannotUse(t *testing.T) {
 	w := config.DefaultMediaMessages
-	pdfNoText := pdfOf("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] >>")
+	pdfNoText := mediatest.TextPDF()
 	cases := []struct {
 		name string
 		ref  channels.MediaRef
@@ -94,22 +93,4 @@ func TestPrepareRefusesWhatItCannotUse(t *testing.T) {
 	if in.Refusal != "" || !strings.Contains(in.Text, "明天请假") {
 		t.Errorf("voice with transcript: %+v", in)
 	}
-}
-
-// pdfOf is a PDF of the objects 1, 2, ... with its cross-reference table.
-func pdfOf(objs ...string) []byte {
-	var b strings.Builder
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return []byte(b.String())
 }

@@ -1,5 +1,6 @@
-// Package mediatest measures what reading an attachment costs, for the
-// media benchmarks (make bench).
+// Package mediatest holds what the media tests, benchmarks and the demo
+// share: a PDF written by hand, and what reading an attachment costs
+// (make bench).
 package mediatest
 
 import (
