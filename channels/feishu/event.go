@@ -155,11 +155,16 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 			}
 		}
 	}
-	if known {
+	switch {
+	case known:
 		setParts(&in, parts)
 		if len(in.Text) > maxPayloadBytes {
 			return in, false, fmt.Errorf("%w: text with mentions %w", ErrMalformed, errOverCap)
 		}
+	case in.MsgType == channels.TypeMedia:
+		// Feishu's "media" is a video; one Hermes cannot read must not pass
+		// for channels.TypeMedia, which promises an attachment.
+		in.MsgType = unreadableVideo
 	}
 	rt, err := json.Marshal(replyTo{
 		MessageID: msg.MessageID, ChatID: msg.ChatID, Group: in.ChatType == channels.ChatGroup,
@@ -171,6 +176,10 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 	in.ReplyTo = rt
 	return in, true, nil
 }
+
+// unreadableVideo is the MsgType of a Feishu video message whose content
+// is not what Feishu sends: answered as unsupported.
+const unreadableVideo = "video"
 
 // maxMentionKey bounds a mention key: Feishu's are "@_user_<n>", and the
 // replacer's work per byte of text grows with the longest key.
