@@ -35,7 +35,8 @@ func (rn *runner) mediaInput(ctx context.Context, row store.InboundRow) (media.I
 		return media.Input{}, err
 	}
 	in := media.Prepare(ctx, row.In.Parts, fetched, media.Options{
-		Vision: g.cfg.Model.Vision, Limits: g.cfg.Media, Words: g.cfg.Messages.Media})
+		Vision: g.cfg.Model.Vision, Limits: g.cfg.Media, Words: g.cfg.Messages.Media,
+		Describer: rn.describe, Transcriber: rn.transcribe})
 	for part, became := range in.Became {
 		if err := store.SetMediaBecame(ctx, g.pool, row.ID, part, became); err != nil {
 			return media.Input{}, err

@@ -83,15 +83,11 @@ type AsyncFeature interface {
 	skills.AsyncRegistrar
 }
 
-// asyncOf is the first of features that takes async results; nil when
-// none does (then async skills are refused as misconfigured).
-func asyncOf(features []Feature) skills.AsyncRegistrar {
-	for _, f := range features {
-		if af, ok := f.(AsyncFeature); ok {
-			return af
-		}
-	}
-	return nil
+// FileFeature hands skills that take files (files: true) their URLs:
+// the skill registry asks it at each such call.
+type FileFeature interface {
+	Feature
+	skills.FileIssuer
 }
 
 // Services are what the pipeline offers a feature: its stores, its clock,

@@ -8,6 +8,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/router"
+	"github.com/hermes-gw/hermes/gateway/skillfiles"
 )
 
 // newFeatures are the features a test gateway runs, as cmd/hermes wires
@@ -20,6 +21,7 @@ func newFeatures() []gateway.Feature {
 		admin.New(admin.ServiceReports{Service: rep}),
 		openaiapi.New(),
 		router.New(),
+		skillfiles.New(),
 	}
 }
 

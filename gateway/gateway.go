@@ -22,6 +22,7 @@ import (
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/media"
 	"github.com/hermes-gw/hermes/gateway/modellimit"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -174,6 +175,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	g.outbox, g.agent = &Outbox{g: g}, &AgentRunner{g: g}
 	g.conns.g, g.live.g, g.leases.g, g.pacer.g = g, g, g, g
 	g.delivery.g, g.runner.g = g, g
+	g.runner.describe, g.runner.transcribe = media.NewDescriber(cfg.Media.Describe), media.NewTranscriber(cfg.Media.Transcribe)
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -259,10 +261,14 @@ func NewModel(cfg config.ModelConfig) (agent.Model, error) {
 // buildSkills loads the skill definitions into a new registry wired to
 // this gateway (the feature taking async results, shared MCP sessions).
 func (g *Gateway) buildSkills() (*skills.Registry, error) {
+	// Nil when no feature does it: such skills are then misconfigured.
+	async, _ := FeatureOf[AsyncFeature](g.features)
+	files, _ := FeatureOf[FileFeature](g.features)
 	opts := skills.Options{
 		BaseURL:          g.cfg.Skills.BaseURL,
 		Now:              g.now,
-		Async:            asyncOf(g.features),
+		Async:            async,
+		Files:            files,
 		CommandAllowList: g.cfg.Skills.CommandAllowList,
 		MCP:              g.mcp,
 		Logger:           g.log,

@@ -49,6 +49,12 @@ type mediaRig struct {
 
 func newMediaRig(t *testing.T, modelYAML string) *mediaRig {
 	t.Helper()
+	return newMediaRigWith(t, modelYAML, "")
+}
+
+// newMediaRigWith is newMediaRig with more top-level configuration.
+func newMediaRigWith(t *testing.T, modelYAML, extra string) *mediaRig {
+	t.Helper()
 	r := &mediaRig{h: newHarness(t), ws: wecomtest.NewBotWSServer(t, wsBotID, wsSecret), files: wecomtest.NewBotFileServer(t)}
 	r.h.modelYAML = modelYAML
 	r.h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
@@ -58,7 +64,7 @@ func newMediaRig(t *testing.T, modelYAML string) *mediaRig {
 		r.mu.Unlock()
 		return openaitest.Reply{Content: "收到"}
 	})
-	r.h.startExtra(wsBotYAML(r.ws.URL()), gateway.Deps{})
+	r.h.startExtra(wsBotYAML(r.ws.URL())+extra, gateway.Deps{})
 	r.ctx = withTimeout(t, 60*time.Second)
 	if _, err := r.ws.WaitSubscriptions(r.ctx, 1, true); err != nil {
 		t.Fatal(err)

@@ -74,6 +74,11 @@ func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow,
 		return confirmResult{done: true, text: fmt.Sprintf(g.cfg.Messages.ConfirmLate, subject)}, nil
 	}
 
+	// The call serves the message that asked for it: its attachments go
+	// to a skill that takes files.
+	if asked, err := store.GetRun(ctx, g.pool, p.RunID); err == nil && asked.InboundID != 0 {
+		caller.FilesOf = skills.InboundID(asked.InboundID)
+	}
 	started := g.now()
 	res, callErr := g.runner.callConfirmed(ctx, row.In, caller, pc.Tool, pc.Args)
 	if callErr != nil && ctx.Err() != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/media"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
@@ -34,7 +35,13 @@ const leaseLostSnooze = time.Second
 // runner answers inbound messages: one run per session at a time, the
 // agent or a command or a confirmation, and the outcome committed with
 // its reply in one transaction.
-type runner struct{ g *Gateway }
+type runner struct {
+	g *Gateway
+	// describe and transcribe are media.describe and media.transcribe,
+	// nil when off.
+	describe   media.Describer
+	transcribe media.Transcriber
+}
 
 type processWorker struct {
 	river.WorkerDefaults[ProcessInboundArgs]

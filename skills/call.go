@@ -99,6 +99,9 @@ type invocation struct {
 	args        json.RawMessage // validated, model's names
 	creds       credentials
 	callbackURL string // async skills only
+	// fileURLs are the attachments' URLs (files: true skills only), the
+	// same for every attempt.
+	fileURLs []string
 	// idempotencyKey is the same for every attempt of this call for this
 	// message; "" for read-only skills.
 	idempotencyKey string
@@ -115,9 +118,9 @@ var executors = map[string]executor{
 	ExecutorCommand: (*Registry).callCommand,
 }
 
-// execute reads the secrets, registers an async callback when needed, then
-// runs attempts until one succeeds, fails for good, or the retry policy is
-// spent.
+// execute reads the secrets, gets the file URLs and registers an async
+// callback when needed, then runs attempts until one succeeds, fails for
+// good, or the retry policy is spent.
 func (r *Registry) execute(ctx context.Context, s *Skill, c Caller, args json.RawMessage) (Result, error) {
 	creds, err := r.credentials(s)
 	if err != nil {
@@ -125,14 +128,30 @@ func (r *Registry) execute(ctx context.Context, s *Skill, c Caller, args json.Ra
 	}
 	inv := &invocation{skill: s, caller: c, args: args, creds: creds, idempotencyKey: idempotencyKey(s, c, args)}
 	if r.breakerOpen(s) {
-		// Refuse before registering an async callback that would never be
-		// answered; guard below would refuse anyway.
+		// Refuse before issuing file URLs or registering an async callback
+		// that would never be used; guard below would refuse anyway.
 		return Result{}, circuitOpen(s)
 	}
-	if s.Async {
-		if r.opts.Async == nil {
-			return Result{}, fmt.Errorf("skill %s %w: it is async but no callback registrar is configured", s.Name, ErrMisconfigured)
+	if s.Files && r.opts.Files == nil {
+		return Result{}, fmt.Errorf("skill %s %w: it takes files but no file issuer is configured", s.Name, ErrMisconfigured)
+	}
+	if s.Async && r.opts.Async == nil {
+		return Result{}, fmt.Errorf("skill %s %w: it is async but no callback registrar is configured", s.Name, ErrMisconfigured)
+	}
+	if s.Files {
+		// Once per call, not per attempt: a retried request carries the
+		// same URLs. Before Begin, so that a failure here leaves no
+		// callback registered that no backend will answer.
+		urls, err := r.opts.Files.Files(ctx, c, s.Name)
+		if err == nil {
+			err = checkFileURLs(urls)
 		}
+		if err != nil {
+			return Result{}, fmt.Errorf("skill %s %w: issue the file URLs: %w", s.Name, ErrUnavailable, err)
+		}
+		inv.fileURLs = urls
+	}
+	if s.Async {
 		// Once per call, not per attempt: a retried request must report
 		// to the same place.
 		if inv.callbackURL, err = r.opts.Async.Begin(ctx, c, s.Name); err != nil {

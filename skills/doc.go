@@ -42,6 +42,8 @@
 //     read at each call), idempotency.go (the Idempotency-Key of a write),
 //     trace.go (traceparent, joining a backend's trace to the run's).
 //   - Beyond one call: async.go (accepted work reported later: the
-//     AsyncRegistrar and the signed AsyncCallback), route.go (Route: the
+//     AsyncRegistrar and the signed AsyncCallback), files.go (the
+//     FileIssuer of the message's attachments' URLs for skills that take
+//     files, and FileURLs for backends), route.go (Route: the
 //     tool-router API's batch of calls, which gateway/router serves).
 package skills

@@ -12,7 +12,7 @@ import (
 var (
 	ErrRefused       = errors.New("refused the request")      // backend answered 4xx, MCP tool error, command exit 64/65/77
 	ErrUnavailable   = errors.New("is unavailable")           // 3xx, 5xx, timeout, network, breaker open
-	ErrMisconfigured = errors.New("is misconfigured")         // a secret is unset, no base URL, no async registrar
+	ErrMisconfigured = errors.New("is misconfigured")         // a secret is unset, no base URL, no async registrar or file issuer
 	ErrNoCaller      = errors.New("has no caller to act for") // Caller.UserID is empty
 	ErrAccessDenied  = errors.New("is not available to this user")
 	ErrUnknownSkill  = errors.New("does not exist")

@@ -25,6 +25,7 @@ var skillFields = map[string]fieldDecoder[*Skill]{
 	"timeout":           durationField(func(s *Skill) *time.Duration { return &s.Timeout }),
 	"fallback":          stringField(func(s *Skill) *string { return &s.Fallback }),
 	"async":             valueField(func(s *Skill) *bool { return &s.Async }),
+	"files":             valueField(func(s *Skill) *bool { return &s.Files }),
 	"response_template": stringField(func(s *Skill) *string { return &s.ResponseTemplate }),
 	"examples":          valueField(func(s *Skill) *[]string { return &s.Examples }),
 	"display_name":      stringField(func(s *Skill) *string { return &s.DisplayName }),

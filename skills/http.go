@@ -25,6 +25,18 @@ const (
 	// HeaderCallbackURL carries the per-call URL an async skill's backend
 	// POSTs its AsyncCallback to.
 	HeaderCallbackURL = "X-Hermes-Callback-URL"
+	// HeaderFiles carries, for skills with files: true, the URLs of the
+	// attachments of the message the call is made for, in order, joined
+	// by single spaces (a URL cannot hold a space; it may hold a comma).
+	// Absent when there are none. Like HeaderCallbackURL it is not part of
+	// the signed string: each URL is itself a capability minted by Hermes,
+	// good for one file and this call, for a few minutes (the gateway's
+	// media.file_url_ttl, default 10m). A GET answers the bytes with
+	// Content-Type (sniffed from the bytes), Content-Length and
+	// Content-Disposition (the file's name). A backend fetches only URLs
+	// that start with Hermes's own public URL, configured on the backend,
+	// and never follows any other (SSRF). FileURLs splits it.
+	HeaderFiles = "X-Hermes-Files"
 	// HeaderExecutionTime is the backend's own processing time in
 	// milliseconds (seed 003); it becomes Result.Duration.
 	HeaderExecutionTime = "X-Execution-Time"
@@ -56,6 +68,9 @@ func (r *Registry) callHTTP(ctx context.Context, inv *invocation) (Result, error
 	creds.apply(h)
 	if inv.callbackURL != "" {
 		h.Set(HeaderCallbackURL, inv.callbackURL)
+	}
+	if len(inv.fileURLs) > 0 {
+		h.Set(HeaderFiles, strings.Join(inv.fileURLs, " "))
 	}
 	if inv.idempotencyKey != "" {
 		h.Set(HeaderIdempotencyKey, inv.idempotencyKey)

@@ -127,6 +127,10 @@ func TestLoadDir_Errors(t *testing.T) {
 		{"TriggerRegex", fstest.MapFS{"a/SKILL.md": skill(with("triggers: {intent_regex: ['(']}")...)}, "triggers: intent_regex[0]:"},
 		{"ReportsValue", fstest.MapFS{"a/SKILL.md": skill(with("reports: always")...)}, `a/SKILL.md:5: reports: "always", want admin`},
 		{"AsyncMCP", fstest.MapFS{"a/SKILL.md": skill(with("executor: mcp", "async: true")...)}, "async: only HTTP skills"},
+		{"FilesMCP", fstest.MapFS{"a/SKILL.md": skill(with("executor: mcp", "files: true")...)}, "a/SKILL.md:6: files: only HTTP skills can take files"},
+		{"FilesCommand", fstest.MapFS{"a/SKILL.md": skill("name: a", "description: d", "executor: command", "command: {path: /bin/x}", "files: true")},
+			"a/SKILL.md:6: files: only HTTP skills can take files"},
+		{"FilesShape", fstest.MapFS{"a/SKILL.md": skill(with("files: [a.pdf]")...)}, "a/SKILL.md:5: files: must be true or false"},
 		{"AuthBothSources", fstest.MapFS{"a/SKILL.md": skill(with("auth: {type: bearer, token_env: T, token_file: /t}")...)}, "give either token_env or token_file"},
 		{"AuthHeaderName", fstest.MapFS{"a/SKILL.md": skill(with("auth: {type: header, header: 'X Key', token_env: T}")...)}, `auth.header: "X Key" is not a header name`},
 		{"CommandMissing", fstest.MapFS{"a/SKILL.md": skill("name: a", "description: d", "executor: command")}, "command: is required"},
@@ -218,6 +222,7 @@ triggers: {always: false, intent_contains: [密码], intent_regex: ["重置.*密
 examples: [帮我重置 VPN 密码]
 parallel_safe: true
 safe_fields: [phone]
+files: true
 ---
 `
 	s, err := skills.Parse("x/SKILL.md", []byte(data))
@@ -240,6 +245,9 @@ safe_fields: [phone]
 	}
 	if fmt.Sprint(s.Access) != "{[ww1] [wecom] [app-it] [zhangsan] [IT] [c1]}" || !s.Confirm.Required || s.ResponseTemplate != "{{.summary}}" {
 		t.Errorf("access = %+v confirm = %+v", s.Access, s.Confirm)
+	}
+	if !s.Files {
+		t.Errorf("files: true not parsed")
 	}
 	spec := s.Spec()
 	if !spec.Confirm || !spec.ParallelSafe || len(spec.Examples) != 1 || spec.SafeFields[0] != "phone" ||

@@ -56,6 +56,10 @@ type Options struct {
 	// Async hands out per-call callback URLs for async skills. Nil: calls
 	// of async skills fail with ErrMisconfigured.
 	Async AsyncRegistrar
+	// Files gives skills with files: true the URLs of the attachments of
+	// the message a call is made for (sent as X-Hermes-Files). Nil: calls
+	// of such skills fail with ErrMisconfigured.
+	Files FileIssuer
 	// CommandAllowList holds the absolute paths of the programs command
 	// skills and stdio MCP servers may run. A skill naming another program
 	// fails NewRegistry. Default: none.

@@ -100,6 +100,10 @@ type Skill struct {
 	// Required false says explicitly that no confirmation is needed.
 	Confirm *ConfirmPolicy
 	Async   bool // the backend answers 202 {task_id} and POSTs an AsyncCallback later
+	// Files: the request carries the URLs of the attachments of the
+	// message the call is made for (HeaderFiles), from Options.Files.
+	// HTTP skills only.
+	Files bool
 
 	// ReadOnly says calls change nothing, so the agent may run an identical
 	// call again. Default false: the skill is treated as a write, which runs

@@ -20,8 +20,20 @@ type Caller struct {
 	// Origin is the inbound message the call serves, which the gateway
 	// routes a later result (async skills) back to; 0 on paths without one
 	// (a scheduled report, the API). Skills never read it but for the
-	// idempotency key.
+	// idempotency key; the FileIssuer finds the message's attachments by it.
 	Origin InboundID
+	// FilesOf, when set, is the message whose attachments a skill that
+	// takes files gets instead of Origin's: a call the user confirmed
+	// with 「确认」 serves the message that asked for it.
+	FilesOf InboundID
+}
+
+// FilesMessage is the message whose attachments a call of c may take.
+func (c Caller) FilesMessage() InboundID {
+	if c.FilesOf != 0 {
+		return c.FilesOf
+	}
+	return c.Origin
 }
 
 // InboundID is the gateway's id of a stored inbound message.

@@ -105,6 +105,11 @@ func (s *Skill) normalize() error {
 	if s.Async && s.Executor != ExecutorHTTP {
 		v.bad("async", "only HTTP skills can answer 202 and call back")
 	}
+	if s.Files && s.Executor != ExecutorHTTP {
+		// The URLs travel in an HTTP header (HeaderFiles); the MCP and
+		// command executors would silently drop them.
+		v.bad("files", "only HTTP skills can take files")
+	}
 	if s.ResponseTemplate != "" {
 		_, err := template.New("response").Parse(s.ResponseTemplate)
 		v.add("response_template", err)

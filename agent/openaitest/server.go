@@ -64,6 +64,9 @@ type Server struct {
 	requests []openai.ChatCompletionRequest
 	raw      []json.RawMessage
 	calls    int // tool call ids assigned
+
+	transcribe  func(Transcription) Reply
+	transcribed []Transcription
 }
 
 // NewServer starts a server that stops when the test ends.
@@ -72,6 +75,7 @@ func NewServer(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
 	mux.HandleFunc("POST /chat/completions", s.chatCompletions)
+	mux.HandleFunc("POST /v1/audio/transcriptions", s.transcriptions)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 	return s

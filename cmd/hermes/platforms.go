@@ -9,6 +9,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/router"
+	"github.com/hermes-gw/hermes/gateway/skillfiles"
 )
 
 // platforms are the chat platforms this binary serves, one line each; each
@@ -28,5 +29,6 @@ func newFeatures() []gateway.Feature {
 		reports.New(),
 		openaiapi.New(),
 		router.New(),
+		skillfiles.New(),
 	}
 }

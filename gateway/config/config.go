@@ -361,6 +361,8 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
 	c.Reports.applyDefaults()
 	c.Media.applyDefaults()
+	c.Media.Describe.inherit(c.Model)
+	c.Media.Transcribe.inherit(c.Model)
 	c.OpsConfig.applyDefaults()
 	c.Messages.applyDefaults()
 }
@@ -444,6 +446,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.Reports.validate(bad)
+	c.Media.validate(bad)
 	c.Messages.validate(bad)
 	checkAPIKeys(bad, "router.api_keys", len(c.Router.APIKeys), func(i int) (string, string) {
 		return c.Router.APIKeys[i].Key, c.Router.APIKeys[i].UserID

@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // MediaConfig bounds what Hermes does with the attachments employees send
 // (media:): screenshots, files, voice. Every byte of them is hostile.
@@ -29,7 +32,49 @@ type MediaConfig struct {
 	// message with more is answered with messages.media.too_many and none
 	// is fetched. Default 10.
 	MaxAttachments int `yaml:"max_attachments"`
+	// Describe is a vision model that turns each image into text for a
+	// model that cannot see (model.vision false). Off without a name.
+	Describe DescribeConfig `yaml:"describe"`
+	// Transcribe is an OpenAI-compatible transcription endpoint
+	// (POST /audio/transcriptions) for voice the platform sends without a
+	// transcript. Off without a name.
+	Transcribe TranscribeConfig `yaml:"transcribe"`
+	// FileURLTTL is how long the URL of a file handed to a skill that
+	// takes files (files: true) works. Default 10m.
+	FileURLTTL time.Duration `yaml:"file_url_ttl"`
 }
+
+// MediaModel is an OpenAI-compatible endpoint used for attachments. Its
+// base_url and api_key default to the model section's, for providers that
+// serve both (DashScope, a local vLLM).
+type MediaModel struct {
+	BaseURL string        `yaml:"base_url"`
+	APIKey  string        `yaml:"api_key"` // use ${ENV}
+	Name    string        `yaml:"name"`    // e.g. qwen-vl-plus, whisper-1; empty: off
+	Timeout time.Duration `yaml:"timeout"` // per call, default 60s
+}
+
+// On reports whether the endpoint is configured.
+func (m MediaModel) On() bool { return m.Name != "" }
+
+// DescribeConfig is media.describe.
+type DescribeConfig struct {
+	MediaModel `yaml:",inline"`
+	// Prompt asks for the description; default DefaultDescribePrompt.
+	Prompt string `yaml:"prompt"`
+}
+
+// TranscribeConfig is media.transcribe.
+type TranscribeConfig struct {
+	MediaModel `yaml:",inline"`
+	// Language is the ISO-639-1 code sent with each request, default "zh".
+	Language string `yaml:"language"`
+}
+
+// DefaultDescribePrompt asks a vision model for what an assistant needs
+// to answer about a screenshot or a photo of a form.
+const DefaultDescribePrompt = "请详细描述这张图片的内容，供另一个看不到图片的助手回答用户的问题：" +
+	"逐字写出图中所有文字（报错信息、表格、表单字段及其填写内容），再简要说明画面内容。只输出描述。"
 
 // Media defaults.
 const (
@@ -41,6 +86,8 @@ const (
 	defaultMediaMaxEntries      = 2000
 	defaultMediaParseTimeout    = 10 * time.Second
 	defaultMaxAttachments       = 10
+	defaultMediaModelTimeout    = 60 * time.Second
+	defaultFileURLTTL           = 10 * time.Minute
 )
 
 func (m *MediaConfig) applyDefaults() {
@@ -52,6 +99,36 @@ func (m *MediaConfig) applyDefaults() {
 	positive(&m.MaxEntries, defaultMediaMaxEntries)
 	positive(&m.ParseTimeout, defaultMediaParseTimeout)
 	positive(&m.MaxAttachments, defaultMaxAttachments)
+	positive(&m.FileURLTTL, defaultFileURLTTL)
+	positive(&m.Describe.Timeout, defaultMediaModelTimeout)
+	positive(&m.Transcribe.Timeout, defaultMediaModelTimeout)
+	setDefault(&m.Describe.Prompt, DefaultDescribePrompt)
+	setDefault(&m.Transcribe.Language, "zh")
+}
+
+// inherit fills an endpoint's base_url and api_key from the model's.
+func (m *MediaModel) inherit(model ModelConfig) {
+	if m.On() && m.BaseURL == "" {
+		m.BaseURL, m.APIKey = model.BaseURL, cmp.Or(m.APIKey, model.APIKey)
+	}
+}
+
+// validate checks the media endpoints, naming their keys.
+func (m *MediaConfig) validate(bad func(key, format string, args ...any)) {
+	for _, e := range []struct {
+		key string
+		ep  MediaModel
+	}{{"media.describe", m.Describe.MediaModel}, {"media.transcribe", m.Transcribe.MediaModel}} {
+		key, ep := e.key, e.ep
+		switch {
+		case !ep.On() && ep.BaseURL != "":
+			bad(key+".name", "required with %s.base_url", key)
+		case ep.On() && ep.BaseURL == "":
+			bad(key+".base_url", "required (model.base_url is empty too)")
+		case ep.On() && !isHTTPURL(ep.BaseURL):
+			bad(key+".base_url", "must be an http(s) URL, got %q", ep.BaseURL)
+		}
+	}
 }
 
 func positive64(p *int64, def int64) {
@@ -71,11 +148,18 @@ type MediaMessages struct {
 	FileType     string `yaml:"file_type"`     // a file of a type Hermes does not read
 	Scanned      string `yaml:"scanned"`       // a PDF without text (a scan)
 	BadFile      string `yaml:"bad_file"`      // a document that cannot be read (corrupt, a zip bomb, too slow)
-	NoTranscript string `yaml:"no_transcript"` // a voice message without the platform's transcript
-	Video        string `yaml:"video"`         // a video
-	Image        string `yaml:"image"`         // stands for an image in the text the model and history see; %d its number
-	File         string `yaml:"file"`          // precedes a document's text; %s is its name
-	Quoted       string `yaml:"quoted"`        // precedes a quoted message; %s is its sender
+	NoTranscript string `yaml:"no_transcript"` // a voice message without the platform's transcript, and no media.transcribe
+	// DescribeFailed and TranscribeFailed: media.describe or
+	// media.transcribe did not answer (after its timeout) or refused.
+	DescribeFailed   string `yaml:"describe_failed"`
+	TranscribeFailed string `yaml:"transcribe_failed"`
+	// Described follows an image's marker with what media.describe saw;
+	// %s is the description.
+	Described string `yaml:"described"`
+	Video     string `yaml:"video"`  // a video
+	Image     string `yaml:"image"`  // stands for an image in the text the model and history see; %d its number
+	File      string `yaml:"file"`   // precedes a document's text; %s is its name
+	Quoted    string `yaml:"quoted"` // precedes a quoted message; %s is its sender
 	// QuotedUnknown precedes a quoted message whose sender the platform
 	// does not name (the WeCom AI bot).
 	QuotedUnknown string `yaml:"quoted_unknown"`
@@ -83,18 +167,21 @@ type MediaMessages struct {
 
 // DefaultMediaMessages are the Chinese defaults of MediaMessages.
 var DefaultMediaMessages = MediaMessages{
-	FetchFailed:   "没能取到你发的附件（链接可能已过期），请重新发送一次。",
-	TooLarge:      "文件太大了，超出了我能处理的上限，请压缩后再发，或者用文字说明。",
-	TooMany:       "一条消息里的图片和文件太多了，请分几条发送。",
-	NeedsVision:   "我现在看不了图片，请用文字描述一下图片里的内容。",
-	BadImage:      "这张图片我打不开（格式不支持或尺寸过大），请截一张普通的 PNG 或 JPG 再发。",
-	FileType:      "这种文件我还读不了。目前支持图片、PDF、Word（DOCX）、Excel（XLSX）、CSV 和文本文件。",
-	Scanned:       "这个 PDF 像是扫描件，里面没有可读取的文字，请发文字版，或把要点用文字发给我。",
-	BadFile:       "这个文件打不开（可能已损坏、加密或过于复杂），请检查后重新发送。",
-	NoTranscript:  "我还听不了这条语音，请用文字再说一遍。",
-	Video:         "我还看不了视频，请用文字描述你的问题。",
-	Image:         "[图片%d]",
-	File:          "[文件 %s]",
-	Quoted:        "[引用 %s 的消息]",
-	QuotedUnknown: "[引用的消息]",
+	FetchFailed:      "没能取到你发的附件（链接可能已过期），请重新发送一次。",
+	TooLarge:         "文件太大了，超出了我能处理的上限，请压缩后再发，或者用文字说明。",
+	TooMany:          "一条消息里的图片和文件太多了，请分几条发送。",
+	NeedsVision:      "我现在看不了图片，请用文字描述一下图片里的内容。",
+	BadImage:         "这张图片我打不开（格式不支持或尺寸过大），请截一张普通的 PNG 或 JPG 再发。",
+	FileType:         "这种文件我还读不了。目前支持图片、PDF、Word（DOCX）、Excel（XLSX）、CSV 和文本文件。",
+	Scanned:          "这个 PDF 像是扫描件，里面没有可读取的文字，请发文字版，或把要点用文字发给我。",
+	BadFile:          "这个文件打不开（可能已损坏、加密或过于复杂），请检查后重新发送。",
+	NoTranscript:     "我还听不了这条语音，请用文字再说一遍。",
+	DescribeFailed:   "图片识别暂时不可用，请稍后再发一次，或用文字描述图片里的内容。",
+	TranscribeFailed: "语音转文字暂时不可用，请稍后再发一次，或直接发文字。",
+	Described:        "（图片内容，由图像识别模型描述：%s）",
+	Video:            "我还看不了视频，请用文字描述你的问题。",
+	Image:            "[图片%d]",
+	File:             "[文件 %s]",
+	Quoted:           "[引用 %s 的消息]",
+	QuotedUnknown:    "[引用的消息]",
 }

@@ -36,7 +36,7 @@ const fetchTimeout = 60 * time.Second
 // final: then it is recorded as failed. Fetching what was fetched before
 // (another attempt) does nothing.
 func Fetch(ctx context.Context, q store.Querier, fetcher channels.MediaFetcher, row store.InboundRow, lim config.MediaConfig, now func() time.Time, final bool) error {
-	if !needsFetch(row.In.Parts) || TooMany(row.In.Parts, lim.MaxAttachments) {
+	if !needsFetch(row.In.Parts, lim) || TooMany(row.In.Parts, lim.MaxAttachments) {
 		return nil
 	}
 	have, err := store.MediaOf(ctx, q, row.ID)
@@ -44,7 +44,7 @@ func Fetch(ctx context.Context, q store.Querier, fetcher channels.MediaFetcher, 
 		return err
 	}
 	for i, p := range row.In.Parts {
-		if p.Media == nil || !fetched(p.Media) {
+		if p.Media == nil || !fetched(p.Media, lim) {
 			continue
 		}
 		if _, ok := have[i]; ok {
@@ -78,20 +78,26 @@ func Fetch(ctx context.Context, q store.Querier, fetcher channels.MediaFetcher, 
 }
 
 // needsFetch reports whether parts hold an attachment to download.
-func needsFetch(parts []channels.Part) bool {
+func needsFetch(parts []channels.Part, lim config.MediaConfig) bool {
 	for _, p := range parts {
-		if p.Media != nil && fetched(p.Media) {
+		if p.Media != nil && fetched(p.Media, lim) {
 			return true
 		}
 	}
 	return false
 }
 
-// fetched reports whether ref's bytes are downloaded: voice (its
-// platform's transcript is the message; without one there is no
-// transcription here yet) and video (which no model here reads) are not.
-func fetched(ref *channels.MediaRef) bool {
-	return ref.Kind != channels.MediaVoice && ref.Kind != channels.MediaVideo
+// fetched reports whether ref's bytes are downloaded: voice only without
+// the platform's transcript and with media.transcribe on, video (which no
+// model here reads) never.
+func fetched(ref *channels.MediaRef, lim config.MediaConfig) bool {
+	switch ref.Kind {
+	case channels.MediaVoice:
+		return ref.Transcript == "" && lim.Transcribe.On()
+	case channels.MediaVideo:
+		return false
+	}
+	return true
 }
 
 // errorCode classes a FetchMedia error.

@@ -12,6 +12,7 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"strings"
+	"unicode/utf8"
 
 	_ "golang.org/x/image/webp"
 
@@ -27,6 +28,11 @@ type Options struct {
 	Vision bool // the model sees images (model.vision)
 	Limits config.MediaConfig
 	Words  config.MediaMessages
+	// Describer, when set, describes images as text for a model without
+	// Vision (media.describe); Transcriber turns voice without the
+	// platform's transcript into text (media.transcribe).
+	Describer   Describer
+	Transcriber Transcriber
 }
 
 // Input is what a message's parts became for the model.
@@ -60,17 +66,21 @@ func Prepare(ctx context.Context, parts []channels.Part, fetched map[int]store.M
 	}
 	in := Input{Became: map[int]string{}}
 	var text, history []string
+	images := 0 // numbered in the message: [图片1], [图片2], seen or described
 	for i, p := range parts {
 		if p.Media == nil {
 			text, history = append(text, p.Text), append(history, p.Text)
 			continue
 		}
-		piece, became, refusal := prepareOne(ctx, p.Media, fetched[i], len(in.Images)+1, opt)
+		piece, became, refusal := prepareOne(ctx, p.Media, fetched[i], images+1, opt)
 		if refusal != "" {
 			return Input{Refusal: refusal, Became: map[int]string{i: "拒绝：" + refusal}}
 		}
 		if piece.image != nil {
 			in.Images = append(in.Images, *piece.image)
+		}
+		if piece.numbered {
+			images++
 		}
 		text, history = append(text, piece.text), append(history, cmp.Or(piece.history, piece.text))
 		in.Became[i] = became
@@ -84,19 +94,19 @@ func Prepare(ctx context.Context, parts []channels.Part, fetched map[int]store.M
 type piece struct {
 	text, history string
 	image         *agent.Image
+	numbered      bool // an image: the next one is the next number
 }
 
 // prepareOne turns one attachment (nth image if it is one) into model
 // input, or the refusal to say.
 func prepareOne(ctx context.Context, ref *channels.MediaRef, m store.MediaRow, nth int, opt Options) (piece, string, string) {
 	w := opt.Words
-	switch ref.Kind {
-	case channels.MediaVoice:
-		if ref.Transcript == "" {
-			return piece{}, "", w.NoTranscript
-		}
+	switch {
+	case ref.Kind == channels.MediaVoice && ref.Transcript != "":
 		return piece{text: ref.Transcript}, "语音 → 平台转写", ""
-	case channels.MediaVideo:
+	case ref.Kind == channels.MediaVoice && opt.Transcriber == nil:
+		return piece{}, "", w.NoTranscript
+	case ref.Kind == channels.MediaVideo:
 		return piece{}, "", w.Video
 	}
 	switch m.Error {
@@ -109,10 +119,23 @@ func prepareOne(ctx context.Context, ref *channels.MediaRef, m store.MediaRow, n
 	default:
 		return piece{}, "", w.FetchFailed
 	}
-	if strings.HasPrefix(m.MIME, "image/") || ref.Kind == channels.MediaImage && !isDocument(m.MIME) {
-		return prepareImage(m, nth, opt)
+	switch {
+	case ref.Kind == channels.MediaVoice:
+		return transcribe(ctx, m, opt)
+	case strings.HasPrefix(m.MIME, "image/") || ref.Kind == channels.MediaImage && !isDocument(m.MIME):
+		return prepareImage(ctx, m, nth, opt)
 	}
 	return prepareDocument(ctx, m, opt)
+}
+
+// transcribe turns voice into its words by media.transcribe: they are the
+// message, so the conversation keeps them too.
+func transcribe(ctx context.Context, m store.MediaRow, opt Options) (piece, string, string) {
+	text, err := opt.Transcriber.Transcribe(ctx, voiceFileName(m.Data, m.MIME), m.Data)
+	if err != nil {
+		return piece{}, "", opt.Words.TranscribeFailed
+	}
+	return piece{text: text}, fmt.Sprintf("语音 → 转写 %s 字", thousands(utf8.RuneCountInString(text))), ""
 }
 
 // isDocument reports whether a sniffed type is one of the documents
@@ -125,7 +148,7 @@ func isDocument(mime string) bool {
 // prepareImage checks an image's type and size from its header (never
 // decoding it: a decompression bomb costs nothing) and hands it to the
 // model as a data URL.
-func prepareImage(m store.MediaRow, nth int, opt Options) (piece, string, string) {
+func prepareImage(ctx context.Context, m store.MediaRow, nth int, opt Options) (piece, string, string) {
 	w := opt.Words
 	mime := strings.TrimSpace(strings.SplitN(m.MIME, ";", 2)[0])
 	if !imageTypes[mime] {
@@ -135,11 +158,21 @@ func prepareImage(m store.MediaRow, nth int, opt Options) (piece, string, string
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > int64(opt.Limits.MaxImagePixels) {
 		return piece{}, "", w.BadImage
 	}
-	if !opt.Vision {
+	marker, size := fmt.Sprintf(w.Image, nth), fmt.Sprintf("图片 %d×%d", cfg.Width, cfg.Height)
+	switch {
+	case opt.Vision:
+		return piece{text: marker, image: &agent.Image{URL: dataURL(mime, m.Data)}, numbered: true}, size + " → 模型", ""
+	case opt.Describer == nil:
 		return piece{}, "", w.NeedsVision
 	}
-	url := dataURL(mime, m.Data)
-	return piece{text: fmt.Sprintf(w.Image, nth), image: &agent.Image{URL: url}}, fmt.Sprintf("图片 %d×%d → 模型", cfg.Width, cfg.Height), ""
+	// The description is for this message only: the conversation keeps
+	// the marker, as it keeps a document's name and not its text.
+	desc, err := opt.Describer.Describe(ctx, dataURL(mime, m.Data))
+	if err != nil {
+		return piece{}, "", w.DescribeFailed
+	}
+	became := fmt.Sprintf("%s → 图像识别模型 %s 字", size, thousands(utf8.RuneCountInString(desc)))
+	return piece{text: marker + "\n" + fmt.Sprintf(w.Described, desc), history: marker, numbered: true}, became, ""
 }
 
 // prepareDocument turns a document into text within the budget.

@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +19,7 @@ import (
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/capability"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -34,38 +31,8 @@ const asyncPathPrefix = "/v1/async/"
 // asyncExpiryInterval is how often unanswered async tasks are looked for.
 const asyncExpiryInterval = 30 * time.Second
 
-// Async callback tokens: base64url(nonce) "." base64url(HMAC-SHA256(key,
-// nonce)). The signature lets a forged URL be refused before any database
-// work; the table stores only SHA-256(token), and a token works once.
-const asyncNonceBytes = 18
-
 // errNotAttached is an async call before the router was attached.
 var errNotAttached = errors.New("router: not attached to a gateway")
-
-func (r *Router) signToken(nonce []byte) string {
-	mac := hmac.New(sha256.New, []byte(r.s.Config.Server.CallbackKey))
-	mac.Write(nonce)
-	enc := base64.RawURLEncoding
-	return enc.EncodeToString(nonce) + "." + enc.EncodeToString(mac.Sum(nil))
-}
-
-// verifyToken checks a token's signature in constant time.
-func (r *Router) verifyToken(token string) bool {
-	nonceText, _, ok := strings.Cut(token, ".")
-	if !ok {
-		return false
-	}
-	nonce, err := base64.RawURLEncoding.DecodeString(nonceText)
-	if err != nil || len(nonce) != asyncNonceBytes {
-		return false
-	}
-	return hmac.Equal([]byte(r.signToken(nonce)), []byte(token))
-}
-
-func tokenHash(token string) []byte {
-	sum := sha256.Sum256([]byte(token))
-	return sum[:]
-}
 
 // Begin implements skills.AsyncRegistrar: it gives each async skill call
 // its callback URL, recording the task first so that a result can never
@@ -81,13 +48,12 @@ func (r *Router) Begin(ctx context.Context, c skills.Caller, skill string) (stri
 	if c.Origin == 0 {
 		return "", fmt.Errorf("skill %s: async call without an originating message", skill)
 	}
-	nonce := make([]byte, asyncNonceBytes)
-	if _, err := rand.Read(nonce); err != nil {
+	token, err := capability.New(cfg.Server.CallbackKey)
+	if err != nil {
 		return "", err
 	}
-	token := r.signToken(nonce)
 	now := r.s.Now()
-	_, err := store.InsertAsyncTask(ctx, r.s.Pool, tokenHash(token), store.AsyncTask{
+	_, err = store.InsertAsyncTask(ctx, r.s.Pool, capability.Hash(token), store.AsyncTask{
 		Skill: skill, RunID: c.TraceID, InboundID: int64(c.Origin), UserID: c.UserID,
 		ExpiresAt: now.Add(cfg.Skills.AsyncTimeout),
 	}, now)
@@ -104,7 +70,7 @@ func (r *Router) Accepted(ctx context.Context, callbackURL, taskID string) error
 	if err != nil {
 		return err
 	}
-	return store.SetAsyncTaskID(ctx, r.s.Pool, tokenHash(token), taskID)
+	return store.SetAsyncTaskID(ctx, r.s.Pool, capability.Hash(token), taskID)
 }
 
 // asyncCallback is POST /v1/async/:token: a skill backend's late result.
@@ -123,14 +89,14 @@ func (r *Router) asyncCallback(c *gin.Context) {
 // restart too.
 func (r *Router) completeAsync(req *http.Request, token string) error {
 	ctx := req.Context()
-	if !r.verifyToken(token) {
+	if !capability.Valid(r.s.Config.Server.CallbackKey, token) {
 		return ErrBadToken
 	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, skills.MaxCallbackBytes+1))
 	if err != nil {
 		return fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
-	task, err := store.AsyncTaskByToken(ctx, r.s.Pool, tokenHash(token))
+	task, err := store.AsyncTaskByToken(ctx, r.s.Pool, capability.Hash(token))
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: unknown task", ErrBadToken)
 	} else if err != nil {
@@ -145,7 +111,7 @@ func (r *Router) completeAsync(req *http.Request, token string) error {
 		return fmt.Errorf("%w: callback reports task %q, the call was accepted as %q", channels.ErrBadRequest, cb.TaskID, task.TaskID)
 	}
 	return store.InTx(ctx, r.s.Pool, func(tx pgx.Tx) error {
-		task, err := store.CompleteAsyncTask(ctx, tx, tokenHash(token), cb.TaskID, r.s.Now())
+		task, err := store.CompleteAsyncTask(ctx, tx, capability.Hash(token), cb.TaskID, r.s.Now())
 		switch {
 		case errors.Is(err, store.ErrAsyncGone):
 			return ErrGone

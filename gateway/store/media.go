@@ -74,3 +74,17 @@ func PurgeMedia(ctx context.Context, q Querier, before time.Time) (int64, error)
 	}
 	return tag.RowsAffected(), nil
 }
+
+// FetchedParts are the parts of an inbound message whose bytes are held,
+// in order (what a skill that takes files may be given).
+func FetchedParts(ctx context.Context, q Querier, inboundID int64) ([]int, error) {
+	rows, err := q.Query(ctx, `SELECT part FROM inbound_media WHERE inbound_id = $1 AND data IS NOT NULL ORDER BY part`, inboundID)
+	if err != nil {
+		return nil, fmt.Errorf("store: fetched parts of %d: %w", inboundID, err)
+	}
+	parts, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, fmt.Errorf("store: fetched parts of %d: %w", inboundID, err)
+	}
+	return parts, nil
+}

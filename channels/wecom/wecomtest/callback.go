@@ -66,6 +66,15 @@ func ImageMessageXML(toUser, fromUser, picURL, mediaID, msgID string, agentID st
 		cdata(toUser), cdata(fromUser), createTime, cdata(picURL), cdata(mediaID), escape(msgID), escape(agentID))
 }
 
+// VoiceMessageXML is a decrypted voice message: WeCom keeps the AMR
+// recording as temporary media and sends no transcript to a self-built app.
+func VoiceMessageXML(toUser, fromUser, mediaID, msgID string, agentID string, createTime int64) string {
+	return fmt.Sprintf("<xml><ToUserName>%s</ToUserName><FromUserName>%s</FromUserName>"+
+		"<CreateTime>%d</CreateTime><MsgType><![CDATA[voice]]></MsgType><MediaId>%s</MediaId>"+
+		"<Format><![CDATA[amr]]></Format><MsgId>%s</MsgId><AgentID>%s</AgentID></xml>",
+		cdata(toUser), cdata(fromUser), createTime, cdata(mediaID), escape(msgID), escape(agentID))
+}
+
 // LocationMessageXML is a decrypted location message (a type Hermes does
 // not read).
 func LocationMessageXML(toUser, fromUser, msgID string, agentID string, createTime int64) string {
