@@ -56,24 +56,18 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	}
 	ctx, span := g.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", job.Args.ReplyKey)))
 	defer func() { ops.EndSpan(span, err) }()
-	orderKey, err := store.OrderKeyOf(ctx, g.pool, job.Args.ReplyKey)
-	if err != nil {
-		return err
+	last := job.Attempt >= job.MaxAttempts
+	res, busy, err := g.delivery.deliverLocked(ctx, job.Args.ReplyKey, last)
+	if err == nil && !busy && !res.deferUntil.IsZero() && g.live.awaitLive(ctx, res.held) {
+		// The live reply running here showed the part (or gave up): what
+		// is left goes now, not at a recheck later.
+		res, busy, err = g.delivery.deliverLocked(ctx, job.Args.ReplyKey, last)
 	}
-	lockName := "deliver:" + orderKey
-	if orderKey == "" {
-		lockName = "deliver-reply:" + job.Args.ReplyKey
-	}
-	lock, ok, err := store.TryLock(ctx, g.pool, lockName)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return river.JobSnooze(conversationBusySnooze)
-	}
-	defer lock.Unlock(ctx)
-	res := g.delivery.deliverConversation(ctx, lock.Conn(), orderKey, job.Args.ReplyKey, job.Attempt >= job.MaxAttempts)
 	switch {
+	case err != nil:
+		return err
+	case busy:
+		return river.JobSnooze(conversationBusySnooze)
 	case res.err != nil && res.permanent:
 		return river.JobCancel(res.err)
 	case res.err != nil:
@@ -91,11 +85,34 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	return nil
 }
 
+// deliverLocked delivers replyKey's conversation under its delivery lock;
+// busy when another delivery holds it (and sends this reply too). The lock
+// is released on return: a wait for a live reply holds up no later reply
+// of the conversation.
+func (dl *delivery) deliverLocked(ctx context.Context, replyKey string, lastAttempt bool) (res deliveryResult, busy bool, err error) {
+	g := dl.g
+	orderKey, err := store.OrderKeyOf(ctx, g.pool, replyKey)
+	if err != nil {
+		return res, false, err
+	}
+	lockName := "deliver:" + orderKey
+	if orderKey == "" {
+		lockName = "deliver-reply:" + replyKey
+	}
+	lock, ok, err := store.TryLock(ctx, g.pool, lockName)
+	if err != nil || !ok {
+		return res, !ok, err
+	}
+	defer lock.Unlock(ctx)
+	return dl.deliverConversation(ctx, lock.Conn(), orderKey, replyKey, lastAttempt), false, nil
+}
+
 // deliveryResult is what delivering a conversation came to.
 type deliveryResult struct {
 	err        error     // a part failed; retry unless permanent
 	permanent  bool      // the failure was permanent (the part is given up)
 	deferUntil time.Time // some part waits until then (a live reply may show it)
+	held       []string  // the reply keys of the parts that wait
 	paceUntil  time.Time // the next part waits for room in its rate window
 }
 
@@ -123,6 +140,7 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 			if until := *p.HeldUntil; g.now().Before(until) {
 				g.metrics.Held(p.Channel)
 				heldBack[p.ReplyKey] = true
+				res.held = append(res.held, p.ReplyKey)
 				if res.deferUntil.IsZero() || until.Before(res.deferUntil) {
 					res.deferUntil = until
 				}

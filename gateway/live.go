@@ -39,7 +39,9 @@ type liveReplies struct {
 	mu     sync.Mutex
 	ctx    context.Context    // nil before Start and once Stop began
 	cancel context.CancelFunc // ends ctx
-	keys   map[string]bool    // the running answers' reply keys, whose holds are renewed
+	// keys are the running answers' reply keys, whose holds are renewed;
+	// each one's channel is closed when its live reply has ended.
+	keys map[string]chan struct{}
 	wg     sync.WaitGroup     // the loops and the renewer
 }
 
@@ -48,7 +50,7 @@ func (lv *liveReplies) startLiveReplies(ctx context.Context) {
 	g := lv.g
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	g.live.mu.Lock()
-	g.live.ctx, g.live.cancel, g.live.keys = ctx, cancel, map[string]bool{}
+	g.live.ctx, g.live.cancel, g.live.keys = ctx, cancel, map[string]chan struct{}{}
 	g.live.wg.Add(1)
 	g.live.mu.Unlock()
 	go func() {
@@ -127,7 +129,7 @@ func (lv *liveReplies) startLive(ls liveStart, in channels.Inbound, inboundID in
 	g.live.mu.Lock()
 	ctx := g.live.ctx
 	if ctx != nil {
-		g.live.keys[key] = true
+		g.live.keys[key] = make(chan struct{})
 		g.live.wg.Add(1)
 	}
 	g.live.mu.Unlock()
@@ -162,9 +164,45 @@ func (lv *liveReplies) startLive(ls liveStart, in channels.Inbound, inboundID in
 		}
 		g.live.endLive(ctx, in, inboundID, shown, err)
 		g.live.mu.Lock()
+		close(g.live.keys[key])
 		delete(g.live.keys, key) // after endLive: the hold is renewed until it is dropped
 		g.live.mu.Unlock()
 	}()
+}
+
+// liveAwaitMax is how long a delivery that found an answer held waits for
+// the live reply showing it, when this replica runs it: the answer was just
+// written, and the live reply shows it at its next look (LiveInterval).
+// Longer, the delivery snoozes instead of holding its worker.
+const liveAwaitMax = 2 * time.Second
+
+// awaitLive waits until the live replies of replyKeys that run on this
+// replica have ended, at most liveAwaitMax; ended is false when one still
+// runs, or none of them runs here (then only the hold's end tells).
+func (lv *liveReplies) awaitLive(ctx context.Context, replyKeys []string) (ended bool) {
+	lv.mu.Lock()
+	var running []chan struct{}
+	for _, k := range replyKeys {
+		if done, ok := lv.keys[k]; ok {
+			running = append(running, done)
+		}
+	}
+	lv.mu.Unlock()
+	if len(running) < len(replyKeys) {
+		return false
+	}
+	timer := time.NewTimer(liveAwaitMax)
+	defer timer.Stop()
+	for _, done := range running {
+		select {
+		case <-done:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // endLive records how the live reply to inboundID ended: shown (only the

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -257,5 +259,27 @@ func TestLiveReplyOfADeadReplicaIsDelivered(t *testing.T) {
 	h.waitIdle(ctx)
 	if n := h.count(`SELECT count(*) FROM live_holds`); n != 0 || len(chB.Sent()) != 1 {
 		t.Fatalf("%d holds left, %d parts sent; want none and one", n, len(chB.Sent()))
+	}
+}
+
+// TestDeliveryWaitsForTheLiveReplyRunningHere: on a long connection the
+// answer's delivery job finds its first part held for the stream; the
+// stream runs on this replica, so the job waits for it to end and
+// completes, instead of snoozing to look again 5 s later (which had every
+// streamed answer's job linger in the queue).
+func TestDeliveryWaitsForTheLiveReplyRunningHere(t *testing.T) {
+	t.Parallel()
+	r := newMediaRig(t, "")
+	for i := range 3 {
+		m := wecomtest.BotMessage{MsgID: fmt.Sprint("lw-", i), AIBotID: wsBotID, ChatID: "zhangsan", ChatType: "single", UserID: "zhangsan"}
+		if got := r.ask(t, m.Text("你好")); got != "收到" {
+			t.Fatalf("answer %q", got)
+		}
+	}
+	if n := r.h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply'`); n < 3 {
+		t.Fatalf("%d delivery jobs, want one per answer", n)
+	}
+	if n := r.h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND metadata ? 'snoozes'`); n != 0 {
+		t.Errorf("%d delivery jobs snoozed on the hold, want none", n)
 	}
 }
