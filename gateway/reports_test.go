@@ -111,8 +111,11 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if total != 1 {
-			t.Fatalf("week %d: %d runs claimed across replicas, want 1", week, total)
+		// Each replica's scanner also scans once when it starts, which on
+		// a loaded machine may come after the clock moved: the claim that
+		// counts is the one in the table, whoever made it.
+		if runs := h.count(`SELECT count(*) FROM report_runs WHERE report_id = $1`, rep.ID); total > 1 || runs != week+1 {
+			t.Fatalf("week %d: %d runs claimed by these scans, %d runs in all; want one per week", week, total, runs)
 		}
 		h.waitIdle(ctx) // a week apart
 	}
