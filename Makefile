@@ -19,9 +19,10 @@ test:
 # with Postgres writes, the agent loop alone, and skill offering over the
 # 20-skill sample catalog (offered%, token ratio median/p90, index cost),
 # scheduled reports (tick to message over 100 ticks, chart render time),
-# what metrics and tracing add to a callback's ack and a /metrics scrape, and
+# what metrics and tracing add to a callback's ack and a /metrics scrape,
 # an attachment's cost (a 5 MB screenshot fetched, decrypted and made a model
-# image part; a 20 MB PDF read into text: time and peak memory ÷ file size).
+# image part; a 20 MB PDF read into text: time and peak memory ÷ file size),
+# and recalling an employee's memories among a million (p50/p99 in µs).
 bench:
 	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
@@ -35,6 +36,7 @@ bench:
 	$(GO) test -run '^$$' -bench ReportTickToMessage -benchtime 100x ./gateway/
 	$(GO) test -run '^$$' -bench RenderBarChart -benchmem ./gateway/reports/
 	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/
+	$(GO) test -run '^$$' -bench '^BenchmarkRecall$$' -benchtime 2000x ./gateway/memory/
 
 build:
 	$(GO) build -o bin/hermes ./cmd/hermes

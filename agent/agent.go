@@ -55,6 +55,10 @@ type Turn struct {
 	SystemPrompt string
 	History      []Message // earlier turns, oldest first
 	UserText     string
+	// Notes are what Hermes remembers of the user that bears on this
+	// message (long-term memory, gateway/memory), headed in the user's
+	// language; they end the system prompt. Empty: none.
+	Notes string
 	// Images are the pictures of the user's message, in order, for a model
 	// that sees images; UserText marks where each stood. Every model call
 	// of the run sends them with the user's text; the history and a stored

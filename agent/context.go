@@ -67,6 +67,16 @@ func buildSystemPrompt(base string, entries []*toolEntry, index string, textCall
 	return b.String()
 }
 
+// notesBlock is the user's notes (Turn.Notes) at the end of the system
+// prompt: after everything every run shares, so a prompt cache still
+// holds the rest. They are the user's words, fenced as data.
+func notesBlock(notes string) string {
+	if notes = strings.TrimSpace(notes); notes == "" {
+		return ""
+	}
+	return "\n\n<USER_NOTES>\n" + notes + "\n</USER_NOTES>"
+}
+
 // textDefinition is a tool as text, for endpoints without a tools block.
 func textDefinition(e *toolEntry) string {
 	return fmt.Sprintf("### %s\n%s\nParameters (JSON Schema): %s", e.spec.Name, e.def.Function.Description, compactJSON(e.params))

@@ -155,7 +155,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 	}
 	r.indexOn = off.index
 	r.setTools(off.entries)
-	system := buildSystemPrompt(turn.SystemPrompt, r.entries, r.index(), opts.ToolsInText, nil)
+	system := buildSystemPrompt(turn.SystemPrompt, r.entries, r.index(), opts.ToolsInText, nil) + notesBlock(turn.Notes)
 	var note string
 	r.goal, note = budgetUserText(text, system, opts.MaxInputTokens)
 	if note != "" {
@@ -181,7 +181,7 @@ func (r *run) buildContext() {
 		}
 		r.appendMsg(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: answer}, msgOther, "")
 	} else {
-		system := buildSystemPrompt(r.turn.SystemPrompt, r.entries, r.index(), r.opts.ToolsInText, r.plan)
+		system := buildSystemPrompt(r.turn.SystemPrompt, r.entries, r.index(), r.opts.ToolsInText, r.plan) + notesBlock(r.turn.Notes)
 		r.appendMsg(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system}, msgSystem, "")
 		for _, h := range textHistory(r.turn.History) {
 			r.appendMsg(h, msgOther, "")

@@ -39,6 +39,10 @@ func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, 
 	return res, err
 }
 
+// Model is the model runs use, under the same limits, for a feature's
+// own one-off calls (memory extraction).
+func (a *AgentRunner) Model() agent.Model { return a.g.limiter.Model(a.g.model, nil) }
+
 // History is a session's recent turns as the model sees them: at most
 // agent.history_turns of them, none older than agent.history_idle.
 func (a *AgentRunner) History(ctx context.Context, sessionID int64) ([]agent.Message, error) {

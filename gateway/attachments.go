@@ -1,15 +1,12 @@
 package gateway
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/media"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -60,20 +57,6 @@ func (rn *runner) resolveQuote(ctx context.Context, row *store.InboundRow) {
 		return
 	}
 	row.In.Quote = q
-}
-
-// withQuote puts the message the user quoted before text, marked as
-// quoted, with its sender. The channel vouches that it is of the same
-// chat (channels.Quote).
-func withQuote(q *channels.Quote, text string, words config.MediaMessages) string {
-	if q == nil || q.Text == "" {
-		return text
-	}
-	head := words.QuotedUnknown
-	if who := cmp.Or(q.SenderName, q.SenderID); who != "" {
-		head = fmt.Sprintf(words.Quoted, who)
-	}
-	return head + "\n" + q.Text + "\n\n" + text
 }
 
 // purgeMediaArgs is the leader's periodic purge of attachments' bytes past

@@ -6,8 +6,9 @@
 // and the outbox that delivers each reply exactly once, in its
 // conversation's order. It is the pipeline only: it imports no platform
 // (channels/<platform>, registered in cmd/hermes) and no feature (reports,
-// the OpenAI-compatible API, the tool router and the operators' pages
-// attach through the interfaces of features.go); its SQL is gateway/store,
+// the OpenAI-compatible API, the tool router, skills' file URLs, long-term
+// memory and the operators' pages attach through the interfaces of
+// features.go); its SQL is gateway/store,
 // its configuration and words gateway/config, its metrics, traces and
 // health checks gateway/ops. Everything a message's fate depends on is in
 // Postgres, never only in one replica's memory.
@@ -27,14 +28,16 @@
 //     the session handed on), agentrun.go (AgentRunner, the one way the
 //     agent runs, for chat, the API and reports), commands.go (/reset,
 //     /help and their aliases), pending.go (a pending 「确认」 resolved and
-//     its call run at most once; UserFacing errors), attachments.go (a
+//     its call run at most once, serving the files of the message that
+//     asked; UserFacing errors), attachments.go (a
 //     message's attachments fetched before it waits for its session,
 //     turned into the model's input by gateway/media; quotes; the purge
 //     past media.retention).
 //   - Delivery and the outbox: outbox.go (Address and Outbox: a reply's
 //     parts and its delivery job written in the producer's transaction),
 //     deliver.go (the delivery job: a conversation's parts in order, one
-//     recorded attempt each, an image uploaded once), pacing.go (the
+//     recorded attempt each, an image uploaded once; a part held for a
+//     live reply running here waits for it), pacing.go (the
 //     platforms' per-minute limits, claimed in Postgres across replicas).
 //   - Connections: connections.go (long connections kept through
 //     channels.Reconnect; a one-per-bot connection on one replica under a

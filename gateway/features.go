@@ -83,6 +83,22 @@ type AsyncFeature interface {
 	skills.AsyncRegistrar
 }
 
+// MemoryFeature remembers each employee across sessions (gateway/memory):
+// it answers its own commands, gives a run the notes that bear on the
+// message, and learns from each answer once it is committed.
+type MemoryFeature interface {
+	Feature
+	// Command answers a memory command (「记住…」, /memory, /forget …) in
+	// in, stored as inboundID; handled is false for any other text.
+	Command(ctx context.Context, in channels.Inbound, inboundID int64) (reply string, handled bool, err error)
+	// Notes are the sender's memories that bear on text, for the prompt
+	// (agent.Turn.Notes); "" when none do.
+	Notes(ctx context.Context, in channels.Inbound, text string) string
+	// LearnTx queues learning from the answer to inboundID (run runID,
+	// "" for none), in the transaction that commits it.
+	LearnTx(ctx context.Context, tx pgx.Tx, in channels.Inbound, inboundID int64, runID string) error
+}
+
 // FileFeature hands skills that take files (files: true) their URLs:
 // the skill registry asks it at each such call.
 type FileFeature interface {

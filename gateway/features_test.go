@@ -5,6 +5,7 @@ import (
 
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/admin"
+	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/router"
@@ -22,6 +23,7 @@ func newFeatures() []gateway.Feature {
 		openaiapi.New(),
 		router.New(),
 		skillfiles.New(),
+		memory.New(),
 	}
 }
 

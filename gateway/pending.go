@@ -88,7 +88,7 @@ func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow,
 	step := store.StepRecord{Step: 1, Kind: agent.StepTool, Tool: pc.Tool, Args: agent.MaskedArgs(string(pc.Args)),
 		Latency: g.now().Sub(started)}
 	cr := confirmResult{done: true}
-	stop := stopConfirmed
+	stop := StopConfirmed
 	switch {
 	case callErr != nil:
 		step.Error = callErr.Error()
@@ -113,8 +113,9 @@ func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow,
 	return cr, nil
 }
 
-// stopConfirmed is the stop reason of a run that executed a confirmed call.
-const stopConfirmed = "confirmed"
+// StopConfirmed is the stop reason of a run that executed a confirmed call
+// (long-term memory keeps the outcome of the successful ones).
+const StopConfirmed = "confirmed"
 
 // fallbackPending is the confirmation a fallback skill waits for.
 func (rn *runner) fallbackPending(sessionID int64, runID string, c *skills.Confirmation) *store.Pending {

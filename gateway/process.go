@@ -166,6 +166,14 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 	g.runner.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
+	if mem, ok := FeatureOf[MemoryFeature](g.features); ok {
+		if reply, handled, err := mem.Command(ctx, row.In, row.ID); err != nil {
+			return err
+		} else if handled {
+			out.reply = reply
+			return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
+		}
+	}
 	if name, raw, ok := parseCommand(row.In.Text, g.cfg.Messages); ok {
 		out.reply, out.resetSession = g.runner.runCommand(name, raw, caller)
 		out.clearPending = out.resetSession
@@ -202,7 +210,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 
 	g.runner.resolveQuote(ctx, &row)
-	input := turnInput{text: withQuote(row.In.Quote, cmp.Or(modelText, row.In.Text), g.cfg.Messages.Media), images: images}
+	input := turnInput{text: media.WithQuote(row.In.Quote, cmp.Or(modelText, row.In.Text), g.cfg.Messages.Media), images: images}
 	res, runErr := g.runner.runWithProgress(ctx, row, sessionID, caller, resume, input)
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.agent.ModelName(),
@@ -374,6 +382,9 @@ func (rn *runner) runAgent(ctx context.Context, row store.InboundRow, sessionID 
 		RecentTools:  recent,
 		Resume:       resume,
 	}
+	if mem, ok := FeatureOf[MemoryFeature](g.features); ok && resume == nil {
+		turn.Notes = mem.Notes(ctx, row.In, input.text)
+	}
 	return g.agent.Run(ctx, row.In.Channel, turn, progress, queued)
 }
 
@@ -466,6 +477,11 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 		}
 		if err := store.SetInboundStatus(ctx, tx, row.ID, out.status, now); err != nil {
 			return err
+		}
+		if mem, ok := FeatureOf[MemoryFeature](g.features); ok && out.status == store.InboundDone {
+			if err := mem.LearnTx(ctx, tx, row.In, row.ID, runID); err != nil {
+				return err
+			}
 		}
 		if err := g.leases.handOver(ctx, tx, sessionID, row.ID); err != nil {
 			return err

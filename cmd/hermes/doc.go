@@ -15,6 +15,7 @@
 //	hermes admin create --user NAME       add a console account (password from the environment or stdin)
 //	hermes reports list|add|run-now|...   manage scheduled reports
 //	hermes words   [--config hermes.yaml] print every word Hermes says, as YAML
+//	hermes memory  list|purge|export      see, delete or export an employee's memories (audited)
 //	hermes doctor  --config hermes.yaml   check the setup against the world; print fixes
 //	hermes version                        print the version
 //	hermes help [command]                 this list, or a command's flags
@@ -36,5 +37,6 @@
 //     others share), runs.go and runs_list.go (`hermes runs show` and
 //     `list`), admin.go (`hermes admin create`), reports.go (`hermes
 //     reports`), words.go (`hermes words`: the catalogue of words with the
-//     values in effect).
+//     values in effect), memory.go (`hermes memory`: an employee's
+//     memories listed, purged or exported, each action audited).
 package main

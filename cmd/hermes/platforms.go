@@ -6,6 +6,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/router"
@@ -30,5 +31,6 @@ func newFeatures() []gateway.Feature {
 		openaiapi.New(),
 		router.New(),
 		skillfiles.New(),
+		memory.New(),
 	}
 }

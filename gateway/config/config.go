@@ -34,6 +34,7 @@ type Config struct {
 	Messages Messages       `yaml:"messages"`
 	Reports  ReportsConfig  `yaml:"reports"`
 	Media    MediaConfig    `yaml:"media"`
+	Memory   MemoryConfig   `yaml:"memory"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
 	OpsConfig `yaml:",inline"`
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
@@ -363,6 +364,7 @@ func (c *Config) ApplyDefaults() {
 	c.Media.applyDefaults()
 	c.Media.Describe.inherit(c.Model)
 	c.Media.Transcribe.inherit(c.Model)
+	c.Memory.applyDefaults()
 	c.OpsConfig.applyDefaults()
 	c.Messages.applyDefaults()
 }

@@ -66,6 +66,9 @@ type Messages struct {
 	// Media are the sentences about attachments (media.go).
 	Media MediaMessages `yaml:"media"`
 
+	// Memory are the words and sentences of long-term memory (memory.go).
+	Memory MemoryMessages `yaml:"memory"`
+
 	// Console overrides the operator console's interface text, by language
 	// (zh, en) and key, e.g. console: {zh: {title: 某某公司 Hermes}}. The
 	// keys are the console's (web/console/texts.go); an unknown one is
@@ -118,6 +121,7 @@ var DefaultMessages = Messages{
 	Agent:   agent.DefaultMessages(),
 	Reports: DefaultReportMessages,
 	Media:   DefaultMediaMessages,
+	Memory:  DefaultMemoryMessages,
 }
 
 // applyDefaults fills every entry left out with its default.

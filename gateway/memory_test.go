@@ -1,0 +1,209 @@
+package gateway_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/config"
+)
+
+// memoryModel is a fake model that records each run's system prompt and
+// answers the memory extraction call with extracted, counting those calls.
+type memoryModel struct {
+	mu        sync.Mutex
+	systems   []string // the system prompt of each run's first call
+	extracts  int
+	extracted func(user string) string
+}
+
+func (m *memoryModel) handle(req openai.ChatCompletionRequest) openaitest.Reply {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	system, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1]
+	if strings.HasPrefix(system, "你负责为企业助手整理") {
+		m.extracts++
+		if m.extracted == nil {
+			return openaitest.Reply{Content: `{"memories":[]}`}
+		}
+		return openaitest.Reply{Content: m.extracted(last.Content)}
+	}
+	if len(req.Messages) == 2 || last.Role == openai.ChatMessageRoleUser {
+		m.systems = append(m.systems, system)
+	}
+	if last.Role == openai.ChatMessageRoleUser && strings.Contains(last.Content, "重置") {
+		return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_password_reset", `{"system":"vpn"}`)}}
+	}
+	return openaitest.Reply{Content: "好的。"}
+}
+
+func (m *memoryModel) lastSystem() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.systems) == 0 {
+		return ""
+	}
+	return m.systems[len(m.systems)-1]
+}
+
+func (m *memoryModel) extractCalls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.extracts
+}
+
+// TestMemoryIsRecalledAcrossResetAndChatsAndForgotten: 「记住 …」 is kept
+// for zhangsan of this corp: after /reset, in a group on the AI bot of the
+// same corp (with the do-not-recite line), the notes end the system prompt
+// of a message they bear on; lisi never sees them, a message they do not
+// bear on carries none, and /forget removes them from the next prompt and
+// from the database.
+func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
+	t.Parallel()
+	model := &memoryModel{}
+	h := newHarness(t)
+	h.model.SetHandler(model.handle)
+	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	h.startExtra(wsBotYAML(ws.URL()), gateway.Deps{})
+	ctx := withTimeout(t, 60*time.Second)
+	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	f := &confirmFlow{h: h, clock: time.Now}
+	words := config.DefaultMemoryMessages
+
+	if got := f.say(t, "zhangsan", "记住 我在上海办公室，工位 12F-031"); !strings.Contains(got, "好的，我记住了：我在上海办公室") {
+		t.Fatalf("记住 answered %q", got)
+	}
+	f.say(t, "zhangsan", "/reset")
+	f.say(t, "zhangsan", "上海办公室的打印机在哪？")
+	if s := model.lastSystem(); !strings.Contains(s, "<USER_NOTES>\n"+words.Notes+"\n- 我在上海办公室，工位 12F-031（") {
+		t.Fatalf("after /reset the prompt ends %q, want the note", tail(s))
+	}
+	f.say(t, "zhangsan", "今天食堂吃什么？")
+	if s := model.lastSystem(); strings.Contains(s, "USER_NOTES") {
+		t.Errorf("a message the note does not bear on carried it: %q", tail(s))
+	}
+	f.say(t, "lisi", "上海办公室的打印机在哪？")
+	if s := model.lastSystem(); strings.Contains(s, "上海办公室，工位") {
+		t.Fatalf("lisi's prompt holds zhangsan's note: %q", tail(s))
+	}
+
+	// A group on the AI bot of the same corp.
+	m := wecomtest.BotMessage{MsgID: "mem-g1", AIBotID: wsBotID, ChatID: "wrGroup1", ChatType: "group", UserID: "zhangsan"}
+	reqID, err := ws.PushMessage(ctx, m.Text("@IT助手 上海办公室 Wi-Fi 密码在哪里看"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.WaitFrame(ctx, func(fr wecomtest.BotFrame) bool { return fr.ReqID == reqID && fr.Reply.Stream.Finish }); err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	if s := model.lastSystem(); !strings.Contains(s, words.Notes+"\n"+words.Group+"\n- 我在上海办公室") {
+		t.Fatalf("the group prompt ends %q, want the note and the do-not-recite line", tail(s))
+	}
+
+	list := f.say(t, "zhangsan", "/memory")
+	if !strings.Contains(list, "1. 我在上海办公室，工位 12F-031") {
+		t.Fatalf("/memory answered %q", list)
+	}
+	if got := f.say(t, "zhangsan", "/forget 1"); got != "已删除 1 条记忆。" {
+		t.Fatalf("/forget 1 answered %q", got)
+	}
+	f.say(t, "zhangsan", "上海办公室的打印机在哪？")
+	if s := model.lastSystem(); strings.Contains(s, "USER_NOTES") {
+		t.Errorf("a forgotten note is still in the prompt: %q", tail(s))
+	}
+	if n := h.count(`SELECT count(*) FROM memories`); n != 0 {
+		t.Errorf("%d memories left in the database after /forget", n)
+	}
+	if got := f.say(t, "zhangsan", "/memory"); got != words.None {
+		t.Errorf("/memory after /forget answered %q", got)
+	}
+}
+
+// TestMemoryLearnsWhatTheUserStatesAndKeepsNoSecret: a statement about the
+// user is extracted by one model call and kept; a question or small talk
+// costs no call; a proposal with an unknown field, too many entries or a
+// secret stores nothing; 「记住」 of a password or a mobile number is
+// refused; a confirmed write's outcome is kept as what the user was told.
+func TestMemoryLearnsWhatTheUserStatesAndKeepsNoSecret(t *testing.T) {
+	t.Parallel()
+	model := &memoryModel{extracted: func(user string) string {
+		switch {
+		case strings.Contains(user, "华东"):
+			return `{"memories":[{"text":"负责华东区的销售"},{"text":"希望回复简短"}]}`
+		case strings.Contains(user, "北京"):
+			return `{"memories":[{"text":"常驻北京","confidence":0.9}]}`
+		case strings.Contains(user, "深圳"):
+			return `{"memories":[{"text":"a"},{"text":"b"},{"text":"c"},{"text":"d"}]}`
+		case strings.Contains(user, "邮箱"):
+			return `{"memories":[{"text":"邮箱密码是 Abc12345"}]}`
+		}
+		return `{"memories":[]}`
+	}}
+	h := newHarness(t)
+	h.model.SetHandler(model.handle)
+	h.start(gateway.Deps{})
+	f := &confirmFlow{h: h, clock: time.Now}
+	words := config.DefaultMemoryMessages
+
+	f.say(t, "zhangsan", "我负责华东区的销售，以后回复请简短一些")
+	if n := model.extractCalls(); n != 1 {
+		t.Fatalf("%d extraction calls for a statement, want 1", n)
+	}
+	for _, text := range []string{"我的年假还有几天？", "今天天气不错", "好的"} {
+		f.say(t, "zhangsan", text)
+	}
+	if n := model.extractCalls(); n != 1 {
+		t.Fatalf("%d extraction calls after a question and small talk, want still 1", n)
+	}
+	for _, text := range []string{"我在北京出差这周", "我现在在深圳开会", "我的邮箱以后改用新的"} {
+		f.say(t, "zhangsan", text)
+	}
+	if n := model.extractCalls(); n != 4 {
+		t.Fatalf("%d extraction calls, want 4", n)
+	}
+	if got := f.say(t, "zhangsan", "记住 我的 VPN 密码是 Abc12345"); got != words.Refused {
+		t.Errorf("记住 a password answered %q", got)
+	}
+	if got := f.say(t, "zhangsan", "记住 我的手机 13812345678"); got != words.Refused {
+		t.Errorf("记住 a mobile number answered %q", got)
+	}
+	f.say(t, "zhangsan", "帮我重置 VPN 密码")
+	f.say(t, "zhangsan", "确认")
+
+	var kept []string
+	rows, err := h.pool.Query(t.Context(), `SELECT kind || ':' || text FROM memories WHERE user_id = 'zhangsan' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, s)
+	}
+	if len(kept) != 3 || kept[0] != "fact:负责华东区的销售" || kept[1] != "fact:希望回复简短" ||
+		!strings.HasPrefix(kept[2], "outcome:"+time.Now().Format("2006-01-02")+" 已执行：") {
+		t.Fatalf("memories kept %q; want the two statements and the confirmed reset", kept)
+	}
+	if n := h.count(`SELECT count(*) FROM memories WHERE text LIKE '%Abc12345%' OR text LIKE '%13812345678%' OR text LIKE '%****%'`); n != 0 {
+		t.Errorf("a secret or a masked value was stored")
+	}
+}
+
+// tail is the end of a prompt, for a failure message.
+func tail(s string) string {
+	if r := []rune(s); len(r) > 200 {
+		return string(r[len(r)-200:])
+	}
+	return s
+}
