@@ -62,6 +62,9 @@ func (OfflineModel) Chat(ctx context.Context, req openai.ChatCompletionRequest) 
 		return openai.ChatCompletionResponse{}, fmt.Errorf("agent: model: %w", err)
 	}
 	msgs := req.Messages
+	if isMemoryExtraction(req) {
+		return offlineText(offlineMemories(lastUserText(msgs))), nil
+	}
 	if len(msgs) > 0 && msgs[len(msgs)-1].Role == openai.ChatMessageRoleTool {
 		return offlineText(summariseToolResults(msgs)), nil
 	}
@@ -69,6 +72,9 @@ func (OfflineModel) Chat(ctx context.Context, req openai.ChatCompletionRequest) 
 	tool, ok := pickTool(text, req.Tools)
 	if got := offlineReceived(msgs); !ok && got != "" {
 		return offlineText(offlinePrefix + got), nil
+	}
+	if notes := offlineNotes(msgs); !ok && notes != "" {
+		return offlineText(offlinePrefix + "你之前告诉过我：" + notes + "。这件事我没有可用的技能来查，请联系相关同事。"), nil
 	}
 	if !ok {
 		return offlineText(offlineIntro(req.Tools)), nil

@@ -142,6 +142,9 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	if err := demoAttachments(ctx, sess, stdout); err != nil {
 		return err
 	}
+	if err := demoMemory(ctx, sess, stdout); err != nil {
+		return err
+	}
 	if err := demoReport(ctx, sess, user, stdout); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -145,7 +146,13 @@ func TestDemoPlaysTheConversationWithIdentityInjection(t *testing.T) {
 		"上周共新建工单 37 张", "| 网络故障 | 12 | 10 |", "[report] chart written to",
 		// The screenshot reached the model as an image and the PDF as its
 		// text.
-		"收到了：1 张图片，文件「报销单.pdf」"} {
+		"收到了：1 张图片，文件「报销单.pdf」",
+		// Memory: the note is kept, recalled after /reset, and listed with
+		// what the model learned from the statement.
+		"好的，我记住了：我在上海办公室，工位 12F-031", "你之前告诉过我：我在上海办公室，工位 12F-031",
+		". 我在上海办公室，工位 12F-031（", ". 负责华东区的销售（",
+		// and the outcome of the confirmed reset.
+		". " + time.Now().Format("2006-01-02") + " 已执行：已重置"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
