@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -15,6 +16,17 @@ type Console struct{ pool *pgxpool.Pool }
 
 // NewConsole is the console's store over pool.
 func NewConsole(pool *pgxpool.Pool) *Console { return &Console{pool: pool} }
+
+// InTx runs fn in one transaction over the pool, committing when fn
+// returns nil. It is the one door the console has to more than the list
+// below: its memory page calls gateway/memory's functions, which this
+// package cannot (gateway/memory imports it), and must write their
+// memory_audit row in the same transaction as the read or the delete it
+// records. fn gets a Querier, not the transaction, so it cannot commit
+// half of it.
+func (c *Console) InTx(ctx context.Context, fn func(q Querier) error) error {
+	return InTx(ctx, c.pool, func(tx pgx.Tx) error { return fn(tx) })
+}
 
 // Accounts and sessions (admins.go, logins.go).
 

@@ -25,8 +25,8 @@ const Prefix = "/console"
 
 // Roles of console accounts.
 const (
-	RoleAdmin  = "admin"  // everything, including reloading skills, the channel self-test and running or pausing reports
-	RoleViewer = "viewer" // reads every page, changes nothing
+	RoleAdmin  = "admin"  // everything, including reloading skills, the channel self-test, running or pausing reports and exporting or deleting an employee's memories
+	RoleViewer = "viewer" // reads every page (personal numbers masked), changes nothing
 )
 
 // Deps are what the console reads and may act on.
@@ -68,6 +68,8 @@ type Console struct {
 	// texts are the interface text by language: the defaults with
 	// Deps.Texts over them.
 	texts map[string]map[string]string
+	// memories are the employees' memories over Deps.Store, audited.
+	memories memoryStore
 }
 
 //go:embed templates/*.html
@@ -75,7 +77,7 @@ var templateFS embed.FS
 
 // pageNames are the templates/<name>.html files, each rendered inside
 // templates/layout.html.
-var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest", "schedules", "schedule"}
+var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest", "schedules", "schedule", "memories"}
 
 // pages are the parsed templates by page name; like web's status page
 // they are embedded, so a template that does not parse fails every start
@@ -109,7 +111,7 @@ func New(deps Deps) *Console {
 		deps.When = schedule.DefaultWords
 	}
 	c := &Console{deps: deps, pages: pages, mux: http.NewServeMux(), verify: bcrypt.CompareHashAndPassword,
-		texts: withTexts(deps.Texts)}
+		texts: withTexts(deps.Texts), memories: memoryStore{deps.Store}}
 	m := c.mux
 	m.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", http.FileServerFS(static)))
 	m.HandleFunc("GET "+Prefix+"/login", c.loginPage)
@@ -128,6 +130,9 @@ func New(deps Deps) *Console {
 	m.Handle("POST "+Prefix+"/schedules/{id}/run", c.signedIn(adminOnly(c.runReportNow)))
 	m.Handle("POST "+Prefix+"/schedules/{id}/pause", c.signedIn(adminOnly(c.pauseReport)))
 	m.Handle("POST "+Prefix+"/schedules/{id}/resume", c.signedIn(adminOnly(c.resumeReport)))
+	m.Handle("GET "+Prefix+"/memories", c.signedIn(c.memoriesPage))
+	m.Handle("GET "+Prefix+"/memories/export", c.signedIn(adminOnly(c.exportMemories)))
+	m.Handle("POST "+Prefix+"/memories/purge", c.signedIn(adminOnly(c.purgeMemories)))
 	m.Handle("GET "+Prefix+"/selftest", c.signedIn(c.selfTestPage))
 	m.Handle("POST "+Prefix+"/selftest", c.signedIn(adminOnly(c.selfTest)))
 	return c

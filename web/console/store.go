@@ -4,18 +4,21 @@ import (
 	"context"
 	"time"
 
+	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // Store is all the console does to the database: its accounts, what the
-// bot did, and the scheduled reports (read only; acting on them is
-// Deps.RunReportNow and PauseReport). store.Console implements it over
-// the gateway's pool. Rows are gateway/store's own types, which the pages
-// show as they are. Errors: store.ErrNotFound for a missing row.
+// bot did, the scheduled reports (read only; acting on them is
+// Deps.RunReportNow and PauseReport), and an employee's memories through
+// memoryStore. store.Console implements it over the gateway's pool. Rows
+// are gateway/store's own types, which the pages show as they are.
+// Errors: store.ErrNotFound for a missing row.
 type Store interface {
 	Accounts
 	Activity
 	Schedules
+	Transactions
 }
 
 // Accounts are the console's accounts, their sessions and the login
@@ -57,6 +60,74 @@ type Schedules interface {
 	ListReports(ctx context.Context) ([]store.Report, error)
 	GetReport(ctx context.Context, id int64) (store.Report, error)
 	ReportHistory(ctx context.Context, id int64, limit int) ([]store.ReportRun, error)
+}
+
+// Transactions run code of packages gateway/store cannot import in one
+// transaction. Only memoryStore uses it: the console's handlers never see
+// a Querier, so what they do to memories is memoryStore's three methods.
+type Transactions interface {
+	InTx(ctx context.Context, fn func(q store.Querier) error) error
+}
+
+// Audit actions on an employee's memories, as `hermes memory` names them.
+const (
+	auditList   = "list"
+	auditExport = "export"
+	auditPurge  = "purge"
+)
+
+// memoryStore is what the console does to an employee's long-term
+// memories: gateway/memory's own functions (its SQL stays in one place),
+// each with its memory_audit row (who, what, whose, how many) written in
+// the same transaction, as `hermes memory` does: what is shown or deleted
+// was recorded, and what is recorded was done. It lives here and not in
+// store.Console because gateway/memory imports gateway/store; this
+// package importing gateway/memory makes no cycle (neither it nor what it
+// imports imports web/console).
+type memoryStore struct{ db Transactions }
+
+// list is the owner's unexpired memories at now, numbered as /memory
+// numbers them, audited as viewed by admin.
+func (s memoryStore) list(ctx context.Context, admin string, o memory.Owner, now time.Time) ([]memory.Memory, error) {
+	return s.read(ctx, admin, auditList, o, now, now)
+}
+
+// export is every memory of the owner still stored, expired ones not yet
+// purged included, since a data request covers what is held (as `hermes
+// memory export`).
+func (s memoryStore) export(ctx context.Context, admin string, o memory.Owner, now time.Time) ([]memory.Memory, error) {
+	return s.read(ctx, admin, auditExport, o, time.Time{}, now)
+}
+
+func (s memoryStore) read(ctx context.Context, admin, action string, o memory.Owner, at, now time.Time) ([]memory.Memory, error) {
+	var ms []memory.Memory
+	err := s.db.InTx(ctx, func(q store.Querier) error {
+		var err error
+		if ms, err = memory.List(ctx, q, o, at); err != nil {
+			return err
+		}
+		return memory.Audit(ctx, q, admin, action, o, len(ms), now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
+// purge deletes every memory of the owner and returns how many.
+func (s memoryStore) purge(ctx context.Context, admin string, o memory.Owner, now time.Time) (int64, error) {
+	var n int64
+	err := s.db.InTx(ctx, func(q store.Querier) error {
+		var err error
+		if n, err = memory.DeleteAll(ctx, q, o); err != nil {
+			return err
+		}
+		return memory.Audit(ctx, q, admin, auditPurge, o, int(n), now)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // The gateway's store is the console's.

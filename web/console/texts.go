@@ -53,6 +53,15 @@ var texts = map[string]map[string]string{
 		"refusal_malformed": "请求格式不对（回调地址是否填到了别的平台或应用？）",
 		"refusal_replay":    "签名已被另一条消息用过（请求被截获后重放？钉钉 HTTP 模式的签名不覆盖消息内容，涉及个人数据的技能请改用 Stream 模式）",
 		"refusal_corp":      "消息的企业（senderCorpId）不是配置的 corp_id（corp_id 填错，或来自跨企业群？）",
+
+		// The memories page.
+		"memories": "记忆", "corp_id": "企业 ID", "memory_kind": "类型", "memory_kind_fact": "事实", "memory_kind_outcome": "办理结果",
+		"memory_text": "内容（手机号、身份证号已脱敏）", "created": "创建", "last_used": "最近使用",
+		"export_json": "导出 JSON", "delete_all": "全部删除", "memories_deleted": "已删除 %d 条记忆",
+		"memories_intro":         "查看、导出或删除一位员工的长期记忆（例如应其个人信息请求）。每次查看、导出和删除都记入 memory_audit：操作人、操作、对象和条数。",
+		"memories_fill_in":       "请填写用户 ID",
+		"memories_purge_confirm": "确定删除该用户的全部记忆（包括已过期尚未清除的）？此操作不可撤销。",
+		"memories_viewer_note":   "只读账号：只能查看（已脱敏），不能导出或删除。",
 	},
 	"en": {
 		"title": "Hermes console", "overview": "Overview", "conversations": "Conversations", "runs": "Runs", "skills": "Skills", "selftest": "Channel self-test",
@@ -92,6 +101,15 @@ var texts = map[string]map[string]string{
 		"refusal_malformed": "not the platform's format (is the callback URL set on another platform or app?)",
 		"refusal_replay":    "signature already used by another message (a captured request sent again? DingTalk's HTTP signature does not cover the body; use Stream mode for skills touching personal data)",
 		"refusal_corp":      "the message's corp (senderCorpId) is not the configured corp_id (wrong corp_id, or a group shared with another corp?)",
+
+		// The memories page.
+		"memories": "Memories", "corp_id": "Corp id", "memory_kind": "Kind", "memory_kind_fact": "fact", "memory_kind_outcome": "outcome",
+		"memory_text": "Text (mobile and ID numbers masked)", "created": "Created", "last_used": "Last used",
+		"export_json": "Export JSON", "delete_all": "Delete all", "memories_deleted": "Deleted %d memories",
+		"memories_intro":         "See, export or delete one employee's long-term memories (for their personal-information request, say). Every view, export and deletion is recorded in memory_audit: who, what, whose and how many.",
+		"memories_fill_in":       "Fill in the user id",
+		"memories_purge_confirm": "Delete every memory of this user (expired ones not yet purged included)? This cannot be undone.",
+		"memories_viewer_note":   "Read-only account: can look (masked), cannot export or delete.",
 	},
 }
 
