@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -206,4 +207,26 @@ func tail(s string) string {
 		return string(r[len(r)-200:])
 	}
 	return s
+}
+
+// TestMemoryOutlivesARestart: what zhangsan asked to remember is recalled
+// by a gateway started afresh on the same database.
+func TestMemoryOutlivesARestart(t *testing.T) {
+	t.Parallel()
+	model := &memoryModel{}
+	h := newHarness(t)
+	h.model.SetHandler(model.handle)
+	first := h.start(gateway.Deps{})
+	f := &confirmFlow{h: h, clock: time.Now}
+	f.say(t, "zhangsan", "记住 叫我小王")
+	stopCtx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := first.Stop(stopCtx); err != nil {
+		t.Fatal(err)
+	}
+	h.start(gateway.Deps{})
+	f.say(t, "zhangsan", "小王的工位在哪")
+	if s := model.lastSystem(); !strings.Contains(s, "- 叫我小王（") {
+		t.Fatalf("after a restart the prompt ends %q, want the note", tail(s))
+	}
 }
