@@ -365,6 +365,7 @@ func (c *Config) ApplyDefaults() {
 	c.Media.Describe.inherit(c.Model)
 	c.Media.Transcribe.inherit(c.Model)
 	c.Memory.applyDefaults()
+	c.Memory.Embeddings.inherit(c.Model)
 	c.OpsConfig.applyDefaults()
 	c.Messages.applyDefaults()
 }
@@ -449,6 +450,7 @@ func (c *Config) Validate() error {
 	}
 	c.Reports.validate(bad)
 	c.Media.validate(bad)
+	c.Memory.Embeddings.validate(bad)
 	c.Messages.validate(bad)
 	checkAPIKeys(bad, "router.api_keys", len(c.Router.APIKeys), func(i int) (string, string) {
 		return c.Router.APIKeys[i].Key, c.Router.APIKeys[i].UserID

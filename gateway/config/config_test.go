@@ -37,6 +37,9 @@ func TestExampleConfigLoads(t *testing.T) {
 	if _, ok := cfg.Platforms["wecom"]; !ok || cfg.Messages.Unsupported == "" {
 		t.Errorf("platform sections %v, messages %+v", cfg.Platforms, cfg.Messages)
 	}
+	if ep, err := cfg.Memory.EmbeddingsEndpoint(cfg.Model); err != nil || ep.On() || ep.MinSimilarity != 0.3 || ep.Timeout != 10*time.Second {
+		t.Errorf("example's memory.embeddings: %+v, %v", ep, err)
+	}
 }
 
 func TestConfigErrorsNameTheKey(t *testing.T) {

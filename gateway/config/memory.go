@@ -1,6 +1,11 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
 
 // MemoryConfig is what Hermes remembers of each employee across sessions
 // (memory:): per user of one corp, in Postgres.
@@ -25,6 +30,24 @@ type MemoryConfig struct {
 	Extract *bool `yaml:"extract"`
 	// MaxPerUser caps a user's memories; past it the oldest go. Default 1000.
 	MaxPerUser int `yaml:"max_per_user"`
+	// Embeddings is an OpenAI-compatible embeddings endpoint (POST
+	// /embeddings) that makes recall semantic as well as lexical. Off
+	// without a name (the default).
+	Embeddings MemoryEmbeddings `yaml:"embeddings"`
+}
+
+// MemoryEmbeddings is memory.embeddings. The endpoint is a MediaModel
+// (name, base_url, api_key, timeout), whose base_url and api_key default
+// to the model section's the same way: providers that serve chat often
+// serve embeddings too (OpenAI, DashScope, Ollama).
+type MemoryEmbeddings struct {
+	MediaModel `yaml:",inline"`
+	// MinSimilarity is the cosine similarity a memory must reach to be
+	// recalled for its meaning alone (one sharing a term with the message
+	// is recalled anyway, after those). Models differ in how similar
+	// unrelated texts look (bge-m3 rates them higher than
+	// text-embedding-3-*): tune it for the model. Left out or 0: 0.3.
+	MinSimilarity float64 `yaml:"min_similarity"`
 }
 
 const (
@@ -32,6 +55,10 @@ const (
 	defaultMemoryRecall       = 5
 	defaultMemoryPromptTokens = 300
 	defaultMemoryMaxPerUser   = 1000
+	// The embeddings call of a recall is on the path of the answer: its
+	// default timeout is short.
+	defaultEmbeddingsTimeout       = 10 * time.Second
+	defaultEmbeddingsMinSimilarity = 0.3
 )
 
 func (m *MemoryConfig) applyDefaults() {
@@ -39,6 +66,10 @@ func (m *MemoryConfig) applyDefaults() {
 	positive(&m.Recall, defaultMemoryRecall)
 	positive(&m.PromptTokens, defaultMemoryPromptTokens)
 	positive(&m.MaxPerUser, defaultMemoryMaxPerUser)
+	positive(&m.Embeddings.Timeout, defaultEmbeddingsTimeout)
+	if m.Embeddings.MinSimilarity == 0 {
+		m.Embeddings.MinSimilarity = defaultEmbeddingsMinSimilarity
+	}
 	if m.Enabled == nil {
 		m.Enabled = ptr(true)
 	}
@@ -58,6 +89,40 @@ func (m MemoryConfig) On(account, chat string) bool {
 		return on
 	}
 	return m.Enabled == nil || *m.Enabled
+}
+
+// EmbeddingsEndpoint is memory.embeddings with its base_url and api_key
+// defaulted to model's (MediaModel.inherit), or an error naming each key
+// that is wrong. The memory service resolves it when it is attached, so
+// that a gateway with a broken memory.embeddings does not start.
+func (m MemoryConfig) EmbeddingsEndpoint(model ModelConfig) (MemoryEmbeddings, error) {
+	e := m.Embeddings
+	e.inherit(model)
+	var errs []string
+	e.validate(func(key, format string, args ...any) {
+		errs = append(errs, key+": "+fmt.Sprintf(format, args...))
+	})
+	if len(errs) > 0 {
+		return e, fmt.Errorf("config: %s", strings.Join(errs, "; "))
+	}
+	return e, nil
+}
+
+// validate checks memory.embeddings (its base_url inherited), naming its
+// keys as media.validate names media's.
+func (e MemoryEmbeddings) validate(bad func(key, format string, args ...any)) {
+	const key = "memory.embeddings"
+	switch {
+	case !e.On() && e.BaseURL != "":
+		bad(key+".name", "required with %s.base_url", key)
+	case e.On() && e.BaseURL == "":
+		bad(key+".base_url", "required (model.base_url is empty too)")
+	case e.On() && !isHTTPURL(e.BaseURL):
+		bad(key+".base_url", "must be an http(s) URL, got %q", e.BaseURL)
+	}
+	if s := e.MinSimilarity; math.IsNaN(s) || s < 0 || s > 1 {
+		bad(key+".min_similarity", "must be between 0 and 1, got %g", s)
+	}
 }
 
 // MemoryMessages are the sentences and words of long-term memory

@@ -250,3 +250,111 @@ func BenchmarkRecall(b *testing.B) {
 	b.ReportMetric(float64(recalled)/float64(len(lat)), "memories/op")
 	b.ReportMetric(took.Seconds(), "build-s")
 }
+
+// Embeddings of BenchmarkRecallWith: benchDims as text-embedding-3-small's,
+// each note near one of benchTopics centroids (its shape's), so that a
+// query near a centroid has similar notes among the owner's.
+// benchEmbedSizes are the owners' numbers of memories: the cap
+// (memory.max_per_user), and fewer, as most employees have.
+const (
+	benchDims   = 1536
+	benchTopics = 12
+)
+
+var benchEmbedSizes = []int{benchPerOwner, 100, 20, benchPerOwner, benchPerOwner}
+
+// benchVector is a unit vector at centroid c plus noise.
+func benchVector(rng *rand.Rand, centroids [][]float32, c int) []float32 {
+	v := make([]float32, benchDims)
+	for i := range v {
+		v[i] = centroids[c][i] + float32(rng.NormFloat64()*0.03)
+	}
+	n := float32(length(v))
+	for i := range v {
+		v[i] /= n
+	}
+	return v
+}
+
+// loadEmbedded fills the table with benchEmbedSizes owners' memories,
+// each embedded, and returns how long it took.
+func loadEmbedded(b *testing.B, pool *pgxpool.Pool, rng *rand.Rand, centroids [][]float32, now time.Time) time.Duration {
+	ctx := context.Background()
+	var rows [][]any
+	for o, size := range benchEmbedSizes {
+		owner, seen := benchOwner(o), map[string]bool{}
+		for i := range size {
+			// A new shape at each collision: some have few texts (叫我{nick}).
+			shape := rng.IntN(len(benchNotes))
+			text := fill(rng, benchNotes[shape])
+			for seen[text] {
+				shape = rng.IntN(len(benchNotes))
+				text = fill(rng, benchNotes[shape])
+			}
+			seen[text] = true
+			created := now.Add(-time.Duration(size-i) * time.Hour)
+			rows = append(rows, []any{owner.CorpID, owner.UserID, string(KindFact), text, Terms(text), "inbound:1",
+				created, now.Add(400 * 24 * time.Hour), benchVector(rng, centroids, shape%benchTopics)})
+		}
+	}
+	start := time.Now()
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"memories"},
+		[]string{"corp_id", "user_id", "kind", "text", "terms", "source", "created_at", "expires_at", "embedding"},
+		pgx.CopyFromRows(rows)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `VACUUM (ANALYZE) memories`); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// BenchmarkRecallWith: one hybrid RecallWith (limit 5, min 0.3) of an
+// owner with 1,000, 100 or 20 memories embedded in 1,536 dimensions, with
+// the hasEmbeddings check Notes makes first; p50 and p99 in ms. The
+// query's embedding is given: the endpoint's latency is not Hermes'.
+// Most of the time is moving the owner's vectors (6 KB each) out of
+// Postgres, which grows with their number.
+func BenchmarkRecallWith(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds embedded rows")
+	}
+	pool := storetest.NewPool(b)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(5, 6))
+	centroids := make([][]float32, benchTopics)
+	for c := range centroids {
+		centroids[c] = make([]float32, benchDims)
+		for i := range centroids[c] {
+			centroids[c][i] = float32(rng.NormFloat64() / 40) // about unit length
+		}
+	}
+	took := loadEmbedded(b, pool, rng, centroids, now)
+	queries := benchQueryTexts()
+	for o, size := range benchEmbedSizes[:3] {
+		b.Run(fmt.Sprintf("memories=%d", size), func(b *testing.B) {
+			owner := benchOwner(o)
+			var lat []time.Duration
+			recalled := 0
+			for i := 0; b.Loop(); i++ {
+				vec := benchVector(rng, centroids, i%benchTopics)
+				start := time.Now()
+				has, err := hasEmbeddings(ctx, pool, owner, now)
+				if err != nil || !has {
+					b.Fatalf("has embeddings: %v, %v", has, err)
+				}
+				ms, err := RecallWith(ctx, pool, owner, queries[i%len(queries)], 5, now, Similar{Embedding: vec, Min: 0.3})
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				recalled += len(ms)
+			}
+			b.StopTimer()
+			chantest.ReportPercentiles(b, lat, "ms")
+			b.ReportMetric(float64(recalled)/float64(len(lat)), "memories/op")
+			b.ReportMetric(took.Seconds(), "build-s")
+		})
+	}
+}

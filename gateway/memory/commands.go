@@ -101,11 +101,25 @@ func (m *Service) remember(ctx context.Context, o Owner, text, source string) (s
 	return fmt.Sprintf(w.Remembered, text), nil
 }
 
-// store adds mem for o, dated now and kept memory.retention, then drops
-// o's oldest beyond memory.max_per_user.
+// store adds mem for o, dated now and kept memory.retention, with its
+// embedding when memory.embeddings is on, then drops o's oldest beyond
+// memory.max_per_user. An endpoint that fails costs the embedding (the
+// memory is still recalled by its terms), never the memory.
 func (m *Service) store(ctx context.Context, o Owner, mem Memory) error {
 	now := m.s.Now()
 	mem.Owner, mem.CreatedAt, mem.ExpiresAt = o, now, now.Add(m.cfg().Retention)
+	mem.Text = strings.TrimSpace(mem.Text)
+	if err := validate(mem); err != nil {
+		return err // before a call for a memory Add would refuse
+	}
+	if m.embedder != nil && mem.Embedding == nil {
+		vec, err := m.embedder.Embed(ctx, mem.Text)
+		if err != nil {
+			m.log().Warn("memory stored without its embedding", "source", mem.Source, "err", err)
+		} else {
+			mem.Embedding = vec
+		}
+	}
 	if _, err := Add(ctx, m.s.Pool, mem); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
@@ -23,7 +24,12 @@ const purgeInterval = time.Hour
 // Service is long-term memory for one gateway: the chat commands, the
 // notes a run's prompt carries, and learning after each answer. Make one
 // per gateway with New.
-type Service struct{ s gateway.Services }
+type Service struct {
+	s gateway.Services
+	// embedder is memory.embeddings' endpoint; nil when it is off, and
+	// recall is lexical only.
+	embedder Embedder
+}
 
 var (
 	_ gateway.MemoryFeature = (*Service)(nil)
@@ -33,9 +39,15 @@ var (
 // New is a memory service to attach to a gateway.
 func New() *Service { return &Service{} }
 
-// Attach implements gateway.Feature.
+// Attach implements gateway.Feature. A broken memory.embeddings stops
+// the gateway here, naming the key.
 func (m *Service) Attach(s gateway.Services) error {
 	m.s = s
+	ep, err := s.Config.Memory.EmbeddingsEndpoint(s.Config.Model)
+	if err != nil {
+		return err
+	}
+	m.embedder = NewEmbedder(ep)
 	return nil
 }
 
@@ -60,7 +72,7 @@ func (m *Service) Notes(ctx context.Context, in channels.Inbound, text string) s
 	if !cfg.On(in.Account, in.ChatID) || in.Sender.UserID == "" {
 		return ""
 	}
-	found, err := Recall(ctx, m.s.Pool, ownerOf(in), text, cfg.Recall, m.s.Now())
+	found, err := m.recall(ctx, ownerOf(in), text, cfg.Recall)
 	if err != nil {
 		m.log().Warn("memories not recalled; answering without them", "err", err)
 		return ""
@@ -88,6 +100,31 @@ func (m *Service) Notes(ctx context.Context, in channels.Inbound, text string) s
 		return ""
 	}
 	return b.String()
+}
+
+// recall is RecallWith the query's embedding when memory.embeddings is on
+// and the owner has memories with one; lexical when the endpoint fails.
+func (m *Service) recall(ctx context.Context, o Owner, text string, limit int) ([]Memory, error) {
+	now := m.s.Now()
+	sim := Similar{Min: m.cfg().Embeddings.MinSimilarity}
+	if m.embedder != nil && strings.TrimSpace(text) != "" {
+		has, err := hasEmbeddings(ctx, m.s.Pool, o, now)
+		if err != nil {
+			return nil, err
+		}
+		if has {
+			// What the user wrote goes to another endpoint: masked as the
+			// extraction's input is (memories are stored unmasked only
+			// because they hold nothing the masking would change).
+			vec, err := m.embedder.Embed(ctx, agent.MaskedText(text))
+			if err != nil {
+				m.log().Warn("message not embedded; recalling memories by their terms", "err", err)
+			} else {
+				sim.Embedding = vec
+			}
+		}
+	}
+	return RecallWith(ctx, m.s.Pool, o, text, limit, now, sim)
 }
 
 // LearnTx implements gateway.MemoryFeature: after a run whose message may

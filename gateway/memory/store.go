@@ -36,6 +36,10 @@ type Memory struct {
 	CreatedAt time.Time
 	UsedAt    *time.Time // last recalled; nil until then
 	ExpiresAt time.Time
+	// Embedding is the text's vector by memory.embeddings, given to Add
+	// (nil: none, recalled by its terms only). List and Recall do not read
+	// it back: it is kilobytes that only RecallWith's ranking needs.
+	Embedding []float32
 }
 
 // MaxTextBytes bounds one memory's text: a note, not a document (about
@@ -54,13 +58,17 @@ var (
 	ErrNoOwner = errors.New("memory: owner without a user id")
 	// ErrBadTimes: created_at missing, or expires_at not after it.
 	ErrBadTimes = errors.New("memory: created_at missing or expires_at not after it")
+	// ErrBadEmbedding: no dimensions, over MaxDims, or numbers not finite
+	// (its text unprefixed: Add, RecallWith and Embed each say whose).
+	ErrBadEmbedding = fmt.Errorf("embedding of no dimensions, over %d or not finite", MaxDims)
 )
 
 // columns are a memory's columns in the order scan reads them.
 const columns = `id, corp_id, user_id, kind, text, source, created_at, used_at, expires_at`
 
 // Add stores m (terms computed from m.Text); the same text for the same owner again
-// refreshes created_at/expires_at/kind/source of the existing row and returns its id (no second row).
+// refreshes created_at/expires_at/kind/source of the existing row and returns its id (no second row),
+// and its embedding when m has one (the same text has the same; a failed call keeps the old one).
 // The text is stored without surrounding white space, so that a note
 // repeated with a trailing newline is the same note.
 func Add(ctx context.Context, q store.Querier, m Memory) (int64, error) {
@@ -70,13 +78,15 @@ func Add(ctx context.Context, q store.Querier, m Memory) (int64, error) {
 	}
 	var id int64
 	err := q.QueryRow(ctx, `
-		INSERT INTO memories (corp_id, user_id, kind, text, terms, source, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		INSERT INTO memories (corp_id, user_id, kind, text, terms, source, created_at, expires_at, embedding)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (corp_id, user_id, text) DO UPDATE
 		SET kind = excluded.kind, terms = excluded.terms, source = excluded.source,
-		    created_at = excluded.created_at, expires_at = excluded.expires_at
+		    created_at = excluded.created_at, expires_at = excluded.expires_at,
+		    embedding = coalesce(excluded.embedding, memories.embedding)
 		RETURNING id`,
 		m.Owner.CorpID, m.Owner.UserID, string(m.Kind), m.Text, Terms(m.Text), m.Source, m.CreatedAt, m.ExpiresAt,
+		m.Embedding,
 	).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("memory: add: %w", err)
@@ -99,6 +109,8 @@ func validate(m Memory) error {
 		return errors.New("memory: text is not valid UTF-8")
 	case m.CreatedAt.IsZero() || !m.ExpiresAt.After(m.CreatedAt):
 		return ErrBadTimes
+	case m.Embedding != nil && !validVector(m.Embedding):
+		return fmt.Errorf("memory: %w: %d dimensions", ErrBadEmbedding, len(m.Embedding))
 	}
 	return nil
 }
@@ -142,6 +154,16 @@ func DeleteAll(ctx context.Context, q store.Querier, o Owner) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
+// lexicalSQL is the ranking of recallSQL (below) alone: ids and scores,
+// best first, for RecallWith to merge with the embeddings'.
+const lexicalSQL = `
+		SELECT id, (SELECT count(*) FROM unnest(terms) AS t WHERE t = ANY($3)) AS score
+		FROM memories
+		WHERE corp_id = $1 AND user_id = $2 AND expires_at > $4
+		  AND memory_owner_terms(corp_id, user_id, terms) && memory_owner_terms($1, $2, $3)
+		ORDER BY score DESC, created_at DESC, id DESC
+		LIMIT $5`
+
 // recallSQL picks the owner's unexpired memories sharing a term with the
 // query ($3), scores each by the number of terms shared, keeps the best
 // $5 (more recent first among equals) and marks them used, in one
@@ -151,14 +173,7 @@ func DeleteAll(ctx context.Context, q store.Querier, o Owner) (int64, error) {
 // are distinct (Terms), so counting its terms found in the query is the
 // size of the intersection.
 const recallSQL = `
-	WITH hits AS (
-		SELECT id, (SELECT count(*) FROM unnest(terms) AS t WHERE t = ANY($3)) AS score
-		FROM memories
-		WHERE corp_id = $1 AND user_id = $2 AND expires_at > $4
-		  AND memory_owner_terms(corp_id, user_id, terms) && memory_owner_terms($1, $2, $3)
-		ORDER BY score DESC, created_at DESC, id DESC
-		LIMIT $5
-	)
+	WITH hits AS (` + lexicalSQL + `)
 	UPDATE memories AS m SET used_at = $4
 	FROM hits WHERE m.id = hits.id
 	RETURNING hits.score, m.id, m.corp_id, m.user_id, m.kind, m.text, m.source, m.created_at, m.used_at, m.expires_at`
