@@ -232,6 +232,32 @@ func Audit(ctx context.Context, q store.Querier, admin, action string, o Owner, 
 	return nil
 }
 
+// AuditEntry is one memory_audit row.
+type AuditEntry struct {
+	Admin, Action string
+	Owner         Owner
+	Count         int
+	At            time.Time
+}
+
+// AuditLog returns the audit rows, oldest first: who looked at, exported
+// or deleted whose memories.
+func AuditLog(ctx context.Context, q store.Querier) ([]AuditEntry, error) {
+	rows, err := q.Query(ctx, `SELECT admin, action, corp_id, user_id, count, at FROM memory_audit ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("memory: audit log: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AuditEntry, error) {
+		var e AuditEntry
+		err := row.Scan(&e.Admin, &e.Action, &e.Owner.CorpID, &e.Owner.UserID, &e.Count, &e.At)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("memory: audit log: %w", err)
+	}
+	return out, nil
+}
+
 // scan reads a row of columns.
 func scan(row pgx.CollectableRow) (Memory, error) {
 	var m Memory

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/gateway/memory"
@@ -27,13 +26,13 @@ type auditRow struct {
 // audits are the memory_audit rows, oldest first.
 func audits(t *testing.T, pool *pgxpool.Pool) []auditRow {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `SELECT admin, action, corp_id, user_id, count FROM memory_audit ORDER BY id`)
+	log, err := memory.AuditLog(context.Background(), pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[auditRow])
-	if err != nil {
-		t.Fatal(err)
+	out := make([]auditRow, len(log))
+	for i, e := range log {
+		out[i] = auditRow{e.Admin, e.Action, e.Owner.CorpID, e.Owner.UserID, e.Count}
 	}
 	return out
 }
