@@ -1,6 +1,8 @@
 # Two set-up commands on a fresh machine (see README):
 #   make demo   runs Hermes on embedded defaults with a scripted conversation
-#   make test   runs every test against the local Postgres
+#   make test   prepares what the tests need (.ci/prepare: the local Postgres
+#               started, chromium and CJK fonts installed, or the exact
+#               command to run), then runs every test against the local Postgres
 GO ?= go
 
 .PHONY: demo test bench build
@@ -9,6 +11,7 @@ demo:
 	$(GO) run ./cmd/hermes demo
 
 test:
+	.ci/prepare
 	$(GO) test ./...
 
 # Benchmarks: 1,000 conversations at once against a 2 s model on one and on
@@ -22,7 +25,7 @@ test:
 # what metrics and tracing add to a callback's ack and a /metrics scrape,
 # an attachment's cost (a 5 MB screenshot fetched, decrypted and made a model
 # image part; a 20 MB PDF read into text: time and peak memory ÷ file size),
-# and recalling an employee's memories among a million (p50/p99 in µs).
+# and recalling an employee's memories among a million (p50/p99 in ms).
 bench:
 	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
