@@ -42,7 +42,7 @@ type liveReplies struct {
 	// keys are the running answers' reply keys, whose holds are renewed;
 	// each one's channel is closed when its live reply has ended.
 	keys map[string]chan struct{}
-	wg     sync.WaitGroup     // the loops and the renewer
+	wg   sync.WaitGroup // the loops and the renewer
 }
 
 // startLiveReplies lets Accept start live replies, until stopLiveReplies.
