@@ -383,11 +383,15 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 
 // Start starts the workers (if this process works any queue).
 func (g *Gateway) Start(ctx context.Context) error {
-	g.live.startLiveReplies(ctx)
+	// The jobs and the live replies end in Stop, not with ctx: river cancels
+	// its running jobs when the context of Start ends, and a SIGTERM must
+	// let them finish within the grace (a model call cancelled there is
+	// paid for again by the replica that takes the message up).
+	g.live.startLiveReplies(context.WithoutCancel(ctx))
 	if !g.works {
 		return nil
 	}
-	if err := g.river.Start(ctx); err != nil {
+	if err := g.river.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("gateway: start workers: %w", err)
 	}
 	leaseCtx, stop := context.WithCancel(context.WithoutCancel(ctx))

@@ -24,10 +24,6 @@ import (
 	"github.com/hermes-gw/hermes/web/console"
 )
 
-// shutdownGrace is how long running jobs get to finish on SIGTERM before
-// they are cancelled (and later resumed by another replica or the next start).
-const shutdownGrace = 30 * time.Second
-
 // newFlags returns a subcommand's flag set with the --config flag.
 func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("hermes "+name, flag.ContinueOnError)
@@ -182,12 +178,20 @@ wait:
 			}
 		}
 	}
-	// SIGTERM: /readyz turns 503 so the load balancer stops sending new
-	// requests; requests in flight finish; running jobs get shutdownGrace,
-	// then are cancelled and taken up again by another replica (their
-	// session leases lapse, the sweeper hands the messages on).
+	// SIGTERM: /readyz turns 503 while every listener still serves, for
+	// server.drain_delay, so the load balancer takes the replica out before
+	// its listener closes (a closed one is "connection refused", not
+	// "not ready"); then the listeners close, and requests in flight and
+	// running jobs get server.shutdown_grace to finish. Past it jobs are
+	// cancelled and taken up again by another replica (their session
+	// leases lapse, the sweeper hands the messages on).
 	gw.Drain()
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	if err == nil {
+		slog.Info("draining: /readyz answers 503", "drain_delay", cfg.Server.DrainDelay)
+		time.Sleep(cfg.Server.DrainDelay) // the load balancer's probes need real time
+	}
+	slog.Info("shutting down", "shutdown_grace", cfg.Server.ShutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Server.ShutdownGrace)
 	defer cancel()
 	var stopping sync.WaitGroup
 	for _, s := range servers {

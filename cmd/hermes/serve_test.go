@@ -25,11 +25,12 @@ func freeAddr(t *testing.T) string {
 
 // TestServeAdminListener: `hermes serve` with server.admin_listen opens
 // both listeners, serves the console, /metrics and the status page only on
-// the admin one, and shuts both down on the signal.
+// the admin one, and shuts both down on the signal: first /readyz answers
+// 503 on a listener still open (server.drain_delay), then both close.
 func TestServeAdminListener(t *testing.T) {
 	t.Parallel()
 	public, admin := freeAddr(t), freeAddr(t)
-	cfg := writeConfig(t, "server:\n  listen: "+public+"\n  admin_listen: "+admin+"\n"+
+	cfg := writeConfig(t, "server:\n  listen: "+public+"\n  admin_listen: "+admin+"\n  drain_delay: 2s\n"+
 		"database:\n  url: "+storetest.URL(t)+"\nmodel:\n  provider: offline\n")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -80,6 +81,18 @@ func TestServeAdminListener(t *testing.T) {
 	}
 
 	stop()
+	// Draining: the listener still answers, and /readyz says 503.
+	for {
+		resp, err := http.Get("http://" + public + "/readyz")
+		if err != nil {
+			t.Fatalf("/readyz while draining: %v (the listener closed before the drain delay)", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		<-tick.C
+	}
 	select {
 	case code := <-done:
 		if code != 0 {

@@ -87,6 +87,15 @@ type ServerConfig struct {
 	// IdleTimeout is how long a kept-alive connection may wait for its
 	// next request, default 60s.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// DrainDelay is how long, after SIGTERM, /readyz answers 503 while
+	// every listener still serves, so that a load balancer sees the
+	// replica leave before its listener closes, default 5s (a balancer
+	// probing every 2 s needs two failed probes).
+	DrainDelay time.Duration `yaml:"drain_delay"`
+	// ShutdownGrace is how long, after the drain, requests and jobs in
+	// flight may run to their end before they are cancelled (and the
+	// jobs handed to another replica), default 30s.
+	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
 }
 
 // DatabaseConfig is the Postgres connection.

@@ -1,0 +1,98 @@
+package gateway_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/gateway"
+)
+
+// The signal (the context Start was given ending, as SIGTERM ends serve's)
+// does not cancel a run in flight: Stop lets it finish within its grace, so
+// its model call is made once, and its answer is delivered once.
+func TestSignalLetsARunningRunFinish(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	var calls, cancelled atomic.Int32
+	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+		return openaitest.Reply{Content: "你还有 5 天年假。", Hook: func(ctx context.Context) error {
+			if calls.Add(1) == 1 {
+				close(started)
+			}
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				cancelled.Add(1)
+				return ctx.Err()
+			}
+		}}
+	})
+
+	signalCtx, signal := context.WithCancel(context.Background())
+	defer signal()
+	gw, err := gateway.New(signalCtx, h.config(), gateway.Deps{Pool: h.pool, Logger: testLogger(t), Platforms: platforms, Features: newFeatures()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Start(signalCtx); err != nil {
+		t.Fatal(err)
+	}
+	hd := gw.Handler()
+	h.handler.Store(&hd)
+
+	ctx := withTimeout(t, 60*time.Second)
+	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", "7001"), time.Now())
+	if status, _ := post(t, u, body); status != 200 {
+		t.Fatalf("callback answered %d", status)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the model was never called")
+	}
+
+	// SIGTERM: serve's context ends, then Stop is given the grace.
+	signal()
+	stopped := make(chan error, 1)
+	go func() {
+		grace, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		stopped <- gw.Stop(grace)
+	}()
+	close(release)
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Stop did not return")
+	}
+	if n := cancelled.Load(); n != 0 {
+		t.Errorf("%d model calls were cancelled by the signal, want 0", n)
+	}
+	if n := h.count(`SELECT count(*) FROM runs WHERE error = ''`); n != 1 {
+		t.Errorf("%d finished runs after Stop, want 1", n)
+	}
+
+	// Whatever the stopped replica had not delivered, the next one does,
+	// without asking the model again.
+	h.start(gateway.Deps{})
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	if msgs := h.wecomAPI.Messages(); len(msgs) != 1 {
+		t.Errorf("%d messages delivered, want 1", len(msgs))
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the model was called %d times, want 1", n)
+	}
+}
