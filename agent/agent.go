@@ -109,13 +109,20 @@ type Options struct {
 	// catalog of at most MaxTools skills is offered whole when the user's
 	// text matches none of them well.
 	MaxTools int
-	// IndexTokens: the compact skill index (one line per skill, offer.go)
-	// is shown on every turn while it costs at most this many tokens,
-	// default 2000 (about 140 skills with display names); a larger index
-	// only when the match is in doubt. Negative: only then. It sits in the
-	// system prompt, which is byte-stable for a user, so endpoints with
-	// prompt caching bill it at the cached rate after the first turn.
+	// IndexTokens: when not every skill is offered in full, the system
+	// prompt carries an index (index.go): one line per skill while that
+	// costs at most this many tokens, default 600 (about 40 skills with
+	// display names), else a short index of the catalog's areas whose cost
+	// does not grow with the catalog, and load_skills searches it.
+	// Negative: an index of areas, only when the match is in doubt. It
+	// sits in the system prompt, which is byte-stable for a user, so
+	// endpoints with prompt caching bill it at the cached rate after the
+	// first turn.
 	IndexTokens int
+	// Colloquial adds to the table of colloquial words offering expands
+	// (colloquial.go): a word employees use → the words skills are
+	// written with, e.g. "撤" → ["撤销", "取消"]. At most 512 entries.
+	Colloquial map[string][]string
 	// MaxArgRetries is how often in a row the model may correct arguments
 	// that failed validation without using a step, default 2; negative:
 	// never.
@@ -185,7 +192,7 @@ const (
 	DefaultTimeout             = 90 * time.Second
 	DefaultMaxObservationBytes = 8 << 10
 	DefaultMaxTools            = 8
-	DefaultIndexTokens         = 2000
+	DefaultIndexTokens         = 600
 	DefaultMaxArgRetries       = 2
 	DefaultMaxRepeats          = 2
 	DefaultMaxIdleRounds       = 3

@@ -20,8 +20,11 @@
 //     budget), tokens.go (token counting, cached, with the embedded
 //     cl100k ranks).
 //   - Offering skills: match.go (how well a text fits a skill, by words),
-//     offer.go (which skills are offered in full), index.go (the compact
-//     skill index and load_skills), context.go (the system prompt, built
+//     colloquial.go (the clipped verbs and phrases employees use, expanded
+//     into skills' words), chitchat.go (messages that ask for no company
+//     data, offered nothing), offer.go (which skills are offered in full,
+//     ranked again after each tool round), index.go (the skill index or
+//     the index of areas, and load_skills by name or search), context.go (the system prompt, built
 //     once per run so prompt caches hit), schema_text.go (a schema's rules
 //     in plain words), builtin.go (the built-in finish and
 //     recall_observation tools).

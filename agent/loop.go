@@ -104,6 +104,7 @@ func Run(ctx context.Context, m Model, turn Turn, opts Options) (Result, error) 
 		if round.stop != "" {
 			return r.stop(round.stop, round.cause)
 		}
+		r.reoffer()
 		if round.succeeded {
 			r.idle = 0
 		} else if r.idle++; r.idle >= opts.MaxIdleRounds {

@@ -203,16 +203,19 @@ func parameterText(schema []byte) string {
 
 // matcher scores texts against one turn's catalog.
 type matcher struct {
-	docs []*skillDoc
-	idf  map[string]float64 // term → rarity in [0,1]
+	docs       []*skillDoc
+	idf        map[string]float64 // term → rarity in [0,1]
+	colloquial colloquialTable    // colloquial words expanded in the user's text
+	family     []string           // per skill: its name without the last word (hr_leave_apply → hr_leave)
 }
 
-func newMatcher(specs []skills.Spec) *matcher {
-	m := &matcher{idf: map[string]float64{}}
+func newMatcher(specs []skills.Spec, colloquial colloquialTable) *matcher {
+	m := &matcher{idf: map[string]float64{}, colloquial: colloquial}
 	df := map[string]int{}
 	for _, s := range specs {
 		d := docFor(s)
 		m.docs = append(m.docs, d)
+		m.family = append(m.family, familyOf(s.Name))
 		for t := range d.weights {
 			df[t]++
 		}
@@ -227,10 +230,21 @@ func newMatcher(specs []skills.Spec) *matcher {
 	return m
 }
 
+// familyOf is the family of a skill: its name without the last word,
+// which catalogs use for one object's actions (hr_leave_balance,
+// hr_leave_apply, hr_leave_cancel). A name of one word is its own family.
+func familyOf(name string) string {
+	if i := strings.LastIndexAny(name, "_-."); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
 // score is how well text fits each skill, in catalog order.
 func (m *matcher) score(text string) []float64 {
 	q := terms(text)
 	folded := matchNorm(text)
+	m.colloquial.expand(folded, q)
 	compact := strings.Join(strings.Fields(folded), "")
 	out := make([]float64, len(m.docs))
 	for i, d := range m.docs {

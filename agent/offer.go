@@ -21,32 +21,40 @@ import (
 // hide the skill the user needs: when in doubt, offer more.
 //
 // Turn.Tools are the skills the user may use (access rules applied by the
-// gateway); only they are ever offered. Each is scored against the user's
-// text (match.go). Offered in full (its definition in the tools block):
+// gateway); only they are ever offered. A message that asks for no
+// company data (chitchat.go) is offered none, nor the index. Otherwise
+// each skill is scored against the user's text (match.go; colloquial
+// verbs such as 催, 撤, 关 expanded by colloquial.go). Offered in full (its
+// definition in the tools block):
 //
 //  1. skills with Triggers.Always, and skills bound to the chat
 //     (Turn.BoundTools);
-//  2. the best matches of the text: every skill scoring at least
-//     relativeShare of the best score (and minScore), and the best skill of
-//     each clause of the text, so a two-part request gets both skills;
+//  2. the best matches of the text: the best skill of each clause, ranked
+//     with the whole request in view, so a two-part request gets both
+//     skills; then every skill scoring at least relativeShare of the best
+//     score (and minScore), at most maxPerFamily of one family before
+//     the others;
 //  3. the skills of the previous turn: Turn.RecentTools, and the best
 //     matches of the user's previous message, so 「那上个月呢」 keeps the
 //     payslip skill on offer;
 //
-// at most Options.MaxTools of them, in that order of priority.
+// at most Options.MaxTools of them, in that order of priority. After each
+// tool round the request is ranked again (reoffer) and the best skills not
+// on offer yet join, so the step after a look-up has its skill too.
 //
 // When the best score is weak (below strongScore), a small catalog (at most
-// MaxTools skills) is offered whole. A larger one, or one with more matches
-// than MaxTools, gets the compact skill
-// index: one line per skill the user may use, in the system prompt, and the
-// built-in load_skills tool that loads full definitions (a skill named in
-// the index may also be called directly). The index is also shown when the
-// match is strong, as long as it costs at most Options.IndexTokens, since a
-// strong match can still be the wrong one.
+// MaxTools skills) is offered whole. A larger one gets an index in the
+// system prompt and the built-in load_skills tool that loads full
+// definitions by name or by a search (a skill of the index may also be
+// called directly): one line per skill while that costs at most
+// Options.IndexTokens, else the index of areas (index.go), whose cost does
+// not grow with the catalog. With the index of areas the model no longer
+// sees every sibling's name, so offering is wider: each clause's
+// runner-up and the best match's siblings join.
 //
 // Offered skills are listed in the order of Turn.Tools (the registry sorts
-// by name), and the index lists every skill, so the same user gets a
-// byte-identical system prompt turn after turn.
+// by name), and the index depends on the catalog only, so the same user
+// gets a byte-identical system prompt turn after turn.
 
 // Score thresholds, on the scale of match.go: a term only one skill has
 // found in its declared words scores 3, in its prose 1.
@@ -83,39 +91,54 @@ func compiledRegex(p string) *regexp.Regexp {
 
 // offerInput is what offering looks at.
 type offerInput struct {
-	tools    []skills.Tool
-	bound    []string // Turn.BoundTools
-	recent   []string // Turn.RecentTools
-	text     string   // the user's text, normalised
-	previous string   // the user's previous message, "" when none
-	limit    int      // Options.MaxTools
-	indexTok int      // Options.IndexTokens
+	tools      []skills.Tool
+	bound      []string // Turn.BoundTools
+	recent     []string // Turn.RecentTools
+	text       string   // the user's text, normalised
+	previous   string   // the user's previous message, "" when none
+	limit      int      // Options.MaxTools
+	indexTok   int      // Options.IndexTokens
+	colloquial colloquialTable
 }
 
-// offering is the outcome: the skills offered in full and whether the
-// index is on.
+// offering is the outcome: the skills offered in full and which index is
+// on.
 type offering struct {
-	entries []*toolEntry
-	index   bool
+	entries  []*toolEntry
+	index    bool // the skill index and load_skills are on
+	areas    bool // the index lists areas, not skills (index.go)
+	chitchat bool // the text asks for no company data: nothing is offered
 }
+
+// Context weights: a clause is ranked with the whole request in view, and
+// a short follow-up with the previous message in view, so 「撤了」 in
+// 「看看我的报销记录，把重复的那笔撤了」 finds the 报销 cancellation rather
+// than any other.
+const (
+	clauseContext   = 0.5
+	previousContext = 0.5
+	perClause       = 2 // skills offered for each clause of a request
+	maxPerFamily    = 3 // siblings offered before other families' matches
+	// reofferTools bounds the skills a re-ranking after an observation
+	// adds, over Options.MaxTools.
+	reofferTools = 4
+)
 
 // offerTools picks what to offer. Errors: two tools with the same name, or
 // a tool with a built-in's name.
 func offerTools(in offerInput) (offering, error) {
-	specs := make([]skills.Spec, len(in.tools))
-	pos := map[string]int{}
-	for i, t := range in.tools {
-		specs[i] = t.Spec()
-		name := specs[i].Name
-		if _, dup := pos[name]; dup {
-			return offering{}, fmt.Errorf("two tools named %q", name)
-		}
-		if isBuiltin(name) {
-			return offering{}, fmt.Errorf("tool name %q is reserved for the agent", name)
-		}
-		pos[name] = i
+	specs, pos, err := turnSpecs(in.tools)
+	if err != nil {
+		return offering{}, err
 	}
-	m := newMatcher(specs)
+	if isChitChat(in.text) {
+		return offering{chitchat: true}, nil
+	}
+	m := newMatcher(specs, in.colloquial)
+	// A skill index that costs more than indexTok gives way to the index
+	// of areas, whose cost does not grow with the catalog; the model then
+	// no longer sees every sibling's name, so offering is wider.
+	areas := countTokens(skillIndex(specs)) > max(in.indexTok, 0)
 	var picked []int
 	add := func(i int) {
 		if !slices.Contains(picked, i) {
@@ -127,7 +150,7 @@ func offerTools(in offerInput) (offering, error) {
 			add(i)
 		}
 	}
-	current, best := bestMatches(m, in.text)
+	current, best := bestMatches(m, in.text, in.previous, areas)
 	for _, i := range current {
 		add(i)
 	}
@@ -138,7 +161,7 @@ func offerTools(in offerInput) (offering, error) {
 		}
 	}
 	if in.previous != "" {
-		prev, _ := bestMatches(m, in.previous)
+		prev, _ := bestMatches(m, in.previous, "", false)
 		previous = append(previous, prev...)
 	}
 	for _, i := range previous[:min(len(previous), maxPrevious)] {
@@ -161,46 +184,158 @@ func offerTools(in offerInput) (offering, error) {
 		out.entries = append(out.entries, newToolEntry(in.tools[i], specs[i]))
 	}
 	if len(picked) < len(specs) {
-		out.index = !strong || capped || countTokens(skillIndex(specs)) <= in.indexTok
+		out.areas = areas
+		out.index = in.indexTok >= 0 || !strong || capped
 	}
 	return out, nil
 }
 
-// bestMatches ranks the skills for text: those within relativeShare of the
-// best score, then the best of each clause, each at least minScore. best
-// is the top score.
-func bestMatches(m *matcher, text string) (ranked []int, best float64) {
+// turnSpecs are the specs of the turn's tools and each name's position.
+// Errors: two tools with the same name, or one with a built-in's name.
+func turnSpecs(tools []skills.Tool) ([]skills.Spec, map[string]int, error) {
+	specs := make([]skills.Spec, len(tools))
+	pos := map[string]int{}
+	for i, t := range tools {
+		specs[i] = t.Spec()
+		name := specs[i].Name
+		if _, dup := pos[name]; dup {
+			return nil, nil, fmt.Errorf("two tools named %q", name)
+		}
+		if isBuiltin(name) {
+			return nil, nil, fmt.Errorf("tool name %q is reserved for the agent", name)
+		}
+		pos[name] = i
+	}
+	return specs, pos, nil
+}
+
+// contextScores are the scores of text, each skill that matches it at all
+// raised by weight times its score for context: context ranks the
+// matches of text, it never adds a skill text does not match.
+func contextScores(m *matcher, text, context string, weight float64) []float64 {
 	scores := m.score(text)
+	if context == "" {
+		return scores
+	}
+	for i, c := range m.score(context) {
+		if scores[i] > 0 {
+			scores[i] += weight * c
+		}
+	}
+	return scores
+}
+
+// byScore is the skills' indexes, best score first (catalog order among
+// equals).
+func byScore(scores []float64) []int {
 	order := make([]int, len(scores))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	return order
+}
+
+// bestMatches ranks the skills for text, with the previous message as
+// context: first the best skill of each clause (ranked with the whole
+// text in view, so the clause's verb picks the sibling of the object
+// named elsewhere), then those within relativeShare of the best score of
+// the whole text; each matches at least minScore. wide adds each clause's
+// runner-up and the best match's siblings. best is the top score of the
+// whole text.
+func bestMatches(m *matcher, text, previous string, wide bool) (ranked []int, best float64) {
+	scores := contextScores(m, text, previous, previousContext)
+	order := byScore(scores)
 	if len(order) == 0 {
 		return nil, 0
 	}
 	best = scores[order[0]]
-	for _, i := range order {
-		if scores[i] < minScore || scores[i] < relativeShare*best {
-			break
-		}
-		ranked = append(ranked, i)
-	}
 	if parts := clauses(text); len(parts) > 1 {
+		var second []int
 		for _, part := range parts {
-			s := m.score(part)
-			top := 0
-			for i := range s {
-				if s[i] > s[top] {
-					top = i
+			raw := m.score(part)
+			s := contextScores(m, part, text, clauseContext)
+			for k, i := range byScore(s)[:min(perClause, len(s))] {
+				if raw[i] < minScore || slices.Contains(ranked, i) {
+					continue
+				}
+				if k == 0 {
+					ranked = append(ranked, i)
+				} else if wide {
+					second = append(second, i)
 				}
 			}
-			if s[top] >= minScore && !slices.Contains(ranked, top) {
-				ranked = append(ranked, top)
-			}
+		}
+		defer func() { ranked = appendNew(ranked, second...) }()
+	}
+	// Siblings crowd: one family takes at most maxPerFamily places before
+	// the others had theirs. The best match's siblings count as matches
+	// whatever their share: near-duplicates differ by the verb, which a
+	// user names loosely.
+	perFamily := map[string]int{}
+	var crowded []int
+	for _, i := range order {
+		if scores[i] < minScore {
+			break
+		}
+		f := m.family[i]
+		if scores[i] < relativeShare*best && (!wide || f != m.family[order[0]]) {
+			continue
+		}
+		if perFamily[f]++; perFamily[f] > maxPerFamily {
+			crowded = append(crowded, i)
+			continue
+		}
+		ranked = appendNew(ranked, i)
+	}
+	ranked = appendNew(ranked, crowded...)
+	return ranked, best
+}
+
+// appendNew appends the values not in s yet.
+func appendNew(s []int, vs ...int) []int {
+	for _, v := range vs {
+		if !slices.Contains(s, v) {
+			s = append(s, v)
 		}
 	}
-	return ranked, best
+	return s
+}
+
+// reoffer ranks the request again after a tool round, the whole request
+// in view, and adds the best skills not on offer yet (at most
+// reofferTools over Options.MaxTools in all): the step after a look-up
+// often needs a skill the first ranking cut (「修好了就帮我评价一下」).
+// Skills already offered keep their place, so the tools block only grows.
+// Only with the index on: otherwise everything is on offer already, or
+// the request asked for no company data.
+func (r *run) reoffer() {
+	goal := r.goalText()
+	if !r.indexOn || goal == "" || len(r.entries) >= r.opts.MaxTools+reofferTools {
+		return
+	}
+	specs, _, err := turnSpecs(r.turn.Tools)
+	if err != nil {
+		return // newRun refused such tools already
+	}
+	ranked, _ := bestMatches(newMatcher(specs, r.colloquial), goal, "", r.areas)
+	var add []*toolEntry
+	var names []string
+	for _, i := range ranked {
+		name := specs[i].Name
+		if r.byName[name] != nil || r.withdrawn[name] {
+			continue
+		}
+		if len(r.entries)+len(add) >= r.opts.MaxTools+reofferTools {
+			break
+		}
+		add = append(add, newToolEntry(r.turn.Tools[i], specs[i]))
+		names = append(names, name)
+	}
+	if len(add) > 0 {
+		r.install(add)
+		r.note("offered after re-ranking the request: %s", strings.Join(names, ", "))
+	}
 }
 
 // noParameters is the schema of a tool that takes no arguments; models

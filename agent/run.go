@@ -21,13 +21,16 @@ type run struct {
 	model Model
 	log   *slog.Logger
 
-	entries   []*toolEntry // offered skills, in request order
-	byName    map[string]*toolEntry
-	withdrawn map[string]bool
-	recallOn  bool          // recall_observation is offered (something was archived)
-	indexOn   bool          // the skill index and load_skills are offered
-	defs      []openai.Tool // the request's tools block
-	defsTok   int           // its tokens
+	entries    []*toolEntry // offered skills, in request order
+	byName     map[string]*toolEntry
+	withdrawn  map[string]bool
+	recallOn   bool // recall_observation is offered (something was archived)
+	indexOn    bool // the skill index and load_skills are offered
+	areas      bool // the index lists areas, not skills (index.go)
+	chitchat   bool // the request asks for no company data (chitchat.go)
+	colloquial colloquialTable
+	defs       []openai.Tool // the request's tools block
+	defsTok    int           // its tokens
 
 	msgs   []openai.ChatCompletionMessage
 	meta   []msgMeta // parallel to msgs
@@ -138,7 +141,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 		opts: opts, turn: turn, model: m,
 		log:       opts.Logger.With("session_id", turn.SessionID, "run_id", turn.RunID),
 		withdrawn: map[string]bool{}, repeats: map[string]int{}, failures: map[string]int{}, writes: map[string]string{},
-		archive: opts.Archive, archiveRun: turn.RunID,
+		archive: opts.Archive, archiveRun: turn.RunID, colloquial: newColloquialTable(opts.Colloquial),
 	}
 	if turn.Resume != nil {
 		return r, r.resume(turn.Resume)
@@ -149,11 +152,12 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 	}
 	text := normalizeText(turn.UserText)
 	off, err := offerTools(offerInput{tools: turn.Tools, bound: turn.BoundTools, recent: turn.RecentTools,
-		text: text, previous: normalizeText(previousTurn(turn.History)), limit: opts.MaxTools, indexTok: opts.IndexTokens})
+		text: text, previous: normalizeText(previousTurn(turn.History)), limit: opts.MaxTools, indexTok: opts.IndexTokens,
+		colloquial: r.colloquial})
 	if err != nil {
 		return r, err
 	}
-	r.indexOn = off.index
+	r.indexOn, r.areas, r.chitchat = off.index, off.areas, off.chitchat
 	r.setTools(off.entries)
 	system := buildSystemPrompt(turn.SystemPrompt, r.entries, r.index(), opts.ToolsInText, nil) + notesBlock(turn.Notes)
 	var note string
@@ -284,7 +288,21 @@ func (r *run) index() string {
 	for i, t := range r.turn.Tools {
 		specs[i] = t.Spec()
 	}
+	if r.areas {
+		return areaIndex(specs, len(r.entries))
+	}
 	return skillIndex(specs)
+}
+
+// goalText is the user's request of the task: the goal message, which a
+// resumed run keeps from the run that asked.
+func (r *run) goalText() string {
+	for i, m := range r.meta {
+		if m.kind == msgGoal {
+			return r.msgs[i].Content
+		}
+	}
+	return ""
 }
 
 // callableNames are the names a tool call may resolve to: offered skills
