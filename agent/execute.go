@@ -50,6 +50,9 @@ type roundOutcome struct {
 	stop      string
 	cause     error
 	succeeded bool // at least one skill call succeeded: the round was not idle
+	// retryPromised: a call failed transiently and its observation said it
+	// may be tried once more, so the idle budget waits for that retry.
+	retryPromised bool
 }
 
 // proposedCalls returns the calls of an assistant message with their names
@@ -334,6 +337,7 @@ func (r *run) account(c *callResult, out *roundOutcome) {
 	switch {
 	case c.entry == nil:
 	case c.obs.ok:
+		r.noteSubject(c)
 		r.progress.record(displayName(c.entry.spec), true, "")
 		r.progress.addFact(displayName(c.entry.spec), factOf(c.obs))
 		out.succeeded = true
@@ -344,6 +348,9 @@ func (r *run) account(c *callResult, out *roundOutcome) {
 		r.progress.record(displayName(c.entry.spec), false, c.obs.fail.label(r.opts.Messages))
 		if transient(c) && c.ran {
 			r.repeats[c.key]-- // retrying a transient failure is not a repeat
+			// The observation promised a retry; the round is not the last
+			// idle one unless this failure withdraws the skill.
+			out.retryPromised = r.failures[name]+1 < r.opts.MaxToolFailures
 		}
 		if c.obs.fail.counts {
 			r.failures[name]++

@@ -107,7 +107,7 @@ func Run(ctx context.Context, m Model, turn Turn, opts Options) (Result, error) 
 		r.reoffer()
 		if round.succeeded {
 			r.idle = 0
-		} else if r.idle++; r.idle >= opts.MaxIdleRounds {
+		} else if r.idle++; r.idle >= opts.MaxIdleRounds && !round.retryPromised {
 			if r.failSubtask(StopIdle) {
 				continue
 			}

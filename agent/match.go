@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -246,12 +248,15 @@ func (m *matcher) score(text string) []float64 {
 	folded := matchNorm(text)
 	m.colloquial.expand(folded, q)
 	compact := strings.Join(strings.Fields(folded), "")
+	// Summed in a fixed order: identical skills must score identically,
+	// or ties would break by map order from run to run.
+	keys := slices.Sorted(maps.Keys(q))
 	out := make([]float64, len(m.docs))
 	for i, d := range m.docs {
 		s := 0.0
-		for t, f := range q {
+		for _, t := range keys {
 			if w, ok := d.weights[t]; ok {
-				s += m.idf[t] * w * f
+				s += m.idf[t] * w * q[t]
 			}
 		}
 		for _, p := range d.phrases {

@@ -64,8 +64,14 @@ func (r *run) next(a answer) bool {
 			r.final = reply
 			return false // the skill's own wording: no format check
 		}
+		if again, replaced := r.checkAnswer(); again || replaced {
+			return again
+		}
 	case phaseCompose:
 		r.final = a.text
+		if again, replaced := r.checkAnswer(); again || replaced {
+			return again
+		}
 	case phaseFormat:
 		if a.text != "" { // an empty "fix" does not replace the answer
 			r.final = a.text

@@ -29,8 +29,13 @@ type run struct {
 	areas      bool // the index lists areas, not skills (index.go)
 	chitchat   bool // the request asks for no company data (chitchat.go)
 	colloquial colloquialTable
-	defs       []openai.Tool // the request's tools block
-	defsTok    int           // its tokens
+
+	subject         string        // the person other than the caller the request is about (verify.go)
+	answered        int           // skill calls that answered, not asked about subject
+	answeredSubject bool          // a skill answered with subject in its arguments
+	corrected       bool          // the model was asked once to correct an answer
+	defs            []openai.Tool // the request's tools block
+	defsTok         int           // its tokens
 
 	msgs   []openai.ChatCompletionMessage
 	meta   []msgMeta // parallel to msgs
@@ -167,6 +172,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 		r.note("%s", note)
 	}
 	r.format = requestedFormat(r.goal, nil)
+	r.subject = otherSubject(r.goal)
 	r.log.Debug("agent: input ready", "user_bytes", len(turn.UserText), "normalised_bytes", len(text),
 		"truncated", note != "", "tools_given", len(turn.Tools), "tools_offered", len(r.entries), "index", r.indexOn)
 	return r, nil

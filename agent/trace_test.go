@@ -54,7 +54,7 @@ func TestRun_TraceAndLogPoints(t *testing.T) {
 	var lines []map[string]string
 	opts := testOptions()
 	opts.Logger = slog.New(recordHandler{mu: &sync.Mutex{}, lines: &lines})
-	tools := []skills.Tool{&fakeTool{name: "vpn_reset", out: `{"ok":true}`}}
+	tools := []skills.Tool{&fakeTool{name: "vpn_reset", out: `{"ok":true}`, write: true}}
 
 	res, err := agent.Run(context.Background(), m, testTurn("重置 VPN", tools), opts)
 	if err != nil {

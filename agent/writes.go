@@ -86,6 +86,9 @@ func transient(c *callResult) bool { return c.obs.fail != nil && c.obs.fail.coun
 // maxFactRunes bounds one fact in the partial answer.
 const maxFactRunes = 160
 
+// callerKeys are identifier fields of the caller, left out of facts.
+var callerKeys = map[string]bool{"employee_id": true, "user_id": true, "userid": true, "staff_id": true, "caller_id": true, "employee_no": true}
+
 // factKeys are answer fields that state the outcome in a sentence.
 var factKeys = []string{"summary", "message", "result"}
 
@@ -103,13 +106,16 @@ func factOf(obs observation) string {
 			return cutRunes(strings.TrimSpace(v.text), maxFactRunes)
 		}
 	}
+	// Identifiers by value: users read 「INC-1004」, not 「ticket_id
+	// INC-1004」, and the line already names the skill. The caller's own id
+	// says nothing they do not know.
 	var ids []string
 	for i, k := range doc.keys {
 		v := doc.vals[i]
 		lower := strings.ToLower(k)
-		if (v.kind == jString || v.kind == jNumber) && (lower == "id" || strings.HasSuffix(lower, "_id") ||
+		if (v.kind == jString || v.kind == jNumber) && !callerKeys[lower] && (lower == "id" || strings.HasSuffix(lower, "_id") ||
 			strings.HasSuffix(lower, "_no") || strings.HasSuffix(lower, "number")) {
-			ids = append(ids, k+" "+v.text)
+			ids = append(ids, v.text)
 		}
 	}
 	return cutRunes(strings.Join(ids, ", "), maxFactRunes)
