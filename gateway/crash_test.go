@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +58,12 @@ func flagSet(name string) bool {
 	return set
 }
 
-// runWorkerProcess is `hermes serve` without HTTP: it works the queues until killed.
+// ackProcessEnv, set beside workerProcessEnv, makes the worker process
+// one that only takes callbacks, on the address it names.
+const ackProcessEnv = "HERMES_TEST_ACK_LISTEN"
+
+// runWorkerProcess is `hermes serve` without HTTP: it works the queues
+// until killed. With ackProcessEnv it is the opposite: HTTP only, no queue.
 func runWorkerProcess(configPath string) {
 	ctx := context.Background()
 	cfg, err := config.LoadConfig(configPath)
@@ -68,12 +74,20 @@ func runWorkerProcess(configPath string) {
 	if err != nil {
 		panic(err)
 	}
-	gw, err := gateway.New(ctx, cfg, gateway.Deps{Pool: pool, Platforms: platforms})
+	deps := gateway.Deps{Pool: pool, Platforms: platforms}
+	listen := os.Getenv(ackProcessEnv)
+	if listen != "" {
+		deps.Queues, deps.Partial = map[string]int{}, true
+	}
+	gw, err := gateway.New(ctx, cfg, deps)
 	if err != nil {
 		panic(err)
 	}
 	if err := gw.Start(ctx); err != nil {
 		panic(err)
+	}
+	if listen != "" {
+		panic(http.ListenAndServe(listen, gw.Handler()))
 	}
 	select {}
 }

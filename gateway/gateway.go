@@ -22,6 +22,7 @@ import (
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/groupcommit"
 	"github.com/hermes-gw/hermes/gateway/media"
 	"github.com/hermes-gw/hermes/gateway/modellimit"
 	"github.com/hermes-gw/hermes/gateway/ops"
@@ -84,7 +85,8 @@ type Gateway struct {
 	pool     *pgxpool.Pool
 	river    *river.Client[pgx.Tx]
 	model    agent.Model
-	limiter  *modellimit.Limiter // in front of model, shared by this replica's runs
+	limiter  *modellimit.Limiter              // in front of model, shared by this replica's runs
+	acks     *groupcommit.Committer[accepted] // the ack path's shared transactions
 	skills   *skills.Live
 	skillsFS fs.FS // where skill definitions are (re)loaded from; nil: none
 	mcp      *skills.MCPClients
@@ -203,6 +205,8 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		}
 		g.model = m
 	}
+	g.acks = groupcommit.New(groupcommit.Config{MaxWait: cfg.Database.GroupCommit.MaxWait,
+		MaxBatch: cfg.Database.GroupCommit.MaxBatch, Writers: cfg.Database.GroupCommit.Writers}, g.pool, g.writeAccepted)
 	g.limiter = modellimit.New(cfg.Model)
 
 	g.skillsFS = deps.SkillsFS
@@ -413,6 +417,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 // unfinished job is taken up again by another replica or the next start.
 func (g *Gateway) Stop(ctx context.Context) error {
 	defer g.mcp.Close() //nolint:errcheck // sessions to MCP servers; nothing to save
+	defer g.acks.Stop()
 	// Deferred, so after the jobs: answers they commit meanwhile may show live.
 	defer g.live.stopLiveReplies(ctx)
 	if !g.works {

@@ -31,15 +31,18 @@ var _ channels.Sink = (*Gateway)(nil)
 // Accept stores a verified inbound message and, if it is new and needs an
 // answer, enqueues the job that will answer it — in one transaction, so a
 // message the platform was told "200" about is never lost and a repeated
-// message enqueues nothing. A group message not addressed to the bot (no
-// @-mention, no configured prefix) is not stored at all. The message's
-// single-use Nonce, if any, is claimed in the same transaction (see
-// channels.Sink.Accept), for unaddressed messages too (and for one without
-// a sender, handed over for its proof only): otherwise the captured
-// signature of one could be sent again with an addressed body. A new
-// message on an account that shows its answers live (Limits.LiveDeadline)
-// is stored with a hold on its answer's first part, and the live reply
-// this replica pushes starts once it is committed (live.go).
+// message enqueues nothing. Messages accepted at the same time share that
+// transaction (database.group_commit, gateway/groupcommit): each returns
+// once the commit that holds it is durable. A group message not addressed
+// to the bot (no @-mention, no configured prefix) is not stored at all.
+// The message's single-use Nonce, if any, is claimed in the same
+// transaction (see channels.Sink.Accept), for unaddressed messages too
+// (and for one without a sender, handed over for its proof only):
+// otherwise the captured signature of one could be sent again with an
+// addressed body. A new message on an account that shows its answers live
+// (Limits.LiveDeadline) is stored with a hold on its answer's first part,
+// and the live reply this replica pushes starts once it is committed
+// (live.go).
 //
 // Errors wrap channels.ErrUnavailable: nothing was stored, and the caller
 // must answer so that the platform retries; or channels.ErrReplayed:
@@ -53,66 +56,109 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		span.SetAttributes(attribute.Bool("hermes.new", receipt.New))
 		ops.EndSpan(span, err)
 	}()
-	status, addressed := store.InboundPending, true
+	a := &accepted{in: in, status: store.InboundPending, addressed: true, meta: ops.JobMetadata(ctx)}
 	switch {
 	case in.Nonce != "" && in.Sender.UserID == "":
 		// Nobody to answer: the channel hands it over for its proof only.
-		addressed = false
+		a.addressed = false
 	case in.MsgType == channels.TypeEvent:
 		// Events (entering the chat, ...) are recorded, not answered.
-		status = store.InboundIgnored
+		a.status = store.InboundIgnored
 	case in.ChatType == channels.ChatGroup:
-		in.Text, addressed = isAddressed(g.groupPolicy(in), in)
+		a.in.Text, a.addressed = isAddressed(g.groupPolicy(in), in)
 	}
-	if !addressed && in.Nonce == "" {
+	if !a.addressed && in.Nonce == "" {
 		return channels.Receipt{}, nil
 	}
 	received := g.now()
-	live := g.live.liveFor(in, status, received)
-	var id int64
-	err = store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
-		if in.Nonce != "" {
-			first, err := g.claimNonce(ctx, tx, in)
-			if err != nil {
-				return err
-			}
-			if !first {
-				// The same delivery again stores nothing new: its first
-				// stored what was to be stored, or nothing.
-				receipt, err = g.repeatReceipt(ctx, tx, in)
-				return err
-			}
-		}
-		if !addressed {
-			return nil
-		}
-		var ok bool
-		id, ok, err = store.InsertInboundHeld(ctx, tx, in, status, live.hold)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			// A repeat: the platform did not get our first answer. Answer it
-			// the same way (a streaming platform reopens the same stream).
-			receipt, err = g.repeatReceipt(ctx, tx, in)
-			return err
-		}
-		receipt = channels.Receipt{New: true, Answer: status == store.InboundPending}
-		if !receipt.Answer {
-			return nil
-		}
-		return g.leases.enqueueProcess(ctx, tx, id, in.Channel)
-	})
+	live := g.live.liveFor(a.in, a.status, received)
+	a.hold = live.hold
+	err = g.acks.Do(ctx, a)
 	switch {
-	case errors.Is(err, channels.ErrReplayed):
-		return channels.Receipt{}, err
+	case err == nil && a.err != nil:
+		return channels.Receipt{}, a.err // replayed
 	case err != nil:
 		return channels.Receipt{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
-	if receipt.New && live.replier != nil {
-		g.live.startLive(live, in, id, received)
+	if a.receipt.New && live.replier != nil {
+		g.live.startLive(live, a.in, a.id, received)
 	}
-	return receipt, nil
+	return a.receipt, nil
+}
+
+// accepted is one message Accept stores, on its way through a shared
+// transaction, and its outcome there.
+type accepted struct {
+	in        channels.Inbound
+	status    string
+	addressed bool
+	hold      store.Hold
+	meta      []byte // the job's trace context (the caller's span)
+
+	id      int64
+	receipt channels.Receipt
+	err     error // channels.ErrReplayed: refused, nothing stored for it
+}
+
+// writeAccepted stores the messages of one batch in tx: their nonces
+// claimed one by one, the new ones in one insert, their jobs in another.
+// A replayed message is refused alone; any other error fails the batch
+// (groupcommit then writes each message alone).
+func (g *Gateway) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepted) error {
+	var fresh []*accepted
+	var rows []store.NewInbound
+	for _, a := range batch {
+		a.id, a.receipt, a.err = 0, channels.Receipt{}, nil
+		if a.in.Nonce != "" {
+			first, err := g.claimNonce(ctx, tx, a.in)
+			switch {
+			case errors.Is(err, channels.ErrReplayed):
+				a.err = err
+				continue
+			case err != nil:
+				return err
+			case !first:
+				// The same delivery again stores nothing new: its first
+				// stored what was to be stored, or nothing.
+				if a.receipt, err = g.repeatReceipt(ctx, tx, a.in); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if a.addressed {
+			fresh, rows = append(fresh, a), append(rows, store.NewInbound{In: a.in, Status: a.status, Hold: a.hold})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	ids, err := store.InsertInbounds(ctx, tx, rows)
+	if err != nil {
+		return err
+	}
+	var jobs []river.InsertManyParams
+	for i, a := range fresh {
+		if ids[i] == 0 {
+			// A repeat: the platform did not get our first answer. Answer
+			// it the same way (a streaming platform reopens the same stream).
+			if a.receipt, err = g.repeatReceipt(ctx, tx, a.in); err != nil {
+				return err
+			}
+			continue
+		}
+		a.id, a.receipt = ids[i], channels.Receipt{New: true, Answer: a.status == store.InboundPending}
+		if a.receipt.Answer {
+			jobs = append(jobs, g.leases.processJob(a.id, a.in.Channel, a.meta))
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	if _, err := g.river.InsertManyTx(ctx, tx, jobs); err != nil {
+		return fmt.Errorf("gateway: enqueue %d inbound messages: %w", len(jobs), err)
+	}
+	return nil
 }
 
 // claimNonce claims in's nonce for its message in tx. first is false when

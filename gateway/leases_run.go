@@ -138,15 +138,19 @@ func (rl *runLeases) handOver(ctx context.Context, tx pgx.Tx, sessionID, ownID i
 
 // enqueueProcess inserts the job that answers inbound message id, in tx.
 func (rl *runLeases) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, channel string) error {
-	g := rl.g
-	if _, err := g.river.InsertTx(ctx, tx, ProcessInboundArgs{InboundID: id}, &river.InsertOpts{
-		Queue:       g.agentQueue(channel),
-		MaxAttempts: agentAttempts,
-		Metadata:    ops.JobMetadata(ctx),
-	}); err != nil {
+	job := rl.processJob(id, channel, ops.JobMetadata(ctx))
+	if _, err := rl.g.river.InsertTx(ctx, tx, job.Args, job.InsertOpts); err != nil {
 		return fmt.Errorf("gateway: enqueue inbound %d: %w", id, err)
 	}
 	return nil
+}
+
+// processJob is the job that answers inbound message id; meta is its
+// trace context.
+func (rl *runLeases) processJob(id int64, channel string, meta []byte) river.InsertManyParams {
+	return river.InsertManyParams{Args: ProcessInboundArgs{InboundID: id}, InsertOpts: &river.InsertOpts{
+		Queue: rl.g.agentQueue(channel), MaxAttempts: agentAttempts, Metadata: meta,
+	}}
 }
 
 // keepLeases renews this process's session leases every third of

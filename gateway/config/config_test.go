@@ -52,6 +52,9 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"EnvUnset", "database:\n  url: ${NOT_SET_ANYWHERE}\nmodel:\n  provider: offline\n", "database.url: required"},
 		{"RescueTooShort", base + "worker:\n  rescue_after: 10s\n", "worker.rescue_after"},
 		{"RunLeaseTooShort", base + "worker:\n  run_lease: 500ms\n", "worker.run_lease: must be at least 1s"},
+		{"GroupCommitWaitTooLong", "database:\n  url: postgres://x@h/x\n  group_commit:\n    max_wait: 1s\nmodel:\n  provider: offline\n", "database.group_commit.max_wait"},
+		{"GroupCommitTooManyWriters", "database:\n  url: postgres://x@h/x\n  max_conns: 10\n  group_commit:\n    writers: 6\nmodel:\n  provider: offline\n", "database.group_commit.writers"},
+		{"DrainDelayNegative", base + "server:\n  drain_delay: -1s\n", "server.drain_delay"},
 		{"NegativeRequestsPerMinute", "database:\n  url: postgres://x@h/x\nmodel:\n  provider: offline\n  requests_per_minute: -1\n", "model.requests_per_minute"},
 	}
 	for _, c := range cases {

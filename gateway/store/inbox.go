@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,39 +48,105 @@ func InsertInbound(ctx context.Context, tx Querier, in channels.Inbound, status 
 // the message's answer for a live reply (live_holds), in the same
 // statement, when the message is new and hold is not zero.
 func InsertInboundHeld(ctx context.Context, tx Querier, in channels.Inbound, status string, hold Hold) (id int64, inserted bool, err error) {
-	replyTo := []byte(in.ReplyTo)
-	if len(replyTo) == 0 {
-		replyTo = []byte(`{}`)
-	}
-	var raw any
-	if len(in.Raw) > 0 {
-		raw = string(in.Raw)
-	}
-	parts, quote := marshalOrNil(in.Parts), marshalOrNil(in.Quote)
-	args := []any{in.Channel, in.Account, in.MsgID, in.MsgType, in.ChatID, in.ChatType,
-		in.Sender.UserID, in.Sender.Name, in.Sender.CorpID, in.Text, in.Mentioned, replyTo, raw, status, parts, quote}
-	insert := `
-INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type,
-    sender_id, sender_name, sender_corp, text, mentioned, reply_to, raw, status, parts, quote)
-VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13::jsonb,$14,$15::jsonb,$16::jsonb)
-ON CONFLICT (channel, account, platform_msg_id) DO NOTHING
-RETURNING id`
-	if !hold.Until.IsZero() {
-		// One round trip in the ack path: the hold is written by the same
-		// statement, only for a message that is new.
-		insert = `WITH m AS (` + insert + `),
-h AS (INSERT INTO live_holds (reply_key, held_until, closes_at) SELECT $17::text || id, $18, $19 FROM m)
-SELECT id FROM m`
-		args = append(args, AnswerKeyPrefix, hold.Until, hold.ClosesAt)
-	}
-	err = tx.QueryRow(ctx, insert, args...).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false, nil
-	}
+	ids, err := InsertInbounds(ctx, tx, []NewInbound{{In: in, Status: status, Hold: hold}})
 	if err != nil {
-		return 0, false, fmt.Errorf("store: insert inbound: %w", err)
+		return 0, false, err
 	}
-	return id, true, nil
+	return ids[0], ids[0] != 0, nil
+}
+
+// NewInbound is one message for InsertInbounds.
+type NewInbound struct {
+	In     channels.Inbound
+	Status string
+	Hold   Hold // zero: no live hold
+}
+
+// insertInbounds stores the rows of its arrays (one per message, in
+// order) whose platform message id is new, with their live holds, in one
+// statement: one round trip and one plan however many messages a batch of
+// the ack path holds.
+const insertInbounds = `
+WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+        $8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::text[], $15::text[],
+        $16::text[], $17::timestamptz[], $18::timestamptz[]) WITH ORDINALITY
+    AS t(channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, sender_name, sender_corp,
+        text, mentioned, reply_to, raw, status, parts, quote, held_until, closes_at, n)
+), m AS (
+    INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type,
+        sender_id, sender_name, sender_corp, text, mentioned, reply_to, raw, status, parts, quote)
+    SELECT channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, sender_name, sender_corp,
+        text, mentioned, reply_to::jsonb, raw::jsonb, status, parts::jsonb, quote::jsonb FROM input ORDER BY n
+    ON CONFLICT (channel, account, platform_msg_id) DO NOTHING
+    RETURNING id, channel, account, platform_msg_id
+), h AS (
+    INSERT INTO live_holds (reply_key, held_until, closes_at)
+    SELECT $19::text || m.id, i.held_until, i.closes_at FROM m JOIN input i USING (channel, account, platform_msg_id)
+    WHERE i.held_until IS NOT NULL
+)
+SELECT input.n, m.id FROM m JOIN input USING (channel, account, platform_msg_id)`
+
+// InsertInbounds records verified inbound messages in one statement.
+// ids[i] is msgs[i]'s new id, or 0 when the platform had delivered the same
+// message before (same channel, account and platform message id), or an
+// earlier entry of msgs is the same message: its caller must then enqueue
+// nothing.
+func InsertInbounds(ctx context.Context, tx Querier, msgs []NewInbound) (ids []int64, err error) {
+	var (
+		channel, account, msgID, msgType, chatID, chatType []string
+		senderID, senderName, senderCorp, body, status     []string
+		mentioned                                          []bool
+		replyTo                                            []string
+		raw, parts, quote                                  []*string
+		heldUntil, closesAt                                []*time.Time
+		row                                                []int // the msgs index of each row sent
+	)
+	type key struct{ channel, account, msgID string }
+	seen := make(map[key]bool, len(msgs))
+	for i, m := range msgs {
+		in := m.In
+		k := key{in.Channel, in.Account, in.MsgID}
+		if seen[k] {
+			continue // the same message twice: its twin is a repeat
+		}
+		seen[k] = true
+		row = append(row, i)
+		channel, account, msgID = append(channel, in.Channel), append(account, in.Account), append(msgID, in.MsgID)
+		msgType, chatID, chatType = append(msgType, in.MsgType), append(chatID, in.ChatID), append(chatType, in.ChatType)
+		senderID, senderName, senderCorp = append(senderID, in.Sender.UserID), append(senderName, in.Sender.Name), append(senderCorp, in.Sender.CorpID)
+		body, status, mentioned = append(body, in.Text), append(status, m.Status), append(mentioned, in.Mentioned)
+		replyTo = append(replyTo, cmp.Or(string(in.ReplyTo), `{}`))
+		var r *string
+		if len(in.Raw) > 0 {
+			s := string(in.Raw)
+			r = &s
+		}
+		raw, parts, quote = append(raw, r), append(parts, marshalOrNil(in.Parts)), append(quote, marshalOrNil(in.Quote))
+		var until, closes *time.Time
+		if !m.Hold.Until.IsZero() {
+			until, closes = &m.Hold.Until, &m.Hold.ClosesAt
+		}
+		heldUntil, closesAt = append(heldUntil, until), append(closesAt, closes)
+	}
+	rows, err := tx.Query(ctx, insertInbounds, channel, account, msgID, msgType, chatID, chatType, senderID,
+		senderName, senderCorp, body, mentioned, replyTo, raw, status, parts, quote, heldUntil, closesAt, AnswerKeyPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("store: insert inbound: %w", err)
+	}
+	defer rows.Close()
+	ids = make([]int64, len(msgs))
+	for rows.Next() {
+		var ord, id int64
+		if err := rows.Scan(&ord, &id); err != nil {
+			return nil, fmt.Errorf("store: insert inbound: %w", err)
+		}
+		ids[row[ord-1]] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: insert inbound: %w", err)
+	}
+	return ids, nil
 }
 
 // GetInbound loads one inbound message. It returns ErrNotFound if id is unknown.
@@ -120,12 +187,13 @@ FROM inbound_messages WHERE id = $1`, id).Scan(
 
 // marshalOrNil is v as JSON text for a jsonb column, or NULL when v is
 // empty.
-func marshalOrNil(v any) any {
+func marshalOrNil(v any) *string {
 	b, err := json.Marshal(v)
 	if err != nil || string(b) == "null" || string(b) == "[]" {
 		return nil
 	}
-	return string(b)
+	s := string(b)
+	return &s
 }
 
 // StatusInSession re-reads a message's status and whether an earlier

@@ -1,0 +1,152 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// ackRoundSize is how many signed callbacks one round of
+// BenchmarkAckThroughput posts per variant and concurrency.
+const ackRoundSize = 2000
+
+// BenchmarkAckThroughput compares Hermes's ack path with the least a
+// durable ack can do: signed WeCom callbacks posted at 32 and at 128 at
+// once, over HTTP, while the workers are busy with a 2 s model; against a
+// handler that reads the body and makes one durable INSERT of it in
+// autocommit, on a pool of the same size. The variants run in interleaved
+// rounds, so both see the same machine; it prints acks per second and the
+// ack p99 of each, and their ratio.
+//
+//	go test -run '^$' -bench AckThroughput -benchtime 1x ./gateway/
+func BenchmarkAckThroughput(b *testing.B) {
+	h := newHarness(b)
+	slowModel(h)
+	h.start(gateway.Deps{})
+	ctx := context.Background()
+	baselinePool, err := store.Open(ctx, h.dbURL, 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(baselinePool.Close)
+	if _, err := baselinePool.Exec(ctx, `CREATE TABLE bench_acks (id bigserial PRIMARY KEY, body bytea NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	baseline := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err == nil {
+			_, err = baselinePool.Exec(r.Context(), `INSERT INTO bench_acks (body) VALUES ($1)`, body)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("success"))
+	}))
+	b.Cleanup(baseline.Close)
+
+	type result struct{ rate, p99 []float64 }
+	results := map[string]*result{}
+	seq := 0
+	round := func(variant string, concurrency int) {
+		reqs := make([]struct {
+			u    string
+			body []byte
+		}, ackRoundSize)
+		for i := range reqs {
+			seq++
+			u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", seq%500), "我还有几天年假？", fmt.Sprintf("rate-%d", seq)), time.Now())
+			if variant == "baseline" {
+				u = baseline.URL + "/callback"
+			}
+			reqs[i].u, reqs[i].body = u, body
+		}
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}
+		defer client.CloseIdleConnections()
+		lat := make([]time.Duration, len(reqs))
+		next := make(chan int)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range concurrency {
+			wg.Go(func() {
+				for i := range next {
+					t0 := time.Now()
+					resp, err := client.Post(reqs[i].u, "text/xml", bytes.NewReader(reqs[i].body))
+					if err != nil {
+						b.Error(err)
+						continue
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("%s: callback answered %d", variant, resp.StatusCode)
+					}
+					lat[i] = time.Since(t0)
+				}
+			})
+		}
+		for i := range reqs {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		wall := time.Since(start)
+		slices.Sort(lat)
+		key := fmt.Sprintf("%s@%d", variant, concurrency)
+		r := results[key]
+		if r == nil {
+			r = &result{}
+			results[key] = r
+		}
+		r.rate = append(r.rate, float64(len(reqs))/wall.Seconds())
+		r.p99 = append(r.p99, float64(lat[len(lat)*99/100].Microseconds())/1000)
+	}
+	b.ResetTimer()
+	const rounds = 3
+	for range b.N {
+		for range rounds {
+			for _, c := range []int{32, 128} {
+				round("baseline", c)
+				round("hermes", c)
+			}
+		}
+	}
+	b.StopTimer()
+	for _, c := range []int{32, 128} {
+		hr, br := results[fmt.Sprintf("hermes@%d", c)], results[fmt.Sprintf("baseline@%d", c)]
+		ratios := make([]string, len(hr.rate))
+		for i := range hr.rate {
+			ratios[i] = fmt.Sprintf("%.2f", hr.rate[i]/br.rate[i])
+		}
+		fmt.Printf("\n%d at once, %d callbacks a round, model busy at 2 s a call:\n", c, ackRoundSize)
+		fmt.Printf("  hermes   acks/s %v  p99 ms %v\n", rounded(hr.rate, 0), rounded(hr.p99, 1))
+		fmt.Printf("  baseline acks/s %v  p99 ms %v\n", rounded(br.rate, 0), rounded(br.p99, 1))
+		fmt.Printf("  hermes / baseline per round: %v\n", ratios)
+		b.ReportMetric(median(hr.rate)/median(br.rate), fmt.Sprintf("ratio@%d", c))
+		b.ReportMetric(median(hr.p99), fmt.Sprintf("p99-ms@%d", c))
+	}
+}
+
+func rounded(xs []float64, digits int) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%.*f", digits, x)
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
