@@ -48,6 +48,9 @@
 //   - Context compression: compress.go (old observations replaced by
 //     summaries when the prompt grows too large), archive.go (Archive:
 //     where their full texts stay, for recall_observation).
+//   - Answers checked against what ran: verify.go (a claimed action with
+//     no write, a cited result no skill returned, a colleague named over
+//     the caller's own record: corrected once, else an honest sentence).
 //   - What may reach a chat or a trace: sanitize.go (debug fields dropped,
 //     secrets and personal numbers masked), present.go (the same masking
 //     for the gateway's own paths), trace.go (each step's trace entry, and

@@ -197,11 +197,10 @@ func (r *run) searchSkills(query string) []string {
 	if query == "" || !r.indexOn {
 		return nil
 	}
-	specs, _, err := turnSpecs(r.turn.Tools)
-	if err != nil {
+	specs, m := r.catalog()
+	if m == nil {
 		return nil
 	}
-	m := newMatcher(specs, r.colloquial)
 	scores := contextScores(m, query, r.goalText(), clauseContext)
 	var out []string
 	for _, i := range byScore(scores) {

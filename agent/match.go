@@ -209,15 +209,24 @@ type matcher struct {
 	idf        map[string]float64 // term → rarity in [0,1]
 	colloquial colloquialTable    // colloquial words expanded in the user's text
 	family     []string           // per skill: its name without the last word (hr_leave_apply → hr_leave)
+	copyOf     []int              // per skill: the first skill with the same texts under another name, else itself
 }
 
 func newMatcher(specs []skills.Spec, colloquial colloquialTable) *matcher {
 	m := &matcher{idf: map[string]float64{}, colloquial: colloquial}
+	texts := map[string]int{}
 	df := map[string]int{}
 	for _, s := range specs {
 		d := docFor(s)
 		m.docs = append(m.docs, d)
 		m.family = append(m.family, familyOf(s.Name))
+		key := strings.TrimPrefix(docKey(s), s.Name)
+		first, seen := texts[key]
+		if !seen {
+			first = len(m.copyOf)
+			texts[key] = first
+		}
+		m.copyOf = append(m.copyOf, first)
 		for t := range d.weights {
 			df[t]++
 		}

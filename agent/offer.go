@@ -108,6 +108,7 @@ type offering struct {
 	index    bool // the skill index and load_skills are on
 	areas    bool // the index lists areas, not skills (index.go)
 	chitchat bool // the text asks for no company data: nothing is offered
+	matcher  *matcher
 }
 
 // Context weights: a clause is ranked with the whole request in view, and
@@ -179,7 +180,7 @@ func offerTools(in offerInput) (offering, error) {
 	capped := len(picked) > in.limit
 	picked = picked[:min(len(picked), in.limit)]
 	slices.Sort(picked)
-	out := offering{entries: make([]*toolEntry, 0, len(picked))}
+	out := offering{entries: make([]*toolEntry, 0, len(picked)), matcher: m}
 	for _, i := range picked {
 		out.entries = append(out.entries, newToolEntry(in.tools[i], specs[i]))
 	}
@@ -282,7 +283,9 @@ func bestMatches(m *matcher, text, previous string, wide bool) (ranked []int, be
 		if scores[i] < relativeShare*best && (!wide || f != m.family[order[0]]) {
 			continue
 		}
-		if perFamily[f]++; perFamily[f] > maxPerFamily {
+		// A copy of a skill already ranked (the same texts under another
+		// name) tells the model nothing new: it waits with the crowded.
+		if perFamily[f]++; perFamily[f] > maxPerFamily || m.copyOf[i] != i && slices.Contains(ranked, m.copyOf[i]) {
 			crowded = append(crowded, i)
 			continue
 		}
@@ -302,6 +305,23 @@ func appendNew(s []int, vs ...int) []int {
 	return s
 }
 
+// catalog is the specs of the turn's tools and their matcher, built once
+// per run (offering built it already unless the run was resumed); nil
+// when the tools are unusable, which newRun refused already.
+func (r *run) catalog() ([]skills.Spec, *matcher) {
+	if r.specs == nil {
+		specs, _, err := turnSpecs(r.turn.Tools)
+		if err != nil {
+			return nil, nil
+		}
+		r.specs = specs
+	}
+	if r.matcher == nil {
+		r.matcher = newMatcher(r.specs, r.colloquial)
+	}
+	return r.specs, r.matcher
+}
+
 // reoffer ranks the request again after a tool round, the whole request
 // in view, and adds the best skills not on offer yet (at most
 // reofferTools over Options.MaxTools in all): the step after a look-up
@@ -314,11 +334,11 @@ func (r *run) reoffer() {
 	if !r.indexOn || goal == "" || len(r.entries) >= r.opts.MaxTools+reofferTools {
 		return
 	}
-	specs, _, err := turnSpecs(r.turn.Tools)
-	if err != nil {
-		return // newRun refused such tools already
+	specs, m := r.catalog()
+	if m == nil {
+		return
 	}
-	ranked, _ := bestMatches(newMatcher(specs, r.colloquial), goal, "", r.areas)
+	ranked, _ := bestMatches(m, goal, "", r.areas)
 	var add []*toolEntry
 	var names []string
 	for _, i := range ranked {

@@ -291,8 +291,10 @@ func BenchmarkSkillIndex(b *testing.B) {
 }
 
 // BenchmarkOffering_Scaled is the offering benchmark over the catalog
-// grown to 100 and 500 skills: the index is then shown only when the match
-// is weak (Options.IndexTokens).
+// grown to 100 and 500 skills (exact copies under new names): past
+// Options.IndexTokens the index lists areas, not skills, so offered% then
+// counts full definitions only. BenchmarkOffering_Large is the benchmark
+// over catalogs of near-duplicates.
 func BenchmarkOffering_Scaled(b *testing.B) {
 	base, qs := loadCatalog(b), loadQuestions(b)
 	for _, n := range []int{100, 500} {

@@ -257,3 +257,40 @@ func BenchmarkOffering_Large(b *testing.B) {
 		})
 	}
 }
+
+// TestOffering_LargeGoals holds the goals of issue #22 on the generated
+// catalogs: the skill of every step on offer for at least 99% of the
+// requests, no tool offered or run for chit-chat, the first request at
+// most 0.15 (100 skills) and 0.08 (500) of the naive one at the median,
+// and no reply relabeling the caller's data.
+func TestOffering_LargeGoals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 172 agent turns")
+	}
+	qs := loadLargeQuestions(t)
+	for _, c := range []struct {
+		n        int
+		maxRatio float64
+	}{{100, 0.15}, {500, 0.08}} {
+		t.Run(fmt.Sprint(c.n), func(t *testing.T) {
+			out := measureLarge(t, c.n, qs)
+			for k := range out.stepNeeded {
+				if rate := float64(out.stepHit[k]) / float64(out.stepNeeded[k]); rate < 0.99 {
+					t.Errorf("step %d: recall %.1f%%, want at least 99%%", k+1, 100*rate)
+				}
+			}
+			if len(out.misses) > 0 {
+				t.Logf("misses:\n%s", strings.Join(out.misses, "\n"))
+			}
+			if out.chitOffered > 0 || out.chitRan > 0 {
+				t.Errorf("chit-chat: %d offered tools, %d ran a skill; want none", out.chitOffered, out.chitRan)
+			}
+			if r := sortedAt(out.ratios, 0.5); r > c.maxRatio {
+				t.Errorf("first-request ratio median %.3f, want at most %.2f", r, c.maxRatio)
+			}
+			if out.relabeled > 0 {
+				t.Errorf("%d of %d replies about another person relabeled the caller's data", out.relabeled, out.other)
+			}
+		})
+	}
+}

@@ -29,6 +29,8 @@ type run struct {
 	areas      bool // the index lists areas, not skills (index.go)
 	chitchat   bool // the request asks for no company data (chitchat.go)
 	colloquial colloquialTable
+	specs      []skills.Spec // of turn.Tools, once matching needed them
+	matcher    *matcher      // over specs
 
 	subject         string        // the person other than the caller the request is about (verify.go)
 	answered        int           // skill calls that answered, not asked about subject
@@ -162,7 +164,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 	if err != nil {
 		return r, err
 	}
-	r.indexOn, r.areas, r.chitchat = off.index, off.areas, off.chitchat
+	r.indexOn, r.areas, r.chitchat, r.matcher = off.index, off.areas, off.chitchat, off.matcher
 	r.setTools(off.entries)
 	system := buildSystemPrompt(turn.SystemPrompt, r.entries, r.index(), opts.ToolsInText, nil) + notesBlock(turn.Notes)
 	var note string
