@@ -204,6 +204,13 @@ func (cs *connections) renewLease(ctx context.Context, lost context.CancelFunc, 
 	}
 }
 
+// heldDeliveryPoll is how often the job client of a held connection's
+// deliveries looks for new ones: it polls instead of listening, because a
+// listener is a connection taken out of the pool for good, beyond
+// database.max_conns (store.ListenerConns counts only the main client's).
+// A reply waits at most this long for its turn; a poll is one indexed query.
+const heldDeliveryPoll = 100 * time.Millisecond
+
 // newDeliveryClient is a job client that works only queue: the deliveries
 // of an account whose connection this replica holds.
 func (cs *connections) newDeliveryClient(queue string) (*river.Client[pgx.Tx], error) {
@@ -211,6 +218,9 @@ func (cs *connections) newDeliveryClient(queue string) (*river.Client[pgx.Tx], e
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{g: g})
 	client, err := river.NewClient(riverpgxv5.New(g.pool), &river.Config{
+		PollOnly:             true,
+		FetchPollInterval:    heldDeliveryPoll,
+		FetchCooldown:        fetchCooldown,
 		Queues:               map[string]river.QueueConfig{queue: {MaxWorkers: g.cfg.Worker.DeliveryConcurrency}},
 		Workers:              workers,
 		Logger:               g.log,

@@ -1,0 +1,52 @@
+package gateway_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// database.max_conns is every connection a replica opens, whatever it
+// runs: with a long-connection AI bot held (its delivery queue worked by a
+// job client of its own) and every pooled connection in use, the replica
+// has at most max_conns open.
+func TestMaxConnsHoldsWithALongConnectionBot(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	const maxConns = 20
+	ctx := withTimeout(t, 60*time.Second)
+	pool, err := store.Open(ctx, h.dbURL+"&application_name=budgeted", maxConns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	h.startExtra(wsBotYAML(ws.URL()), gateway.Deps{Pool: pool})
+	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
+		t.Fatal(err)
+	}
+
+	// Every pooled connection taken: the pool is at its size, and the
+	// connections the job clients took out of it for good are beside it.
+	var held []*pgxpool.Conn
+	for range pool.Config().MaxConns {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	open := h.count(`SELECT count(*) FROM pg_stat_activity WHERE application_name = 'budgeted'`)
+	for _, c := range held {
+		c.Release()
+	}
+	if open > maxConns {
+		t.Errorf("%d connections open, database.max_conns is %d", open, maxConns)
+	}
+	t.Logf("%d connections open with max_conns %d", open, maxConns)
+}
