@@ -240,6 +240,7 @@ func (r *run) resume(c *Continuation) error {
 	}
 	r.result.Plan = r.plan
 	r.goal = r.turn.UserText
+	r.subject = otherSubject(r.goalText()) // the request's, not the answer's
 	return nil
 }
 
