@@ -207,7 +207,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	}
 	g.acks = groupcommit.New(groupcommit.Config{MaxWait: cfg.Database.GroupCommit.MaxWait,
 		MaxBatch: cfg.Database.GroupCommit.MaxBatch, Writers: cfg.Database.GroupCommit.Writers}, g.pool, g.writeAccepted)
-	g.limiter = modellimit.New(cfg.Model)
+	g.limiter = modellimit.New(cfg.Model, g.pool)
 
 	g.skillsFS = deps.SkillsFS
 	if g.skillsFS == nil && cfg.Skills.Dir != "" {

@@ -117,16 +117,25 @@ type ModelConfig struct {
 	APIKey   string        `yaml:"api_key"`  // use ${ENV}; may be empty for local vLLM/Ollama
 	Name     string        `yaml:"name"`     // model name, required for "openai"
 	Timeout  time.Duration `yaml:"timeout"`  // per model call, default 60s
+	// LimitsScope is who shares max_concurrent, requests_per_minute,
+	// tokens_per_minute and a 429's Retry-After: "replica" (the default),
+	// each replica has its own, so n replicas together may make n times
+	// them; "shared", every replica on this database counts against the
+	// same ones, kept in Postgres (gateway/modellimit), at two short
+	// queries per model call.
+	LimitsScope string `yaml:"limits_scope"`
 	// MaxConcurrent is how many calls to the model may be in flight at
-	// once, per replica; further calls wait their turn. Default 100.
+	// once (per replica, or in all, as limits_scope says); further calls
+	// wait their turn. Default 100; at most 10000 when shared.
 	MaxConcurrent int `yaml:"max_concurrent"`
 	// RequestsPerMinute and TokensPerMinute cap calls started per minute
 	// and their tokens (prompt estimated before the call, corrected by the
-	// usage the model reports), per replica. Default 0: no cap.
+	// usage the model reports), per limits_scope. Default 0: no cap.
 	RequestsPerMinute int `yaml:"requests_per_minute"`
 	TokensPerMinute   int `yaml:"tokens_per_minute"`
 	// MaxRetryAfter bounds how long a 429 answer's Retry-After holds back
-	// this replica's calls to the model, default 30s.
+	// the calls to the model (this replica's, or every replica's when
+	// limits_scope is shared), default 30s.
 	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
 	// Vision: the model accepts images as content parts (an
 	// OpenAI-compatible vision model: GPT-4o, Qwen-VL, GLM-4V, ...).
@@ -361,6 +370,7 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Model.MaxConcurrent, defaultModelConcurrency)
 	positive(&c.Model.MaxRetryAfter, defaultMaxRetryAfter)
 	positive(&c.Model.QueuedHintAfter, defaultQueuedHintAfter)
+	setDefault(&c.Model.LimitsScope, LimitsReplica)
 	positive(&c.Worker.AgentConcurrency, defaultAgentConcurrency)
 	positive(&c.Worker.RunLease, defaultRunLease)
 	positive(&c.Worker.DeliveryConcurrency, defaultConcurrency)
@@ -433,12 +443,7 @@ func (c *Config) Validate() error {
 	if c.Worker.RunLease < time.Second {
 		bad("worker.run_lease", "must be at least 1s, got %s", c.Worker.RunLease)
 	}
-	if c.Model.RequestsPerMinute < 0 {
-		bad("model.requests_per_minute", "must not be negative, got %d", c.Model.RequestsPerMinute)
-	}
-	if c.Model.TokensPerMinute < 0 {
-		bad("model.tokens_per_minute", "must not be negative, got %d", c.Model.TokensPerMinute)
-	}
+	c.Model.validateLimits(bad)
 	if c.Server.PublicURL != "" {
 		if !isHTTPURL(c.Server.PublicURL) {
 			bad("server.public_url", "must be an http(s) URL, got %q", c.Server.PublicURL)

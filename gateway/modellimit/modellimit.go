@@ -2,63 +2,84 @@ package modellimit
 
 import (
 	"context"
-	"net/http"
+	"errors"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	openai "github.com/sashabaranov/go-openai"
-	"golang.org/x/time/rate"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway/config"
-	"github.com/hermes-gw/hermes/skills"
 )
 
 // The model is protected from the gateway, not the other way round: a
 // replica keeps hundreds of runs in flight, and each waits its turn here
 // for a slot (model.max_concurrent), for the per-minute budgets of requests
 // and tokens, and, after the model answered 429, until its Retry-After has
-// passed. The limits are per replica: with n replicas the model sees up to
-// n times them. A 429 is retried in one place, the run's own retry
-// (agent.RateLimited, until the run's deadline, so a storm of them slows
-// runs down instead of failing them): the limiter holds every call of the
-// replica for the Retry-After and hands it to the run with the error
-// (agent.RetryAfterError), so the two waits overlap instead of stacking.
+// passed. Where the turn is kept is the gate's business: in this replica
+// (replica.go, model.limits_scope: replica, the default) or in Postgres
+// for every replica at once (shared.go, limits_scope: shared). A 429 is
+// retried in one place, the run's own retry (agent.RateLimited, until the
+// run's deadline, so a storm of them slows runs down instead of failing
+// them): the limiter holds every call back for the Retry-After and hands
+// it to the run with the error (agent.RetryAfterError), so the two waits
+// overlap instead of stacking.
 
 // retryAfterFallback is the pause after a 429 without a Retry-After
 // header; the run's own backoff grows from there.
 const retryAfterFallback = time.Second
 
-// Limiter is what a replica's runs share in front of the model.
+// Limiter is what the runs share in front of the model.
 type Limiter struct {
-	slots    chan struct{}
-	requests *rate.Limiter // nil: no cap
-	tokens   *rate.Limiter // nil: no cap
+	gate     gate
 	maxPause time.Duration
 	hint     time.Duration // model.queued_hint_after
-
-	mu          sync.Mutex
-	pausedUntil time.Time // after a 429, no call starts before this
 }
 
-// New is the limiter of cfg's model.max_concurrent, requests_per_minute,
-// tokens_per_minute, max_retry_after and queued_hint_after.
-func New(cfg config.ModelConfig) *Limiter {
-	l := &Limiter{
-		slots:    make(chan struct{}, cfg.MaxConcurrent),
-		maxPause: cfg.MaxRetryAfter,
-		hint:     cfg.QueuedHintAfter,
-	}
-	// A bucket holds a sixth of the minute's budget: a burst at start plus
-	// the steady refill stays near the per-minute figure a provider counts.
-	if cfg.RequestsPerMinute > 0 {
-		l.requests = rate.NewLimiter(rate.Limit(float64(cfg.RequestsPerMinute)/60), max(1, cfg.RequestsPerMinute/6))
-	}
-	if cfg.TokensPerMinute > 0 {
-		l.tokens = rate.NewLimiter(rate.Limit(float64(cfg.TokensPerMinute)/60), max(1, cfg.TokensPerMinute/6))
-	}
-	return l
+// gate is where a call waits for its turn.
+type gate interface {
+	// acquire waits until a call whose prompt is estimated at estimate
+	// tokens may start: a slot is taken, no 429 pause runs, the budgets
+	// have room. The call then reports, once, what it used (its total
+	// tokens) and the pause a 429 asks for (0: none) to release. Errors
+	// are ctx's, or the database's for the shared gate.
+	acquire(ctx context.Context, estimate int) (release func(used int, pause time.Duration), err error)
 }
+
+// New is the limiter of cfg's model.limits_scope, max_concurrent,
+// requests_per_minute, tokens_per_minute, max_retry_after and
+// queued_hint_after. pool keeps the limits shared by every replica when
+// limits_scope is shared; without one, every call then fails with
+// ErrNoDatabase. It is not used otherwise.
+func New(cfg config.ModelConfig, pool *pgxpool.Pool) *Limiter {
+	var g gate
+	switch {
+	case cfg.LimitsScope != config.LimitsShared:
+		g = newReplicaGate(cfg)
+	case pool == nil: // a gateway built only to check its config
+		g = noDatabase{}
+	default:
+		g = newSharedGate(cfg, pool, time.Now)
+	}
+	return &Limiter{gate: g, maxPause: cfg.MaxRetryAfter, hint: cfg.QueuedHintAfter}
+}
+
+// ErrNoDatabase is the error of every call behind a limiter whose limits
+// are shared but that was given no database.
+var ErrNoDatabase = errors.New("modellimit: model.limits_scope is shared but there is no database")
+
+// noDatabase is the gate of a shared limiter without a database.
+type noDatabase struct{}
+
+func (noDatabase) acquire(context.Context, int) (func(int, time.Duration), error) {
+	return nil, ErrNoDatabase
+}
+
+// bucketDepth is how much of a per-minute budget may be spent at once: a
+// sixth of it, so that a burst at start plus the steady refill stays near
+// the per-minute figure a provider counts. Both gates use it.
+func bucketDepth(perMinute int) int { return max(1, perMinute/6) }
 
 // Model is inner as one run sees it: behind the limiter, calling queued
 // (when not nil) with true once the run has waited model.queued_hint_after
@@ -99,24 +120,21 @@ func (m streamingModel) ChatStream(ctx context.Context, req openai.ChatCompletio
 }
 
 // call makes one model call in turn. After a 429 it holds back every call
-// of this replica for the answer's Retry-After (retryAfterFallback without
-// one, at most model.max_retry_after) and returns the error as an
+// behind the limiter for the answer's Retry-After (retryAfterFallback
+// without one, at most model.max_retry_after) and returns the error as an
 // *agent.RetryAfterError, which the run retries. Errors are the model's,
-// or ctx's when it ended while waiting.
+// ctx's when it ended while waiting, or the database's when the shared
+// limits could not be read.
 func (m *limitedModel) call(ctx context.Context, req openai.ChatCompletionRequest,
 	do func(context.Context) (openai.ChatCompletionResponse, error)) (openai.ChatCompletionResponse, error) {
-	estimate := estimateTokens(req)
-	if err := m.wait(ctx, estimate); err != nil {
+	release, err := m.wait(ctx, estimateTokens(req))
+	if err != nil {
 		return openai.ChatCompletionResponse{}, err
 	}
 	ra := &retryAfter{}
 	resp, err := do(context.WithValue(ctx, retryAfterKey{}, ra))
-	<-m.lim.slots
-	if m.lim.tokens != nil && resp.Usage.TotalTokens > estimate {
-		// Charge what the call really used; later calls wait for it.
-		m.lim.tokens.ReserveN(time.Now(), min(resp.Usage.TotalTokens-estimate, m.lim.tokens.Burst()))
-	}
 	if !agent.RateLimited(err) {
+		release(resp.Usage.TotalTokens, 0)
 		return resp, err
 	}
 	pause, ok := ra.get()
@@ -124,13 +142,13 @@ func (m *limitedModel) call(ctx context.Context, req openai.ChatCompletionReques
 		pause = retryAfterFallback
 	}
 	pause = min(pause, m.lim.maxPause)
-	m.lim.pause(pause)
+	release(resp.Usage.TotalTokens, pause)
 	return resp, &agent.RetryAfterError{Err: err, After: pause}
 }
 
-// wait blocks until this call may start (a slot taken, no 429 pause, the
-// per-minute budgets allow it), telling the run when it waits long.
-func (m *limitedModel) wait(ctx context.Context, tokens int) error {
+// wait blocks until this call may start, telling the run when it waits
+// long.
+func (m *limitedModel) wait(ctx context.Context, estimate int) (func(int, time.Duration), error) {
 	if m.queued != nil {
 		var mu sync.Mutex
 		hinted, done := false, false
@@ -152,51 +170,7 @@ func (m *limitedModel) wait(ctx context.Context, tokens int) error {
 			}
 		}()
 	}
-	select {
-	case m.lim.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	err := m.lim.admit(ctx, tokens)
-	if err != nil {
-		<-m.lim.slots
-	}
-	return err
-}
-
-// admit waits out a 429 pause and the per-minute budgets.
-func (l *Limiter) admit(ctx context.Context, tokens int) error {
-	for {
-		l.mu.Lock()
-		d := time.Until(l.pausedUntil)
-		l.mu.Unlock()
-		if d <= 0 {
-			break
-		}
-		if skills.Sleep(ctx, d) != nil {
-			return ctx.Err()
-		}
-	}
-	if l.requests != nil {
-		if err := l.requests.Wait(ctx); err != nil {
-			return err
-		}
-	}
-	if l.tokens != nil {
-		if err := l.tokens.WaitN(ctx, min(tokens, l.tokens.Burst())); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pause holds back every call of this replica for d from now.
-func (l *Limiter) pause(d time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if until := time.Now().Add(d); until.After(l.pausedUntil) {
-		l.pausedUntil = until
-	}
+	return m.lim.gate.acquire(ctx, estimate)
 }
 
 // estimateTokens guesses a request's prompt tokens before it is sent:
@@ -216,52 +190,4 @@ func estimateTokens(req openai.ChatCompletionRequest) int {
 		}
 	}
 	return max(1, n/3)
-}
-
-// retryAfter carries a 429's Retry-After from the HTTP transport to the
-// call that got it (go-openai's errors do not carry headers).
-type retryAfter struct {
-	mu sync.Mutex
-	d  time.Duration
-	ok bool
-}
-
-type retryAfterKey struct{}
-
-func (r *retryAfter) get() (time.Duration, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.d, r.ok
-}
-
-// retryAfterTransport reads Retry-After (seconds or an HTTP date) and
-// retry-after-ms of 429 answers into the request's retryAfter.
-type retryAfterTransport struct{ base http.RoundTripper }
-
-func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
-		return resp, err
-	}
-	ra, ok := req.Context().Value(retryAfterKey{}).(*retryAfter)
-	if !ok {
-		return resp, nil
-	}
-	if d, ok := skills.ParseRetryAfter(resp.Header, time.Now()); ok {
-		ra.mu.Lock()
-		ra.d, ra.ok = d, true
-		ra.mu.Unlock()
-	}
-	return resp, nil
-}
-
-// HTTPClient is the HTTP client of the model: it keeps a connection
-// per call in flight for reuse (the default keeps two per host, so
-// hundreds of calls would open and close connections all the time), and
-// reads Retry-After.
-func HTTPClient(cfg config.ModelConfig) *http.Client {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.MaxIdleConns = max(base.MaxIdleConns, cfg.MaxConcurrent)
-	base.MaxIdleConnsPerHost = cfg.MaxConcurrent
-	return &http.Client{Timeout: cfg.Timeout, Transport: retryAfterTransport{base: base}}
 }
