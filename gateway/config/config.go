@@ -35,6 +35,7 @@ type Config struct {
 	Reports  ReportsConfig  `yaml:"reports"`
 	Media    MediaConfig    `yaml:"media"`
 	Memory   MemoryConfig   `yaml:"memory"`
+	Costs    CostsConfig    `yaml:"costs"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
 	OpsConfig `yaml:",inline"`
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
@@ -469,6 +470,7 @@ func (c *Config) Validate() error {
 	c.Reports.validate(bad)
 	c.Media.validate(bad)
 	c.Memory.Embeddings.validate(bad)
+	c.Costs.validate(bad)
 	c.Messages.validate(bad)
 	checkAPIKeys(bad, "router.api_keys", len(c.Router.APIKeys), func(i int) (string, string) {
 		return c.Router.APIKeys[i].Key, c.Router.APIKeys[i].UserID

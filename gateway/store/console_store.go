@@ -136,3 +136,37 @@ func (c *Console) GetReport(ctx context.Context, id int64) (Report, error) {
 func (c *Console) ReportHistory(ctx context.Context, id int64, limit int) ([]ReportRun, error) {
 	return ReportHistory(ctx, c.pool, id, limit)
 }
+
+// Charts and exports (console_charts.go, console_export.go).
+
+func (c *Console) TrafficChart(ctx context.Context, r ChartRange) ([]TrafficPoint, error) {
+	return TrafficChart(ctx, c.pool, r)
+}
+
+func (c *Console) StopChart(ctx context.Context, r ChartRange) ([]StopPoint, error) {
+	return StopChart(ctx, c.pool, r)
+}
+
+func (c *Console) LatencyChart(ctx context.Context, r ChartRange) ([]LatencyPoint, error) {
+	return LatencyChart(ctx, c.pool, r)
+}
+
+func (c *Console) GivenUpChart(ctx context.Context, r ChartRange) ([]GivenUpPoint, error) {
+	return GivenUpChart(ctx, c.pool, r)
+}
+
+func (c *Console) TokenChart(ctx context.Context, r ChartRange) ([]TokenPoint, error) {
+	return TokenChart(ctx, c.pool, r)
+}
+
+func (c *Console) SkillChart(ctx context.Context, r ChartRange) ([]SkillPoint, error) {
+	return SkillChart(ctx, c.pool, r)
+}
+
+func (c *Console) ExportMessages(ctx context.Context, since, until time.Time, limit int, fn func(ExportMessage) error) error {
+	return ExportMessages(ctx, c.pool, since, until, limit, fn)
+}
+
+func (c *Console) ExportRuns(ctx context.Context, since, until time.Time, limit int, fn func(ExportRun) error) error {
+	return ExportRuns(ctx, c.pool, since, until, limit, fn)
+}

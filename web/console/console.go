@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/reports/schedule"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
@@ -25,7 +26,7 @@ const Prefix = "/console"
 
 // Roles of console accounts.
 const (
-	RoleAdmin  = "admin"  // everything, including reloading skills, the channel self-test, running or pausing reports and exporting or deleting an employee's memories
+	RoleAdmin  = "admin"  // everything, including reloading skills, the channel self-test, running or pausing reports, exporting conversations and runs, and exporting or deleting an employee's memories
 	RoleViewer = "viewer" // reads every page (personal numbers masked), changes nothing
 )
 
@@ -52,7 +53,10 @@ type Deps struct {
 	// (messages.console); CheckTexts refuses an unknown one.
 	Texts map[string]map[string]string
 	// When says when a schedule fires (messages.reports.schedule).
-	When   schedule.Words
+	When schedule.Words
+	// Costs are the models' prices (costs:) for the overview's estimate
+	// of the model bill; a model without a price shows no cost.
+	Costs  config.CostsConfig
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -79,13 +83,14 @@ var templateFS embed.FS
 // templates/layout.html.
 var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest", "schedules", "schedule", "memories"}
 
-// pages are the parsed templates by page name; like web's status page
+// pages are the parsed templates by page name (with the charts' blocks,
+// templates/charts.html, that two pages use); like web's status page
 // they are embedded, so a template that does not parse fails every start
 // (and every test) at once.
 var pages = func() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, name := range pageNames {
-		out[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+		out[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/charts.html", "templates/"+name+".html"))
 	}
 	return out
 }()
@@ -124,6 +129,7 @@ func New(deps Deps) *Console {
 	m.Handle("GET "+Prefix+"/runs", c.signedIn(c.runs))
 	m.Handle("GET "+Prefix+"/runs/{id}", c.signedIn(c.run))
 	m.Handle("GET "+Prefix+"/skills", c.signedIn(c.skillsPage))
+	m.Handle("GET "+Prefix+"/export.csv", c.signedIn(adminOnly(c.exportCSV)))
 	m.Handle("POST "+Prefix+"/skills/reload", c.signedIn(adminOnly(c.reloadSkills)))
 	m.Handle("GET "+Prefix+"/schedules", c.signedIn(c.schedules))
 	m.Handle("GET "+Prefix+"/schedules/{id}", c.signedIn(c.schedule))

@@ -21,6 +21,7 @@ const threadLimit = 200
 
 // overviewData is the overview page.
 type overviewData struct {
+	Trend    trendData
 	Window   time.Duration
 	Accounts []accountRow
 	Tokens   []expiryRow
@@ -58,6 +59,12 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 		return
 	}
 	d := overviewData{Window: statsWindow, Accounts: accountRows(r.t, stats, refusals)}
+	tw := newTrendWindow(r.URL.Query().Get("trend"), now)
+	if d.Trend.Charts, err = c.overviewCharts(r, tw); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	d.Trend.Period, d.Trend.Periods, d.Trend.Path = tw.Period, trendPeriods, Prefix+"/"
 	tokens, err := c.deps.Store.TokenExpiries(ctx)
 	if err != nil {
 		c.fail(w, r, err)
@@ -241,6 +248,7 @@ type skillRow struct {
 }
 
 type skillsData struct {
+	Trend   trendData
 	Window  time.Duration
 	Skills  []skillRow
 	Errors  []store.SkillError
@@ -266,6 +274,11 @@ func (c *Console) skillsData(r *request) (skillsData, error) {
 		return skillsData{}, err
 	}
 	d := skillsData{Window: statsWindow, Errors: errs}
+	tw := newTrendWindow(r.URL.Query().Get("trend"), c.deps.Now())
+	if d.Trend.Charts, err = c.skillCharts(r, tw); err != nil {
+		return skillsData{}, err
+	}
+	d.Trend.Period, d.Trend.Periods, d.Trend.Path = tw.Period, trendPeriods, Prefix+"/skills"
 	reg := c.deps.Skills()
 	for _, s := range reg.Skills() {
 		row := skillRow{Name: s.Name, DisplayName: s.DisplayName, Description: s.Description, Executor: s.Executor,

@@ -18,6 +18,7 @@ type Store interface {
 	Accounts
 	Activity
 	Schedules
+	Charts
 	Transactions
 }
 
@@ -53,6 +54,19 @@ type Activity interface {
 	GetRunSteps(ctx context.Context, runID string) ([]store.StepRecord, error)
 	SkillStats(ctx context.Context, since time.Time) ([]store.SkillStat, error)
 	LastSkillErrors(ctx context.Context, limit int) ([]store.SkillError, error)
+}
+
+// Charts are the trends of the overview and the skills page, and the
+// exports of a time range (streamed: fn gets one row at a time).
+type Charts interface {
+	TrafficChart(ctx context.Context, r store.ChartRange) ([]store.TrafficPoint, error)
+	StopChart(ctx context.Context, r store.ChartRange) ([]store.StopPoint, error)
+	LatencyChart(ctx context.Context, r store.ChartRange) ([]store.LatencyPoint, error)
+	GivenUpChart(ctx context.Context, r store.ChartRange) ([]store.GivenUpPoint, error)
+	TokenChart(ctx context.Context, r store.ChartRange) ([]store.TokenPoint, error)
+	SkillChart(ctx context.Context, r store.ChartRange) ([]store.SkillPoint, error)
+	ExportMessages(ctx context.Context, since, until time.Time, limit int, fn func(store.ExportMessage) error) error
+	ExportRuns(ctx context.Context, since, until time.Time, limit int, fn func(store.ExportRun) error) error
 }
 
 // Schedules are the scheduled reports of every owner.

@@ -62,6 +62,22 @@ var texts = map[string]map[string]string{
 		"memories_fill_in":       "请填写用户 ID",
 		"memories_purge_confirm": "确定删除该用户的全部记忆（包括已过期尚未清除的）？此操作不可撤销。",
 		"memories_viewer_note":   "只读账号：只能查看（已脱敏），不能导出或删除。",
+
+		// The charts (overview and skills) and the export.
+		"chart_period": "趋势范围", "chart_period_24h": "最近 24 小时", "chart_period_7d": "最近 7 天",
+		"chart_hour": "时段（开始）", "chart_day": "日期", "chart_no_data": "这段时间没有数据",
+		"chart_traffic": "每小时消息数（按渠道 / 账号）", "chart_stops": "每小时运行数（按停止原因）",
+		"chart_latency": "回答耗时 p50 / p95（毫秒）", "chart_latency_note": "从开始运行到回答写入，不含排队时间。",
+		"chart_given_up": "放弃投递的回复（按渠道 / 账号）", "chart_tokens": "每天模型 tokens（按模型）",
+		"chart_cost": "估算费用", "chart_total": "合计", "chart_unpriced": "未在 costs.models 中配置价格的模型不计费用（显示为 –）。",
+		"chart_skill_calls": "每小时技能调用数", "chart_skill_errors": "技能错误率（%）", "chart_skill_p95": "技能 p95 延迟（毫秒）",
+		"chart_skill_breaker": "熔断器打开期间被拒绝的调用", "chart_skill_breaker_note": "熔断器打开时，调用不会发到后端而是直接失败；每一根柱子表示该时段熔断器处于打开状态。没有调用的打开期不会出现。",
+		"stop_finished": "完成", "stop_max_steps": "超出步数", "stop_timeout": "超时", "stop_repeated_call": "重复调用", "stop_idle": "无进展",
+		"stop_fatal_tool_error": "技能致命错误", "stop_needs_input": "需要补充信息", "stop_awaiting_confirmation": "等待确认",
+		"stop_plan_refused": "无法规划", "stop_error": "模型错误", "stop_canceled": "已取消",
+		"export": "导出", "export_what": "内容", "export_from": "从（含）", "export_to": "到（含）", "export_csv": "导出 CSV",
+		"export_note": "最多 31 天、100000 行；手机号、身份证号已脱敏。", "export_bad_range": "请填写有效的日期范围（最多 31 天，开始不晚于结束）",
+		"export_truncated": "已截断：超过行数上限，请缩小时间范围",
 	},
 	"en": {
 		"title": "Hermes console", "overview": "Overview", "conversations": "Conversations", "runs": "Runs", "skills": "Skills", "selftest": "Channel self-test",
@@ -110,6 +126,22 @@ var texts = map[string]map[string]string{
 		"memories_fill_in":       "Fill in the user id",
 		"memories_purge_confirm": "Delete every memory of this user (expired ones not yet purged included)? This cannot be undone.",
 		"memories_viewer_note":   "Read-only account: can look (masked), cannot export or delete.",
+
+		// The charts (overview and skills) and the export.
+		"chart_period": "Trends over", "chart_period_24h": "last 24 hours", "chart_period_7d": "last 7 days",
+		"chart_hour": "Hour (start)", "chart_day": "Day", "chart_no_data": "No data in this period",
+		"chart_traffic": "Messages per hour (by channel / account)", "chart_stops": "Runs per hour (by stop reason)",
+		"chart_latency": "Answer time p50 / p95 (ms)", "chart_latency_note": "From the run's start to its stored answer; queueing before it not included.",
+		"chart_given_up": "Replies given up undelivered (by channel / account)", "chart_tokens": "Model tokens per day (by model)",
+		"chart_cost": "Estimated cost", "chart_total": "Total", "chart_unpriced": "Models without a price in costs.models have no cost (shown as –).",
+		"chart_skill_calls": "Skill calls per hour", "chart_skill_errors": "Skill error rate (%)", "chart_skill_p95": "Skill p95 latency (ms)",
+		"chart_skill_breaker": "Calls refused while the breaker was open", "chart_skill_breaker_note": "While a breaker is open, calls fail without reaching the backend; each bar marks an hour in which the breaker was open. An opening no call ran into does not show.",
+		"stop_finished": "finished", "stop_max_steps": "max steps", "stop_timeout": "timeout", "stop_repeated_call": "repeated call", "stop_idle": "idle",
+		"stop_fatal_tool_error": "fatal skill error", "stop_needs_input": "needs input", "stop_awaiting_confirmation": "awaiting confirmation",
+		"stop_plan_refused": "plan refused", "stop_error": "model error", "stop_canceled": "canceled",
+		"export": "Export", "export_what": "What", "export_from": "From (incl.)", "export_to": "To (incl.)", "export_csv": "Export CSV",
+		"export_note": "At most 31 days and 100000 rows; mobile and ID numbers masked.", "export_bad_range": "Give a valid range of days (at most 31, from not after to)",
+		"export_truncated": "truncated: more rows than the limit; narrow the range",
 	},
 }
 
