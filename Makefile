@@ -48,6 +48,7 @@ bench:
 	$(GO) test -run '^$$' -bench RenderBarChart -benchmem ./gateway/reports/
 	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/
 	$(GO) test -run '^$$' -bench '^BenchmarkRecall$$' -benchtime 2000x ./gateway/memory/
+	$(GO) test -run '^$$' -bench LimiterCall -benchtime 2000x ./gateway/modellimit/
 
 build:
 	$(GO) build -o bin/hermes ./cmd/hermes

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	openai "github.com/sashabaranov/go-openai"
 
@@ -25,7 +26,10 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 const replicaConns = 4
 
 // replicaPools are n pools on one fresh database, one per replica.
-func replicaPools(t testing.TB, n int) []*pgxpool.Pool {
+func replicaPools(t testing.TB, n int) []*pgxpool.Pool { return tracedPools(t, n, nil) }
+
+// tracedPools are replicaPools whose queries go to tracer (nil: none).
+func tracedPools(t testing.TB, n int, tracer pgx.QueryTracer) []*pgxpool.Pool {
 	t.Helper()
 	url := storetest.URL(t)
 	pools := make([]*pgxpool.Pool, n)
@@ -35,6 +39,7 @@ func replicaPools(t testing.TB, n int) []*pgxpool.Pool {
 			t.Fatal(err)
 		}
 		cfg.MaxConns = replicaConns
+		cfg.ConnConfig.Tracer = tracer
 		if pools[i], err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
