@@ -125,7 +125,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	if got := text("#accounts"); !strings.Contains(got, "acc-1") {
 		t.Errorf("overview accounts %q, want the test account", got)
 	}
+	// The charts after the fixture's message, then after a day of
+	// history: drawn, and their tables' numbers are the database's.
+	chartsMatch(t, ctx, f, base)
+	fillHistory(t, f)
+	chartsMatch(t, ctx, f, base)
+	do("overview charts", chromedp.Navigate(base+"/?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-traffic svg")))
 	shot("console-overview.png")
+	do("skills charts", chromedp.Navigate(base+"/skills?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-skill-calls svg")))
+	shot("console-skills.png")
 
 	do("find the conversation",
 		chromedp.Navigate(base+"/conversations"),
@@ -152,6 +160,8 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	do("sign out", chromedp.Submit(chromedp.CSS("header form")), chromedp.WaitVisible(chromedp.CSS("#username")))
 	signIn(viewerUser, viewerPass)
+	// A viewer sees the same charts, with the same numbers.
+	chartsMatch(t, ctx, f, base)
 	do("viewer's skills page", chromedp.Navigate(base+"/skills"), chromedp.WaitVisible(chromedp.CSS("#viewer-note")))
 	hasButton, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#reload-skills') !== null`))
 	if err != nil || hasButton {
