@@ -143,6 +143,9 @@ func (g *sharedGate) acquire(ctx context.Context, estimate int) (func(int, time.
 	}
 	backoff := pollMin
 	for {
+		if err := ctx.Err(); err != nil {
+			return giveUp(err)
+		}
 		c, err := g.claim(ctx, held, holder, estimate)
 		if err != nil {
 			return giveUp(err)
@@ -160,9 +163,11 @@ func (g *sharedGate) acquire(ctx context.Context, estimate int) (func(int, time.
 		if c.admitted {
 			return func(used int, pause time.Duration) { g.release(holder, slot, used-estimate, pause) }, nil
 		}
-		wait := backoff
+		// Waiting for a slot, a call of this replica ending is worth a
+		// look at once; waiting for the budgets, it changes nothing.
+		wait, wake := backoff, g.wake
 		if held {
-			wait = max(pollMin, c.budgetWait(g, estimate, g.now()))
+			wait, wake = max(pollMin, c.budgetWait(g, estimate, g.now())), nil
 		} else {
 			backoff = min(2*backoff, pollMax)
 		}
@@ -170,7 +175,7 @@ func (g *sharedGate) acquire(ctx context.Context, estimate int) (func(int, time.
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-g.wake:
+		case <-wake:
 			t.Stop()
 			backoff = pollMin
 		case <-ctx.Done():
