@@ -54,6 +54,7 @@ type sharedGate struct {
 	requests bucket
 	tokens   bucket
 	now      func() time.Time
+	every    time.Duration // between renewals: renewEvery
 	log      *slog.Logger
 
 	turn chan struct{} // holds the one waiter of this replica that claims
@@ -118,6 +119,7 @@ func newSharedGate(cfg config.ModelConfig, pool *pgxpool.Pool, now func() time.T
 		requests: newBucket(cfg.RequestsPerMinute),
 		tokens:   newBucket(cfg.TokensPerMinute),
 		now:      now,
+		every:    renewEvery,
 		log:      slog.Default(),
 		turn:     make(chan struct{}, 1),
 		wake:     make(chan struct{}, 1),
@@ -355,7 +357,7 @@ func (g *sharedGate) unhold(holder int64) {
 // renewLoop renews this replica's slots while it holds any, and ends when
 // it holds none (hold starts it again).
 func (g *sharedGate) renewLoop() {
-	t := time.NewTicker(renewEvery)
+	t := time.NewTicker(g.every)
 	defer t.Stop()
 	for range t.C {
 		g.mu.Lock()

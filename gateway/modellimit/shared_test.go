@@ -160,6 +160,55 @@ func TestSharedSlotOfDeadReplicaComesBack(t *testing.T) {
 	})
 }
 
+// While a call runs, its replica renews its slot's lease; once no call
+// runs, it stops.
+func TestSharedSlotRenewedWhileCallRuns(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	t0 := clk.now()
+	cfg := modelConfig(config.LimitsShared, "http://model.invalid/v1")
+	cfg.MaxConcurrent = 1
+	pools := replicaPools(t, 2)
+	g, other := newSharedGate(cfg, pools[0], clk.now), newSharedGate(cfg, pools[1], clk.now)
+	g.every = time.Millisecond
+	release, err := g.acquire(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.set(t0.Add(slotLease / 2))
+	want := t0.Add(slotLease / 2).Add(slotLease)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var expires time.Time
+		if err := pools[1].QueryRow(context.Background(), `SELECT expires_at FROM model_slots WHERE key = $1 AND slot = 0`, g.key).Scan(&expires); err != nil {
+			t.Fatal(err)
+		}
+		if expires.Equal(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease expires at %s, want it renewed to %s", expires, want)
+		}
+		time.Sleep(time.Millisecond) // polling the database for the renewal, not waiting for it
+	}
+	clk.set(t0.Add(slotLease))
+	if c := claimOnce(t, other, false, 2, 1); c.slot != nil {
+		t.Fatalf("the running call's slot was taken: %+v", c)
+	}
+	release(1, 0)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		renewing := g.renewing
+		g.mu.Unlock()
+		if !renewing {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("still renewing with no call running")
+		}
+	}
+}
+
 // A call waiting for a slot, or for the budget while holding one, ends
 // with its ctx, and leaves neither a slot nor its replica's turn behind.
 func TestSharedWaitEndsWithCtx(t *testing.T) {
