@@ -49,6 +49,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/
 	$(GO) test -run '^$$' -bench '^BenchmarkRecall$$' -benchtime 2000x ./gateway/memory/
 	$(GO) test -run '^$$' -bench LimiterCall -benchtime 2000x ./gateway/modellimit/
+	$(GO) test -run '^$$' -bench ConsoleCharts1M -benchtime 5x -timeout 20m ./gateway/store/
 
 build:
 	$(GO) build -o bin/hermes ./cmd/hermes

@@ -74,19 +74,20 @@ func BenchmarkConsoleCharts1M(b *testing.B) {
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE runs, inbound_messages, outbox, run_steps, messages, sessions`); err != nil {
 		b.Fatal(err)
 	}
+	c := store.NewConsole(pool) // as the console runs them
 	charts := []struct {
 		name string
 		run  func(store.ChartRange) error
 	}{
-		{"traffic", func(r store.ChartRange) error { _, err := store.TrafficChart(ctx, pool, r); return err }},
-		{"stops", func(r store.ChartRange) error { _, err := store.StopChart(ctx, pool, r); return err }},
-		{"latency", func(r store.ChartRange) error { _, err := store.LatencyChart(ctx, pool, r); return err }},
-		{"givenup", func(r store.ChartRange) error { _, err := store.GivenUpChart(ctx, pool, r); return err }},
+		{"traffic", func(r store.ChartRange) error { _, err := c.TrafficChart(ctx, r); return err }},
+		{"stops", func(r store.ChartRange) error { _, err := c.StopChart(ctx, r); return err }},
+		{"latency", func(r store.ChartRange) error { _, err := c.LatencyChart(ctx, r); return err }},
+		{"givenup", func(r store.ChartRange) error { _, err := c.GivenUpChart(ctx, r); return err }},
 		{"tokens", func(r store.ChartRange) error {
-			_, err := store.TokenChart(ctx, pool, store.ChartRange{Since: r.Since, Until: r.Until, Step: 24 * time.Hour})
+			_, err := c.TokenChart(ctx, store.ChartRange{Since: r.Since, Until: r.Until, Step: 24 * time.Hour})
 			return err
 		}},
-		{"skills", func(r store.ChartRange) error { _, err := store.SkillChart(ctx, pool, r); return err }},
+		{"skills", func(r store.ChartRange) error { _, err := c.SkillChart(ctx, r); return err }},
 	}
 	for _, period := range []struct {
 		name string
@@ -106,7 +107,7 @@ func BenchmarkConsoleCharts1M(b *testing.B) {
 	b.Run("export_runs_24h", func(b *testing.B) {
 		for b.Loop() {
 			n := 0
-			err := store.ExportRuns(ctx, pool, now.Add(-24*time.Hour), now, 100_000, func(store.ExportRun) error { n++; return nil })
+			err := c.ExportRuns(ctx, now.Add(-24*time.Hour), now, 100_000, func(store.ExportRun) error { n++; return nil })
 			if err != nil || n == 0 {
 				b.Fatalf("export: %d rows, %v", n, err)
 			}

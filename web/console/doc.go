@@ -1,5 +1,6 @@
 // Package console is the operator's console served under /console: what
-// the bot did and why (overview, conversations, run traces, skills), the
+// the bot did and why (overview, conversations, run traces, skills), its
+// trends as charts, the export of runs and conversations to CSV, the
 // scheduled reports, an employee's memories and the channel self-test,
 // over the gateway's own Postgres store as the narrow Store (never the
 // pool). Pages are server-rendered html/template with a little htmx;
@@ -15,6 +16,10 @@
 //   - Operators: auth.go (accounts, sign-in and sessions), throttle.go
 //     (the login limits, counted in Postgres across replicas).
 //   - Pages: pages.go (overview, conversations, runs, skills),
+//     trends.go (their charts over 24 hours or 7 days, and the tokens'
+//     estimated cost at Deps.Costs), charts.go (a chart drawn as inline
+//     SVG, its legend and its table), export.go (runs or conversations of
+//     a range of days as streamed, masked CSV, for admins),
 //     schedules.go (the scheduled reports: run now, pause, resume),
 //     memories.go (one employee's memories: look up, export, delete all,
 //     each audited), selftest.go (the channel self-test), refusals.go
