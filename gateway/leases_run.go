@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/hermes-gw/hermes/gateway/ops"
@@ -157,7 +158,10 @@ func (rl *runLeases) processJob(id int64, channel string, meta []byte) river.Ins
 // worker.run_lease and, on a full replica, sweeps lapsed ones every
 // quarter, until ctx ends. A process working queues of its own (a
 // terminal's) does not sweep: it would route other channels' messages to
-// its own queue.
+// its own queue. Both run on a connection kept for them: under load the
+// runs and callbacks can hold every other one for longer than a lease,
+// and a renewal waiting its turn in the pool let a live run's lease lapse
+// (the run was stopped, and its message answered again elsewhere).
 func (rl *runLeases) keepLeases(ctx context.Context) {
 	g := rl.g
 	term := g.cfg.Worker.RunLease
@@ -167,14 +171,43 @@ func (rl *runLeases) keepLeases(ctx context.Context) {
 	if !g.serves {
 		sweep.Stop()
 	}
+	var kept *pgxpool.Conn // acquired again after a failure
+	defer func() {
+		if kept != nil {
+			kept.Release()
+		}
+	}()
+	conn := func() (*pgxpool.Conn, error) {
+		if kept == nil {
+			c, err := g.pool.Acquire(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("gateway: connection for the session leases: %w", err)
+			}
+			kept = c
+		}
+		return kept, nil
+	}
+	failed := func() { kept.Release(); kept = nil } // the pool drops it if broken
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-renew.C:
-			g.leases.renewLeases(ctx)
+			c, err := conn()
+			switch {
+			case err != nil:
+				g.leases.renewLeases(ctx, g.pool) // fails too, stopping runs whose lease lapsed
+			case !g.leases.renewLeases(ctx, c):
+				failed()
+			}
 		case <-sweep.C:
-			if _, err := g.SweepLeases(ctx); err != nil && ctx.Err() == nil {
+			c, err := conn()
+			if err == nil {
+				if _, err = g.sweepLeases(ctx, c); err != nil {
+					failed()
+				}
+			}
+			if err != nil && ctx.Err() == nil {
 				g.log.Warn("lapsed session leases not swept", "err", err)
 			}
 		}
@@ -185,7 +218,7 @@ func (rl *runLeases) keepLeases(ctx context.Context) {
 // statement. A run whose lease was taken over is stopped at once; when
 // Postgres cannot be reached, a run is stopped once its lease has lapsed,
 // since another replica may then take the session.
-func (rl *runLeases) renewLeases(ctx context.Context) {
+func (rl *runLeases) renewLeases(ctx context.Context, q store.Querier) bool {
 	g := rl.g
 	g.leases.mu.Lock()
 	ids := make([]string, 0, len(g.leases.m))
@@ -194,10 +227,10 @@ func (rl *runLeases) renewLeases(ctx context.Context) {
 	}
 	g.leases.mu.Unlock()
 	if len(ids) == 0 {
-		return
+		return true
 	}
 	now := g.now()
-	renewed, err := store.RenewSessionLeases(ctx, g.pool, g.replicaID, ids, now.Add(g.cfg.Worker.RunLease))
+	renewed, err := store.RenewSessionLeases(ctx, q, g.replicaID, ids, now.Add(g.cfg.Worker.RunLease))
 	g.leases.mu.Lock()
 	defer g.leases.mu.Unlock()
 	if err != nil {
@@ -209,7 +242,7 @@ func (rl *runLeases) renewLeases(ctx context.Context) {
 				l.lost(errLeaseLost)
 			}
 		}
-		return
+		return false
 	}
 	ok := make(map[string]bool, len(renewed))
 	for _, id := range renewed {
@@ -226,15 +259,18 @@ func (rl *runLeases) renewLeases(ctx context.Context) {
 			l.lost(errLeaseLost)
 		}
 	}
+	return true
 }
 
 // SweepLeases takes session leases that lapsed (their replica died or lost
 // Postgres) and hands their sessions on, in one short transaction. Leases
 // another replica is sweeping are skipped, so each is taken once. It
 // returns how many it took.
-func (g *Gateway) SweepLeases(ctx context.Context) (int, error) {
+func (g *Gateway) SweepLeases(ctx context.Context) (int, error) { return g.sweepLeases(ctx, g.pool) }
+
+func (g *Gateway) sweepLeases(ctx context.Context, db store.Beginner) (int, error) {
 	var n int
-	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+	err := store.InTx(ctx, db, func(tx pgx.Tx) error {
 		lapsed, err := store.TakeLapsedLeases(ctx, tx, g.now(), sweepBatch)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
@@ -94,5 +95,83 @@ func TestSignalLetsARunningRunFinish(t *testing.T) {
 	}
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the model was called %d times, want 1", n)
+	}
+}
+
+// A run's session lease is renewed while the runs and callbacks hold
+// every other pooled connection for longer than the lease: its renewal has
+// a connection of its own, so the run is not stopped and its message is
+// answered once.
+func TestLeaseRenewalHoldsWhenThePoolIsFull(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+		return openaitest.Reply{Content: "你还有 5 天年假。", Hook: func(ctx context.Context) error {
+			if calls.Add(1) == 1 {
+				close(started)
+			}
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}}
+	})
+	h.startExtra("worker:\n  run_lease: 1s\n", gateway.Deps{})
+	ctx := withTimeout(t, 60*time.Second)
+	observer, err := pgxpool.New(ctx, h.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(observer.Close)
+	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", "7101"), time.Now())
+	if status, _ := post(t, u, body); status != 200 {
+		t.Fatalf("callback answered %d", status)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the model was never called")
+	}
+
+	// Every connection the pool will still give is held.
+	var held []*pgxpool.Conn
+	for {
+		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		c, err := h.pool.Acquire(short)
+		cancel()
+		if err != nil {
+			break
+		}
+		held = append(held, c)
+	}
+	releaseHeld := func() {
+		for _, c := range held {
+			c.Release()
+		}
+		held = nil
+	}
+	defer releaseHeld() // also when the wait below fails
+	full := time.Now()
+	// The lease is renewed past three lease terms after the pool filled.
+	waitFor(t, withTimeout(t, 15*time.Second), func() bool {
+		var renewed bool
+		err := observer.QueryRow(ctx, `SELECT coalesce(bool_or(expires_at > $1), false) FROM session_leases`, full.Add(3*time.Second)).Scan(&renewed)
+		return err == nil && renewed
+	})
+	releaseHeld()
+	close(release)
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.waitIdle(ctx)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the model was called %d times, want 1 (the run was stopped and run again)", n)
+	}
+	if msgs := h.wecomAPI.Messages(); len(msgs) != 1 {
+		t.Errorf("%d messages delivered, want 1", len(msgs))
 	}
 }
