@@ -50,7 +50,7 @@ func (f *Feature) console() *console.Console {
 		Store: store.NewConsole(s.Pool), Skills: s.Skills.Load, CheckSkills: f.checkSkills, ReloadSkills: s.ReloadSkills,
 		Channels: s.Channels, Now: s.Now, Logger: s.Log,
 		RunReportNow: f.reports.RunReportNow, PauseReport: f.reports.PauseReport,
-		Texts: s.Config.Messages.Console, When: s.Config.Messages.Reports.Schedule,
+		Texts: s.Config.Messages.Console, When: s.Config.Messages.Reports.Schedule, Costs: s.Config.Costs,
 	})
 }
 
