@@ -36,6 +36,7 @@ type Config struct {
 	Media    MediaConfig    `yaml:"media"`
 	Memory   MemoryConfig   `yaml:"memory"`
 	Costs    CostsConfig    `yaml:"costs"`
+	Alerts   AlertsConfig   `yaml:"alerts"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
 	OpsConfig `yaml:",inline"`
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
@@ -384,6 +385,7 @@ func (c *Config) ApplyDefaults() {
 	positive(&c.Agent.FollowupTimeout, defaultFollowupTimeout)
 	positive(&c.Skills.AsyncTimeout, defaultAsyncTimeout)
 	c.Reports.applyDefaults()
+	c.Alerts.applyDefaults()
 	c.Media.applyDefaults()
 	c.Media.Describe.inherit(c.Model)
 	c.Media.Transcribe.inherit(c.Model)
@@ -468,6 +470,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.Reports.validate(bad)
+	c.Alerts.validate(bad)
 	c.Media.validate(bad)
 	c.Memory.Embeddings.validate(bad)
 	c.Costs.validate(bad)

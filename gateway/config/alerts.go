@@ -1,0 +1,164 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+)
+
+// AlertsConfig is the `alerts:` section: threshold rules checked every
+// minute by one replica, each posting to an operators' chat through the
+// channels when crossed, at most once per rule per window.
+type AlertsConfig struct {
+	// Rules are the thresholds, at most MaxAlertRules. None (the default):
+	// nothing is checked.
+	Rules []AlertRule `yaml:"rules"`
+	// Messages are the words of an alert, Chinese by default.
+	Messages AlertMessages `yaml:"messages"`
+}
+
+// The measures a rule watches.
+const (
+	// AlertDeliveriesFailed counts the replies given up undelivered (a
+	// reply counts once however many of its parts failed).
+	AlertDeliveriesFailed = "deliveries_failed"
+	// AlertRunsFailed counts the agent runs that ended in an error.
+	AlertRunsFailed = "runs_failed"
+	// AlertAnswerP95 is the 95th percentile of the runs' time to answer.
+	AlertAnswerP95 = "answer_p95"
+)
+
+// AlertRule is one threshold.
+type AlertRule struct {
+	// Name says which rule fired in the alert and keeps it to once per
+	// window across replicas; required, unique, at most
+	// maxAlertNameLen bytes.
+	Name string `yaml:"name"`
+	// When is the measure: deliveries_failed, runs_failed or answer_p95.
+	When string `yaml:"when"`
+	// Above is the threshold the measure must exceed over the window: a
+	// count (deliveries_failed, runs_failed) or a duration such as 30s
+	// (answer_p95). Required.
+	Above string `yaml:"above"`
+	// Window is how far back the measure looks and how often at most the
+	// rule fires, default 10m, from 1m to 24h.
+	Window time.Duration `yaml:"window"`
+	// To is the chat the alert goes to.
+	To AlertTarget `yaml:"to"`
+}
+
+// AlertTarget is a chat an alert is posted to.
+type AlertTarget struct {
+	Channel string `yaml:"channel"` // platform, e.g. wecom; required
+	Account string `yaml:"account"` // app or bot name of the channel; required
+	// ChatType is group (the default) or single (ChatID a user id).
+	ChatType string `yaml:"chat_type"`
+	ChatID   string `yaml:"chat_id"` // the group's id (or user id); required
+}
+
+// AlertMessages are the words of an alert (alerts.messages).
+type AlertMessages struct {
+	// Fired is the alert: %s rule name, %s window, %s measure, %s value
+	// now, %s threshold.
+	Fired string `yaml:"fired"`
+	// The measures' names in Fired.
+	DeliveriesFailed string `yaml:"deliveries_failed"`
+	RunsFailed       string `yaml:"runs_failed"`
+	AnswerP95        string `yaml:"answer_p95"`
+	// How a window is said: %d minutes, or %d hours when whole.
+	Minutes string `yaml:"minutes"`
+	Hours   string `yaml:"hours"`
+}
+
+// DefaultAlertMessages are the Chinese defaults of AlertMessages.
+var DefaultAlertMessages = AlertMessages{
+	Fired:            "【Hermes 告警】%s：最近 %s %s为 %s，超过阈值 %s。",
+	DeliveriesFailed: "放弃投递的回复数",
+	RunsFailed:       "失败的运行数",
+	AnswerP95:        "回答用时 p95",
+	Minutes:          "%d 分钟",
+	Hours:            "%d 小时",
+}
+
+const (
+	// MaxAlertRules bounds alerts.rules: each is a query a minute.
+	MaxAlertRules      = 50
+	maxAlertNameLen    = 64
+	defaultAlertWindow = 10 * time.Minute
+	// Bounds of a rule's window: the check runs every minute, and a day
+	// is the longest range the runs' index serves quickly.
+	minAlertWindow = time.Minute
+	maxAlertWindow = 24 * time.Hour
+)
+
+// Threshold is what the rule's measure must exceed: a count, or for
+// answer_p95 a duration in seconds. Errors say why Above is unreadable.
+func (r AlertRule) Threshold() (float64, error) {
+	switch r.When {
+	case AlertAnswerP95:
+		d, err := time.ParseDuration(r.Above)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("must be a positive duration such as 30s, got %q", r.Above)
+		}
+		return d.Seconds(), nil
+	case AlertDeliveriesFailed, AlertRunsFailed:
+		n, err := strconv.Atoi(r.Above)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("must be a count of 0 or more, got %q", r.Above)
+		}
+		return float64(n), nil
+	}
+	return 0, fmt.Errorf("no threshold for when %q", r.When)
+}
+
+func (c *AlertsConfig) applyDefaults() {
+	for i := range c.Rules {
+		r := &c.Rules[i]
+		if r.Window == 0 { // a negative window stays for validate to name
+			r.Window = defaultAlertWindow
+		}
+		setDefault(&r.To.ChatType, "group")
+	}
+	fillWords(reflect.ValueOf(&c.Messages).Elem(), reflect.ValueOf(DefaultAlertMessages))
+}
+
+// validate reports the section's problems to bad, naming the key.
+func (c *AlertsConfig) validate(bad func(key, format string, args ...any)) {
+	if len(c.Rules) > MaxAlertRules {
+		bad("alerts.rules", "at most %d rules, got %d", MaxAlertRules, len(c.Rules))
+	}
+	seen := map[string]bool{}
+	for i, r := range c.Rules {
+		key := fmt.Sprintf("alerts.rules[%d]", i)
+		switch {
+		case r.Name == "":
+			bad(key+".name", "required")
+		case len(r.Name) > maxAlertNameLen:
+			bad(key+".name", "at most %d bytes, got %d", maxAlertNameLen, len(r.Name))
+		case seen[r.Name]:
+			bad(key+".name", "%q is the name of an earlier rule", r.Name)
+		}
+		seen[r.Name] = true
+		switch r.When {
+		case AlertDeliveriesFailed, AlertRunsFailed, AlertAnswerP95:
+			if _, err := r.Threshold(); err != nil {
+				bad(key+".above", "%s", err)
+			}
+		default:
+			bad(key+".when", "must be %s, %s or %s, got %q", AlertDeliveriesFailed, AlertRunsFailed, AlertAnswerP95, r.When)
+		}
+		if r.Window < minAlertWindow || r.Window > maxAlertWindow {
+			bad(key+".window", "must be between %s and %s, got %s", minAlertWindow, maxAlertWindow, r.Window)
+		}
+		for _, f := range []struct{ name, v string }{{"channel", r.To.Channel}, {"account", r.To.Account}, {"chat_id", r.To.ChatID}} {
+			if f.v == "" {
+				bad(key+".to."+f.name, "required")
+			}
+		}
+		if r.To.ChatType != "group" && r.To.ChatType != "single" {
+			bad(key+".to.chat_type", "must be group or single, got %q", r.To.ChatType)
+		}
+	}
+	checkWords("alerts.messages", reflect.ValueOf(c.Messages), reflect.ValueOf(DefaultAlertMessages), bad)
+}

@@ -1,0 +1,61 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/gateway/config"
+)
+
+const alertRule = "alerts:\n  rules:\n    - {name: given-up, when: deliveries_failed, above: 5, to: {channel: wecom, account: app-ops, chat_id: ops}}\n"
+
+func TestAlertsDefaults(t *testing.T) {
+	t.Parallel()
+	cfg := parse(t, memoryBase+alertRule)
+	r := cfg.Alerts.Rules[0]
+	if r.Window != 10*time.Minute || r.To.ChatType != "group" {
+		t.Errorf("window %s, chat type %q; want 10m0s and group", r.Window, r.To.ChatType)
+	}
+	if n, err := r.Threshold(); n != 5 || err != nil {
+		t.Errorf("threshold %v %v, want 5", n, err)
+	}
+	if cfg.Alerts.Messages != config.DefaultAlertMessages {
+		t.Errorf("messages %+v, want the defaults", cfg.Alerts.Messages)
+	}
+	cfg = parse(t, memoryBase+"alerts:\n  rules:\n    - {name: slow, when: answer_p95, above: 1m30s, window: 1h, to: {channel: wecom, account: a, chat_id: c}}\n")
+	if n, err := cfg.Alerts.Rules[0].Threshold(); n != 90 || err != nil {
+		t.Errorf("p95 threshold %v %v, want 90 (seconds)", n, err)
+	}
+	if len(parse(t, memoryBase).Alerts.Rules) != 0 {
+		t.Error("alerts left out: rules were made up")
+	}
+}
+
+func TestAlertsErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
+	rule := func(fields string) string {
+		return "alerts:\n  rules:\n    - {" + fields + "}\n"
+	}
+	to := "to: {channel: wecom, account: a, chat_id: c}"
+	for yaml, key := range map[string]string{
+		rule("when: runs_failed, above: 1, " + to):                                                                  "alerts.rules[0].name",
+		rule("name: x, when: errors, above: 1, " + to):                                                              "alerts.rules[0].when",
+		rule("name: x, when: runs_failed, above: many, " + to):                                                      "alerts.rules[0].above",
+		rule("name: x, when: runs_failed, above: -1, " + to):                                                        "alerts.rules[0].above",
+		rule("name: x, when: answer_p95, above: 12, " + to):                                                         "alerts.rules[0].above",
+		rule("name: x, when: runs_failed, above: 1, window: 10s, " + to):                                            "alerts.rules[0].window",
+		rule("name: x, when: runs_failed, above: 1, window: 48h, " + to):                                            "alerts.rules[0].window",
+		rule("name: x, when: runs_failed, above: 1, to: {channel: wecom, account: a}"):                              "alerts.rules[0].to.chat_id",
+		rule("name: x, when: runs_failed, above: 1, to: {account: a, chat_id: c}"):                                  "alerts.rules[0].to.channel",
+		rule("name: x, when: runs_failed, above: 1, to: {channel: wecom, chat_id: c}"):                              "alerts.rules[0].to.account",
+		rule("name: x, when: runs_failed, above: 1, to: {channel: wecom, account: a, chat_id: c, chat_type: room}"): "alerts.rules[0].to.chat_type",
+		alertRule + "    - {name: given-up, when: runs_failed, above: 1, " + to + "}\n":                             "alerts.rules[1].name",
+		alertRule + "  messages:\n    fired: '告警 %s'\n":                                                             "alerts.messages.fired",
+	} {
+		_, err := config.ParseConfig([]byte(memoryBase+yaml), env(nil))
+		if err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%q: %v, want an error naming %s", yaml, err, key)
+		}
+	}
+}
