@@ -5,6 +5,7 @@ import (
 
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/admin"
+	"github.com/hermes-gw/hermes/gateway/alerts"
 	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/reports"
@@ -24,6 +25,7 @@ func newFeatures() []gateway.Feature {
 		router.New(),
 		skillfiles.New(),
 		memory.New(),
+		alerts.New(),
 	}
 }
 

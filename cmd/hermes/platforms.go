@@ -6,6 +6,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/alerts"
 	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/reports"
@@ -32,5 +33,6 @@ func newFeatures() []gateway.Feature {
 		router.New(),
 		skillfiles.New(),
 		memory.New(),
+		alerts.New(),
 	}
 }
