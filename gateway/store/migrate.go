@@ -27,7 +27,14 @@ const migrateLockID int64 = 0x6865726d6573
 // Migrate applies River's schema and Hermes' embedded migrations. Several
 // replicas may call it at once: a session advisory lock lets one migrate
 // while the others wait, then find nothing left to do.
+//
+// A database already at the latest schema is recognised in one query,
+// before any lock or migrator: a replica's start-up (and so its readiness)
+// is not delayed by work that has nothing to do.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	if upToDate(ctx, pool) {
+		return nil
+	}
 	// The lock lives on a connection of its own, outside the pool, so that
 	// waiting callers do not starve the migrating one of pool connections.
 	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
@@ -51,6 +58,14 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
 	return migrateSQL(ctx, db)
+}
+
+// upToDate reports whether every River and Hermes migration is applied.
+// Any error (a fresh database has neither table) says no: Migrate then
+// does the full, locked work.
+func upToDate(ctx context.Context, pool *pgxpool.Pool) bool {
+	pending, err := MigrationsPending(ctx, pool)
+	return err == nil && !pending
 }
 
 // migrateSQL applies the goose migrations over db. goose's own session
