@@ -9,10 +9,11 @@
 // Files, by concept:
 //   - The database: store.go (Open, InTx, ErrNotFound), migrate.go
 //     (Migrate: River's schema and the embedded migrations, under an
-//     advisory lock; MigrationsHash), migrate_status.go
-//     (MigrationsPending, for /readyz).
-//   - The inbox: inbox.go (Querier, InboundRow, a message stored once per
-//     platform message id, with its live hold), nonces.go (single-use
+//     advisory lock, skipped when up to date; MigrationsHash),
+//     migrate_status.go (MigrationsPending, one query, for /readyz).
+//   - The inbox: inbox.go (Querier, InboundRow, messages stored once per
+//     platform message id, a batch in one multi-row insert, with their
+//     live holds), nonces.go (single-use
 //     callback proofs, claimed in the message's transaction), refusals.go
 //     (refused callbacks counted per account and check).
 //   - Sessions and runs: sessions.go (sessions, their history and recent
@@ -32,5 +33,7 @@
 //     reports.go (reports, their runs and deliveries).
 //   - The console: admins.go (accounts and logins), logins.go (login
 //     throttle counters), console.go (the console's read queries),
-//     console_store.go (Console, the store as web/console's narrow Store).
+//     console_store.go (Console, the store as web/console's narrow Store),
+//     console_charts.go (the overview's and skills page's series),
+//     console_export.go (conversations and runs of a range, as CSV rows).
 package store
