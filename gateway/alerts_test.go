@@ -117,3 +117,23 @@ func TestAlertToAChatTheChannelCannotReach(t *testing.T) {
 		t.Errorf("alert to a group of an app: %v, want an error naming alerts.rules[0].to", err)
 	}
 }
+
+// TestAlertCheckedByTheLeader: nobody calls Check; the leader's periodic
+// job (run at start, then every minute) finds the replies given up and
+// posts the alert.
+func TestAlertCheckedByTheLeader(t *testing.T) {
+	t.Parallel()
+	heavy(t)
+	h := newHarness(t)
+	ctx := withTimeout(t, 60*time.Second)
+	clock := chantest.NewClock(time.Now())
+	h.giveUp(ctx, "gone:", 3, clock.Now().Add(-time.Minute))
+	h.startAlerts(alertsYAML, clock)
+	msgs, err := h.wecomAPI.WaitMessages(ctx, 1)
+	if err != nil {
+		t.Fatalf("no alert from the periodic check: %v", err)
+	}
+	if m := msgs[0]; m.ToUser != "ops-lead" || !strings.Contains(m.Content, "投递失败") {
+		t.Errorf("alert sent to %q: %q", m.ToUser, m.Content)
+	}
+}
