@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -86,7 +87,7 @@ func (cs *connections) keepConnection(ctx context.Context, channel string, c cha
 // gave its connection to another client (err wraps channels.ErrTakenOver).
 func (cs *connections) standBack(ctx context.Context, channel string, c channels.Connection, err error) {
 	g := cs.g
-	g.connStates.set(channel, c.Account, connStandby)
+	g.connStates.Set(channel, c.Account, ops.ConnStandby)
 	g.log.Error("the platform gave this account's connection to another client; leaving it alone",
 		"channel", channel, "account", c.Account, "for", takenOverPause, "err", err)
 	sleep(ctx, takenOverPause)
@@ -99,14 +100,14 @@ func (cs *connections) holdExclusive(ctx context.Context, channel string, c chan
 	lease := "connection:" + channel + "/" + c.Account
 	retry := g.cfg.Worker.ConnectionLease / 4
 	for ctx.Err() == nil {
-		g.connStates.set(channel, c.Account, connStandby)
+		g.connStates.Set(channel, c.Account, ops.ConnStandby)
 		ok, err := store.AcquireLease(ctx, g.pool, lease, g.replicaID, g.now(), g.cfg.Worker.ConnectionLease)
 		if err != nil && ctx.Err() == nil {
 			g.log.Warn("connection lease unavailable", "lease", lease, "err", err)
 		}
 		if ok {
 			g.log.Info("holding the long connection", "channel", channel, "account", c.Account, "replica", g.replicaID)
-			g.connStates.set(channel, c.Account, connHolding)
+			g.connStates.Set(channel, c.Account, ops.ConnHolding)
 			err := g.conns.runHeld(ctx, lease, channel, c)
 			if errors.Is(err, channels.ErrTakenOver) {
 				g.conns.standBack(ctx, channel, c, err)
@@ -163,18 +164,18 @@ func (cs *connections) runHeld(ctx context.Context, lease, channel string, c cha
 // that session only: it is counted, and the loop dials again.
 func (cs *connections) reconnect(ctx context.Context, channel string, c channels.Connection) error {
 	g := cs.g
-	state := connRunning
+	state := ops.ConnRunning
 	if c.Exclusive {
-		state = connHolding
+		state = ops.ConnHolding
 	}
 	return channels.Reconnect(ctx, c, g, channels.Watch{
 		Log:      g.log.With("channel", channel),
 		Panicked: func() { g.metrics.Panicked(channel, c.Account) },
 		Up: func(up bool) {
 			if up {
-				g.connStates.set(channel, c.Account, state)
+				g.connStates.Set(channel, c.Account, state)
 			} else {
-				g.connStates.set(channel, c.Account, connRetrying)
+				g.connStates.Set(channel, c.Account, ops.ConnRetrying)
 			}
 		},
 	})

@@ -47,9 +47,8 @@
 //     hold of the answer's first part), drafts.go (a streaming run's draft
 //     stored every worker.draft_interval; the 「处理中…」 hint elsewhere).
 //   - HTTP: server.go (the public and the admin routes: callbacks, the
-//     features' routes, /metrics), httpserver.go (NewHTTPServer, the bounds
-//     of every listener), health.go (connection states and draining, for
-//     /readyz).
+//     features' routes, /metrics), health.go (connection states and
+//     draining, for /readyz); every listener is ops.NewHTTPServer.
 //
 // Tests: harness_test.go is the shared harness of the pipeline tests (a
 // migrated database per test, the fake WeCom and model, the demo backend).

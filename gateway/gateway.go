@@ -115,8 +115,8 @@ type Gateway struct {
 	log        *slog.Logger
 	metrics    *ops.Metrics // nil when metrics.enabled is false
 	tracer     trace.Tracer
-	draining   atomic.Bool // shutting down: /readyz answers 503
-	connStates connStates  // for /readyz
+	draining   atomic.Bool    // shutting down: /readyz answers 503
+	connStates ops.ConnStates // for /readyz
 }
 
 // ErrQueuesNotPartial refuses Deps.Queues on a full replica: which queues

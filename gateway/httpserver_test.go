@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
 // shortTimeouts are server timeouts short enough for a test to outlast.
@@ -43,7 +44,7 @@ func TestSlowBodyIsCutAtReadTimeout(t *testing.T) {
 	h := newHarness(t)
 	h.start(gateway.Deps{})
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = gateway.NewHTTPServer(shortTimeouts, "", h.gw.Handler())
+	srv.Config = ops.NewHTTPServer(shortTimeouts, "", h.gw.Handler())
 	srv.Start()
 	t.Cleanup(srv.Close)
 
@@ -77,7 +78,7 @@ func TestLongAnswersOutlastReadTimeout(t *testing.T) {
 	h.startExtra(openAIYAML, gateway.Deps{})
 	var cancelled atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = gateway.NewHTTPServer(shortTimeouts, "", watchContexts(h.gw.Handler(), &cancelled))
+	srv.Config = ops.NewHTTPServer(shortTimeouts, "", watchContexts(h.gw.Handler(), &cancelled))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	cfg := openai.DefaultConfig(apiKeyLisi)
@@ -151,7 +152,7 @@ func TestWriteDeadlineDoesNotOutliveItsRequest(t *testing.T) {
 	})
 	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = gateway.NewHTTPServer(config.ServerConfig{}, "", mux)
+	srv.Config = ops.NewHTTPServer(config.ServerConfig{}, "", mux)
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
@@ -188,7 +189,7 @@ func TestServerTimeoutsConfig(t *testing.T) {
 	if cfg.Server.ReadTimeout != 10*time.Second || cfg.Server.IdleTimeout != time.Minute {
 		t.Errorf("defaults: %+v", cfg.Server)
 	}
-	srv := gateway.NewHTTPServer(cfg.Server, ":0", http.NotFoundHandler())
+	srv := ops.NewHTTPServer(cfg.Server, ":0", http.NotFoundHandler())
 	if srv.ReadTimeout != 10*time.Second || srv.IdleTimeout != time.Minute || srv.WriteTimeout != 0 ||
 		srv.ReadHeaderTimeout != 5*time.Second || srv.MaxHeaderBytes != 64<<10 {
 		t.Errorf("server: read %s idle %s write %s header %s max header %d", srv.ReadTimeout, srv.IdleTimeout,

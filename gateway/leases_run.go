@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/hermes-gw/hermes/gateway/ops"
@@ -171,40 +170,25 @@ func (rl *runLeases) keepLeases(ctx context.Context) {
 	if !g.serves {
 		sweep.Stop()
 	}
-	var kept *pgxpool.Conn // acquired again after a failure
-	defer func() {
-		if kept != nil {
-			kept.Release()
-		}
-	}()
-	conn := func() (*pgxpool.Conn, error) {
-		if kept == nil {
-			c, err := g.pool.Acquire(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("gateway: connection for the session leases: %w", err)
-			}
-			kept = c
-		}
-		return kept, nil
-	}
-	failed := func() { kept.Release(); kept = nil } // the pool drops it if broken
+	kept := store.Keep(g.pool)
+	defer kept.Release()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-renew.C:
-			c, err := conn()
+			c, err := kept.Get(ctx)
 			switch {
 			case err != nil:
 				g.leases.renewLeases(ctx, g.pool) // fails too, stopping runs whose lease lapsed
 			case !g.leases.renewLeases(ctx, c):
-				failed()
+				kept.Failed()
 			}
 		case <-sweep.C:
-			c, err := conn()
+			c, err := kept.Get(ctx)
 			if err == nil {
 				if _, err = g.sweepLeases(ctx, c); err != nil {
-					failed()
+					kept.Failed()
 				}
 			}
 			if err != nil && ctx.Err() == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
 // stallYAML configures lisi's and wangwu's keys with a write timeout.
@@ -54,7 +55,7 @@ func serveReal(t *testing.T, h *harness, server config.ServerConfig) *httptest.S
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Listener = smallSendBuffers{srv.Listener}
-	srv.Config = gateway.NewHTTPServer(server, "", h.gw.Handler())
+	srv.Config = ops.NewHTTPServer(server, "", h.gw.Handler())
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv

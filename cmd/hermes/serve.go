@@ -19,6 +19,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/admin"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/web/console"
@@ -148,12 +149,12 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 	if err := gw.Start(ctx); err != nil {
 		return err
 	}
-	srv := gateway.NewHTTPServer(cfg.Server, cfg.Server.Listen, gw.Handler())
+	srv := ops.NewHTTPServer(cfg.Server, cfg.Server.Listen, gw.Handler())
 	servers := []*http.Server{srv}
 	// The console, /metrics and the status page on a listener of their own
 	// (server.admin_listen), when one is set.
 	if h := gw.AdminHandler(); h != nil {
-		servers = append(servers, gateway.NewHTTPServer(cfg.Server, cfg.Server.AdminListen, h))
+		servers = append(servers, ops.NewHTTPServer(cfg.Server, cfg.Server.AdminListen, h))
 	}
 	errc := make(chan error, len(servers))
 	for _, s := range servers {

@@ -15,4 +15,6 @@
 //     migrations, and the pipeline's state the gateway hands it),
 //     doctor.go (the checks of `hermes doctor`: database, model endpoint,
 //     each channel's self-check, each skill's endpoint or program).
+//   - Listening: httpserver.go (NewHTTPServer, the bounds of every
+//     listener: headers, request, idle time).
 package ops

@@ -83,3 +83,39 @@ func (l *Lock) Unlock(ctx context.Context) {
 	}
 	l.conn.Release()
 }
+
+// KeptConn is one pooled connection kept by a loop that must not wait its
+// turn in the pool (the session leases' upkeep: under load, the other
+// connections can all be busy for longer than a lease). It is acquired on
+// first use and again after a failure.
+type KeptConn struct {
+	pool *pgxpool.Pool
+	conn *pgxpool.Conn
+}
+
+// Keep returns a KeptConn of pool; Release gives its connection back.
+func Keep(pool *pgxpool.Pool) *KeptConn { return &KeptConn{pool: pool} }
+
+// Get is the kept connection, acquired if there is none.
+func (k *KeptConn) Get(ctx context.Context) (*pgxpool.Conn, error) {
+	if k.conn == nil {
+		c, err := k.pool.Acquire(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("store: kept connection: %w", err)
+		}
+		k.conn = c
+	}
+	return k.conn, nil
+}
+
+// Failed gives the connection back after an error (the pool drops it if
+// it broke); the next Get acquires another.
+func (k *KeptConn) Failed() { k.Release() }
+
+// Release gives the connection back for good.
+func (k *KeptConn) Release() {
+	if k.conn != nil {
+		k.conn.Release()
+		k.conn = nil
+	}
+}

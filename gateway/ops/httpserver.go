@@ -1,4 +1,4 @@
-package gateway
+package ops
 
 import (
 	"net/http"
