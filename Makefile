@@ -27,7 +27,8 @@ test:
 # bot, DingTalk, Feishu; frame-to-ack of the long connections), the time to the
 # first streamed chunk with a model streaming 20 tokens/s, one whole turn
 # with Postgres writes, the agent loop alone, and skill offering over the
-# 20-skill sample catalog (offered%, token ratio median/p90, index cost),
+# 20-skill sample catalog and generated ones of 100 and 500 near-duplicate
+# skills (recall per step, chit-chat offered, token ratio, index cost),
 # scheduled reports (tick to message over 100 ticks, chart render time),
 # what metrics and tracing add to a callback's ack and a /metrics scrape,
 # an attachment's cost (a 5 MB screenshot fetched, decrypted and made a model
