@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/gateway/groupcommit"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
@@ -62,19 +63,8 @@ func (tb *table) write(ctx context.Context, tx pgx.Tx, items []*item) error {
 // one transaction, once it is free; each caller returns after the commit.
 func TestWaitingItemsShareATransaction(t *testing.T) {
 	t.Parallel()
-	pool := storetest.NewPool(t)
+	pool, tb, c, gate, first := busyWriter(t)
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `CREATE TABLE rows (name text PRIMARY KEY, n int)`); err != nil {
-		t.Fatal(err)
-	}
-	gate := make(chan struct{})
-	tb := &table{gate: gate}
-	c := groupcommit.New(groupcommit.Config{Writers: 1, MaxBatch: 64}, pool, tb.write)
-	defer c.Stop()
-
-	first := make(chan error, 1)
-	go func() { first <- c.Do(ctx, &item{name: "1"}) }()
-	waitFor(t, func() bool { tb.mu.Lock(); defer tb.mu.Unlock(); return len(tb.batches) == 1 })
 
 	const waiting = 20
 	var wg sync.WaitGroup
@@ -113,23 +103,14 @@ func TestWaitingItemsShareATransaction(t *testing.T) {
 // that cannot be written fails, and only its caller hears of it.
 func TestFailedBatchFailsOnlyItsOwnItem(t *testing.T) {
 	t.Parallel()
-	pool := storetest.NewPool(t)
+	pool, _, c, gate, first := busyWriter(t)
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `CREATE TABLE rows (name text PRIMARY KEY, n int)`); err != nil {
-		t.Fatal(err)
-	}
-	gate := make(chan struct{})
-	tb := &table{gate: gate}
-	c := groupcommit.New(groupcommit.Config{Writers: 1, MaxBatch: 64}, pool, tb.write)
-	defer c.Stop()
-	first := make(chan error, 1)
-	go func() { first <- c.Do(ctx, &item{name: "1"}) }()
-	waitFor(t, func() bool { tb.mu.Lock(); defer tb.mu.Unlock(); return len(tb.batches) == 1 })
 
 	results := make(map[string]chan error)
 	for _, it := range []*item{{name: "2"}, {name: "3", poison: true}, {name: "4"}} {
-		results[it.name] = make(chan error, 1)
-		go func() { results[it.name] <- c.Do(ctx, it) }()
+		result := make(chan error, 1)
+		results[it.name] = result
+		go func() { result <- c.Do(ctx, it) }()
 	}
 	// All three are waiting at the writer (none can be taken yet).
 	waitFor(t, func() bool { return c.Waiting() == 3 })
@@ -182,6 +163,25 @@ func TestDoEndsWithItsContextAndStop(t *testing.T) {
 	if err := c.Do(ctx, &item{name: "3"}); !errors.Is(err, groupcommit.ErrStopped) {
 		t.Errorf("Do after Stop: %v, want ErrStopped", err)
 	}
+}
+
+// busyWriter is a Committer with one writer, busy writing item "1" until
+// gate is closed; first receives that item's outcome.
+func busyWriter(t *testing.T) (*pgxpool.Pool, *table, *groupcommit.Committer[item], chan struct{}, chan error) {
+	t.Helper()
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `CREATE TABLE rows (name text PRIMARY KEY, n int)`); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	tb := &table{gate: gate}
+	c := groupcommit.New(groupcommit.Config{Writers: 1, MaxBatch: 64}, pool, tb.write)
+	t.Cleanup(c.Stop)
+	first := make(chan error, 1)
+	go func() { first <- c.Do(ctx, &item{name: "1"}) }()
+	waitFor(t, func() bool { tb.mu.Lock(); defer tb.mu.Unlock(); return len(tb.batches) == 1 })
+	return pool, tb, c, gate, first
 }
 
 func waitFor(t *testing.T, cond func() bool) {
