@@ -182,13 +182,13 @@ func (rl *runLeases) keepLeases(ctx context.Context) {
 			case err != nil:
 				g.leases.renewLeases(ctx, g.pool) // fails too, stopping runs whose lease lapsed
 			case !g.leases.renewLeases(ctx, c):
-				kept.Failed()
+				kept.Release()
 			}
 		case <-sweep.C:
 			c, err := kept.Get(ctx)
 			if err == nil {
 				if _, err = g.sweepLeases(ctx, c); err != nil {
-					kept.Failed()
+					kept.Release()
 				}
 			}
 			if err != nil && ctx.Err() == nil {

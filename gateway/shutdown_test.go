@@ -19,22 +19,8 @@ import (
 func TestSignalLetsARunningRunFinish(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	started, release := make(chan struct{}), make(chan struct{})
-	var calls, cancelled atomic.Int32
-	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
-		return openaitest.Reply{Content: "你还有 5 天年假。", Hook: func(ctx context.Context) error {
-			if calls.Add(1) == 1 {
-				close(started)
-			}
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				cancelled.Add(1)
-				return ctx.Err()
-			}
-		}}
-	})
+	m := holdModel(h)
+	started, release, calls, cancelled := m.started, m.release, &m.calls, &m.cancelled
 
 	signalCtx, signal := context.WithCancel(context.Background())
 	defer signal()
@@ -105,21 +91,8 @@ func TestSignalLetsARunningRunFinish(t *testing.T) {
 func TestLeaseRenewalHoldsWhenThePoolIsFull(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	started, release := make(chan struct{}), make(chan struct{})
-	var calls atomic.Int32
-	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
-		return openaitest.Reply{Content: "你还有 5 天年假。", Hook: func(ctx context.Context) error {
-			if calls.Add(1) == 1 {
-				close(started)
-			}
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}}
-	})
+	m := holdModel(h)
+	started, release, calls := m.started, m.release, &m.calls
 	h.startExtra("worker:\n  run_lease: 1s\n", gateway.Deps{})
 	ctx := withTimeout(t, 60*time.Second)
 	observer, err := pgxpool.New(ctx, h.dbURL)
@@ -174,4 +147,31 @@ func TestLeaseRenewalHoldsWhenThePoolIsFull(t *testing.T) {
 	if msgs := h.wecomAPI.Messages(); len(msgs) != 1 {
 		t.Errorf("%d messages delivered, want 1", len(msgs))
 	}
+}
+
+// heldModel answers every call once release is closed; started is closed
+// when the first call arrives. A call whose request ends first is counted
+// in cancelled.
+type heldModel struct {
+	started, release chan struct{}
+	calls, cancelled atomic.Int32
+}
+
+func holdModel(h *harness) *heldModel {
+	m := &heldModel{started: make(chan struct{}), release: make(chan struct{})}
+	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+		return openaitest.Reply{Content: "你还有 5 天年假。", Hook: func(ctx context.Context) error {
+			if m.calls.Add(1) == 1 {
+				close(m.started)
+			}
+			select {
+			case <-m.release:
+				return nil
+			case <-ctx.Done():
+				m.cancelled.Add(1)
+				return ctx.Err()
+			}
+		}}
+	})
+	return m
 }

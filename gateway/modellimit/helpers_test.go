@@ -3,7 +3,6 @@ package modellimit
 import (
 	"context"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
@@ -55,24 +55,9 @@ func modelConfig(scope, baseURL string) config.ModelConfig {
 		LimitsScope: scope, MaxConcurrent: 100, MaxRetryAfter: 30 * time.Second, QueuedHintAfter: 3 * time.Second}
 }
 
-// clock is a settable time for the shared gates of a test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
+// newClock is a settable time for the shared gates of a test.
+func newClock() *chantest.Clock {
+	return chantest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 }
 
 // sharedGates are the gates of replicas, one per pool, all of cfg and

@@ -80,7 +80,7 @@ func TestSharedBudgetsAcrossReplicas(t *testing.T) {
 	cfg := modelConfig(config.LimitsShared, "http://model.invalid/v1")
 	cfg.RequestsPerMinute = 60 // depth 10, one a second
 	cfg.TokensPerMinute = 6000 // depth 1000
-	gates := sharedGates(cfg, replicaPools(t, 4), clk.now)
+	gates := sharedGates(cfg, replicaPools(t, 4), clk.Now)
 	claimOnce(t, gates[0], true, 0, 1) // makes the rows
 
 	claimAll := func(estimate int) (admitted int64) {
@@ -111,7 +111,7 @@ func TestSharedBudgetsAcrossReplicas(t *testing.T) {
 	if got := claimAll(1); got != 6 {
 		t.Fatalf("claims of 1 token admitted: %d, want 6 (requests left after 4 of 10)", got)
 	}
-	clk.set(clk.now().Add(time.Second))
+	clk.Set(clk.Now().Add(time.Second))
 	if got := claimAll(1); got != 1 {
 		t.Fatalf("a second later: %d admitted, want 1", got)
 	}
@@ -122,21 +122,21 @@ func TestSharedBudgetsAcrossReplicas(t *testing.T) {
 func TestSharedSlotOfDeadReplicaComesBack(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	t0 := clk.now()
+	t0 := clk.Now()
 	cfg := modelConfig(config.LimitsShared, "http://model.invalid/v1")
 	cfg.MaxConcurrent = 1
 	pools := replicaPools(t, 2)
-	dead, alive := newSharedGate(cfg, pools[0], clk.now), newSharedGate(cfg, pools[1], clk.now)
+	dead, alive := newSharedGate(cfg, pools[0], clk.Now), newSharedGate(cfg, pools[1], clk.Now)
 	if c := claimOnce(t, dead, false, 1, 1); c.slot == nil || !c.admitted {
 		t.Fatalf("first claim: %+v", c)
 	}
 	pools[0].Close() // the replica dies: no release, no renewal
 
-	clk.set(t0.Add(slotLease - time.Microsecond))
+	clk.Set(t0.Add(slotLease - time.Microsecond))
 	if c := claimOnce(t, alive, false, 2, 1); c.slot != nil {
 		t.Fatalf("slot taken while the dead replica's lease runs: %+v", c)
 	}
-	clk.set(t0.Add(slotLease))
+	clk.Set(t0.Add(slotLease))
 	c := claimOnce(t, alive, false, 2, 1)
 	if c.slot == nil || !c.admitted {
 		t.Fatalf("slot not free once the lease lapsed: %+v", c)
@@ -144,16 +144,16 @@ func TestSharedSlotOfDeadReplicaComesBack(t *testing.T) {
 
 	t.Run("Renewed", func(t *testing.T) {
 		renewedAt := t0.Add(slotLease + 20*time.Second)
-		clk.set(renewedAt)
+		clk.Set(renewedAt)
 		if err := alive.renew(context.Background(), []int64{2}); err != nil {
 			t.Fatal(err)
 		}
-		other := newSharedGate(cfg, pools[1], clk.now)
-		clk.set(t0.Add(2*slotLease + time.Second)) // the lease before the renewal lapsed
+		other := newSharedGate(cfg, pools[1], clk.Now)
+		clk.Set(t0.Add(2*slotLease + time.Second)) // the lease before the renewal lapsed
 		if c := claimOnce(t, other, false, 3, 1); c.slot != nil {
 			t.Fatalf("renewed slot taken: %+v", c)
 		}
-		clk.set(renewedAt.Add(slotLease))
+		clk.Set(renewedAt.Add(slotLease))
 		if c := claimOnce(t, other, false, 3, 1); c.slot == nil {
 			t.Fatalf("slot not free once the renewed lease lapsed: %+v", c)
 		}
@@ -165,17 +165,17 @@ func TestSharedSlotOfDeadReplicaComesBack(t *testing.T) {
 func TestSharedSlotRenewedWhileCallRuns(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	t0 := clk.now()
+	t0 := clk.Now()
 	cfg := modelConfig(config.LimitsShared, "http://model.invalid/v1")
 	cfg.MaxConcurrent = 1
 	pools := replicaPools(t, 2)
-	g, other := newSharedGate(cfg, pools[0], clk.now), newSharedGate(cfg, pools[1], clk.now)
+	g, other := newSharedGate(cfg, pools[0], clk.Now), newSharedGate(cfg, pools[1], clk.Now)
 	g.every = time.Millisecond
 	release, err := g.acquire(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk.set(t0.Add(slotLease / 2))
+	clk.Set(t0.Add(slotLease / 2))
 	want := t0.Add(slotLease / 2).Add(slotLease)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -191,7 +191,7 @@ func TestSharedSlotRenewedWhileCallRuns(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond) // polling the database for the renewal, not waiting for it
 	}
-	clk.set(t0.Add(slotLease))
+	clk.Set(t0.Add(slotLease))
 	if c := claimOnce(t, other, false, 2, 1); c.slot != nil {
 		t.Fatalf("the running call's slot was taken: %+v", c)
 	}
@@ -273,7 +273,7 @@ func TestShared429PausesEveryReplica(t *testing.T) {
 	clk := newClock()
 	cfg := modelConfig(config.LimitsShared, srv.URL())
 	pools := replicaPools(t, 2)
-	gates := sharedGates(cfg, pools, clk.now)
+	gates := sharedGates(cfg, pools, clk.Now)
 	_, err := (&Limiter{gate: gates[0], maxPause: cfg.MaxRetryAfter}).Model(openAIModel(cfg), nil).Chat(context.Background(), question())
 	var ra *agent.RetryAfterError
 	if !errors.As(err, &ra) || ra.After != 7*time.Second {
@@ -283,10 +283,10 @@ func TestShared429PausesEveryReplica(t *testing.T) {
 	if c.admitted {
 		t.Fatal("the other replica's call started during the pause")
 	}
-	if w := c.budgetWait(gates[1], 1, clk.now()); w != 7*time.Second {
+	if w := c.budgetWait(gates[1], 1, clk.Now()); w != 7*time.Second {
 		t.Fatalf("the other replica would wait %s, want 7s", w)
 	}
-	clk.set(clk.now().Add(7 * time.Second))
+	clk.Set(clk.Now().Add(7 * time.Second))
 	if c := claimOnce(t, gates[1], true, 1, 1); !c.admitted {
 		t.Fatalf("not admitted after the pause: %+v", c)
 	}
@@ -299,7 +299,7 @@ func TestSharedTokensSettled(t *testing.T) {
 	clk := newClock()
 	cfg := modelConfig(config.LimitsShared, "http://model.invalid/v1")
 	cfg.TokensPerMinute = 600 // depth 100, a token per 100 ms
-	gates := sharedGates(cfg, replicaPools(t, 2), clk.now)
+	gates := sharedGates(cfg, replicaPools(t, 2), clk.Now)
 	release, err := gates[0].acquire(context.Background(), 10)
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestSharedTokensSettled(t *testing.T) {
 	if c.admitted {
 		t.Fatal("admitted with the bucket spent")
 	}
-	if w := c.budgetWait(gates[1], 1, clk.now()); w != 100*time.Millisecond {
+	if w := c.budgetWait(gates[1], 1, clk.Now()); w != 100*time.Millisecond {
 		t.Fatalf("wait %s, want 100ms (one token)", w)
 	}
 }

@@ -108,11 +108,8 @@ func (k *KeptConn) Get(ctx context.Context) (*pgxpool.Conn, error) {
 	return k.conn, nil
 }
 
-// Failed gives the connection back after an error (the pool drops it if
-// it broke); the next Get acquires another.
-func (k *KeptConn) Failed() { k.Release() }
-
-// Release gives the connection back for good.
+// Release gives the connection back: for good, or after an error (the
+// pool drops it if it broke; the next Get acquires another).
 func (k *KeptConn) Release() {
 	if k.conn != nil {
 		k.conn.Release()
