@@ -26,8 +26,12 @@ func (r *Registry) newBreaker(s *Skill) *gobreaker.CircuitBreaker[Result] {
 		// A run that ended, or a backend asking us to slow down (429), says
 		// nothing about whether the backend is broken.
 		IsExcluded: func(err error) bool { return errors.Is(err, errRunEnded) || classify(err) == RetryOn429 },
+		// Inside gobreaker's lock: the hook must not block (see Options).
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			r.opts.Logger.Warn("skills: circuit breaker changed state", "skill", name, "from", from.String(), "to", to.String())
+			if r.opts.OnBreakerChange != nil {
+				r.opts.OnBreakerChange(name, from.String(), to.String(), r.opts.Now())
+			}
 		},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -143,5 +144,54 @@ func TestBreaker_IgnoresRefusals(t *testing.T) {
 	}
 	if rec.count() != 3 {
 		t.Errorf("backend saw %d calls, want 3", rec.count())
+	}
+}
+
+// breakerChange is one call of Options.OnBreakerChange.
+type breakerChange struct {
+	skill, from, to string
+	at              time.Time
+}
+
+// TestBreaker_OnBreakerChange: a backend answering 500 trips the breaker,
+// and the hook hears closed→open once, at the registry's clock, during
+// the call that tripped it; the refused call after it changes nothing.
+func TestBreaker_OnBreakerChange(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	at := time.Date(2026, 12, 3, 10, 17, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var changes []breakerChange
+	reg, err := skills.NewRegistry(unsigned(&skills.Skill{Name: "it_vpn_reset", Description: "reset", Endpoint: srv.URL + "/reset",
+		Breaker: &skills.BreakerPolicy{Failures: 2, OpenFor: time.Hour}}), skills.Options{
+		Now: func() time.Time { return at }, Logger: slog.New(slog.DiscardHandler),
+		OnBreakerChange: func(skill, from, to string, at time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			changes = append(changes, breakerChange{skill, from, to, at})
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard := func() []breakerChange {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(changes)
+	}
+	if _, err := reg.Call(context.Background(), zhang, "it_vpn_reset", nil); !errors.Is(err, skills.ErrUnavailable) || errors.Is(err, skills.ErrCircuitOpen) {
+		t.Fatalf("first call: err = %v, want the backend's 500", err)
+	}
+	if got := heard(); len(got) != 0 {
+		t.Fatalf("after one failure of two the hook heard %+v, want nothing", got)
+	}
+	reg.Call(context.Background(), zhang, "it_vpn_reset", nil)
+	if _, err := reg.Call(context.Background(), zhang, "it_vpn_reset", nil); !errors.Is(err, skills.ErrCircuitOpen) {
+		t.Fatalf("third call: err = %v, want refused by the open breaker", err)
+	}
+	want := []breakerChange{{"it_vpn_reset", "closed", "open", at}}
+	if got := heard(); !slices.Equal(got, want) {
+		t.Errorf("the hook heard %+v, want %+v", got, want)
 	}
 }

@@ -76,6 +76,15 @@ type Options struct {
 	MaxParallel int
 	// Logger receives circuit breaker state changes. Default slog.Default().
 	Logger *slog.Logger
+	// OnBreakerChange, if set, is told every change of a skill's circuit
+	// breaker: from and to are "closed", "open" or "half-open" (as
+	// Registry.BreakerState names them), at is Now's time of the change.
+	// The console marks the openings from it (store.BreakerRecorder).
+	// It is called inside the breaker's lock, during the skill call that
+	// caused the change (or the BreakerState read that noticed open_for
+	// had passed), so every call of that skill waits for it: it must not
+	// block (no database write in line; hand the event off and return).
+	OnBreakerChange func(skill, from, to string, at time.Time)
 }
 
 // Registry holds the validated skills and binds them to callers. It is safe

@@ -103,8 +103,8 @@ GROUP BY 1, 2 ORDER BY 1, 2`, r)
 }
 
 // BreakerOpenError is the text every call refused by an open circuit
-// breaker carries in its step's error (skills.ErrCircuitOpen): breaker
-// state changes are not stored, the calls they refused are.
+// breaker carries in its step's error (skills.ErrCircuitOpen). The
+// openings themselves are BreakerOpenings (breaker_events.go).
 const BreakerOpenError = "circuit breaker is open"
 
 // SkillPoint is how one skill's calls went in one bucket.

@@ -138,7 +138,7 @@ func (c *Console) ReportHistory(ctx context.Context, id int64, limit int) ([]Rep
 	return ReportHistory(ctx, c.pool, id, limit)
 }
 
-// Charts and exports (console_charts.go, console_export.go).
+// Charts and exports (console_charts.go, breaker_events.go, console_export.go).
 
 func (c *Console) TrafficChart(ctx context.Context, r ChartRange) ([]TrafficPoint, error) {
 	return TrafficChart(ctx, c.pool, r)
@@ -177,6 +177,10 @@ func (c *Console) SkillChart(ctx context.Context, r ChartRange) ([]SkillPoint, e
 		return err
 	})
 	return out, err
+}
+
+func (c *Console) BreakerOpenings(ctx context.Context, r ChartRange) ([]BreakerOpeningPoint, error) {
+	return BreakerOpenings(ctx, c.pool, r)
 }
 
 func (c *Console) ExportMessages(ctx context.Context, since, until time.Time, limit int, fn func(ExportMessage) error) error {

@@ -218,21 +218,22 @@ func tokenChart(t map[string]string, w trendWindow, points []store.TokenPoint, c
 }
 
 // skillCharts are the skills page's charts over w: calls, error rate and
-// p95 per skill, and the calls an open breaker refused.
+// p95 per skill, and the breakers' openings with the calls they refused.
 func (c *Console) skillCharts(r *request, w trendWindow) ([]chartView, error) {
 	points, err := c.deps.Store.SkillChart(r.Context(), w.Hours)
 	if err != nil {
 		return nil, err
 	}
+	openings, err := c.deps.Store.BreakerOpenings(r.Context(), w.Hours)
+	if err != nil {
+		return nil, err
+	}
 	t, hours := r.t, w.hourLabels()
-	calls, errs, p95, refused := newGrid(w.hourly), newGrid(w.hourly), newGrid(w.hourly), newGrid(w.hourly)
+	calls, errs, p95 := newGrid(w.hourly), newGrid(w.hourly), newGrid(w.hourly)
 	for _, p := range points {
 		calls.add(p.Tool, p.At, float64(p.Calls))
 		errs.add(p.Tool, p.At, float64(p.Errors))
 		p95.add(p.Tool, p.At, float64(p.P95.Milliseconds()))
-		if p.Refused > 0 {
-			refused.add(p.Tool, p.At, float64(p.Refused))
-		}
 	}
 	rates := calls.series(same)
 	for i, s := range rates {
@@ -245,19 +246,65 @@ func (c *Console) skillCharts(r *request, w trendWindow) ([]chartView, error) {
 		}
 		rates[i].Values = rate
 	}
-	// The breaker chart lists every skill that had calls, so that its
-	// colors match the other three; a skill never refused has zeros.
-	for k := range calls.byKey {
-		if refused.byKey[k] == nil {
-			refused.byKey[k] = make([]float64, len(w.hourly))
-		}
-	}
-	breaker := newChart("chart-skill-breaker", t["chart_skill_breaker"], t["chart_hour"], stackedBars, hours, refused.series(same), count)
-	breaker.Note = t["chart_skill_breaker_note"]
 	return []chartView{
 		newChart("chart-skill-calls", t["chart_skill_calls"], t["chart_hour"], lineChart, hours, calls.series(same), count),
 		newChart("chart-skill-errors", t["chart_skill_errors"], t["chart_hour"], lineChart, hours, rates, percent),
 		newChart("chart-skill-p95", t["chart_skill_p95"], t["chart_hour"], lineChart, hours, p95.series(same), millis),
-		breaker,
+		breakerChart(t, w, slices.Sorted(maps.Keys(calls.byKey)), points, openings),
 	}, nil
+}
+
+// breakerChart marks each skill's breaker openings per hour as bars, and
+// lists below them every hour and skill whose breaker opened or refused
+// calls, with both numbers. The bars count openings and not refused
+// calls: one opening refuses every call of its open_for, so the two are
+// of different sizes, and the refused calls are already errors in the
+// error-rate chart. The series are the skills with calls, in the order
+// of the other charts so that a skill has the same color in all four,
+// then any skill whose breaker opened without a call of it in the period
+// (its failed calls were in runs started before), after them.
+func breakerChart(t map[string]string, w trendWindow, called []string, points []store.SkillPoint, openings []store.BreakerOpeningPoint) chartView {
+	opened, refused := newGrid(w.hourly), newGrid(w.hourly)
+	for _, p := range openings {
+		opened.add(p.Skill, p.At, float64(p.Openings))
+	}
+	for _, p := range points {
+		if p.Refused > 0 {
+			refused.add(p.Tool, p.At, float64(p.Refused))
+		}
+	}
+	keys := slices.Clone(called)
+	for _, k := range slices.Sorted(maps.Keys(opened.byKey)) {
+		if !slices.Contains(called, k) {
+			keys = append(keys, k)
+		}
+	}
+	list := make([]series, len(keys))
+	for i, k := range keys {
+		vals := opened.byKey[k]
+		if vals == nil { // called, never opened: zeros
+			vals = make([]float64, len(w.hourly))
+		}
+		list[i] = series{Name: k, Values: vals}
+	}
+	hours := w.hourLabels()
+	v := newChart("chart-skill-breaker", t["chart_skill_breaker"], t["chart_hour"], stackedBars, hours, list, count)
+	v.Note = t["chart_skill_breaker_note"]
+	v.Columns = []string{t["chart_hour"], t["chart_skill"], t["chart_breaker_openings"], t["chart_breaker_refused"]}
+	v.Rows = nil
+	for i, h := range hours {
+		for _, k := range keys {
+			var o, n float64
+			if vals := opened.byKey[k]; vals != nil {
+				o = vals[i]
+			}
+			if vals := refused.byKey[k]; vals != nil {
+				n = vals[i]
+			}
+			if o > 0 || n > 0 {
+				v.Rows = append(v.Rows, []string{h, k, count(o), count(n)})
+			}
+		}
+	}
+	return v
 }
