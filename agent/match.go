@@ -138,12 +138,27 @@ func docFor(spec skills.Spec) *skillDoc {
 }
 
 func docKey(spec skills.Spec) string {
-	parts := []string{spec.Name, spec.DisplayName, spec.Description, string(spec.Parameters)}
-	parts = append(parts, spec.Synonyms...)
-	parts = append(parts, spec.Examples...)
-	parts = append(parts, spec.Triggers.IntentContains...)
-	parts = append(parts, spec.Triggers.IntentRegex...)
-	return strings.Join(parts, "\x00")
+	var b strings.Builder
+	eachDocPart(spec, func(part string) {
+		if b.Len() > 0 {
+			b.WriteByte(0)
+		}
+		b.WriteString(part)
+	})
+	return b.String()
+}
+
+// eachDocPart calls f with each text of spec that matching reads, in a
+// fixed order: what docKey and catalogKey are made of.
+func eachDocPart(spec skills.Spec, f func(string)) {
+	for _, p := range [...]string{spec.Name, spec.DisplayName, spec.Description, string(spec.Parameters)} {
+		f(p)
+	}
+	for _, list := range [...][]string{spec.Synonyms, spec.Examples, spec.Triggers.IntentContains, spec.Triggers.IntentRegex} {
+		for _, p := range list {
+			f(p)
+		}
+	}
 }
 
 func buildDoc(spec skills.Spec) *skillDoc {

@@ -135,7 +135,7 @@ func offerTools(in offerInput) (offering, error) {
 	if isChitChat(in.text) {
 		return offering{chitchat: true}, nil
 	}
-	m := newMatcher(specs, in.colloquial)
+	m := matcherFor(specs, in.colloquial)
 	// A skill index that costs more than indexTok gives way to the index
 	// of areas, whose cost does not grow with the catalog; the model then
 	// no longer sees every sibling's name, so offering is wider.
@@ -317,7 +317,7 @@ func (r *run) catalog() ([]skills.Spec, *matcher) {
 		r.specs = specs
 	}
 	if r.matcher == nil {
-		r.matcher = newMatcher(r.specs, r.colloquial)
+		r.matcher = matcherFor(r.specs, r.colloquial)
 	}
 	return r.specs, r.matcher
 }

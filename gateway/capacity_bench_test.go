@@ -26,15 +26,28 @@ import (
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
-// The scenario of issue 8: a model taking 2 s per call that allows 500
-// calls at once, and 1,000 users writing at 9:00, 32 messages at once.
-const (
-	benchMessages    = 1000
-	benchAtOnce      = 32
-	benchLatency     = 2 * time.Second
-	benchModelLimit  = 500
-	benchMaxConns    = 20
-	benchIdealSecond = float64(benchMessages) / benchModelLimit * 2 // 2 s × 1000 / 500
+// capacityScenario is users writing at once to a model taking
+// benchLatency per call that allows modelLimit calls at once, each replica
+// with a pool of maxConns.
+type capacityScenario struct {
+	messages, atOnce, modelLimit, maxConns int
+}
+
+// ideal is the time the model alone needs: benchLatency per wave of
+// modelLimit calls.
+func (sc capacityScenario) ideal() float64 {
+	return float64(sc.messages) / float64(sc.modelLimit) * benchLatency.Seconds()
+}
+
+const benchLatency = 2 * time.Second
+
+var (
+	// The scenario of issue 8: 1,000 users writing at 9:00, 32 messages
+	// at once, to a model allowing 500 calls at once.
+	thousandAt9 = capacityScenario{messages: 1000, atOnce: 32, modelLimit: 500, maxConns: 20}
+	// Issue 20's: 5,000 runs waiting on one replica, 2,500 model calls
+	// allowed at once, 20 database connections.
+	fiveThousandWaiting = capacityScenario{messages: 5000, atOnce: 32, modelLimit: 2500, maxConns: 20}
 )
 
 // BenchmarkThousandConversations runs the scenario once per iteration on
@@ -51,17 +64,29 @@ func BenchmarkThousandConversations(b *testing.B) {
 	for _, replicas := range []int{1, 2} {
 		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
 			for range b.N {
-				thousandConversations(b, replicas)
+				conversations(b, thousandAt9, replicas)
 			}
 		})
 	}
 }
 
-func thousandConversations(b *testing.B, replicas int) {
+// BenchmarkFiveThousandWaiting holds 5,000 runs at once on one replica,
+// 2,500 of them waiting on the 2 s model and the rest on the model's
+// limit: all are answered once, within 1.5 × the ideal 4 s, in at most
+// 400 MB.
+//
+//	make bench   (or: go test -run '^$' -bench FiveThousandWaiting -benchtime 1x ./gateway/)
+func BenchmarkFiveThousandWaiting(b *testing.B) {
+	for range b.N {
+		conversations(b, fiveThousandWaiting, 1)
+	}
+}
+
+func conversations(b *testing.B, sc capacityScenario, replicas int) {
 	h := newHarness(b)
 	var inFlight, overLimit atomic.Int32
 	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
-		if inFlight.Add(1) > benchModelLimit {
+		if int(inFlight.Add(1)) > sc.modelLimit {
 			inFlight.Add(-1)
 			overLimit.Add(1)
 			return openaitest.Reply{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}}
@@ -77,11 +102,11 @@ func thousandConversations(b *testing.B, replicas int) {
 	})
 	ch := testChannel(2048)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h.modelYAML = fmt.Sprintf("  max_concurrent: %d", benchModelLimit/replicas)
-	extra := "worker:\n  agent_concurrency: 1000\n  processing_hint_after: 10m\n"
+	h.modelYAML = fmt.Sprintf("  max_concurrent: %d", sc.modelLimit/replicas)
+	extra := fmt.Sprintf("worker:\n  agent_concurrency: %d\n  processing_hint_after: 10m\n", sc.messages)
 	var gws []*gateway.Gateway
 	for r := range replicas {
-		pool, err := store.Open(context.Background(), h.dbURL+fmt.Sprintf("&application_name=hermes-bench-%d", r), benchMaxConns)
+		pool, err := store.Open(context.Background(), h.dbURL+fmt.Sprintf("&application_name=hermes-bench-%d", r), int32(sc.maxConns))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -114,11 +139,11 @@ func thousandConversations(b *testing.B, replicas int) {
 	}
 	b.ResetTimer()
 	start := time.Now()
-	lat := sendAll(b, benchMessages, benchAtOnce, func(i int) channels.Inbound {
+	lat := sendAll(b, sc.messages, sc.atOnce, func(i int) channels.Inbound {
 		u := fmt.Sprintf("user%04d", i)
 		return ch.Message("a", "bench-"+u, u, u, "我还有几天年假？", false, false)
 	}, gws)
-	if _, err := ch.WaitSent(ctx, benchMessages); err != nil {
+	if _, err := ch.WaitSent(ctx, sc.messages); err != nil {
 		b.Fatal(err)
 	}
 	took := time.Since(start)
@@ -130,8 +155,8 @@ func thousandConversations(b *testing.B, replicas int) {
 	for _, out := range replies(ch.Sent()) {
 		perKey[out.Key]++
 	}
-	if len(perKey) != benchMessages {
-		b.Errorf("replies to %d messages, want %d", len(perKey), benchMessages)
+	if len(perKey) != sc.messages {
+		b.Errorf("replies to %d messages, want %d", len(perKey), sc.messages)
 	}
 	for key, n := range perKey {
 		if n != 1 {
@@ -141,7 +166,7 @@ func thousandConversations(b *testing.B, replicas int) {
 	slices.Sort(lat)
 	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
 	b.ReportMetric(took.Seconds(), "s-last-reply")
-	b.ReportMetric(took.Seconds()/benchIdealSecond, "x-ideal")
+	b.ReportMetric(took.Seconds()/sc.ideal(), "x-ideal")
 	b.ReportMetric(float64(p50.Microseconds())/1000, "ack-p50-ms")
 	b.ReportMetric(float64(p99.Microseconds())/1000, "ack-p99-ms")
 	b.ReportMetric(float64(rss)/(1<<20), "peak-rss-MB")
@@ -149,9 +174,9 @@ func thousandConversations(b *testing.B, replicas int) {
 	b.ReportMetric(float64(len(perKey)), "replies")
 	fmt.Printf("%d replica(s): %d messages answered in %.1fs (ideal %.0fs, ×%.2f); ack p50 %s p99 %s; "+
 		"peak RSS %.0f MB (whole process, %.0f MB before the burst); peak connections %d (%d active, limit %d); replies %d; model 429s %d\n",
-		replicas, benchMessages, took.Seconds(), benchIdealSecond, took.Seconds()/benchIdealSecond,
+		replicas, sc.messages, took.Seconds(), sc.ideal(), took.Seconds()/sc.ideal(),
 		p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), float64(rss)/(1<<20), float64(idleRSS)/(1<<20),
-		conns, active, replicas*benchMaxConns, len(perKey), overLimit.Load())
+		conns, active, replicas*sc.maxConns, len(perKey), overLimit.Load())
 }
 
 // monitor samples the replicas' Postgres connections (by application

@@ -208,7 +208,7 @@ func (cs *connections) renewLease(ctx context.Context, lost context.CancelFunc, 
 // heldDeliveryPoll is how often the job client of a held connection's
 // deliveries looks for new ones: it polls instead of listening, because a
 // listener is a connection taken out of the pool for good, beyond
-// database.max_conns (store.ListenerConns counts only the main client's).
+// database.max_conns (store.ReservedConns counts only the main client's listener).
 // A reply waits at most this long for its turn; a poll is one indexed query.
 const heldDeliveryPoll = 100 * time.Millisecond
 

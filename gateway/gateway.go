@@ -236,7 +236,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 
 	if need, have := g.connsNeeded(deps), poolConns(cfg, deps); have < need {
 		return nil, fmt.Errorf("config: database.max_conns: %d connections are too few; need at least %d (worker.delivery_concurrency + %d)",
-			have+store.ListenerConns, need+store.ListenerConns, minSpareConns+store.ListenerConns)
+			have+store.ReservedConns, need+store.ReservedConns, minSpareConns+store.ReservedConns)
 	}
 	return g, nil
 }
@@ -247,7 +247,7 @@ func poolConns(cfg *config.Config, deps Deps) int32 {
 	if deps.Pool != nil {
 		return deps.Pool.Config().MaxConns
 	}
-	return cfg.Database.MaxConns - store.ListenerConns
+	return cfg.Database.MaxConns - store.ReservedConns
 }
 
 // NewModel builds the model a config names.
@@ -276,6 +276,7 @@ func (g *Gateway) buildSkills() (*skills.Registry, error) {
 		CommandAllowList: g.cfg.Skills.CommandAllowList,
 		MCP:              g.mcp,
 		Logger:           g.log,
+		OnBreakerChange:  store.NewBreakerRecorder(g.pool, g.log).Record,
 	}
 	// The default identity key (skills.identity_key); NewRegistry validates it.
 	opts.DefaultHMACKeyEnv, opts.DefaultHMACKeyFile = g.cfg.Skills.IdentityKey.Env, g.cfg.Skills.IdentityKey.File

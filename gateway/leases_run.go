@@ -170,7 +170,7 @@ func (rl *runLeases) keepLeases(ctx context.Context) {
 	if !g.serves {
 		sweep.Stop()
 	}
-	kept := store.Keep(g.pool)
+	kept := store.Keep(ctx, g.pool)
 	defer kept.Release()
 	for {
 		select {

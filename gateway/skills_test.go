@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -287,5 +288,48 @@ func TestDepartmentAccessOnWeCom(t *testing.T) {
 	}
 	if got := offered("lisi", "d-2", 2); slices.Contains(got, "finance_report") || !slices.Contains(got, "leave_balance") {
 		t.Fatalf("lisi (department 3) was offered %v", got)
+	}
+}
+
+// A skill whose backend fails opens its circuit breaker, and the opening
+// is stored for the console's skills chart (skill_breaker_events), through
+// the recorder the gateway gives its registry.
+func TestBreakerOpeningIsStored(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	t.Cleanup(down.Close)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "status"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	skill := "---\nname: it_status\ndescription: 查询系统状态\nendpoint: " + down.URL + "/status\nidentity: none\n" +
+		"retry:\n  max_attempts: 1\ncircuit_breaker:\n  failures: 1\n  open_for: 5m\n---\n"
+	if err := os.WriteFile(filepath.Join(dir, "status", "SKILL.md"), []byte(skill), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.model.Script(
+		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_status", `{}`)}},
+		openaitest.Reply{Content: "系统暂时查不到"},
+	)
+	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	ctx := withTimeout(t, 30*time.Second)
+	u, body := h.callbackRequest(textXML("zhangsan", "系统状态怎么样？", "breaker-1"), time.Now())
+	if status, _ := post(t, u, body); status != http.StatusOK {
+		t.Fatalf("callback: %d", status)
+	}
+	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	// The event is written beside the call, off its path: wait for it.
+	const opened = `SELECT count(*) FROM skill_breaker_events WHERE skill = 'it_status' AND from_state = 'closed' AND to_state = 'open'`
+	for h.count(opened) != 1 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no breaker opening stored; events: %d", h.count(`SELECT count(*) FROM skill_breaker_events`))
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }

@@ -49,7 +49,7 @@ func runDoctor(ctx context.Context, args []string, std stdio) error {
 		printChecks(std.out, []channels.Check{{Name: "database", Detail: "database.url unreadable", Fix: "database.url: postgres://user@host:5432/db"}})
 		return errChecksFailed
 	}
-	poolCfg.MaxConns = max(cfg.Database.MaxConns-store.ListenerConns, 1)
+	poolCfg.MaxConns = max(cfg.Database.MaxConns-store.ReservedConns, 1)
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return err

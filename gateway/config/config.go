@@ -104,9 +104,9 @@ type ServerConfig struct {
 type DatabaseConfig struct {
 	URL string `yaml:"url"` // required, e.g. postgres://hermes@127.0.0.1:5432/hermes
 	// MaxConns is every Postgres connection one replica may open (the job
-	// queue's listener included), default 20. Runs hold a connection only
-	// for short transactions, so it does not grow with
-	// worker.agent_concurrency; at least delivery_concurrency + 9.
+	// queue's listener and the session leases' own included), default 20.
+	// Runs hold a connection only for short transactions, so it does not
+	// grow with worker.agent_concurrency; at least delivery_concurrency + 10.
 	MaxConns int32 `yaml:"max_conns"`
 	// GroupCommit shares the ack path's transactions (database.go).
 	GroupCommit GroupCommitConfig `yaml:"group_commit"`

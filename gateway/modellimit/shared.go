@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // sharedGate keeps the limits in Postgres (model.limits_scope: shared),
@@ -271,7 +272,7 @@ func (g *sharedGate) claim(ctx context.Context, held bool, holder int64, estimat
 	// A claim need not survive a crash of Postgres itself (a slot or a
 	// fraction of a second of the budget forgotten), so its commit does
 	// not wait for the disk.
-	b.Queue(`SET LOCAL synchronous_commit = off`)
+	b.Queue(store.AsyncCommitSQL)
 	b.Queue(claimSQL, g.key, now, g.slots, held, holder, now.Add(slotLease),
 		g.requests.step(1), g.requests.tolerance(), g.tokens.step(estimate), g.tokens.tolerance()).
 		QueryRow(func(row pgx.Row) error {
@@ -313,7 +314,7 @@ func (g *sharedGate) release(holder int64, slot int32, extra int, pause time.Dur
 	defer cancel()
 	now := g.now()
 	var b pgx.Batch
-	b.Queue(`SET LOCAL synchronous_commit = off`)
+	b.Queue(store.AsyncCommitSQL)
 	b.Queue(`UPDATE model_slots SET holder = NULL, expires_at = 'epoch' WHERE key = $1 AND slot = $2 AND holder = $3`,
 		g.key, slot, holder)
 	var charge *float64

@@ -84,22 +84,37 @@ func (l *Lock) Unlock(ctx context.Context) {
 	l.conn.Release()
 }
 
-// KeptConn is one pooled connection kept by a loop that must not wait its
-// turn in the pool (the session leases' upkeep: under load, the other
-// connections can all be busy for longer than a lease). It is acquired on
-// first use and again after a failure.
+// KeptConn is the connection of a loop that must not wait its turn in
+// the pool: the session leases' upkeep. Under load the runs and callbacks
+// can hold every pooled connection for longer than a lease, and a renewal
+// waiting behind them let a live run's lease lapse. It is a connection of
+// its own beside the pool (counted in ReservedConns), dialed when kept and
+// again after a failure; a pool being closed does not wait for it.
 type KeptConn struct {
-	pool *pgxpool.Pool
-	conn *pgxpool.Conn
+	cfg  *pgx.ConnConfig
+	conn *pgx.Conn
 }
 
-// Keep returns a KeptConn of pool; Release gives its connection back.
-func Keep(pool *pgxpool.Pool) *KeptConn { return &KeptConn{pool: pool} }
+// keptDialTimeout bounds one attempt to open the kept connection; the
+// loop tries again at its next tick.
+const keptDialTimeout = 5 * time.Second
 
-// Get is the kept connection, acquired if there is none.
-func (k *KeptConn) Get(ctx context.Context) (*pgxpool.Conn, error) {
+// Keep returns a KeptConn with pool's settings, connected already unless
+// that fails (the next Get tries again); Release closes it. Connecting at
+// once matters: dialed at the loop's first tick, a third of a lease after
+// start, it could find Postgres out of connections by then.
+func Keep(ctx context.Context, pool *pgxpool.Pool) *KeptConn {
+	k := &KeptConn{cfg: pool.Config().ConnConfig}
+	k.Get(ctx) //nolint:errcheck // best effort; Get reports it when used
+	return k
+}
+
+// Get is the kept connection, dialed if there is none.
+func (k *KeptConn) Get(ctx context.Context) (*pgx.Conn, error) {
 	if k.conn == nil {
-		c, err := k.pool.Acquire(ctx)
+		dial, cancel := context.WithTimeout(ctx, keptDialTimeout)
+		defer cancel()
+		c, err := pgx.ConnectConfig(dial, k.cfg.Copy())
 		if err != nil {
 			return nil, fmt.Errorf("store: kept connection: %w", err)
 		}
@@ -108,11 +123,11 @@ func (k *KeptConn) Get(ctx context.Context) (*pgxpool.Conn, error) {
 	return k.conn, nil
 }
 
-// Release gives the connection back: for good, or after an error (the
-// pool drops it if it broke; the next Get acquires another).
+// Release closes the connection: for good, or after an error (the next
+// Get dials another).
 func (k *KeptConn) Release() {
 	if k.conn != nil {
-		k.conn.Release()
+		k.conn.Close(context.Background()) //nolint:errcheck // closing is best effort
 		k.conn = nil
 	}
 }

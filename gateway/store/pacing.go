@@ -91,7 +91,7 @@ func ClaimSend(ctx context.Context, db Batcher, limits []PaceLimit, now time.Tim
 	// A claim need not survive a crash of Postgres itself (the window
 	// would forget a fraction of a second of sends), so its commit does not
 	// wait for the disk: that wait was most of its cost.
-	b.Queue(`SET LOCAL synchronous_commit = off`)
+	b.Queue(AsyncCommitSQL)
 	b.Queue(`SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int4[]) AS k`, paceLockClass, locks)
 	var free *time.Time
 	b.Queue(claimSQL, keys, maxes, windows, now).QueryRow(func(row pgx.Row) error {

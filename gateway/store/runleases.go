@@ -95,13 +95,14 @@ RETURNING l.session_id, l.inbound_id, l.holder`, now, limit)
 }
 
 // OldestPendingInSession returns the session's oldest message still to
-// answer and its channel; ok is false when none waits.
+// answer and its channel; ok is false when none waits. Planned per call,
+// as StatusInSession is, for the same reason.
 func OldestPendingInSession(ctx context.Context, q Querier, sessionID int64) (id int64, channel string, ok bool, err error) {
 	err = q.QueryRow(ctx, `
 SELECT m.id, m.channel FROM sessions s
   JOIN inbound_messages m ON m.channel = s.channel AND m.account = s.account AND m.chat_id = s.chat_id
    AND m.sender_id = s.user_id AND m.status = 'pending'
- WHERE s.id = $1 ORDER BY m.id LIMIT 1`, sessionID).Scan(&id, &channel)
+ WHERE s.id = $1 ORDER BY m.id LIMIT 1`, pgx.QueryExecModeExec, sessionID).Scan(&id, &channel)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, "", false, nil
 	}
