@@ -74,7 +74,8 @@ func chartsMatch(t *testing.T, ctx context.Context, f *fixture, base string) {
 // message, hour by hour, so that the charts have a shape (and the
 // screenshots something to show): messages on two accounts, runs that
 // end for several reasons, skill calls of which some fail and a few are
-// refused by an open breaker, a given-up reply, tokens of two models.
+// refused by an open breaker, breaker openings, a given-up reply, tokens
+// of two models.
 func fillHistory(t *testing.T, f *fixture) {
 	t.Helper()
 	ctx := context.Background()
@@ -101,6 +102,11 @@ func fillHistory(t *testing.T, f *fixture) {
 		`INSERT INTO outbox (reply_key, part, channel, account, reply_to, text, attempts, last_error, failed_at)
          SELECT 'hist-answer:' || g, 0, 'test', 'acc-2', '{}', '…', 5, 'platform said 45009', now() - g * interval '3 hours'
          FROM generate_series(1, 4) g`,
+		// The ticket system's breaker opened three times, once when no call
+		// ran into it, and closed again after each.
+		`INSERT INTO skill_breaker_events (skill, from_state, to_state, at)
+         SELECT 'it_ticket_create', e.f, e.t, now() - g * interval '5 hours' + e.o * interval '1 minute'
+         FROM generate_series(1, 3) g, (VALUES ('closed', 'open', 0), ('open', 'half-open', 5), ('half-open', 'closed', 6)) AS e(f, t, o)`,
 	} {
 		if tag, err := f.pool.Exec(ctx, sql); err != nil || tag.RowsAffected() == 0 {
 			t.Fatalf("history: %v, %d rows\n%s", err, tag.RowsAffected(), sql)
