@@ -20,7 +20,8 @@ test:
 	$(GO) test $$($(GO) list ./... | grep -v '/gateway$$')
 
 # Benchmarks: 1,000 conversations at once against a 2 s model on one and on
-# two replicas (figures and ratios printed), the ack path against a bare
+# two replicas (figures and ratios printed), 5,000 runs waiting at once on
+# one replica (answered once, time against the ideal, peak RSS), the ack path against a bare
 # insert (per transaction, and acks/s over HTTP at 32 and 128 at once against
 # a one-INSERT-per-callback handler, side by side), the callback ack latency
 # while a 2 s model is busy (WeCom app and AI
@@ -36,6 +37,7 @@ test:
 # and recalling an employee's memories among a million (p50/p99 in ms).
 bench:
 	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
+	$(GO) test -run '^$$' -bench FiveThousandWaiting -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
 	$(GO) test -run '^$$' -bench AckThroughput -benchtime 1x ./gateway/
 	$(GO) test -run '^$$' -bench 'CallbackAck|Turn' -benchtime 300x -benchmem ./gateway/

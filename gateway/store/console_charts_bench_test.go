@@ -20,7 +20,8 @@ const benchDays = 30
 // fillRuns stores n runs over the days before now, each answering its own
 // message in one of 10,000 sessions of 3 channels, with one skill call
 // (every 20th failed, every 200th refused by an open breaker), one
-// history message, and a given-up reply part for every 100th.
+// history message, and a given-up reply part for every 100th; a skill's
+// breaker opens every 2,000 runs.
 func fillRuns(b *testing.B, ctx context.Context, q store.Querier, n int, now time.Time) {
 	b.Helper()
 	span := time.Duration(benchDays) * 24 * time.Hour
@@ -48,6 +49,13 @@ func fillRuns(b *testing.B, ctx context.Context, q store.Querier, n int, now tim
 		`INSERT INTO messages (session_id, inbound_id, role, content, created_at)
          SELECT g % 10000 + 1, g, 'user', '我还有几天年假？', $2::timestamptz - $3::interval * (g::float8 / $1)
          FROM generate_series(1, $1::int) g`,
+		// A breaker opening, half-opening and closing every 2,000 runs:
+		// some 17 openings a day.
+		`INSERT INTO skill_breaker_events (skill, from_state, to_state, at)
+         SELECT (ARRAY['hr_leave_balance','it_ticket','expense_status'])[g % 3 + 1], e.f, e.t,
+                $2::timestamptz - $3::interval * (g::float8 / $1) + e.o * interval '1 minute'
+         FROM generate_series(2000, $1::int, 2000) g,
+              (VALUES ('closed', 'open', 0), ('open', 'half-open', 5), ('half-open', 'closed', 6)) AS e(f, t, o)`,
 		`INSERT INTO outbox (reply_key, part, channel, account, reply_to, text, failed_at)
          SELECT 'answer:' || g, 0, (ARRAY['wecom','dingtalk','feishu'])[g % 3 + 1], 'acc-' || (g % 4), '{}', '…',
                 $2::timestamptz - $3::interval * (g::float8 / $1)
@@ -71,7 +79,7 @@ func BenchmarkConsoleCharts1M(b *testing.B) {
 	// VACUUM sets the visibility map, as autovacuum does on a live table,
 	// so that the index-only scans need no heap look-ups; ANALYZE gives the
 	// planner the table sizes.
-	if _, err := pool.Exec(ctx, `VACUUM ANALYZE runs, inbound_messages, outbox, run_steps, messages, sessions`); err != nil {
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE runs, inbound_messages, outbox, run_steps, messages, sessions, skill_breaker_events`); err != nil {
 		b.Fatal(err)
 	}
 	c := store.NewConsole(pool) // as the console runs them
@@ -88,6 +96,7 @@ func BenchmarkConsoleCharts1M(b *testing.B) {
 			return err
 		}},
 		{"skills", func(r store.ChartRange) error { _, err := c.SkillChart(ctx, r); return err }},
+		{"breaker", func(r store.ChartRange) error { _, err := c.BreakerOpenings(ctx, r); return err }},
 	}
 	for _, period := range []struct {
 		name string
