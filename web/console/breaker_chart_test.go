@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -64,18 +63,9 @@ VALUES ('wecom', 'app', 'm1', 'text', 'c', 'single', 'u', 'done') RETURNING id`)
 	}
 
 	c := console.New(console.Deps{Store: store.NewConsole(pool), Logger: discard(), Skills: func() *skills.Registry { return reg }})
-	if err := console.CreateAdmin(ctx, pool, adminUser, adminPass, console.RoleAdmin); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c)
-	t.Cleanup(srv.Close)
-	cl := client(t)
-	_, page := get(t, cl, srv.URL+"/console/login")
-	if status, _ := postForm(t, cl, srv.URL+"/console/login", url.Values{"csrf": {csrfOf(t, page)}, "username": {adminUser}, "password": {adminPass}}); status != http.StatusSeeOther {
-		t.Fatalf("login: %d", status)
-	}
+	base, cl := serveAsAdmin(t, pool, c)
 	for _, period := range []string{"24h", "7d"} {
-		status, body := get(t, cl, srv.URL+"/console/skills?trend="+period)
+		status, body := get(t, cl, base+"/console/skills?trend="+period)
 		if status != http.StatusOK {
 			t.Fatalf("skills page %s: %d", period, status)
 		}

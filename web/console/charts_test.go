@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/csv"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -122,17 +120,8 @@ VALUES ('wecom', 'app', $1, 'text', 'c', 'single', 'u', 'done') RETURNING id`, "
 	}
 	c := console.New(console.Deps{Store: store.NewConsole(pool), Logger: discard(),
 		Costs: config.CostsConfig{Currency: "USD", Models: map[string]config.ModelPrice{"qwen-plus": {Prompt: 0.8, Completion: 2}}}})
-	if err := console.CreateAdmin(ctx, pool, adminUser, adminPass, console.RoleAdmin); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c)
-	t.Cleanup(srv.Close)
-	cl := client(t)
-	_, page := get(t, cl, srv.URL+"/console/login")
-	if status, _ := postForm(t, cl, srv.URL+"/console/login", url.Values{"csrf": {csrfOf(t, page)}, "username": {adminUser}, "password": {adminPass}}); status != http.StatusSeeOther {
-		t.Fatalf("login: %d", status)
-	}
-	_, body := get(t, cl, srv.URL+"/console/?trend=24h")
+	base, cl := serveAsAdmin(t, pool, c)
+	_, body := get(t, cl, base+"/console/?trend=24h")
 	rows := chartRows(t, body, "chart-tokens")
 	want := [][]string{
 		{"日期", "模型", "运行数", "输入 tokens", "输出 tokens", "估算费用 (USD)"},

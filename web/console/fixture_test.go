@@ -240,6 +240,23 @@ func openPool(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
+// serveAsAdmin serves c, a console of a test's own (not the fixture's),
+// and signs an admin in: its address and the admin's client.
+func serveAsAdmin(t *testing.T, pool *pgxpool.Pool, c *console.Console) (string, *http.Client) {
+	t.Helper()
+	if err := console.CreateAdmin(context.Background(), pool, adminUser, adminPass, console.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	cl := client(t)
+	_, page := get(t, cl, srv.URL+"/console/login")
+	if status, _ := postForm(t, cl, srv.URL+"/console/login", url.Values{"csrf": {csrfOf(t, page)}, "username": {adminUser}, "password": {adminPass}}); status != http.StatusSeeOther {
+		t.Fatalf("login: %d", status)
+	}
+	return srv.URL, cl
+}
+
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func itoa(n int64) string { return fmt.Sprint(n) }
