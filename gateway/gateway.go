@@ -300,9 +300,9 @@ func (g *Gateway) ReloadSkills() error {
 // nonceSweepInterval is how often expired nonce claims are forgotten.
 const nonceSweepInterval = 30 * time.Second
 
-// fetchCooldown is the least time between two fetches of a queue's jobs;
-// it also spaces River's insert notifications per queue.
-const fetchCooldown = 20 * time.Millisecond
+// fetchCooldown spaces a queue's fetches (a queue of n workers starts at
+// most n jobs per cooldown) and River's insert notifications per queue.
+const fetchCooldown = 5 * time.Millisecond
 
 // minSpareConns are the connections a replica needs beside its
 // deliveries: River's own (fetching, completing, leader election, LISTEN)
