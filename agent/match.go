@@ -139,10 +139,12 @@ func docFor(spec skills.Spec) *skillDoc {
 
 func docKey(spec skills.Spec) string {
 	var b strings.Builder
+	first := true
 	eachDocPart(spec, func(part string) {
-		if b.Len() > 0 {
+		if !first {
 			b.WriteByte(0)
 		}
+		first = false
 		b.WriteString(part)
 	})
 	return b.String()
