@@ -35,15 +35,7 @@ func TestSignalLetsARunningRunFinish(t *testing.T) {
 	h.handler.Store(&hd)
 
 	ctx := withTimeout(t, 60*time.Second)
-	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", "7001"), time.Now())
-	if status, _ := post(t, u, body); status != 200 {
-		t.Fatalf("callback answered %d", status)
-	}
-	select {
-	case <-started:
-	case <-ctx.Done():
-		t.Fatal("the model was never called")
-	}
+	askUntilModelCalled(t, ctx, h, "7001", started)
 
 	// SIGTERM: serve's context ends, then Stop is given the grace.
 	signal()
@@ -100,15 +92,7 @@ func TestLeaseRenewalHoldsWhenThePoolIsFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(observer.Close)
-	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", "7101"), time.Now())
-	if status, _ := post(t, u, body); status != 200 {
-		t.Fatalf("callback answered %d", status)
-	}
-	select {
-	case <-started:
-	case <-ctx.Done():
-		t.Fatal("the model was never called")
-	}
+	askUntilModelCalled(t, ctx, h, "7101", started)
 
 	// Every connection the pool will still give is held.
 	var held []*pgxpool.Conn
@@ -174,4 +158,19 @@ func holdModel(h *harness) *heldModel {
 		}}
 	})
 	return m
+}
+
+// askUntilModelCalled posts zhangsan's leave question as message msgID
+// and returns once the held model has been called for it.
+func askUntilModelCalled(t *testing.T, ctx context.Context, h *harness, msgID string, started <-chan struct{}) {
+	t.Helper()
+	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", msgID), time.Now())
+	if status, _ := post(t, u, body); status != 200 {
+		t.Fatalf("callback answered %d", status)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the model was never called")
+	}
 }
