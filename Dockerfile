@@ -13,7 +13,8 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 # CGO off: a static binary that runs on an image without libc.
-RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -buildvcs=false \
+# nomsgpack: as the Makefile builds (gin's MessagePack codec left out).
+RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -buildvcs=false -tags nomsgpack \
       -ldflags "-s -w -X main.version=${VERSION}" -o /out/hermes ./cmd/hermes
 
 # distroless/static: CA certificates and tzdata (Asia/Shanghai schedules),

@@ -13,7 +13,7 @@ import (
 )
 
 // freeAddr is a loopback address with a port nothing listens on now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
