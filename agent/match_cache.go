@@ -27,9 +27,12 @@ var (
 
 // catalogMatcher is a cached matcher with the skill names it was built
 // for, checked on every hit: a hash collision must not rank one catalog's
-// skills with another's.
+// skills with another's. The first run of a catalog builds it, once: a
+// burst of runs starting together (agent_concurrency of them after a quiet
+// spell) waits for that one build instead of each making its own.
 type catalogMatcher struct {
 	names []string
+	once  sync.Once
 	m     *matcher
 }
 
@@ -41,22 +44,27 @@ func matcherFor(specs []skills.Spec, colloquial colloquialTable) *matcher {
 		return newMatcher(specs, colloquial)
 	}
 	key := catalogKey(specs)
-	if v, ok := matchers.Load(key); ok {
-		if c := v.(*catalogMatcher); sameNames(c.names, specs) {
-			return c.m
+	v, ok := matchers.Load(key)
+	if !ok {
+		if matcherEntries.Load() >= maxCachedMatchers {
+			matchers.Clear()
+			matcherEntries.Store(0)
+		}
+		names := make([]string, len(specs))
+		for i, s := range specs {
+			names[i] = s.Name
+		}
+		var loaded bool
+		if v, loaded = matchers.LoadOrStore(key, &catalogMatcher{names: names}); !loaded {
+			matcherEntries.Add(1)
 		}
 	}
-	m := newMatcher(specs, colloquial)
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.Name
+	c := v.(*catalogMatcher)
+	if !sameNames(c.names, specs) {
+		return newMatcher(specs, colloquial)
 	}
-	if matcherEntries.Add(1) > maxCachedMatchers {
-		matchers.Clear()
-		matcherEntries.Store(1)
-	}
-	matchers.Store(key, &catalogMatcher{names: names, m: m})
-	return m
+	c.once.Do(func() { c.m = newMatcher(specs, colloquial) })
+	return c.m
 }
 
 // catalogKey hashes every text matching reads of every spec, in order.

@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"fmt"
+	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -33,5 +37,36 @@ func TestMatcherSharedPerCatalog(t *testing.T) {
 	matchers.Store(catalogKey(other), &catalogMatcher{names: []string{"hr_leave_balance", "it_vpn_reset"}, m: a})
 	if b := matcherFor(other, newColloquialTable(nil)); b == a {
 		t.Error("a catalog of other skills got a cached matcher under its key")
+	}
+}
+
+// Runs of a new catalog starting together share one build of its matcher,
+// the one the cache holds.
+func TestMatcherBuiltOncePerCatalogUnderABurst(t *testing.T) {
+	// A catalog no other run of the test binary (-count) has seen.
+	fresh := strconv.FormatInt(time.Now().UnixNano(), 36)
+	specs := []skills.Spec{{Name: "hr_burst_balance", Description: "查询调休余额 " + fresh}, {Name: "it_burst_reset", Description: "重置邮箱密码"}}
+	for i := range 40 {
+		specs = append(specs, skills.Spec{Name: fmt.Sprintf("it_burst_%d", i), Description: fmt.Sprintf("第 %d 个系统的权限申请", i)})
+	}
+	const runs = 64
+	got := make([]*matcher, runs)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			<-start
+			got[i] = matcherFor(specs, newColloquialTable(nil))
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, m := range got {
+		if m != got[0] {
+			t.Fatalf("run %d got a matcher of its own", i)
+		}
+	}
+	if v, ok := matchers.Load(catalogKey(specs)); !ok || v.(*catalogMatcher).m != got[0] {
+		t.Error("the cache does not hold the matcher the runs got")
 	}
 }
