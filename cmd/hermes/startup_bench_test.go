@@ -22,6 +22,24 @@ import (
 // codec, a ninth of the binary) out; Hermes never binds MessagePack.
 const shippedTags = "nomsgpack"
 
+// exampleListen is hermes.example.yaml's listen line, which the benchmark
+// points at a free port.
+const exampleListen = `listen: ":8080"`
+
+// TestShippedTagsAreTheBuildsTags: the benchmark measures the binary the
+// Makefile and the Dockerfile build, so all three name the same tags.
+func TestShippedTagsAreTheBuildsTags(t *testing.T) {
+	for file, want := range map[string]string{"../../Makefile": "-tags=" + shippedTags, "../../Dockerfile": "-tags " + shippedTags} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s does not build with %q", file, want)
+		}
+	}
+}
+
 // idleAfterReady is how long a started replica runs before its memory is
 // read: its start-up work done, its pollers and timers in their rhythm.
 const idleAfterReady = 3 * time.Second
@@ -56,6 +74,10 @@ func BenchmarkServeStartup(b *testing.B) {
 		b.Fatal(err)
 	}
 	type sample struct{ readyMS, rss, anon, file float64 }
+	readyOf := func(x sample) float64 { return x.readyMS }
+	rssOf := func(x sample) float64 { return x.rss }
+	anonOf := func(x sample) float64 { return x.anon }
+	fileOf := func(x sample) float64 { return x.file }
 	got := map[string][]sample{}
 	const starts = 4
 	b.ResetTimer()
@@ -64,7 +86,10 @@ func BenchmarkServeStartup(b *testing.B) {
 			for _, bd := range builds {
 				addr := freeAddr(b)
 				cfg := filepath.Join(b.TempDir(), "hermes.yaml")
-				yaml := strings.Replace(string(example), `listen: ":8080"`, `listen: "`+addr+`"`, 1)
+				yaml := strings.Replace(string(example), exampleListen, `listen: "`+addr+`"`, 1)
+				if yaml == string(example) {
+					b.Fatalf("hermes.example.yaml has no %s to replace", exampleListen)
+				}
 				if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 					b.Fatal(err)
 				}
@@ -89,9 +114,7 @@ func BenchmarkServeStartup(b *testing.B) {
 			return strings.Join(out, " ")
 		}
 		fmt.Printf("%-9s binary %.1f MB  ready ms [%s]  idle RSS MB [%s] = anonymous [%s] + binary pages [%s]\n",
-			bd.name, float64(fi.Size())/1e6, col(func(x sample) float64 { return x.readyMS }, 0),
-			col(func(x sample) float64 { return x.rss }, 1), col(func(x sample) float64 { return x.anon }, 1),
-			col(func(x sample) float64 { return x.file }, 1))
+			bd.name, float64(fi.Size())/1e6, col(readyOf, 0), col(rssOf, 1), col(anonOf, 1), col(fileOf, 1))
 	}
 	med := func(name string, f func(sample) float64) float64 {
 		xs := make([]float64, 0, len(got[name]))
@@ -100,12 +123,10 @@ func BenchmarkServeStartup(b *testing.B) {
 		}
 		return medianOf(xs)
 	}
-	rss := func(x sample) float64 { return x.rss }
-	ready := func(x sample) float64 { return x.readyMS }
 	fmt.Printf("shipped / untagged: idle RSS %.2f, ready %.2f (medians)\n",
-		med("shipped", rss)/med("untagged", rss), med("shipped", ready)/med("untagged", ready))
-	b.ReportMetric(med("shipped", rss), "idle-RSS-MB")
-	b.ReportMetric(med("shipped", ready), "ready-ms")
+		med("shipped", rssOf)/med("untagged", rssOf), med("shipped", readyOf)/med("untagged", readyOf))
+	b.ReportMetric(med("shipped", rssOf), "idle-RSS-MB")
+	b.ReportMetric(med("shipped", readyOf), "ready-ms")
 }
 
 // startIdle runs bin serve, waits for /readyz, lets it idle and returns
