@@ -201,7 +201,7 @@ func (r *run) searchSkills(query string) []string {
 	if m == nil {
 		return nil
 	}
-	scores := contextScores(m, query, r.goalText(), clauseContext)
+	scores := contextScores(newScoreMemo(m), query, r.goalText(), clauseContext)
 	var out []string
 	for _, i := range byScore(scores) {
 		name := specs[i].Name

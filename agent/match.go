@@ -110,6 +110,7 @@ func terms(text string) map[string]float64 {
 type skillDoc struct {
 	weights map[string]float64 // term → the best field weight it occurs in
 	phrases []string           // triggers and synonyms, normalised, matched whole
+	compact []string           // each phrase without its spaces, matched in the text without its spaces
 	regexes []string           // trigger expressions
 }
 
@@ -173,7 +174,7 @@ func buildDoc(spec skills.Spec) *skillDoc {
 	for _, w := range append(append([]string{spec.DisplayName}, spec.Triggers.IntentContains...), spec.Synonyms...) {
 		field(w, weightDeclared)
 		if p := matchNorm(strings.TrimSpace(w)); p != "" {
-			d.phrases = append(d.phrases, p)
+			d.phrases, d.compact = append(d.phrases, p), append(d.compact, strings.Join(strings.Fields(p), ""))
 		}
 	}
 	for _, ex := range spec.Examples {
@@ -268,6 +269,27 @@ func familyOf(name string) string {
 	return name
 }
 
+// scoreMemo is a matcher's scores of the texts of one ranking: a ranking
+// scores the whole request, each clause with the request as context and
+// the previous message, so the same text several times over (seven
+// scorings of four texts for 「我还有几天年假？」 after one earlier message).
+type scoreMemo struct {
+	m    *matcher
+	memo map[string][]float64
+}
+
+func newScoreMemo(m *matcher) *scoreMemo { return &scoreMemo{m: m, memo: map[string][]float64{}} }
+
+// of is m.score(text), computed once per text; callers must not modify it.
+func (s *scoreMemo) of(text string) []float64 {
+	if v, ok := s.memo[text]; ok {
+		return v
+	}
+	v := s.m.score(text)
+	s.memo[text] = v
+	return v
+}
+
 // score is how well text fits each skill, in catalog order.
 func (m *matcher) score(text string) []float64 {
 	q := terms(text)
@@ -285,8 +307,8 @@ func (m *matcher) score(text string) []float64 {
 				s += m.idf[t] * w * q[t]
 			}
 		}
-		for _, p := range d.phrases {
-			if strings.Contains(folded, p) || strings.Contains(compact, strings.Join(strings.Fields(p), "")) {
+		for k, p := range d.phrases {
+			if strings.Contains(folded, p) || strings.Contains(compact, d.compact[k]) {
 				s += phraseBonus
 			}
 		}
@@ -306,20 +328,26 @@ var clauseSeparators = []string{"，", ",", "。", "；", ";", "！", "!", "？"
 	"顺便", "另外", "还有", "并且", "同时", "然后", "以及", "和"}
 
 // clauses cuts text at the separators; a text without any is one clause.
+// One pass: no separator overlaps another, so cutting at each in turn
+// would cut at the same places.
 func clauses(text string) []string {
-	parts := []string{text}
-	for _, sep := range clauseSeparators {
-		var next []string
-		for _, p := range parts {
-			next = append(next, strings.Split(p, sep)...)
-		}
-		parts = next
-	}
-	out := parts[:0]
-	for _, p := range parts {
+	var out []string
+	add := func(p string) {
 		if strings.TrimSpace(p) != "" {
 			out = append(out, p)
 		}
 	}
+	start := 0
+	for i := 0; i < len(text); i++ {
+		for _, sep := range clauseSeparators {
+			if strings.HasPrefix(text[i:], sep) {
+				add(text[start:i])
+				i += len(sep) - 1
+				start = i + 1
+				break
+			}
+		}
+	}
+	add(text[start:])
 	return out
 }

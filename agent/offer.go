@@ -151,7 +151,8 @@ func offerTools(in offerInput) (offering, error) {
 			add(i)
 		}
 	}
-	current, best := bestMatches(m, in.text, in.previous, areas)
+	sm := newScoreMemo(m)
+	current, best := bestMatches(sm, in.text, in.previous, areas)
 	for _, i := range current {
 		add(i)
 	}
@@ -162,7 +163,7 @@ func offerTools(in offerInput) (offering, error) {
 		}
 	}
 	if in.previous != "" {
-		prev, _ := bestMatches(m, in.previous, "", false)
+		prev, _ := bestMatches(sm, in.previous, "", false)
 		previous = append(previous, prev...)
 	}
 	for _, i := range previous[:min(len(previous), maxPrevious)] {
@@ -213,12 +214,12 @@ func turnSpecs(tools []skills.Tool) ([]skills.Spec, map[string]int, error) {
 // contextScores are the scores of text, each skill that matches it at all
 // raised by weight times its score for context: context ranks the
 // matches of text, it never adds a skill text does not match.
-func contextScores(m *matcher, text, context string, weight float64) []float64 {
-	scores := m.score(text)
+func contextScores(sm *scoreMemo, text, context string, weight float64) []float64 {
+	scores := slices.Clone(sm.of(text))
 	if context == "" {
 		return scores
 	}
-	for i, c := range m.score(context) {
+	for i, c := range sm.of(context) {
 		if scores[i] > 0 {
 			scores[i] += weight * c
 		}
@@ -244,8 +245,9 @@ func byScore(scores []float64) []int {
 // the whole text; each matches at least minScore. wide adds each clause's
 // runner-up and the best match's siblings. best is the top score of the
 // whole text.
-func bestMatches(m *matcher, text, previous string, wide bool) (ranked []int, best float64) {
-	scores := contextScores(m, text, previous, previousContext)
+func bestMatches(sm *scoreMemo, text, previous string, wide bool) (ranked []int, best float64) {
+	m := sm.m
+	scores := contextScores(sm, text, previous, previousContext)
 	order := byScore(scores)
 	if len(order) == 0 {
 		return nil, 0
@@ -254,8 +256,8 @@ func bestMatches(m *matcher, text, previous string, wide bool) (ranked []int, be
 	if parts := clauses(text); len(parts) > 1 {
 		var second []int
 		for _, part := range parts {
-			raw := m.score(part)
-			s := contextScores(m, part, text, clauseContext)
+			raw := sm.of(part)
+			s := contextScores(sm, part, text, clauseContext)
 			for k, i := range byScore(s)[:min(perClause, len(s))] {
 				if raw[i] < minScore || slices.Contains(ranked, i) {
 					continue
@@ -338,7 +340,7 @@ func (r *run) reoffer() {
 	if m == nil {
 		return
 	}
-	ranked, _ := bestMatches(m, goal, "", r.areas)
+	ranked, _ := bestMatches(newScoreMemo(m), goal, "", r.areas)
 	var add []*toolEntry
 	var names []string
 	for _, i := range ranked {
