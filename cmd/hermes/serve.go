@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -150,17 +151,26 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	srv := ops.NewHTTPServer(cfg.Server, cfg.Server.Listen, gw.Handler())
-	servers := []*http.Server{srv}
+	servers, keys := []*http.Server{srv}, []string{"server.listen"}
 	// The console, /metrics and the status page on a listener of their own
 	// (server.admin_listen), when one is set.
 	if h := gw.AdminHandler(); h != nil {
-		servers = append(servers, ops.NewHTTPServer(cfg.Server, cfg.Server.AdminListen, h))
+		servers, keys = append(servers, ops.NewHTTPServer(cfg.Server, cfg.Server.AdminListen, h)), append(keys, "server.admin_listen")
 	}
+	// Every listener is bound before any serves: an address that cannot be
+	// bound stops the start naming its key, and once the public listener
+	// answers, the admin one does too.
 	errc := make(chan error, len(servers))
-	for _, s := range servers {
-		go func() { errc <- s.ListenAndServe() }()
+	listeners, err := listenAll(servers, keys)
+	if err != nil {
+		errc <- err
 	}
-	slog.Info("hermes serving", "listen", cfg.Server.Listen, "admin_listen", cfg.Server.AdminListen)
+	for i, l := range listeners {
+		go func() { errc <- servers[i].Serve(l) }()
+	}
+	if err == nil {
+		slog.Info("hermes serving", "listen", cfg.Server.Listen, "admin_listen", cfg.Server.AdminListen)
+	}
 
 	// SIGHUP reloads the skills; a broken set is refused and the old stays.
 	hup := make(chan os.Signal, 1)
@@ -206,4 +216,22 @@ wait:
 		return nil
 	}
 	return err
+}
+
+// listenAll binds the address of each server, keys[i] naming the
+// configuration key of servers[i] in the error; on an error none is left
+// bound.
+func listenAll(servers []*http.Server, keys []string) ([]net.Listener, error) {
+	var out []net.Listener
+	for i, s := range servers {
+		l, err := net.Listen("tcp", s.Addr)
+		if err != nil {
+			for _, bound := range out {
+				bound.Close()
+			}
+			return nil, fmt.Errorf("%s %q: %w", keys[i], s.Addr, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }

@@ -108,3 +108,27 @@ func TestServeAdminListener(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesAnAddressInUse: a listener that cannot be bound stops
+// `hermes serve` with a non-zero exit naming its key, instead of a replica
+// that serves the public listener without its admin one.
+func TestServeRefusesAnAddressInUse(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	public := freeAddr(t)
+	cfg := writeConfig(t, "server:\n  listen: "+public+"\n  admin_listen: "+taken.Addr().String()+"\n"+
+		"database:\n  url: "+storetest.URL(t)+"\nmodel:\n  provider: offline\n")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"serve", "--config", cfg}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if code == 0 || !strings.Contains(errb.String(), "server.admin_listen") || !strings.Contains(errb.String(), "address already in use") {
+		t.Fatalf("serve with admin_listen in use: exit %d, stderr:\n%s", code, errb.String())
+	}
+	if c, err := net.Dial("tcp", public); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after serve returned", public)
+	}
+}
