@@ -91,15 +91,14 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 // of the conversation.
 func (dl *delivery) deliverLocked(ctx context.Context, replyKey string, lastAttempt bool) (res deliveryResult, busy bool, err error) {
 	g := dl.g
-	orderKey, err := store.OrderKeyOf(ctx, g.pool, replyKey)
-	if err != nil {
-		return res, false, err
-	}
-	lockName := "deliver:" + orderKey
-	if orderKey == "" {
-		lockName = "deliver-reply:" + replyKey
-	}
-	lock, ok, err := store.TryLock(ctx, g.pool, lockName)
+	var orderKey string
+	lock, ok, err := store.TryLockFound(ctx, g.pool, func(q store.Querier) (string, error) {
+		key, err := store.OrderKeyOf(ctx, q, replyKey)
+		if orderKey = key; key == "" {
+			return "deliver-reply:" + replyKey, err
+		}
+		return "deliver:" + key, err
+	})
 	if err != nil || !ok {
 		return res, !ok, err
 	}

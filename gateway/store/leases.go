@@ -56,17 +56,29 @@ type Lock struct {
 // false when another holder has it. The lock dies with the connection, so
 // a crashed process never leaves it held.
 func TryLock(ctx context.Context, pool *pgxpool.Pool, name string) (lock *Lock, ok bool, err error) {
-	id := lockID(name)
+	return TryLockFound(ctx, pool, func(Querier) (string, error) { return name, nil })
+}
+
+// TryLockFound is TryLock of the name that find looks up on the
+// connection that then takes the lock: under load every pool acquisition
+// waits behind the others', and a lookup on a connection of its own waited
+// twice.
+func TryLockFound(ctx context.Context, pool *pgxpool.Pool, find func(Querier) (string, error)) (lock *Lock, ok bool, err error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("store: lock %s: %w", name, err)
+		return nil, false, fmt.Errorf("store: lock: %w", err)
 	}
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, id).Scan(&ok); err != nil {
+	name, err := find(conn)
+	if err != nil {
 		conn.Release()
-		return nil, false, fmt.Errorf("store: lock %s: %w", name, err)
+		return nil, false, err
 	}
-	if !ok {
+	id := lockID(name)
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, id).Scan(&ok); err != nil || !ok {
 		conn.Release()
+		if err != nil {
+			return nil, false, fmt.Errorf("store: lock %s: %w", name, err)
+		}
 		return nil, false, nil
 	}
 	return &Lock{conn: conn, id: id}, true, nil
