@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -139,4 +140,38 @@ func TestTakeLapsedLeasesOnce(t *testing.T) {
 		})
 		return nil
 	})
+}
+
+// TestTryLockFoundTakesOneConnection: the lock's name is looked up on the
+// connection that takes the lock (one acquisition from the pool), a name
+// another connection holds is refused, and an error of the lookup is
+// returned with the connection back in the pool.
+func TestTryLockFoundTakesOneConnection(t *testing.T) {
+	t.Parallel()
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	find := func(q store.Querier) (string, error) {
+		var name string
+		err := q.QueryRow(ctx, `SELECT 'deliver:' || $1::text`, "wecom/a/chat").Scan(&name)
+		return name, err
+	}
+	before := pool.Stat().AcquireCount()
+	lock, ok, err := store.TryLockFound(ctx, pool, find)
+	if err != nil || !ok {
+		t.Fatalf("TryLockFound = %v, %v", ok, err)
+	}
+	if n := pool.Stat().AcquireCount() - before; n != 1 {
+		t.Errorf("%d acquisitions for one lock, want 1", n)
+	}
+	if _, ok, err := store.TryLock(ctx, pool, "deliver:wecom/a/chat"); err != nil || ok {
+		t.Errorf("the held name taken again: %v, %v", ok, err)
+	}
+	lock.Unlock(ctx)
+	lookupErr := errors.New("no such reply")
+	if _, ok, err := store.TryLockFound(ctx, pool, func(store.Querier) (string, error) { return "", lookupErr }); ok || !errors.Is(err, lookupErr) {
+		t.Errorf("a failed lookup: %v, %v", ok, err)
+	}
+	if n := pool.Stat().AcquiredConns(); n != 0 {
+		t.Errorf("%d connections still acquired", n)
+	}
 }
