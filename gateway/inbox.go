@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -101,30 +100,31 @@ type accepted struct {
 }
 
 // writeAccepted stores the messages of one batch in tx: their nonces
-// claimed one by one, the new ones in one insert, their jobs in another.
+// claimed in one statement, the new ones in one insert, their jobs in another.
 // A replayed message is refused alone; any other error fails the batch
 // (groupcommit then writes each message alone).
 func (g *Gateway) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepted) error {
+	nonces, err := g.claimNonces(ctx, tx, batch)
+	if err != nil {
+		return err
+	}
 	var fresh []*accepted
 	var rows []store.NewInbound
-	for _, a := range batch {
+	for i, a := range batch {
 		a.id, a.receipt, a.err = 0, channels.Receipt{}, nil
-		if a.in.Nonce != "" {
-			first, err := g.claimNonce(ctx, tx, a.in)
-			switch {
-			case errors.Is(err, channels.ErrReplayed):
-				a.err = err
-				continue
-			case err != nil:
+		switch n := nonces[i]; {
+		case !n.Claimed && n.HeldBy != a.in.MsgID:
+			// Message ids come from the caller's body; neither is logged as
+			// proof of anything, only to find the two requests.
+			a.err = fmt.Errorf("gateway: %s/%s message %q: %w (first used by %q)", a.in.Channel, a.in.Account, a.in.MsgID, channels.ErrReplayed, n.HeldBy)
+			continue
+		case !n.Claimed:
+			// The same delivery again stores nothing new: its first
+			// stored what was to be stored, or nothing.
+			if a.receipt, err = g.repeatReceipt(ctx, tx, a.in); err != nil {
 				return err
-			case !first:
-				// The same delivery again stores nothing new: its first
-				// stored what was to be stored, or nothing.
-				if a.receipt, err = g.repeatReceipt(ctx, tx, a.in); err != nil {
-					return err
-				}
-				continue
 			}
+			continue
 		}
 		if a.addressed {
 			fresh, rows = append(fresh, a), append(rows, store.NewInbound{In: a.in, Status: a.status, Hold: a.hold})
@@ -161,23 +161,24 @@ func (g *Gateway) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepte
 	return nil
 }
 
-// claimNonce claims in's nonce for its message in tx. first is false when
-// the message had claimed it before (the platform delivering it again with
-// the same signature). Errors wrap channels.ErrReplayed when another
-// message holds it.
-func (g *Gateway) claimNonce(ctx context.Context, tx pgx.Tx, in channels.Inbound) (first bool, err error) {
-	claimed, heldBy, err := store.ClaimNonce(ctx, tx, in.Channel, in.Account, in.Nonce, in.MsgID, in.NonceExpires, g.now())
-	switch {
-	case err != nil:
-		return false, err
-	case claimed:
-		return true, nil
-	case heldBy != in.MsgID:
-		// Message ids come from the caller's body; neither is logged as
-		// proof of anything, only to find the two requests.
-		return false, fmt.Errorf("gateway: %s/%s message %q: %w (first used by %q)", in.Channel, in.Account, in.MsgID, channels.ErrReplayed, heldBy)
+// claimNonces claims the nonces of batch's messages in tx, in one
+// statement, and returns each message's outcome; a message without a
+// nonce counts as claimed.
+func (g *Gateway) claimNonces(ctx context.Context, tx pgx.Tx, batch []*accepted) ([]store.NonceOutcome, error) {
+	out := make([]store.NonceOutcome, len(batch))
+	var claims []store.NonceClaim
+	var of []int // the batch index of each claim
+	for i, a := range batch {
+		out[i].Claimed = true
+		if in := a.in; in.Nonce != "" {
+			claims, of = append(claims, store.NonceClaim{Channel: in.Channel, Account: in.Account, Nonce: in.Nonce, MsgID: in.MsgID, Expires: in.NonceExpires}), append(of, i)
+		}
 	}
-	return false, nil
+	found, err := store.ClaimNonces(ctx, tx, claims, g.now())
+	for j, f := range found {
+		out[of[j]] = f
+	}
+	return out, err
 }
 
 // repeatReceipt answers a message delivered before, as the first delivery

@@ -19,15 +19,11 @@ func TestExpiredNoncesForgotten(t *testing.T) {
 	ctx := withTimeout(t, 60*time.Second)
 	now := time.Now()
 	err := store.InTx(ctx, h.pool, func(tx pgx.Tx) error {
-		for _, c := range []struct {
-			nonce   string
-			expires time.Time
-		}{{"gone", now.Add(-time.Minute)}, {"live", now.Add(time.Hour)}} {
-			if _, _, err := store.ClaimNonce(ctx, tx, "dingtalk", "bot", c.nonce, "msg-"+c.nonce, c.expires, now); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := store.ClaimNonces(ctx, tx, []store.NonceClaim{
+			{Channel: "dingtalk", Account: "bot", Nonce: "gone", MsgID: "msg-gone", Expires: now.Add(-time.Minute)},
+			{Channel: "dingtalk", Account: "bot", Nonce: "live", MsgID: "msg-live", Expires: now.Add(time.Hour)},
+		}, now)
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
