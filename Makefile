@@ -27,7 +27,8 @@ test:
 # two replicas (figures and ratios printed), 5,000 runs waiting at once on
 # one replica (answered once, time against the ideal, peak RSS), the ack path against a bare
 # insert (per transaction, and acks/s over HTTP at 32 and 128 at once against
-# a one-INSERT-per-callback handler, side by side), the callback ack latency
+# a one-INSERT-per-callback handler, side by side; a batch's nonce claims in
+# one statement against one per nonce), the callback ack latency
 # while a 2 s model is busy (WeCom app and AI
 # bot, DingTalk, Feishu; frame-to-ack of the long connections), the time to the
 # first streamed chunk with a model streaming 20 tokens/s, one whole turn
@@ -46,6 +47,7 @@ bench:
 	$(GO) test -run '^$$' -bench FiveThousandWaiting -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
 	$(GO) test -run '^$$' -bench AckThroughput -benchtime 1x ./gateway/
+	$(GO) test -run '^$$' -bench ClaimNonces ./gateway/store/
 	$(GO) test -run '^$$' -bench 'CallbackAck|Turn' -benchtime 300x -benchmem ./gateway/
 	$(GO) test -run '^$$' -bench 'AIBotFirstChunk' -benchtime 20x ./gateway/
 	$(GO) test -run '^$$' -bench 'HTTPAck|StreamAck' -benchtime 300x ./channels/dingtalk/
