@@ -27,7 +27,8 @@ test:
 # two replicas (figures and ratios printed), 5,000 runs waiting at once on
 # one replica (answered once, time against the ideal, peak RSS), the ack path against a bare
 # insert (per transaction, and acks/s over HTTP at 32 and 128 at once against
-# a one-INSERT-per-callback handler, side by side; a batch's nonce claims in
+# a one-INSERT-per-callback handler and against the floor, the callback
+# checked and parsed and one row group-committed, side by side; a batch's nonce claims in
 # one statement against one per nonce), the callback ack latency
 # while a 2 s model is busy (WeCom app and AI
 # bot, DingTalk, Feishu; frame-to-ack of the long connections), the time to the
