@@ -106,7 +106,8 @@ func BenchmarkAckThroughput(b *testing.B) {
 			seq++
 			u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", seq%500), "我还有几天年假？", fmt.Sprintf("rate-%d", seq)), time.Now())
 			if srv, ok := servers[variant]; ok {
-				u = srv + "/callback?" + u[strings.IndexByte(u, '?')+1:]
+				_, query, _ := strings.Cut(u, "?")
+				u = srv + "/callback?" + query
 			}
 			reqs[i].u, reqs[i].body = u, body
 		}
