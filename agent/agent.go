@@ -48,6 +48,15 @@ type Image struct {
 // in that range): the budget counts it, the endpoint reports the truth.
 const imageTokens = 800
 
+// Notes are the user's notes for one run: Heading (the deployment's
+// words, trusted) says what they are; Items are the notes themselves, in
+// the user's words, each rendered as a JSON string so that nothing in one
+// can close the block they stand in.
+type Notes struct {
+	Heading string
+	Items   []string
+}
+
 // Turn is the input of one run.
 type Turn struct {
 	SessionID    string
@@ -56,9 +65,10 @@ type Turn struct {
 	History      []Message // earlier turns, oldest first
 	UserText     string
 	// Notes are what Hermes remembers of the user that bears on this
-	// message (long-term memory, gateway/memory), headed in the user's
-	// language; they end the system prompt. Empty: none.
-	Notes string
+	// message (long-term memory, gateway/memory). They are the user's
+	// data, not instructions: they travel in the user's message, before
+	// the request, fenced so that no note can end the fence. Empty: none.
+	Notes Notes
 	// Images are the pictures of the user's message, in order, for a model
 	// that sees images; UserText marks where each stood. Every model call
 	// of the run sends them with the user's text; the history and a stored

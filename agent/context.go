@@ -67,15 +67,31 @@ func buildSystemPrompt(base string, entries []*toolEntry, index string, textCall
 	return b.String()
 }
 
-// notesBlock is the user's notes (Turn.Notes) at the end of the system
-// prompt: after everything every run shares, so a prompt cache still
-// holds the rest. They are the user's words, fenced as data.
-func notesBlock(notes string) string {
-	if notes = strings.TrimSpace(notes); notes == "" {
+// notesBlock is the user's notes (Turn.Notes) as data: the heading, then
+// the notes as one JSON array inside <USER_NOTES>. They are put before the
+// request in the user's message (withNotes), not in the system prompt: the
+// model takes the system prompt as instructions, and a note is only what
+// a user once said. JSON escapes '<' and '>' (as \u003c, \u003e), so a
+// note holding "</USER_NOTES>" or "<system>" stays inside its string.
+func notesBlock(n Notes) string {
+	items := make([]string, 0, len(n.Items))
+	for _, it := range n.Items {
+		if it = strings.TrimSpace(it); it != "" {
+			items = append(items, it)
+		}
+	}
+	if len(items) == 0 {
 		return ""
 	}
-	return "\n\n<USER_NOTES>\n" + notes + "\n</USER_NOTES>"
+	list, _ := json.Marshal(items) // strings only: it always marshals; HTML-escaped
+	return notesOpen + "\n" + strings.TrimSpace(n.Heading) + "\n" + string(list) + "\n" + notesClose
 }
+
+// The fence of the user's notes in the user's message.
+const (
+	notesOpen  = "<USER_NOTES>"
+	notesClose = "</USER_NOTES>"
+)
 
 // textDefinition is a tool as text, for endpoints without a tools block.
 func textDefinition(e *toolEntry) string {

@@ -120,7 +120,7 @@ func Run(ctx context.Context, m Model, turn Turn, opts Options) (Result, error) 
 // both byte-identical to the previous request's except for what was
 // appended (or compressed, or a withdrawn tool).
 func (r *run) request() openai.ChatCompletionRequest {
-	req := openai.ChatCompletionRequest{Model: r.opts.Model, Messages: withImages(r.msgs, r.meta, r.turn.Images)}
+	req := openai.ChatCompletionRequest{Model: r.opts.Model, Messages: withGoalParts(r.msgs, r.meta, notesBlock(r.turn.Notes), r.turn.Images)}
 	if !r.opts.ToolsInText {
 		req.Tools = r.defs
 	}
@@ -149,11 +149,14 @@ func (r *run) finish() (Result, error) {
 	return r.stop(StopFinished, nil)
 }
 
-// withImages is msgs with the user's images after the text of the goal
-// message, as content parts; msgs itself keeps the text (the trace, a
-// continuation and compression read it).
-func withImages(msgs []openai.ChatCompletionMessage, meta []msgMeta, images []Image) []openai.ChatCompletionMessage {
-	if len(images) == 0 {
+// withGoalParts is msgs with the goal message as the model gets it: the
+// user's notes (notes, "" for none) before the request's text, and the
+// user's images after it, as content parts. msgs itself keeps the request
+// alone (the trace, a continuation, compression and skill offering read
+// it), so the notes and images are added to every request of the run the
+// same way and the requests stay byte-identical.
+func withGoalParts(msgs []openai.ChatCompletionMessage, meta []msgMeta, notes string, images []Image) []openai.ChatCompletionMessage {
+	if len(images) == 0 && notes == "" {
 		return msgs
 	}
 	for i, m := range meta {
@@ -161,7 +164,15 @@ func withImages(msgs []openai.ChatCompletionMessage, meta []msgMeta, images []Im
 			continue
 		}
 		out := slices.Clone(msgs)
-		parts := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: msgs[i].Content}}
+		text := msgs[i].Content
+		if notes != "" {
+			text = notes + "\n\n" + text
+		}
+		if len(images) == 0 {
+			out[i].Content = text
+			return out
+		}
+		parts := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: text}}
 		for _, img := range images {
 			parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL,
 				ImageURL: &openai.ChatMessageImageURL{URL: img.URL, Detail: openai.ImageURLDetailAuto}})

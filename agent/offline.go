@@ -150,7 +150,8 @@ func lastUserText(msgs []openai.ChatCompletionMessage) string {
 			continue
 		}
 		if len(msgs[i].MultiContent) == 0 {
-			return msgs[i].Content
+			_, text := splitNotes(msgs[i].Content)
+			return text
 		}
 		var text string
 		images := 0
@@ -162,6 +163,7 @@ func lastUserText(msgs []openai.ChatCompletionMessage) string {
 				images++
 			}
 		}
+		_, text = splitNotes(text)
 		return text + fmt.Sprintf("\n（收到 %d 张图片）", images)
 	}
 	return ""

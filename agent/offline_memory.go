@@ -44,22 +44,36 @@ func offlineMemories(text string) string {
 	return string(b)
 }
 
-// offlineNotes are the note lines of a system prompt's <USER_NOTES>, ""
-// when it has none.
+// offlineNotes are the user's notes that the last user message carries
+// before its request, joined; "" when it has none.
 func offlineNotes(msgs []openai.ChatCompletionMessage) string {
-	if len(msgs) == 0 || msgs[0].Role != openai.ChatMessageRoleSystem {
-		return ""
-	}
-	_, block, ok := strings.Cut(msgs[0].Content, "<USER_NOTES>")
-	if !ok {
-		return ""
-	}
-	block, _, _ = strings.Cut(block, "</USER_NOTES>")
-	var notes []string
-	for _, line := range strings.Split(block, "\n") {
-		if note, ok := strings.CutPrefix(line, "- "); ok {
-			notes = append(notes, note)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != openai.ChatMessageRoleUser {
+			continue
 		}
+		text := msgs[i].Content
+		if len(msgs[i].MultiContent) > 0 {
+			text = msgs[i].MultiContent[0].Text
+		}
+		notes, _ := splitNotes(text)
+		return strings.Join(notes, "；")
 	}
-	return strings.Join(notes, "；")
+	return ""
+}
+
+// splitNotes separates a user message into the notes fenced before its
+// request (notesBlock) and the request.
+func splitNotes(text string) (notes []string, request string) {
+	rest, ok := strings.CutPrefix(text, notesOpen+"\n")
+	if !ok {
+		return nil, text
+	}
+	block, request, ok := strings.Cut(rest, "\n"+notesClose)
+	if !ok {
+		return nil, text
+	}
+	if i := strings.LastIndexByte(block, '\n'); i >= 0 {
+		_ = json.Unmarshal([]byte(block[i+1:]), &notes) // the array we wrote
+	}
+	return notes, strings.TrimPrefix(request, "\n\n")
 }

@@ -166,9 +166,9 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 	}
 	r.indexOn, r.areas, r.chitchat, r.matcher = off.index, off.areas, off.chitchat, off.matcher
 	r.setTools(off.entries)
-	system := buildSystemPrompt(turn.SystemPrompt, r.entries, r.index(), opts.ToolsInText, nil) + notesBlock(turn.Notes)
+	system := buildSystemPrompt(turn.SystemPrompt, r.entries, r.index(), opts.ToolsInText, nil)
 	var note string
-	r.goal, note = budgetUserText(text, system, opts.MaxInputTokens)
+	r.goal, note = budgetUserText(text, system+notesBlock(turn.Notes), opts.MaxInputTokens)
 	if note != "" {
 		r.result.InputTruncated = true
 		r.note("%s", note)
@@ -193,13 +193,13 @@ func (r *run) buildContext() {
 		}
 		r.appendMsg(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: answer}, msgOther, "")
 	} else {
-		system := buildSystemPrompt(r.turn.SystemPrompt, r.entries, r.index(), r.opts.ToolsInText, r.plan) + notesBlock(r.turn.Notes)
+		system := buildSystemPrompt(r.turn.SystemPrompt, r.entries, r.index(), r.opts.ToolsInText, r.plan)
 		r.appendMsg(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system}, msgSystem, "")
 		for _, h := range textHistory(r.turn.History) {
 			r.appendMsg(h, msgOther, "")
 		}
 		r.appendMsg(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: r.goal}, msgGoal, "")
-		r.meta[len(r.meta)-1].tokens += len(r.turn.Images) * imageTokens
+		r.meta[len(r.meta)-1].tokens += len(r.turn.Images)*imageTokens + countTokens(notesBlock(r.turn.Notes))
 	}
 	r.log.Debug("agent: context built", "messages", len(r.msgs), "tools", len(r.defs),
 		"prompt_tokens_estimate", r.promptTokens(), "plan", r.plan != nil, "resumed", r.turn.Resume != nil)

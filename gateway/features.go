@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/ops"
@@ -92,8 +93,8 @@ type MemoryFeature interface {
 	// in, stored as inboundID; handled is false for any other text.
 	Command(ctx context.Context, in channels.Inbound, inboundID int64) (reply string, handled bool, err error)
 	// Notes are the sender's memories that bear on text, for the prompt
-	// (agent.Turn.Notes); "" when none do.
-	Notes(ctx context.Context, in channels.Inbound, text string) string
+	// (agent.Turn.Notes); no items when none do.
+	Notes(ctx context.Context, in channels.Inbound, text string) agent.Notes
 	// LearnTx queues learning from the answer to inboundID (run runID,
 	// "" for none), in the transaction that commits it.
 	LearnTx(ctx context.Context, tx pgx.Tx, in channels.Inbound, inboundID int64, runID string) error

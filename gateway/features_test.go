@@ -8,6 +8,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway/alerts"
 	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
+	"github.com/hermes-gw/hermes/gateway/privacy"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/router"
 	"github.com/hermes-gw/hermes/gateway/skillfiles"
@@ -25,6 +26,7 @@ func newFeatures() []gateway.Feature {
 		router.New(),
 		skillfiles.New(),
 		memory.New(),
+		privacy.New(),
 		alerts.New(),
 	}
 }

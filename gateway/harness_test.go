@@ -262,7 +262,7 @@ func (h *harness) waitIdle(ctx context.Context) {
 // queue at any time after start.
 func (h *harness) messageJobs() int {
 	h.t.Helper()
-	return h.count(`SELECT count(*) FROM river_job WHERE kind NOT IN ('hermes.forget_nonces', 'hermes.purge_media', 'hermes.expire_async')`)
+	return h.count(`SELECT count(*) FROM river_job WHERE kind NOT IN ('hermes.forget_nonces', 'hermes.purge_media', 'hermes.expire_async', 'hermes.privacy_retention', 'hermes.purge_memories')`)
 }
 
 func (h *harness) count(query string, args ...any) int {

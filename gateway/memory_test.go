@@ -20,6 +20,7 @@ import (
 type memoryModel struct {
 	mu        sync.Mutex
 	systems   []string // the system prompt of each run's first call
+	prompts   []string // the whole first request of each run, every message's text
 	extracts  int
 	extracted func(user string) string
 }
@@ -37,6 +38,11 @@ func (m *memoryModel) handle(req openai.ChatCompletionRequest) openaitest.Reply 
 	}
 	if len(req.Messages) == 2 || last.Role == openai.ChatMessageRoleUser {
 		m.systems = append(m.systems, system)
+		var all []string
+		for _, msg := range req.Messages {
+			all = append(all, msg.Role+": "+msg.Content)
+		}
+		m.prompts = append(m.prompts, strings.Join(all, "\n"))
 	}
 	if last.Role == openai.ChatMessageRoleUser && strings.Contains(last.Content, "重置") {
 		return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_password_reset", `{"system":"vpn"}`)}}
@@ -51,6 +57,16 @@ func (m *memoryModel) lastSystem() string {
 		return ""
 	}
 	return m.systems[len(m.systems)-1]
+}
+
+// lastPrompt is the last run's first request, every message's text.
+func (m *memoryModel) lastPrompt() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.prompts) == 0 {
+		return ""
+	}
+	return m.prompts[len(m.prompts)-1]
 }
 
 func (m *memoryModel) extractCalls() int {
@@ -84,15 +100,18 @@ func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 	}
 	f.say(t, "zhangsan", "/reset")
 	f.say(t, "zhangsan", "上海办公室的打印机在哪？")
-	if s := model.lastSystem(); !strings.Contains(s, "<USER_NOTES>\n"+words.Notes+"\n- 我在上海办公室，工位 12F-031（") {
+	if s := model.lastPrompt(); !strings.Contains(s, "user: <USER_NOTES>\n"+words.Notes+"\n[\"我在上海办公室，工位 12F-031（") {
 		t.Fatalf("after /reset the prompt ends %q, want the note", tail(s))
 	}
+	if s := model.lastSystem(); strings.Contains(s, "USER_NOTES") || strings.Contains(s, "12F-031") {
+		t.Fatalf("the note is in the system prompt: %q", tail(s))
+	}
 	f.say(t, "zhangsan", "今天食堂吃什么？")
-	if s := model.lastSystem(); strings.Contains(s, "USER_NOTES") {
+	if s := model.lastPrompt(); strings.Contains(s, "USER_NOTES") {
 		t.Errorf("a message the note does not bear on carried it: %q", tail(s))
 	}
 	f.say(t, "lisi", "上海办公室的打印机在哪？")
-	if s := model.lastSystem(); strings.Contains(s, "上海办公室，工位") {
+	if s := model.lastPrompt(); strings.Contains(s, "上海办公室，工位") {
 		t.Fatalf("lisi's prompt holds zhangsan's note: %q", tail(s))
 	}
 
@@ -106,7 +125,7 @@ func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitIdle(ctx)
-	if s := model.lastSystem(); !strings.Contains(s, words.Notes+"\n"+words.Group+"\n- 我在上海办公室") {
+	if s := model.lastPrompt(); !strings.Contains(s, words.Notes+"\n"+words.Group+"\n[\"我在上海办公室") {
 		t.Fatalf("the group prompt ends %q, want the note and the do-not-recite line", tail(s))
 	}
 
@@ -118,7 +137,7 @@ func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 		t.Fatalf("/forget 1 answered %q", got)
 	}
 	f.say(t, "zhangsan", "上海办公室的打印机在哪？")
-	if s := model.lastSystem(); strings.Contains(s, "USER_NOTES") {
+	if s := model.lastPrompt(); strings.Contains(s, "USER_NOTES") {
 		t.Errorf("a forgotten note is still in the prompt: %q", tail(s))
 	}
 	if n := h.count(`SELECT count(*) FROM memories`); n != 0 {
@@ -226,7 +245,7 @@ func TestMemoryOutlivesARestart(t *testing.T) {
 	}
 	h.start(gateway.Deps{})
 	f.say(t, "zhangsan", "小王的工位在哪")
-	if s := model.lastSystem(); !strings.Contains(s, "- 叫我小王（") {
+	if s := model.lastPrompt(); !strings.Contains(s, "[\"叫我小王（") && !strings.Contains(s, ",\"叫我小王（") {
 		t.Fatalf("after a restart the prompt ends %q, want the note", tail(s))
 	}
 }

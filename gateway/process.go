@@ -135,6 +135,13 @@ type outcome struct {
 	steps        []store.StepRecord
 	clearPending bool           // what the session waited for is resolved
 	resetSession bool           // /reset: earlier history is no longer context
+	// command: the message was a command (/help, /reset, a memory
+	// command), not conversation: neither it nor its answer is history
+	// the model reads again.
+	command bool
+	// private: the message's content is not kept once answered (a memory
+	// command: what it said is in memories, or was refused as a secret).
+	private bool
 	setPending   *store.Pending // what the session waits for now
 	asyncTasks   []agent.AsyncStarted
 }
@@ -170,13 +177,13 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 		if reply, handled, err := mem.Command(ctx, row.In, row.ID); err != nil {
 			return err
 		} else if handled {
-			out.reply = reply
+			out.reply, out.command, out.private = reply, true, true
 			return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 	}
 	if name, raw, ok := parseCommand(row.In.Text, g.cfg.Messages); ok {
 		out.reply, out.resetSession = g.runner.runCommand(name, raw, caller)
-		out.clearPending = out.resetSession
+		out.clearPending, out.command = out.resetSession, true
 		return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
 	}
 
@@ -443,7 +450,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 			}
 			runID = out.run.ID
 		}
-		if row.In.MsgType == channels.TypeText || out.run != nil { // a media message the agent ran on, too
+		if (row.In.MsgType == channels.TypeText || out.run != nil) && !out.command { // a media message the agent ran on, too
 			if err := store.InsertTurn(ctx, tx, sessionID, row.ID, runID, row.In.Text, out.reply, now); err != nil {
 				return err
 			}
@@ -477,6 +484,11 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 		}
 		if err := store.SetInboundStatus(ctx, tx, row.ID, out.status, now); err != nil {
 			return err
+		}
+		if out.private {
+			if err := store.EmptyInbound(ctx, tx, row.ID); err != nil {
+				return err
+			}
 		}
 		if mem, ok := FeatureOf[MemoryFeature](g.features); ok && out.status == store.InboundDone {
 			if err := mem.LearnTx(ctx, tx, row.In, row.ID, runID); err != nil {

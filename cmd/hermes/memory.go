@@ -21,7 +21,7 @@ import (
 // (see, delete, take a copy: PIPL). Each writes a memory_audit row.
 var memoryCommands = map[string]command{
 	"list":   {"print a user's memories, numbered as /memory shows them: hermes memory list --corp CORP --user USER", runMemoryList},
-	"purge":  {"delete every memory of a user: hermes memory purge --corp CORP --user USER", runMemoryPurge},
+	"purge":  {"delete every memory of a user, and every stored copy of their texts: hermes memory purge --corp CORP --user USER", runMemoryPurge},
 	"export": {"print a user's memories as JSON, for their data request: hermes memory export --corp CORP --user USER", runMemoryExport},
 }
 
@@ -40,7 +40,13 @@ type memoryAction func(ctx context.Context, tx pgx.Tx, o memory.Owner, now time.
 // recorded, and what is recorded was done. The output is held until the
 // commit, so that nothing is shown (or said deleted) unrecorded.
 func runMemoryAction(ctx context.Context, name string, args []string, std stdio, act memoryAction) error {
-	fs, path := newFlags("memory "+name, std.err)
+	return runAuditedAction(ctx, "memory", name, name, args, std, act)
+}
+
+// runAuditedAction is runMemoryAction for the subcommand name of group
+// (memory, privacy), audited as action.
+func runAuditedAction(ctx context.Context, group, name, action string, args []string, std stdio, act memoryAction) error {
+	fs, path := newFlags(group+" "+name, std.err)
 	var o memory.Owner
 	fs.StringVar(&o.CorpID, "corp", "", "the user's corp id (required)")
 	fs.StringVar(&o.UserID, "user", "", "the user's id in the corp (required)")
@@ -50,7 +56,7 @@ func runMemoryAction(ctx context.Context, name string, args []string, std stdio,
 		return err
 	}
 	if o.CorpID == "" || o.UserID == "" || *admin == "" || fs.NArg() > 0 {
-		fmt.Fprintf(std.err, "usage: hermes memory %s [--config FILE] --corp CORP --user USER [--admin NAME]\n", name)
+		fmt.Fprintf(std.err, "usage: hermes %s %s [--config FILE] --corp CORP --user USER [--admin NAME]\n", group, name)
 		return errUsage
 	}
 	pool, err := store.Open(ctx, cfg.Database.URL, 2)
@@ -65,7 +71,7 @@ func runMemoryAction(ctx context.Context, name string, args []string, std stdio,
 		if err != nil {
 			return err
 		}
-		return memory.Audit(ctx, tx, *admin, name, o, n, now)
+		return memory.Audit(ctx, tx, *admin, action, o, n, now)
 	})
 	if err != nil {
 		return err
@@ -109,37 +115,20 @@ func printMemories(w io.Writer, o memory.Owner, ms []memory.Memory) {
 
 func runMemoryPurge(ctx context.Context, args []string, std stdio) error {
 	return runMemoryAction(ctx, "purge", args, std, func(ctx context.Context, tx pgx.Tx, o memory.Owner, _ time.Time, w io.Writer) (int, error) {
-		n, err := memory.DeleteAll(ctx, tx, o)
+		n, err := memory.Forget(ctx, tx, o, nil)
 		if err != nil {
 			return 0, err
 		}
-		fmt.Fprintf(w, "deleted %d memories of %s/%s\n", n, o.CorpID, o.UserID)
+		fmt.Fprintf(w, "deleted %d memories of %s/%s, and every stored copy of their texts\n", n, o.CorpID, o.UserID)
 		return int(n), nil
 	})
 }
 
-// exportedMemory is a memory in an export: what the user is owed, without
-// the internal id and the owner (the request's subject).
-type exportedMemory struct {
-	Kind      memory.Kind `json:"kind"`
-	Text      string      `json:"text"`
-	Source    string      `json:"source"`
-	CreatedAt time.Time   `json:"created_at"`
-	UsedAt    *time.Time  `json:"used_at"`
-	ExpiresAt time.Time   `json:"expires_at"`
-}
-
 func runMemoryExport(ctx context.Context, args []string, std stdio) error {
 	return runMemoryAction(ctx, "export", args, std, func(ctx context.Context, tx pgx.Tx, o memory.Owner, _ time.Time, w io.Writer) (int, error) {
-		// At the zero time: everything still stored, memories expired but
-		// not yet purged included, since the request covers what is held.
-		ms, err := memory.List(ctx, tx, o, time.Time{})
+		out, err := memory.Export(ctx, tx, o)
 		if err != nil {
 			return 0, err
-		}
-		out := make([]exportedMemory, len(ms))
-		for i, m := range ms {
-			out[i] = exportedMemory{Kind: m.Kind, Text: m.Text, Source: m.Source, CreatedAt: m.CreatedAt, UsedAt: m.UsedAt, ExpiresAt: m.ExpiresAt}
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

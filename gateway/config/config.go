@@ -35,6 +35,7 @@ type Config struct {
 	Reports  ReportsConfig  `yaml:"reports"`
 	Media    MediaConfig    `yaml:"media"`
 	Memory   MemoryConfig   `yaml:"memory"`
+	Privacy  PrivacyConfig  `yaml:"privacy"`
 	Costs    CostsConfig    `yaml:"costs"`
 	Alerts   AlertsConfig   `yaml:"alerts"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
@@ -391,6 +392,7 @@ func (c *Config) ApplyDefaults() {
 	c.Media.Transcribe.inherit(c.Model)
 	c.Memory.applyDefaults()
 	c.Memory.Embeddings.inherit(c.Model)
+	c.Privacy.applyDefaults()
 	c.OpsConfig.applyDefaults()
 	c.Messages.applyDefaults()
 }
@@ -473,6 +475,7 @@ func (c *Config) Validate() error {
 	c.Alerts.validate(bad)
 	c.Media.validate(bad)
 	c.Memory.Embeddings.validate(bad)
+	c.Privacy.validate(bad)
 	c.Costs.validate(bad)
 	c.Messages.validate(bad)
 	checkAPIKeys(bad, "router.api_keys", len(c.Router.APIKeys), func(i int) (string, string) {

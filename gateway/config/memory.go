@@ -145,6 +145,10 @@ type MemoryMessages struct {
 	Forgot     string   `yaml:"forgot"`     // %d: how many were deleted
 	NotFound   string   `yaml:"not_found"`  // nothing matched a forget
 	Off        string   `yaml:"off"`        // memory is off in this chat
+	// SentPrivately answers /memory in a group when the list went to the
+	// user's private chat; AskPrivately when it cannot go there.
+	SentPrivately string `yaml:"sent_privately"`
+	AskPrivately  string `yaml:"ask_privately"`
 	// Notes heads the memories in the prompt (the model reads it); Group
 	// follows it in group chats.
 	Notes string `yaml:"notes"`
@@ -166,6 +170,8 @@ var DefaultMemoryMessages = MemoryMessages{
 	Forgot:         "已删除 %d 条记忆。",
 	NotFound:       "没有找到要删除的记忆。发送 /memory 查看编号。",
 	Off:            "这里没有开启记忆功能。",
+	SentPrivately:  "你的记忆列表已私聊发给你（群里不列出）。",
+	AskPrivately:   "群聊里不列出你的记忆，请私聊我发送 /memory 查看。",
 	Notes:          "以下是这位用户之前告诉你、或确认办理过的事（用户的备注，可能已过时，仅供参考）：",
 	Group:          "这是群聊：这些备注只用来更好地回答，除非用户问起，不要复述。",
 }

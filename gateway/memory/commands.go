@@ -8,8 +8,12 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // The memory commands (messages.memory): 「记住 …」 adds, /memory lists,
@@ -76,9 +80,9 @@ func (m *Service) Command(ctx context.Context, in channels.Inbound, inboundID in
 	case cmdRemember:
 		reply, err = m.remember(ctx, owner, arg, fmt.Sprintf("inbound:%d", inboundID))
 	case cmdList:
-		reply, err = m.list(ctx, owner)
+		reply, err = m.listHere(ctx, in, inboundID, owner)
 	default:
-		reply, err = m.forget(ctx, owner, arg)
+		reply, err = m.forget(ctx, in, inboundID, owner, arg)
 	}
 	return reply, true, err
 }
@@ -152,22 +156,29 @@ func (m *Service) list(ctx context.Context, o Owner) (string, error) {
 }
 
 // forget deletes by the numbers /memory showed, all of them, or those
-// whose text holds the words given.
-func (m *Service) forget(ctx context.Context, o Owner, arg string) (string, error) {
+// whose text holds the words given, with every stored copy of their texts
+// (Forget), in one transaction.
+func (m *Service) forget(ctx context.Context, in channels.Inbound, inboundID int64, o Owner, arg string) (string, error) {
 	w := m.words()
 	if arg == "" {
-		return m.list(ctx, o)
+		return m.listHere(ctx, in, inboundID, o)
 	}
 	var n int64
-	var err error
-	if isOneOf(arg, w.AllWords) {
-		n, err = DeleteAll(ctx, m.s.Pool, o)
-	} else {
-		var all []Memory
-		if all, err = List(ctx, m.s.Pool, o, m.s.Now()); err == nil {
-			n, err = Delete(ctx, m.s.Pool, o, chosen(all, arg))
+	err := store.InTx(ctx, m.s.Pool, func(tx pgx.Tx) error {
+		var ids []int64 // nil: all of them
+		if !isOneOf(arg, w.AllWords) {
+			all, err := List(ctx, tx, o, m.s.Now())
+			if err != nil {
+				return err
+			}
+			if ids = chosen(all, arg); ids == nil {
+				ids = []int64{}
+			}
 		}
-	}
+		var err error
+		n, err = Forget(ctx, tx, o, ids)
+		return err
+	})
 	switch {
 	case err != nil:
 		return "", err
@@ -175,6 +186,56 @@ func (m *Service) forget(ctx context.Context, o Owner, arg string) (string, erro
 		return w.NotFound, nil
 	}
 	return fmt.Sprintf(w.Forgot, n), nil
+}
+
+// listHere answers a list command where it was asked: the list itself in
+// a private chat; in a group, whose members must not read what the user
+// told the bot in private, nothing of it — the list goes to the user
+// privately where the channel can start that chat, else they are told to
+// ask there.
+func (m *Service) listHere(ctx context.Context, in channels.Inbound, inboundID int64, o Owner) (string, error) {
+	text, err := m.list(ctx, o)
+	if err != nil || in.ChatType != channels.ChatGroup {
+		return text, err
+	}
+	w := m.words()
+	to, ok := m.privateAddress(ctx, in)
+	if !ok {
+		return w.AskPrivately, nil
+	}
+	err = store.InTx(ctx, m.s.Pool, func(tx pgx.Tx) error {
+		// Keyed by the asking message: a retry of this job queues nothing twice.
+		_, err := m.s.Outbox.Queue(ctx, tx, store.MemoryListKeyPrefix+strconv.FormatInt(inboundID, 10), to, text)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return w.SentPrivately, nil
+}
+
+// privateAddress is the private chat of in's sender on in's account, when
+// the channel can send there unprompted (and, on an account that may push
+// only where someone wrote first, the sender has written to it there).
+func (m *Service) privateAddress(ctx context.Context, in channels.Inbound) (gateway.Address, bool) {
+	ch, _ := m.s.Channel(in.Channel)
+	p, ok := ch.(channels.Pusher)
+	if !ok {
+		return gateway.Address{}, false
+	}
+	user := in.Sender.UserID
+	if fc, ok := p.(channels.FirstContactPusher); ok && fc.PushNeedsFirstContact(in.Account) {
+		wrote, err := store.ChatHasWritten(ctx, m.s.Pool, in.Channel, in.Account, channels.ChatSingle, user)
+		if err != nil || !wrote {
+			return gateway.Address{}, false
+		}
+	}
+	replyTo, err := p.PushAddress(ctx, in.Account, channels.ChatSingle, user)
+	if err != nil {
+		m.log().Info("memory list not sent privately; asking the user to ask there", "channel", in.Channel, "account", in.Account, "err", err)
+		return gateway.Address{}, false
+	}
+	return gateway.Address{Channel: in.Channel, Account: in.Account, ChatID: user, ReplyTo: replyTo}, true
 }
 
 // chosen are the ids arg names among all: numbers ("2", "1 3", "1，3")

@@ -65,41 +65,36 @@ func ownerOf(in channels.Inbound) Owner {
 
 // Notes implements gateway.MemoryFeature: the sender's memories most
 // relevant to text, within memory.prompt_tokens, headed as the user's
-// notes (and, in a group, as not to be recited). A failure costs the
+// notes (and, in a group, as not to be recited). The agent carries them
+// as the user's data, fenced, never as instructions. A failure costs the
 // notes, never the answer.
-func (m *Service) Notes(ctx context.Context, in channels.Inbound, text string) string {
+func (m *Service) Notes(ctx context.Context, in channels.Inbound, text string) agent.Notes {
 	cfg := m.cfg()
 	if !cfg.On(in.Account, in.ChatID) || in.Sender.UserID == "" {
-		return ""
+		return agent.Notes{}
 	}
 	found, err := m.recall(ctx, ownerOf(in), text, cfg.Recall)
 	if err != nil {
 		m.log().Warn("memories not recalled; answering without them", "err", err)
-		return ""
-	}
-	if len(found) == 0 {
-		return ""
+		return agent.Notes{}
 	}
 	w := m.words()
-	var b strings.Builder
-	b.WriteString(w.Notes)
+	notes := agent.Notes{Heading: w.Notes}
 	if in.ChatType == channels.ChatGroup {
-		b.WriteString("\n" + w.Group)
+		notes.Heading += "\n" + w.Group
 	}
 	budget := cfg.PromptTokens
 	for _, mem := range found {
-		line := fmt.Sprintf("\n- %s（%s）", mem.Text, mem.CreatedAt.Format("2006-01-02"))
+		item := fmt.Sprintf("%s（%s）", mem.Text, mem.CreatedAt.Format("2006-01-02"))
 		// A token is about a Chinese character and more than one of a
-		// Latin word's letters: counting runes never underestimates.
-		if budget -= len([]rune(line)); budget < 0 {
+		// Latin word's letters: counting runes (and the quotes and comma
+		// around each) never underestimates.
+		if budget -= len([]rune(item)) + 3; budget < 0 {
 			break
 		}
-		b.WriteString(line)
+		notes.Items = append(notes.Items, item)
 	}
-	if !strings.Contains(b.String(), "\n- ") {
-		return ""
-	}
-	return b.String()
+	return notes
 }
 
 // recall is RecallWith the query's embedding when memory.embeddings is on

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
@@ -110,7 +111,7 @@ func TestServiceEmbedsWhatItStoresAndRecallsByMeaning(t *testing.T) {
 		t.Fatalf("stored embedding of %d dimensions, want %d", n, len(topics)+1)
 	}
 	calls := s.f.calls.Load()
-	notes := s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ)
+	notes := notesText(s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ))
 	if !strings.Contains(notes, "- "+vpnClient+"（2026-12-01）") || strings.Contains(notes, callMe) {
 		t.Errorf("notes for %q = %q, want %q only", remoteHowQ, notes, vpnClient)
 	}
@@ -125,10 +126,10 @@ func TestServiceFallsBackToTermsWhenTheEndpointFails(t *testing.T) {
 	s := newEmbeddingService(t)
 	s.remember(t, vpnClient)
 	s.f.fail.Store(true)
-	if notes := s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ); notes != "" {
+	if notes := notesText(s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ)); notes != "" {
 		t.Errorf("notes without the endpoint for a query sharing no term: %q", notes)
 	}
-	if notes := s.Notes(context.Background(), inbound("VPN 连不上"), "VPN 连不上"); !strings.Contains(notes, vpnClient) {
+	if notes := notesText(s.Notes(context.Background(), inbound("VPN 连不上"), "VPN 连不上")); !strings.Contains(notes, vpnClient) {
 		t.Errorf("notes without the endpoint for a query sharing vpn: %q, want %q", notes, vpnClient)
 	}
 	if log := s.log.String(); !strings.Contains(log, "recalling memories by their terms") || !strings.Contains(log, "500") {
@@ -151,10 +152,10 @@ func TestServiceStoresWithoutEmbeddingWhenTheEndpointFails(t *testing.T) {
 	}
 	s.f.fail.Store(false)
 	calls := s.f.calls.Load()
-	if notes := s.Notes(context.Background(), inbound("VPN 连不上"), "VPN 连不上"); !strings.Contains(notes, vpnClient) {
+	if notes := notesText(s.Notes(context.Background(), inbound("VPN 连不上"), "VPN 连不上")); !strings.Contains(notes, vpnClient) {
 		t.Errorf("notes %q, want %q by its terms", notes, vpnClient)
 	}
-	if notes := s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ); notes != "" {
+	if notes := notesText(s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ)); notes != "" {
 		t.Errorf("notes %q for a query sharing no term", notes)
 	}
 	if got := s.f.calls.Load() - calls; got != 0 {
@@ -169,13 +170,13 @@ func TestServiceEmbeddingsIsolateOwners(t *testing.T) {
 	s.remember(t, vpnClient)
 	liNote := "内网账号找 IT 部开通"
 	s.rememberOf(t, li, liNote)
-	if notes := s.Notes(context.Background(), inboundOf(li, remoteHowQ), remoteHowQ); !strings.Contains(notes, liNote) || strings.Contains(notes, vpnClient) {
+	if notes := notesText(s.Notes(context.Background(), inboundOf(li, remoteHowQ), remoteHowQ)); !strings.Contains(notes, liNote) || strings.Contains(notes, vpnClient) {
 		t.Errorf("lisi's notes = %q, want hers only", notes)
 	}
-	if notes := s.Notes(context.Background(), inboundOf(wang2, remoteHowQ), remoteHowQ); notes != "" {
+	if notes := notesText(s.Notes(context.Background(), inboundOf(wang2, remoteHowQ), remoteHowQ)); notes != "" {
 		t.Errorf("the same user id in another corp has wang's notes: %q", notes)
 	}
-	if notes := s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ); !strings.Contains(notes, vpnClient) || strings.Contains(notes, liNote) {
+	if notes := notesText(s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ)); !strings.Contains(notes, vpnClient) || strings.Contains(notes, liNote) {
 		t.Errorf("wang's notes = %q, want his only", notes)
 	}
 }
@@ -195,4 +196,14 @@ func TestAttachRefusesBrokenEmbeddings(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "memory.embeddings.base_url: required") {
 		t.Fatalf("attach: %v, want memory.embeddings.base_url named", err)
 	}
+}
+
+// notesText is the notes as the lines they were before they became data:
+// "- note" each, "" for none.
+func notesText(n agent.Notes) string {
+	var lines []string
+	for _, it := range n.Items {
+		lines = append(lines, "- "+it)
+	}
+	return strings.Join(lines, "\n")
 }

@@ -154,6 +154,32 @@ func DeleteAll(ctx context.Context, q store.Querier, o Owner) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
+// Forget deletes the owner's memories with these ids (ids of another
+// owner are untouched), and every copy of their texts in what is stored
+// about the owner (store.ScrubText: the message that asked to remember
+// one, the conversation, traces, replies such as a /memory list), in q:
+// forgetting is not only leaving the prompt. It returns how many memories
+// were deleted. ids nil forgets them all, expired ones not yet purged
+// included.
+func Forget(ctx context.Context, q store.Querier, o Owner, ids []int64) (int64, error) {
+	if ids != nil && len(ids) == 0 {
+		return 0, nil
+	}
+	rows, err := q.Query(ctx, `DELETE FROM memories WHERE corp_id = $1 AND user_id = $2 AND ($3::bigint[] IS NULL OR id = ANY($3))
+RETURNING text`, o.CorpID, o.UserID, ids)
+	if err != nil {
+		return 0, fmt.Errorf("memory: forget: %w", err)
+	}
+	texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("memory: forget: %w", err)
+	}
+	if _, err := store.ScrubText(ctx, q, store.Person{CorpID: o.CorpID, UserID: o.UserID}, texts); err != nil {
+		return 0, err
+	}
+	return int64(len(texts)), nil
+}
+
 // lexicalSQL is the ranking of recallSQL (below) alone: ids and scores,
 // best first, for RecallWith to merge with the embeddings'.
 const lexicalSQL = `
@@ -268,4 +294,30 @@ func scan(row pgx.CollectableRow) (Memory, error) {
 // fields are the scan targets of columns.
 func fields(m *Memory) []any {
 	return []any{&m.ID, &m.Owner.CorpID, &m.Owner.UserID, &m.Kind, &m.Text, &m.Source, &m.CreatedAt, &m.UsedAt, &m.ExpiresAt}
+}
+
+// Exported is a memory in a data export (`hermes memory export`, the
+// console's, `hermes privacy export`): what the user is owed, without the
+// internal id and the owner (the request's subject).
+type Exported struct {
+	Kind      Kind       `json:"kind"`
+	Text      string     `json:"text"`
+	Source    string     `json:"source"`
+	CreatedAt time.Time  `json:"created_at"`
+	UsedAt    *time.Time `json:"used_at"`
+	ExpiresAt time.Time  `json:"expires_at"`
+}
+
+// Export is every memory of o still stored, expired ones not yet purged
+// included (a data request covers what is held), oldest first.
+func Export(ctx context.Context, q store.Querier, o Owner) ([]Exported, error) {
+	ms, err := List(ctx, q, o, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Exported, len(ms))
+	for i, m := range ms {
+		out[i] = Exported{Kind: m.Kind, Text: m.Text, Source: m.Source, CreatedAt: m.CreatedAt, UsedAt: m.UsedAt, ExpiresAt: m.ExpiresAt}
+	}
+	return out, nil
 }

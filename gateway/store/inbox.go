@@ -228,6 +228,16 @@ func SetInboundStatus(ctx context.Context, q Querier, id int64, status string, a
 	return nil
 }
 
+// EmptyInbound drops the content of inbound message id (its text, parts,
+// quote and the platform's raw payload), keeping the row: its id still
+// dedupes the platform's retries, and the console still counts it.
+func EmptyInbound(ctx context.Context, q Querier, id int64) error {
+	if _, err := q.Exec(ctx, `UPDATE inbound_messages SET text = '', raw = NULL, parts = NULL, quote = NULL WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("store: empty inbound %d: %w", id, err)
+	}
+	return nil
+}
+
 // InboundStatus returns the status of the message (channel, account,
 // msgID), "" when there is none.
 func InboundStatus(ctx context.Context, q Querier, channel, account, msgID string) (string, error) {

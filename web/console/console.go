@@ -74,6 +74,8 @@ type Console struct {
 	texts map[string]map[string]string
 	// memories are the employees' memories over Deps.Store, audited.
 	memories memoryStore
+	// privacy is everything held about an employee, over Deps.Store, audited.
+	privacy privacyStore
 }
 
 //go:embed templates/*.html
@@ -116,7 +118,7 @@ func New(deps Deps) *Console {
 		deps.When = schedule.DefaultWords
 	}
 	c := &Console{deps: deps, pages: pages, mux: http.NewServeMux(), verify: bcrypt.CompareHashAndPassword,
-		texts: withTexts(deps.Texts), memories: memoryStore{deps.Store}}
+		texts: withTexts(deps.Texts), memories: memoryStore{deps.Store}, privacy: privacyStore{deps.Store}}
 	m := c.mux
 	m.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", http.FileServerFS(static)))
 	m.HandleFunc("GET "+Prefix+"/login", c.loginPage)
@@ -139,6 +141,8 @@ func New(deps Deps) *Console {
 	m.Handle("GET "+Prefix+"/memories", c.signedIn(c.memoriesPage))
 	m.Handle("GET "+Prefix+"/memories/export", c.signedIn(adminOnly(c.exportMemories)))
 	m.Handle("POST "+Prefix+"/memories/purge", c.signedIn(adminOnly(c.purgeMemories)))
+	m.Handle("GET "+Prefix+"/privacy/export", c.signedIn(adminOnly(c.exportPerson)))
+	m.Handle("POST "+Prefix+"/privacy/erase", c.signedIn(adminOnly(c.erasePerson)))
 	m.Handle("GET "+Prefix+"/selftest", c.signedIn(c.selfTestPage))
 	m.Handle("POST "+Prefix+"/selftest", c.signedIn(adminOnly(c.selfTest)))
 	return c

@@ -25,6 +25,7 @@ type memoriesData struct {
 	List    []memoryRow
 	Error   string
 	Deleted string // what the purge just done deleted, after its redirect
+	Erased  string // what the erasure just done changed, after its redirect
 }
 
 // memoryRow is one memory as the page shows it.
@@ -75,6 +76,9 @@ func (c *Console) memoriesPage(w http.ResponseWriter, r *request) {
 	if n, err := strconv.ParseInt(q.Get("deleted"), 10, 64); err == nil && n >= 0 {
 		d.Deleted = fmt.Sprintf(r.t["memories_deleted"], n)
 	}
+	if n, err := strconv.ParseInt(q.Get("erased"), 10, 64); err == nil && n >= 0 {
+		d.Erased = fmt.Sprintf(r.t["privacy_erased"], n)
+	}
 	c.render(w, r, "memories", "", http.StatusOK, d)
 }
 
@@ -87,18 +91,6 @@ func kindText(t map[string]string, k memory.Kind) string {
 	return string(k)
 }
 
-// exportedMemory is a memory in an export, with the fields `hermes memory
-// export` gives: what the user is owed, without the internal id and the
-// owner (the request's subject).
-type exportedMemory struct {
-	Kind      memory.Kind `json:"kind"`
-	Text      string      `json:"text"`
-	Source    string      `json:"source"`
-	CreatedAt time.Time   `json:"created_at"`
-	UsedAt    *time.Time  `json:"used_at"`
-	ExpiresAt time.Time   `json:"expires_at"`
-}
-
 // exportMemories downloads every memory of one employee as JSON, for their
 // data request, texts whole (the only place the console shows them
 // unmasked, hence admins only); audited as export.
@@ -108,14 +100,10 @@ func (c *Console) exportMemories(w http.ResponseWriter, r *request) {
 		http.Error(w, r.t["memories_fill_in"], http.StatusBadRequest)
 		return
 	}
-	ms, err := c.memories.export(r.Context(), r.session.Username, o, c.deps.Now())
+	out, err := c.memories.export(r.Context(), r.session.Username, o, c.deps.Now())
 	if err != nil {
 		c.fail(w, r, err)
 		return
-	}
-	out := make([]exportedMemory, len(ms))
-	for i, m := range ms {
-		out[i] = exportedMemory{Kind: m.Kind, Text: m.Text, Source: m.Source, CreatedAt: m.CreatedAt, UsedAt: m.UsedAt, ExpiresAt: m.ExpiresAt}
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -110,8 +110,16 @@ func (s memoryStore) list(ctx context.Context, admin string, o memory.Owner, now
 // export is every memory of the owner still stored, expired ones not yet
 // purged included, since a data request covers what is held (as `hermes
 // memory export`).
-func (s memoryStore) export(ctx context.Context, admin string, o memory.Owner, now time.Time) ([]memory.Memory, error) {
-	return s.read(ctx, admin, auditExport, o, time.Time{}, now)
+func (s memoryStore) export(ctx context.Context, admin string, o memory.Owner, now time.Time) ([]memory.Exported, error) {
+	var out []memory.Exported
+	err := s.db.InTx(ctx, func(q store.Querier) error {
+		var err error
+		if out, err = memory.Export(ctx, q, o); err != nil {
+			return err
+		}
+		return memory.Audit(ctx, q, admin, auditExport, o, len(out), now)
+	})
+	return out, err
 }
 
 func (s memoryStore) read(ctx context.Context, admin, action string, o memory.Owner, at, now time.Time) ([]memory.Memory, error) {
@@ -134,7 +142,7 @@ func (s memoryStore) purge(ctx context.Context, admin string, o memory.Owner, no
 	var n int64
 	err := s.db.InTx(ctx, func(q store.Querier) error {
 		var err error
-		if n, err = memory.DeleteAll(ctx, q, o); err != nil {
+		if n, err = memory.Forget(ctx, q, o, nil); err != nil {
 			return err
 		}
 		return memory.Audit(ctx, q, admin, auditPurge, o, int(n), now)

@@ -62,6 +62,12 @@ var texts = map[string]map[string]string{
 		"memories_fill_in":       "请填写用户 ID",
 		"memories_purge_confirm": "确定删除该用户的全部记忆（包括已过期尚未清除的）？此操作不可撤销。",
 		"memories_viewer_note":   "只读账号：只能查看（已脱敏），不能导出或删除。",
+		"privacy_all":            "该员工的全部个人数据",
+		"privacy_intro":          "除记忆外，还包括其消息、对话历史、运行记录、发给他的回复、附件、待确认事项和他创建的定时报告。导出和删除都记入 memory_audit。",
+		"privacy_export":         "导出全部数据（JSON）",
+		"privacy_erase":          "删除全部数据",
+		"privacy_erase_confirm":  "确定删除该员工在 Hermes 中的全部数据（记忆、消息内容、对话、运行记录、回复、附件、他的定时报告）？统计所需的行会保留但不再含内容，用户 ID 换成随机代号。此操作不可撤销。",
+		"privacy_erased":         "已删除或清空 %d 行",
 
 		// The charts (overview and skills) and the export.
 		"chart_period": "趋势范围", "chart_period_24h": "最近 24 小时", "chart_period_7d": "最近 7 天",
@@ -127,6 +133,12 @@ var texts = map[string]map[string]string{
 		"memories_fill_in":       "Fill in the user id",
 		"memories_purge_confirm": "Delete every memory of this user (expired ones not yet purged included)? This cannot be undone.",
 		"memories_viewer_note":   "Read-only account: can look (masked), cannot export or delete.",
+		"privacy_all":            "Everything held about this employee",
+		"privacy_intro":          "Besides memories: their messages, conversation history, run traces, replies to them, attachments, pending confirmations and the scheduled reports they created. Exports and erasures are recorded in memory_audit.",
+		"privacy_export":         "Export everything (JSON)",
+		"privacy_erase":          "Erase everything",
+		"privacy_erase_confirm":  "Erase everything Hermes holds about this employee (memories, message content, conversation, run traces, replies, attachments, their scheduled reports)? Rows the counts need stay, without content, under a random pseudonym. This cannot be undone.",
+		"privacy_erased":         "Deleted or emptied %d rows",
 
 		// The charts (overview and skills) and the export.
 		"chart_period": "Trends over", "chart_period_24h": "last 24 hours", "chart_period_7d": "last 7 days",
