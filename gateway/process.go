@@ -133,17 +133,17 @@ type outcome struct {
 	status       string
 	run          *store.RunRecord
 	steps        []store.StepRecord
-	clearPending bool           // what the session waited for is resolved
-	resetSession bool           // /reset: earlier history is no longer context
+	clearPending bool // what the session waited for is resolved
+	resetSession bool // /reset: earlier history is no longer context
 	// command: the message was a command (/help, /reset, a memory
 	// command), not conversation: neither it nor its answer is history
 	// the model reads again.
 	command bool
 	// private: the message's content is not kept once answered (a memory
 	// command: what it said is in memories, or was refused as a secret).
-	private bool
-	setPending   *store.Pending // what the session waits for now
-	asyncTasks   []agent.AsyncStarted
+	private    bool
+	setPending *store.Pending // what the session waits for now
+	asyncTasks []agent.AsyncStarted
 }
 
 // answer runs the agent for row (or picks a fixed answer) and commits the

@@ -23,8 +23,8 @@ func TestPrivacyExportErase(t *testing.T) {
 	}
 	var export struct {
 		Person   struct{ CorpID, UserID string } `json:"person"`
-		Memories []struct{ Text string }        `json:"memories"`
-		Messages []any                          `json:"messages"`
+		Memories []struct{ Text string }         `json:"memories"`
+		Messages []any                           `json:"messages"`
 	}
 	if err := json.Unmarshal([]byte(run("export")), &export); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func said(t *testing.T, pool *pgxpool.Pool, p privacy.Person, n int, text string
 	ctx := context.Background()
 	in := channels.Inbound{Channel: "wecom", Account: "app", MsgID: fmt.Sprintf("msg-%s-%d", p.CorpID, time.Now().UnixNano()), MsgType: channels.TypeText,
 		ChatID: p.UserID, ChatType: channels.ChatSingle, Text: text, ReplyTo: json.RawMessage(`{"to":"` + p.UserID + `"}`),
-		Raw: json.RawMessage(`{"Content":"` + text + `"}`),
+		Raw:    json.RawMessage(`{"Content":"` + text + `"}`),
 		Sender: channels.Identity{UserID: p.UserID, CorpID: p.CorpID, Name: "员工" + p.UserID}}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		id, _, err := store.InsertInbound(ctx, tx, in, store.InboundDone)
