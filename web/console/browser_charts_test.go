@@ -57,6 +57,11 @@ func chartsMatch(t *testing.T, ctx context.Context, f *fixture, base string) {
 			for id, v := range totals {
 				got[id] = v
 			}
+			swatches, err := chromedp.Run(ctx, chromedp.Evaluate[[]legendSwatch](legendSwatches))
+			if err != nil {
+				t.Fatalf("legends of %s: %v", page, err)
+			}
+			checkSwatches(t, page+"?trend="+period.name, swatches)
 		}
 		for id, sql := range want {
 			var n float64
@@ -67,6 +72,33 @@ func chartsMatch(t *testing.T, ctx context.Context, f *fixture, base string) {
 				t.Errorf("%s over %s: drawn %v, table sums to %v; the database has %v", id, period.name, g.Drawn, g.Sum, n)
 			}
 		}
+	}
+}
+
+// legendSwatches reads, in the browser, the color each legend swatch is
+// drawn in, by chart id and series name.
+const legendSwatches = `[...document.querySelectorAll('figure.chart')].flatMap(fig =>
+  [...fig.querySelectorAll('.legend .swatch')].map(sw => ({chart: fig.id,
+    name: (sw.nextSibling && sw.nextSibling.textContent || '').trim(),
+    color: getComputedStyle(sw).backgroundColor})))`
+
+// legendSwatch is one legend entry as the user sees it.
+type legendSwatch struct{ Chart, Name, Color string }
+
+// checkSwatches fails when a legend swatch has no color (transparent, as
+// html/template's ZgotmplZ left them) or two series of one chart share one.
+func checkSwatches(t *testing.T, page string, swatches []legendSwatch) {
+	t.Helper()
+	seen := map[string]string{}
+	for _, s := range swatches {
+		if s.Color == "" || s.Color == "rgba(0, 0, 0, 0)" || s.Color == "transparent" {
+			t.Errorf("%s: the legend of %s shows %q without a color (%q)", page, s.Chart, s.Name, s.Color)
+			continue
+		}
+		if other, ok := seen[s.Chart+s.Color]; ok {
+			t.Errorf("%s: %s draws %q and %q in one color %s", page, s.Chart, other, s.Name, s.Color)
+		}
+		seen[s.Chart+s.Color] = s.Name
 	}
 }
 

@@ -41,8 +41,15 @@ const (
 	stackedBars
 )
 
-// legendItem is one series in the legend: its name and its color.
-type legendItem struct{ Name, Color string }
+// legendItem is one series in the legend: its name and its color, as CSS
+// built from the color's numbers (cssColor): html/template replaces any
+// plain string in a style attribute that it cannot prove safe, such as
+// the chart library's "rgba(…)", with ZgotmplZ, which left every swatch
+// without a color.
+type legendItem struct {
+	Name  string
+	Color template.CSS
+}
 
 // chartView is one chart as a page shows it: title, SVG, legend and the
 // table of its numbers.
@@ -54,13 +61,20 @@ type chartView struct {
 	Rows            [][]string
 }
 
+// cssColor is an opaque color as CSS: numbers only, so it is safe in a
+// style attribute by construction.
+func cssColor(r, g, b uint8) template.CSS {
+	return template.CSS(fmt.Sprintf("#%02x%02x%02x", r, g, b))
+}
+
 // newChart draws series over labels. format writes one value in the
 // table; the table has a row per label and a column per series.
 func newChart(id, title, timeColumn string, kind chartKind, labels []string, list []series, format func(float64) string) chartView {
 	v := chartView{ID: id, Title: title, Columns: []string{timeColumn}}
 	theme := charts.GetDefaultTheme()
 	for i, s := range list {
-		v.Legend = append(v.Legend, legendItem{s.Name, theme.GetSeriesColor(i).String()})
+		c := theme.GetSeriesColor(i)
+		v.Legend = append(v.Legend, legendItem{s.Name, cssColor(c.R, c.G, c.B)})
 		v.Columns = append(v.Columns, s.Name)
 	}
 	for i, l := range labels {
