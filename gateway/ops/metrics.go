@@ -74,6 +74,15 @@ var (
 	queryTimeout = 2 * time.Second // the queue-depth query of one scrape
 )
 
+// collectors are every metric and collector NewMetrics registers: the
+// list the shipped dashboard and alert rules (deploy/) are checked against.
+func (m *Metrics) collectors(src Sources) []prometheus.Collector {
+	return []prometheus.Collector{m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
+		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries, m.connPanics,
+		queueCollector{src: src}, breakerCollector{src: src},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+}
+
 // NewMetrics registers the gateway's metrics and collectors on reg.
 func NewMetrics(reg *prometheus.Registry, src Sources) *Metrics {
 	m := &Metrics{
@@ -108,10 +117,7 @@ func NewMetrics(reg *prometheus.Registry, src Sources) *Metrics {
 			Help: "Panics recovered in a goroutine serving a platform peer (a long connection, a stream) by channel and account, or an HTTP request (channel http, account the route); each ended only that connection, stream or request."},
 			[]string{"channel", "account"}),
 	}
-	reg.MustRegister(m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
-		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries, m.connPanics,
-		queueCollector{src: src}, breakerCollector{src: src},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.collectors(src)...)
 	return m
 }
 
