@@ -33,8 +33,12 @@ var (
 	// or text in fonts that have no Unicode mapping.
 	ErrScanned = errors.New("document: no extractable text (scanned?)")
 	ErrBomb    = errors.New("document: over the size limits")
-	ErrTimeout = errors.New("document: parse time budget spent")
-	ErrEmpty   = errors.New("document: no text")
+	// ErrTooComplex is an Office file whose XML spends the markup budget
+	// (markup.go) before it yields any text: parsing it would cost far
+	// more than its text is worth.
+	ErrTooComplex = errors.New("document: too much markup for its text")
+	ErrTimeout    = errors.New("document: parse time budget spent")
+	ErrEmpty      = errors.New("document: no text")
 	// ErrEncrypted is a PDF that needs a password to open.
 	ErrEncrypted = errors.New("document: password-protected")
 )
@@ -93,10 +97,13 @@ type Result struct {
 }
 
 // input is what an extractor works on: the bytes and, for the text kinds,
-// the text Sniff already decoded (so it is decoded once).
+// the text Sniff already decoded, for DOCX and XLSX the zip it opened (so
+// each is decoded once).
 type input struct {
-	data []byte
-	text string
+	data   []byte
+	text   string
+	zip    *zip.Reader // nil when the directory did not read: zipErr says why
+	zipErr error
 }
 
 type extractor func(ctx context.Context, in input, lim Limits) (Result, error)
@@ -117,12 +124,13 @@ var extractors = map[Kind]extractor{
 // ErrCorrupt (cannot be parsed, including a panic inside a parser),
 // ErrScanned (a PDF without extractable text), ErrBomb (zip caps, a lying
 // declared size, a PDF whose structure or decoded content is over the
-// caps), ErrTimeout (ParseTimeout or ctx's deadline; it also matches
+// caps), ErrTooComplex (a DOCX or XLSX whose markup spends its budget
+// before any text), ErrTimeout (ParseTimeout or ctx's deadline; it also matches
 // context.DeadlineExceeded), ErrEmpty (no text in a non-PDF), ErrEncrypted
 // (a password-protected PDF), and context.Canceled.
 func Extract(ctx context.Context, data []byte, name string, lim Limits) (res Result, err error) {
 	lim = lim.withDefaults()
-	kind, text, err := sniff(data, name)
+	kind, in, err := sniff(data, name, lim.MaxEntries)
 	if err != nil {
 		return Result{}, err
 	}
@@ -135,7 +143,7 @@ func Extract(ctx context.Context, data []byte, name string, lim Limits) (res Res
 			res, err = Result{Kind: kind}, fmt.Errorf("%w: %s: panic: %v", ErrCorrupt, kind, p)
 		}
 	}()
-	res, err = extractors[kind](ctx, input{data: data, text: text}, lim)
+	res, err = extractors[kind](ctx, in, lim)
 	if err != nil {
 		return Result{Kind: kind}, err
 	}
@@ -159,7 +167,7 @@ func ctxErr(ctx context.Context) error {
 // tie-breaker between CSV and plain text (".csv"), never a reason to
 // accept bytes.
 func Sniff(data []byte, name string) (Kind, error) {
-	k, _, err := sniff(data, name)
+	k, _, err := sniff(data, name, DefaultMaxEntries)
 	return k, err
 }
 
@@ -167,22 +175,30 @@ func Sniff(data []byte, name string) (Kind, error) {
 // whitespace (some producers and mail gateways prepend blank lines).
 const pdfSniffWindow = 1024
 
-func sniff(data []byte, name string) (Kind, string, error) {
+// sniff is Sniff, also returning what it decoded to tell the kind (a
+// zip over maxEntries is refused here, before its directory is read).
+func sniff(data []byte, name string, maxEntries int) (Kind, input, error) {
+	in := input{data: data}
 	if pdfStart(data) >= 0 {
-		return PDF, "", nil
+		return PDF, in, nil
 	}
 	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
-		k, err := sniffZip(data)
-		return k, "", err
+		in.zip, in.zipErr = openZip(data, maxEntries)
+		if errors.Is(in.zipErr, ErrBomb) {
+			return "", in, in.zipErr
+		}
+		k, err := sniffZip(data, in.zip)
+		return k, in, err
 	}
 	text, err := decodeText(data)
 	if err != nil {
-		return "", "", err
+		return "", in, err
 	}
+	in.text = text
 	if strings.EqualFold(path.Ext(name), ".csv") {
-		return CSV, text, nil
+		return CSV, in, nil
 	}
-	return Text, text, nil
+	return Text, in, nil
 }
 
 // pdfStart is the offset of "%PDF-" after leading whitespace within the
@@ -200,14 +216,13 @@ func pdfStart(data []byte) int {
 }
 
 // sniffZip tells DOCX from XLSX by entry names: the central directory when
-// it reads, else the local headers, so a truncated Office file is still
-// recognised (and then reported as ErrCorrupt by Extract).
-func sniffZip(data []byte) (Kind, error) {
+// it read (zr), else the local headers, so a truncated Office file is
+// still recognised (and then reported as ErrCorrupt by Extract).
+func sniffZip(data []byte, zr *zip.Reader) (Kind, error) {
 	var names []string
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	// A zip whose directory does not read is judged by the parts it
 	// begins with: any word/ or xl/ part next to [Content_Types].xml.
-	broken := err != nil && !errors.Is(err, zip.ErrInsecurePath)
+	broken := zr == nil
 	if broken {
 		names = localZipNames(data)
 	} else {

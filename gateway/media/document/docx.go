@@ -3,42 +3,20 @@ package document
 import (
 	"context"
 	"encoding/xml"
-	"errors"
-	"io"
 )
 
-// xmlCheckEvery is how many XML tokens are read between ctx checks (the
-// entry reader checks too, per read; this covers a large buffered entry).
-const xmlCheckEvery = 4096
-
-// nextToken is the n-th token of part's XML, checking ctx every
-// xmlCheckEvery tokens; done at the part's end.
-func nextToken(ctx context.Context, d *xml.Decoder, n int, part string) (tok xml.Token, done bool, err error) {
-	if n%xmlCheckEvery == 0 && ctx.Err() != nil {
-		return nil, false, ctxErr(ctx)
-	}
-	tok, err = d.Token()
-	if errors.Is(err, io.EOF) {
-		return nil, true, nil
-	}
-	if err != nil {
-		return nil, false, xmlErr(part, err)
-	}
-	return tok, false, nil
-}
-
 func extractDOCX(ctx context.Context, in input, lim Limits) (Result, error) {
-	a, err := openArchive(ctx, in.data, lim)
-	if err != nil {
-		return Result{}, err
-	}
-	r, err := a.open("word/document.xml")
-	if err != nil {
-		return Result{}, err
-	}
 	s := newSink(lim.MaxChars)
-	if err := docxText(ctx, r, s); err != nil {
+	a, err := openArchive(ctx, in, lim, func() int { return s.text })
+	if err != nil {
 		return Result{}, err
+	}
+	p, err := a.part("word/document.xml")
+	if err != nil {
+		return Result{}, err
+	}
+	if err := docxText(p, s); err != nil {
+		return stopped(s, err)
 	}
 	return finishText(s)
 }
@@ -49,8 +27,7 @@ func extractDOCX(ctx context.Context, in input, lim Limits) (Result, error) {
 // matched by local name, so Strict OOXML's namespace works too.
 // mc:Fallback is skipped: it repeats the mc:Choice next to it (text boxes
 // are written twice for old readers).
-func docxText(ctx context.Context, r io.Reader, s *sink) error {
-	d := xml.NewDecoder(r)
+func docxText(p *xmlPart, s *sink) error {
 	var (
 		inText    int // depth inside w:t
 		inRun     int // depth inside w:r (a w:tab elsewhere is a tab stop)
@@ -58,8 +35,8 @@ func docxText(ctx context.Context, r io.Reader, s *sink) error {
 		cells     []int
 		gap       bool // a paragraph ended inside a cell: a space before more text
 	)
-	for n := 0; ; n++ {
-		tok, done, err := nextToken(ctx, d, n, "word/document.xml")
+	for {
+		tok, done, err := p.next()
 		if done || err != nil {
 			return err
 		}
@@ -67,8 +44,8 @@ func docxText(ctx context.Context, r io.Reader, s *sink) error {
 		case xml.StartElement:
 			switch t.Name.Local {
 			case "Fallback":
-				if err := d.Skip(); err != nil {
-					return xmlErr("word/document.xml", err)
+				if err := p.skip(); err != nil {
+					return err
 				}
 			case "t":
 				inText++
@@ -123,7 +100,7 @@ func docxText(ctx context.Context, r io.Reader, s *sink) error {
 					s.space()
 					gap = false
 				}
-				s.write(string(t))
+				s.writeBytes(t) // no copy of a large token
 			}
 		}
 		if s.full {

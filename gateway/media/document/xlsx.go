@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxSharedStrings bounds the shared-string table (Excel's own limit on
@@ -28,57 +29,38 @@ const maxCellBytes = 64 << 10
 // maxColumns is Excel's column count (XFD); a reference past it is junk.
 const maxColumns = 16384
 
-type xlWorkbook struct {
-	Pr struct {
-		Date1904 string `xml:"date1904,attr"`
-	} `xml:"workbookPr"`
-	Sheets []struct {
-		Name string `xml:"name,attr"`
-		RID  string `xml:"id,attr"` // r:id, in either the transitional or the strict namespace
-	} `xml:"sheets>sheet"`
-}
-
-type xlRels struct {
-	Rels []struct {
-		ID     string `xml:"Id,attr"`
-		Type   string `xml:"Type,attr"`
-		Target string `xml:"Target,attr"`
-	} `xml:"Relationship"`
-}
-
 // workbook is what reading the sheets needs from the other parts.
 type workbook struct {
 	strings  []string
 	styles   []numClass // by cell style index (the s attribute)
 	date1904 bool
+	// partial: strings holds only the start of the shared strings
+	// (sharedKeepPerChar); missing: a cell referred to one not held.
+	partial, missing bool
+	chars            int // characters in strings, for the markup budget
 }
 
 func extractXLSX(ctx context.Context, in input, lim Limits) (Result, error) {
-	a, err := openArchive(ctx, in.data, lim)
+	s := newSink(lim.MaxChars)
+	var book workbook
+	a, err := openArchive(ctx, in, lim, func() int { return s.text + book.chars })
 	if err != nil {
 		return Result{}, err
 	}
-	raw, err := a.readAll("xl/workbook.xml")
+	sheets, date1904, err := readWorkbook(a)
 	if err != nil {
 		return Result{}, err
 	}
-	var wb xlWorkbook
-	if err := xml.Unmarshal(raw, &wb); err != nil {
-		return Result{}, xmlErr("xl/workbook.xml", err)
-	}
+	book.date1904 = date1904
 	targets := map[string]string{} // relationship id → part name
 	sharedPart := "xl/sharedStrings.xml"
 	stylesPart := "xl/styles.xml"
 	if a.has("xl/_rels/workbook.xml.rels") {
-		raw, err := a.readAll("xl/_rels/workbook.xml.rels")
+		rels, err := readRels(a, "xl/_rels/workbook.xml.rels")
 		if err != nil {
 			return Result{}, err
 		}
-		var rels xlRels
-		if err := xml.Unmarshal(raw, &rels); err != nil {
-			return Result{}, xmlErr("xl/_rels/workbook.xml.rels", err)
-		}
-		for _, r := range rels.Rels {
+		for _, r := range rels {
 			part := partName(r.Target)
 			targets[r.ID] = part
 			switch {
@@ -89,19 +71,17 @@ func extractXLSX(ctx context.Context, in input, lim Limits) (Result, error) {
 			}
 		}
 	}
-	book := workbook{date1904: wb.Pr.Date1904 == "1" || wb.Pr.Date1904 == "true"}
 	if a.has(stylesPart) {
 		if book.styles, err = readStyles(a, stylesPart); err != nil {
 			return Result{}, err
 		}
 	}
 	if a.has(sharedPart) {
-		if book.strings, err = readSharedStrings(ctx, a, sharedPart); err != nil {
+		if err = readSharedStrings(a, sharedPart, &book, sharedKeepPerChar*lim.MaxChars); err != nil {
 			return Result{}, err
 		}
 	}
-	s := newSink(lim.MaxChars)
-	for i, sh := range wb.Sheets {
+	for i, sh := range sheets {
 		part, ok := targets[sh.RID]
 		if !ok {
 			part = fmt.Sprintf("xl/worksheets/sheet%d.xml", i+1)
@@ -112,15 +92,20 @@ func extractXLSX(ctx context.Context, in input, lim Limits) (Result, error) {
 		if !s.section("[sheet " + sh.Name + "]") {
 			break
 		}
-		if err := readSheet(ctx, a, part, &book, s); err != nil {
-			return Result{}, err
+		if err := readSheet(a, part, &book, s); err != nil {
+			res, err := stopped(s, err)
+			res.Sheets = len(sheets)
+			return res, err
 		}
 		if s.full {
 			break
 		}
 	}
+	if book.missing {
+		s.cut()
+	}
 	res, err := finishText(s)
-	res.Sheets = len(wb.Sheets)
+	res.Sheets = len(sheets)
 	return res, err
 }
 
@@ -132,27 +117,35 @@ func partName(target string) string {
 	return path.Clean(path.Join("xl", target))
 }
 
-// readSharedStrings reads xl/sharedStrings.xml: each si is the text of its
-// t elements (plain or in rich-text runs), without phonetic runs (rPh).
-func readSharedStrings(ctx context.Context, a *archive, part string) ([]string, error) {
-	r, err := a.open(part)
+// sharedKeepPerChar is how many bytes of shared strings are held for
+// each character of MaxChars: cells refer to the table by index, so it is
+// read before the sheets, but the rows a prompt can show refer mostly to
+// its start (Excel numbers strings in the order it first meets them). A
+// cell referring past what is held reads as empty and marks the text
+// truncated.
+const sharedKeepPerChar = 16
+
+// readSharedStrings reads xl/sharedStrings.xml into book.strings, up to
+// keep bytes: each si is the text of its t elements (plain or in
+// rich-text runs), without phonetic runs (rPh).
+func readSharedStrings(a *archive, part string, book *workbook, keep int) error {
+	p, err := a.part(part)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	d := xml.NewDecoder(r)
 	var (
-		out      []string
 		cur      strings.Builder
+		held     int
 		inSI     bool
 		inT, inP int
 	)
-	for n := 0; ; n++ {
-		tok, done, err := nextToken(ctx, d, n, part)
+	for {
+		tok, done, err := p.next()
 		switch {
 		case err != nil:
-			return nil, err
+			return err
 		case done:
-			return out, nil
+			return nil
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -168,11 +161,17 @@ func readSharedStrings(ctx context.Context, a *archive, part string) ([]string, 
 		case xml.EndElement:
 			switch t.Name.Local {
 			case "si":
-				if len(out) >= maxSharedStrings {
-					return nil, fmt.Errorf("%w: xlsx: over %d shared strings", ErrBomb, maxSharedStrings)
+				if len(book.strings) >= maxSharedStrings {
+					return fmt.Errorf("%w: xlsx: over %d shared strings", ErrBomb, maxSharedStrings)
 				}
-				out = append(out, cur.String())
+				str := cur.String()
+				book.strings = append(book.strings, str)
+				book.chars += utf8.RuneCountInString(str)
 				inSI = false
+				if held += len(str); held > keep {
+					book.partial = true
+					return nil
+				}
 			case "t":
 				inT = max(inT-1, 0)
 			case "rPh":
@@ -188,12 +187,11 @@ func readSharedStrings(ctx context.Context, a *archive, part string) ([]string, 
 
 // readSheet writes one worksheet: each row with a value a line, its cells
 // in column order separated by tabs (gaps kept as empty cells).
-func readSheet(ctx context.Context, a *archive, part string, book *workbook, s *sink) error {
-	r, err := a.open(part)
+func readSheet(a *archive, part string, book *workbook, s *sink) error {
+	p, err := a.part(part)
 	if err != nil {
 		return err
 	}
-	d := xml.NewDecoder(r)
 	var (
 		row          []string
 		line         strings.Builder
@@ -203,8 +201,8 @@ func readSheet(ctx context.Context, a *archive, part string, book *workbook, s *
 		val          strings.Builder
 		col          int
 	)
-	for n := 0; ; n++ {
-		tok, done, err := nextToken(ctx, d, n, part)
+	for {
+		tok, done, err := p.next()
 		if done || err != nil {
 			return err
 		}

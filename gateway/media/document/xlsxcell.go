@@ -1,7 +1,6 @@
 package document
 
 import (
-	"encoding/xml"
 	"math"
 	"strconv"
 	"strings"
@@ -17,39 +16,6 @@ const (
 	numDate
 	numPercent
 )
-
-type xlStyles struct {
-	NumFmts []struct {
-		ID   int    `xml:"numFmtId,attr"`
-		Code string `xml:"formatCode,attr"`
-	} `xml:"numFmts>numFmt"`
-	Xfs []struct {
-		NumFmtID int `xml:"numFmtId,attr"`
-	} `xml:"cellXfs>xf"`
-}
-
-// readStyles maps each cell style to its numClass. A styles part that does
-// not parse costs only the formatting, so it is ignored, not an error.
-func readStyles(a *archive, part string) ([]numClass, error) {
-	raw, err := a.readAll(part)
-	if err != nil {
-		return nil, err
-	}
-	var st xlStyles
-	if xml.Unmarshal(raw, &st) != nil {
-		return nil, nil
-	}
-	custom := make(map[int]string, len(st.NumFmts))
-	for _, f := range st.NumFmts {
-		custom[f.ID] = f.Code
-	}
-	out := make([]numClass, len(st.Xfs))
-	for i, xf := range st.Xfs {
-		code, ok := custom[xf.NumFmtID]
-		out[i] = classify(xf.NumFmtID, code, ok)
-	}
-	return out, nil
-}
 
 // classify reads a number format: the built-in ids from ECMA-376 Part 1
 // §18.8.30 (14–22 dates and times, 27–36 and 50–58 the East Asian dates,
@@ -110,6 +76,9 @@ func (c xlCell) text(v string, book *workbook) string {
 	switch c.typ {
 	case "s":
 		i, err := strconv.Atoi(strings.TrimSpace(v))
+		if err == nil && i >= len(book.strings) && book.partial {
+			book.missing = true
+		}
 		if err != nil || i < 0 || i >= len(book.strings) {
 			return ""
 		}

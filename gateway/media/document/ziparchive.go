@@ -14,27 +14,51 @@ import (
 )
 
 // archive is a DOCX or XLSX zip whose caps were checked before any entry
-// is inflated: the entry count, and the sum of the sizes the central
-// directory declares. Entries are then read only through entryReader,
-// which stops at the declared size, so a header that lies cannot make us
-// inflate more than MaxUncompressed in total.
+// is inflated: the entry count (zipdir.go, before archive/zip read the
+// directory), and the sum of the sizes the central directory declares.
+// Entries are then read only through entryReader, which stops at the
+// declared size, so a header that lies cannot make us inflate more than
+// MaxUncompressed in total, and counts what it inflates against the
+// document's markup budget (markup.go).
 type archive struct {
 	ctx    context.Context
 	files  map[string]*zip.File // by lower-cased name: OPC part names ignore case
 	budget int64                // bytes still allowed to be inflated
+	markup *markupMeter
 }
 
-func openArchive(ctx context.Context, data []byte, lim Limits) (*archive, error) {
+// openZip reads a zip's directory, once, after checking its entry count
+// from the records themselves (zipRecords): a zip over maxEntries is
+// refused with ErrBomb before archive/zip allocates anything for its
+// entries. A zip whose end record does not read is left to archive/zip,
+// which fails on it too.
+func openZip(data []byte, maxEntries int) (*zip.Reader, error) {
+	if end, err := readZipEnd(data); err == nil {
+		if n := zipRecords(data, end, maxEntries); n > maxEntries {
+			return nil, fmt.Errorf("%w: zip has over %d entries", ErrBomb, maxEntries)
+		}
+	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		// ErrInsecurePath is only advice for code that writes files by
 		// entry name; we never do.
 		return nil, fmt.Errorf("%w: zip: %w", ErrCorrupt, err)
 	}
+	return zr, nil
+}
+
+// openArchive checks the zip sniff opened against lim; text is the
+// characters of text seen so far, for the markup budget.
+func openArchive(ctx context.Context, in input, lim Limits, text func() int) (*archive, error) {
+	zr := in.zip
+	if zr == nil {
+		return nil, fmt.Errorf("%w: zip: %w", ErrCorrupt, in.zipErr)
+	}
 	if len(zr.File) > lim.MaxEntries {
 		return nil, fmt.Errorf("%w: zip has %d entries, limit %d", ErrBomb, len(zr.File), lim.MaxEntries)
 	}
-	a := &archive{ctx: ctx, files: make(map[string]*zip.File, len(zr.File)), budget: lim.MaxUncompressed}
+	a := &archive{ctx: ctx, files: make(map[string]*zip.File, len(zr.File)), budget: lim.MaxUncompressed,
+		markup: &markupMeter{text: text}}
 	var total uint64
 	for _, f := range zr.File {
 		total += f.UncompressedSize64
@@ -110,6 +134,10 @@ func (r *entryReader) Read(p []byte) (int, error) {
 		r.err = fmt.Errorf("%w: zip: over the uncompressed budget", ErrBomb)
 		return 0, r.err
 	}
+	if err := r.a.markup.read(n); err != nil {
+		r.err = err
+		return 0, r.err
+	}
 	r.crc.Write(p[:n])
 	switch {
 	case errors.Is(err, io.EOF):
@@ -129,19 +157,19 @@ func (r *entryReader) Read(p []byte) (int, error) {
 	return n, r.err
 }
 
-// readAll reads a small entry whole (workbook, relationships, styles).
-func (a *archive) readAll(name string) ([]byte, error) {
+// part opens entry name as XML, its tokens counted by the markup budget.
+func (a *archive) part(name string) (*xmlPart, error) {
 	r, err := a.open(name)
 	if err != nil {
 		return nil, err
 	}
-	return io.ReadAll(r)
+	return newXMLPart(a.ctx, r, a.markup, name), nil
 }
 
 // xmlErr classifies an error from an XML decoder reading an entry: our
 // reader's sentinels pass through, anything else is a syntax error.
 func xmlErr(part string, err error) error {
-	for _, s := range []error{ErrBomb, ErrCorrupt, ErrTimeout, ErrEncrypted, context.Canceled} {
+	for _, s := range []error{ErrBomb, ErrTooComplex, ErrCorrupt, ErrTimeout, ErrEncrypted, context.Canceled} {
 		if errors.Is(err, s) {
 			return err
 		}
