@@ -60,7 +60,7 @@ func (rn *runner) resolveQuote(ctx context.Context, row *store.InboundRow) {
 }
 
 // purgeMediaArgs is the leader's periodic purge of attachments' bytes past
-// media.retention.
+// media.retention, and of the intake counts no window reaches.
 type purgeMediaArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -76,5 +76,12 @@ func (w *purgeMediaWorker) Work(ctx context.Context, _ *river.Job[purgeMediaArgs
 	if n > 0 {
 		w.g.log.Info("media past retention purged", "attachments", n)
 	}
+	if err != nil {
+		return err
+	}
+	// The intake counts of media.attachments_per_minute share pace_sends
+	// with pacing, whose sweep runs only where a channel has send limits:
+	// this one runs everywhere.
+	_, err = store.SweepSends(ctx, w.g.pool, w.g.now().Add(-paceWindow))
 	return err
 }

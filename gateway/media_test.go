@@ -55,6 +55,12 @@ func newMediaRig(t *testing.T, modelYAML string) *mediaRig {
 // newMediaRigWith is newMediaRig with more top-level configuration.
 func newMediaRigWith(t *testing.T, modelYAML, extra string) *mediaRig {
 	t.Helper()
+	return newMediaRigDeps(t, modelYAML, extra, gateway.Deps{})
+}
+
+// newMediaRigDeps is newMediaRigWith with deps (a clock).
+func newMediaRigDeps(t *testing.T, modelYAML, extra string, deps gateway.Deps) *mediaRig {
+	t.Helper()
 	r := &mediaRig{h: newHarness(t), ws: wecomtest.NewBotWSServer(t, wsBotID, wsSecret), files: wecomtest.NewBotFileServer(t)}
 	r.h.modelYAML = modelYAML
 	r.h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
@@ -64,7 +70,7 @@ func newMediaRigWith(t *testing.T, modelYAML, extra string) *mediaRig {
 		r.mu.Unlock()
 		return openaitest.Reply{Content: "收到"}
 	})
-	r.h.startExtra(wsBotYAML(r.ws.URL())+extra, gateway.Deps{})
+	r.h.startExtra(wsBotYAML(r.ws.URL())+extra, deps)
 	r.ctx = withTimeout(t, 60*time.Second)
 	if _, err := r.ws.WaitSubscriptions(r.ctx, 1, true); err != nil {
 		t.Fatal(err)

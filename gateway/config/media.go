@@ -23,7 +23,9 @@ type MediaConfig struct {
 	// 13,000 tokens of Chinese; keep it within model.context).
 	DocumentChars int `yaml:"document_chars"`
 	// MaxUncompressed and MaxEntries cap a DOCX or XLSX (zip bombs).
-	// Defaults 50 MB and 2,000.
+	// Defaults 50 MB and 2,000. Beyond them each DOCX or XLSX has a fixed
+	// markup budget (gateway/media/document, markup.go): markup without
+	// text is refused (messages.media.too_complex).
 	MaxUncompressed int64 `yaml:"max_uncompressed"`
 	MaxEntries      int   `yaml:"max_entries"`
 	// ParseTimeout bounds the reading of one document. Default 10s.
@@ -32,6 +34,13 @@ type MediaConfig struct {
 	// message with more is answered with messages.media.too_many and none
 	// is fetched. Default 10.
 	MaxAttachments int `yaml:"max_attachments"`
+	// AttachmentsPerMinute is the most attachments one sender (a user of
+	// one account of one channel) may send in any minute, counted in
+	// Postgres and so shared by every replica. A message that would go
+	// over is answered with messages.media.too_fast before any of its
+	// attachments is downloaded or read, and none of its bytes is stored.
+	// Default 20; at least max_attachments.
+	AttachmentsPerMinute int `yaml:"attachments_per_minute"`
 	// Describe is a vision model that turns each image into text for a
 	// model that cannot see (model.vision false). Off without a name.
 	Describe DescribeConfig `yaml:"describe"`
@@ -86,6 +95,7 @@ const (
 	defaultMediaMaxEntries      = 2000
 	defaultMediaParseTimeout    = 10 * time.Second
 	defaultMaxAttachments       = 10
+	defaultAttachmentsPerMinute = 20
 	defaultMediaModelTimeout    = 60 * time.Second
 	defaultFileURLTTL           = 10 * time.Minute
 )
@@ -99,6 +109,7 @@ func (m *MediaConfig) applyDefaults() {
 	positive(&m.MaxEntries, defaultMediaMaxEntries)
 	positive(&m.ParseTimeout, defaultMediaParseTimeout)
 	positive(&m.MaxAttachments, defaultMaxAttachments)
+	positive(&m.AttachmentsPerMinute, defaultAttachmentsPerMinute)
 	positive(&m.FileURLTTL, defaultFileURLTTL)
 	positive(&m.Describe.Timeout, defaultMediaModelTimeout)
 	positive(&m.Transcribe.Timeout, defaultMediaModelTimeout)
@@ -113,8 +124,12 @@ func (m *MediaModel) inherit(model ModelConfig) {
 	}
 }
 
-// validate checks the media endpoints, naming their keys.
+// validate checks the media endpoints and limits, naming their keys.
 func (m *MediaConfig) validate(bad func(key, format string, args ...any)) {
+	if m.AttachmentsPerMinute < m.MaxAttachments {
+		// A message within max_attachments could never be admitted.
+		bad("media.attachments_per_minute", "must be at least media.max_attachments (%d), got %d", m.MaxAttachments, m.AttachmentsPerMinute)
+	}
 	for _, e := range []struct {
 		key string
 		ep  MediaModel
@@ -140,14 +155,21 @@ func positive64(p *int64, def int64) {
 // MediaMessages are what the user is told when an attachment cannot be
 // used (messages.media).
 type MediaMessages struct {
-	FetchFailed  string `yaml:"fetch_failed"`  // expired, refused or undecryptable: send it again
-	TooLarge     string `yaml:"too_large"`     // over media.max_bytes
-	TooMany      string `yaml:"too_many"`      // more than media.max_attachments in one message
-	NeedsVision  string `yaml:"needs_vision"`  // an image, and the model cannot see images
-	BadImage     string `yaml:"bad_image"`     // not an image we can read, or over media.max_image_pixels
-	FileType     string `yaml:"file_type"`     // a file of a type Hermes does not read
-	Scanned      string `yaml:"scanned"`       // a PDF without text (a scan)
-	BadFile      string `yaml:"bad_file"`      // a document that cannot be read (corrupt, a zip bomb, too slow)
+	FetchFailed string `yaml:"fetch_failed"` // expired, refused or undecryptable: send it again
+	TooLarge    string `yaml:"too_large"`    // over media.max_bytes
+	TooMany     string `yaml:"too_many"`     // more than media.max_attachments in one message
+	NeedsVision string `yaml:"needs_vision"` // an image, and the model cannot see images
+	BadImage    string `yaml:"bad_image"`    // not an image we can read, or over media.max_image_pixels
+	FileType    string `yaml:"file_type"`    // a file of a type Hermes does not read
+	Scanned     string `yaml:"scanned"`      // a PDF without text (a scan)
+	BadFile     string `yaml:"bad_file"`     // a document that cannot be read (corrupt, encrypted, too slow)
+	// TooComplex: a DOCX or XLSX over the zip caps (media.max_entries,
+	// media.max_uncompressed) or whose markup spends its budget before
+	// any text.
+	TooComplex string `yaml:"too_complex"`
+	// TooFast: the sender is over media.attachments_per_minute; nothing
+	// of the message was downloaded.
+	TooFast      string `yaml:"too_fast"`
 	NoTranscript string `yaml:"no_transcript"` // a voice message without the platform's transcript, and no media.transcribe
 	// DescribeFailed and TranscribeFailed: media.describe or
 	// media.transcribe did not answer (after its timeout) or refused.
@@ -175,6 +197,8 @@ var DefaultMediaMessages = MediaMessages{
 	FileType:         "这种文件我还读不了。目前支持图片、PDF、Word（DOCX）、Excel（XLSX）、CSV 和文本文件。",
 	Scanned:          "这个 PDF 像是扫描件，里面没有可读取的文字，请发文字版，或把要点用文字发给我。",
 	BadFile:          "这个文件打不开（可能已损坏、加密或过于复杂），请检查后重新发送。",
+	TooComplex:       "这个文件内部结构过于庞大复杂，有效文字却很少，我没有读取。请另存为 PDF 或 CSV，或把要点用文字发给我。",
+	TooFast:          "你这一分钟内发送的附件太多了，这条消息里的文件我没有接收。请等一分钟后再重新发送。",
 	NoTranscript:     "我还听不了这条语音，请用文字再说一遍。",
 	DescribeFailed:   "图片识别暂时不可用，请稍后再发一次，或用文字描述图片里的内容。",
 	TranscribeFailed: "语音转文字暂时不可用，请稍后再发一次，或直接发文字。",

@@ -21,7 +21,20 @@ const (
 	codeRefused       = "refused"
 	codeUnreachable   = "unreachable"
 	codeNoFetcher     = "no_fetcher"
+	// codeTooFast: the sender was over media.attachments_per_minute;
+	// nothing was downloaded.
+	codeTooFast = "too_fast"
 )
+
+// intakeWindow is what media.attachments_per_minute counts over.
+const intakeWindow = time.Minute
+
+// DB is what Fetch needs of the database: queries, and a batch for the
+// intake claim (a *pgxpool.Pool).
+type DB interface {
+	store.Querier
+	store.Batcher
+}
 
 // fetchTimeout bounds one attachment's download: a platform that trickles
 // its bytes costs this message this long, no more.
@@ -35,21 +48,55 @@ const fetchTimeout = 60 * time.Second
 // now (unreachable) returns the error, for the job to try again, unless
 // final: then it is recorded as failed. Fetching what was fetched before
 // (another attempt) does nothing.
-func Fetch(ctx context.Context, q store.Querier, fetcher channels.MediaFetcher, row store.InboundRow, lim config.MediaConfig, now func() time.Time, final bool) error {
+//
+// Before any download, the attachments to fetch are claimed against the
+// sender's media.attachments_per_minute (store.ClaimUnits, shared by the
+// replicas; 0: no limit). A message that does not fit has each of them
+// recorded as too_fast, without bytes, and Prepare answers it with
+// messages.media.too_fast. An attempt that returns for a retry gives back
+// the units of the attachments it did not record, so a retry is not
+// counted twice.
+func Fetch(ctx context.Context, db DB, fetcher channels.MediaFetcher, row store.InboundRow, lim config.MediaConfig, now func() time.Time, final bool) (err error) {
 	if !needsFetch(row.In.Parts, lim) || TooMany(row.In.Parts, lim.MaxAttachments) {
 		return nil
 	}
-	have, err := store.MediaOf(ctx, q, row.ID)
+	have, err := store.MediaOf(ctx, db, row.ID)
 	if err != nil {
 		return err
 	}
+	var todo []int // parts to download, in order
 	for i, p := range row.In.Parts {
-		if p.Media == nil || !fetched(p.Media, lim) {
-			continue
+		if _, ok := have[i]; p.Media != nil && fetched(p.Media, lim) && !ok {
+			todo = append(todo, i)
 		}
-		if _, ok := have[i]; ok {
-			continue
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	claim, admitted, err := admit(ctx, db, row, len(todo), lim, now())
+	if err != nil {
+		return err
+	}
+	if !admitted {
+		for _, i := range todo {
+			m := store.MediaRow{InboundID: row.ID, Part: i, Kind: row.In.Parts[i].Media.Kind, Name: row.In.Parts[i].Media.Name,
+				Error: codeTooFast, FetchedAt: now()}
+			if err := store.SaveMedia(ctx, db, m); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	saved := 0
+	defer func() {
+		if err != nil {
+			// Only the attachments recorded count; the others are
+			// claimed again by the retry.
+			err = errors.Join(err, store.ReleaseSend(context.WithoutCancel(ctx), db, claim.After(saved)))
+		}
+	}()
+	for _, i := range todo {
+		p := row.In.Parts[i]
 		m := store.MediaRow{InboundID: row.ID, Part: i, Kind: p.Media.Kind, Name: p.Media.Name}
 		if fetcher == nil {
 			m.Error = codeNoFetcher
@@ -70,11 +117,26 @@ func Fetch(ctx context.Context, q store.Querier, fetcher channels.MediaFetcher, 
 			}
 		}
 		m.FetchedAt = now()
-		if err := store.SaveMedia(ctx, q, m); err != nil {
+		if err := store.SaveMedia(ctx, db, m); err != nil {
 			return err
 		}
+		saved++
 	}
 	return nil
+}
+
+// admit claims n attachments of row's sender against
+// media.attachments_per_minute; admitted false when they do not fit.
+func admit(ctx context.Context, db DB, row store.InboundRow, n int, lim config.MediaConfig, now time.Time) (claim store.PaceClaim, admitted bool, err error) {
+	if lim.AttachmentsPerMinute <= 0 {
+		return store.PaceClaim{}, true, nil
+	}
+	key := "intake:" + row.In.Channel + "/" + row.In.Account + "/" + row.In.Sender.UserID
+	claim, retryAt, err := store.ClaimUnits(ctx, db, store.PaceLimit{Key: key, Max: lim.AttachmentsPerMinute, Window: intakeWindow}, n, now)
+	if err != nil {
+		return store.PaceClaim{}, false, fmt.Errorf("media: intake of inbound %d: %w", row.ID, err)
+	}
+	return claim, retryAt.IsZero(), nil
 }
 
 // needsFetch reports whether parts hold an attachment to download.

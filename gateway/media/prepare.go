@@ -64,6 +64,12 @@ func Prepare(ctx context.Context, parts []channels.Part, fetched map[int]store.M
 	if TooMany(parts, opt.Limits.MaxAttachments) {
 		return Input{Refusal: opt.Words.TooMany}
 	}
+	for i := range parts {
+		if m, ok := fetched[i]; ok && m.Error == codeTooFast {
+			// Refused whole before any download: one answer for it.
+			return Input{Refusal: opt.Words.TooFast, Became: map[int]string{i: "拒绝：" + opt.Words.TooFast}}
+		}
+	}
 	in := Input{Became: map[int]string{}}
 	var text, history []string
 	images := 0 // numbered in the message: [图片1], [图片2], seen or described
@@ -187,6 +193,8 @@ func prepareDocument(ctx context.Context, m store.MediaRow, opt Options) (piece,
 		return piece{}, "", w.FileType
 	case errors.Is(err, document.ErrScanned):
 		return piece{}, "", w.Scanned
+	case errors.Is(err, document.ErrBomb), errors.Is(err, document.ErrTooComplex):
+		return piece{}, "", w.TooComplex
 	case err != nil:
 		return piece{}, "", w.BadFile
 	}

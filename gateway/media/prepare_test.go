@@ -1,6 +1,7 @@
 package media_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -20,6 +21,29 @@ func options(vision bool) media.Options {
 	cfg := config.Config{}
 	cfg.ApplyDefaults()
 	return media.Options{Vision: vision, Limits: cfg.Media, Words: config.DefaultMediaMessages}
+}
+
+// emptyMarkupDOCX is a DOCX of 100,000 empty paragraphs: markup that
+// spends the document's budget without a character of text.
+func emptyMarkupDOCX(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := zip.NewWriter(&b)
+	for _, e := range [][2]string{
+		{"[Content_Types].xml", `<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`},
+		{"word/document.xml", `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>` +
+			strings.Repeat("<w:p/>", 100_000) + `</w:body></w:document>`},
+	} {
+		f, err := w.Create(e[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte(e[1]))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 func tinyPNG(t *testing.T, w, h int) []byte {
@@ -73,6 +97,8 @@ func TestPrepareRefusesWhatItCannotUse(t *testing.T) {
 		{"binary file", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Data: []byte{0, 1, 2, 0, 0xff}, MIME: "application/octet-stream"}, w.FileType},
 		{"image claiming png", channels.MediaRef{Kind: channels.MediaImage}, store.MediaRow{Data: []byte("\x89PNG\r\n\x1a\nbroken"), MIME: "image/png"}, w.BadImage},
 		{"pdf without text", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Data: pdfNoText, MIME: "application/pdf"}, w.Scanned},
+		{"docx of empty markup", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Data: emptyMarkupDOCX(t), MIME: "application/zip"}, w.TooComplex},
+		{"over the intake limit", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Error: "too_fast"}, w.TooFast},
 	}
 	for _, c := range cases {
 		in := media.Prepare(context.Background(), []channels.Part{{Text: "看看"}, {Media: &c.ref}}, map[int]store.MediaRow{1: c.row}, options(true))

@@ -106,6 +106,57 @@ func ClaimSend(ctx context.Context, db Batcher, limits []PaceLimit, now time.Tim
 	return claim, time.Time{}, nil
 }
 
+// claimUnitsSQL records $3 units under one key only if the window has
+// room for all of them: fewer than max-n+1 ($2 - $3 + 1) units in it, that
+// is no (max-n+1)-th newest. Same locking and window rule as claimSQL.
+const claimUnitsSQL = `
+WITH busy AS (
+    SELECT s.sent_at + ($5::bigint + 1) * interval '1 microsecond' AS free_at
+    FROM pace_sends s
+    WHERE s.key = $1 AND s.sent_at >= $4::timestamptz - $5::bigint * interval '1 microsecond'
+    ORDER BY s.sent_at DESC OFFSET $2::int - $3::int LIMIT 1
+), ins AS (
+    INSERT INTO pace_sends (key, sent_at)
+    SELECT $1, $4 FROM generate_series(1, $3::int) WHERE NOT EXISTS (SELECT 1 FROM busy)
+    RETURNING id
+)
+SELECT (SELECT free_at FROM busy), ARRAY(SELECT id FROM ins ORDER BY id)`
+
+// ClaimUnits records n units (1 <= n <= l.Max) under l at now, atomically
+// across replicas: either the window had room for all n and they count,
+// or none is recorded and retryAt is when room for them is certain. Like
+// ClaimSend it is one round trip and a transaction of its own, on the
+// same table and locks (a key of its own kind, e.g. "intake:...").
+func ClaimUnits(ctx context.Context, db Batcher, l PaceLimit, n int, now time.Time) (claim PaceClaim, retryAt time.Time, err error) {
+	if l.Max <= 0 || l.Window <= 0 || n < 1 || n > l.Max {
+		return PaceClaim{}, time.Time{}, fmt.Errorf("store: pace %q: %d units against a limit of %d per %s", l.Key, n, l.Max, l.Window)
+	}
+	now = now.Truncate(time.Microsecond)
+	var b pgx.Batch
+	b.Queue(AsyncCommitSQL)
+	b.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, paceLockClass, lockHash(l.Key))
+	var free *time.Time
+	b.Queue(claimUnitsSQL, l.Key, l.Max, n, now, l.Window.Microseconds()).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&free, &claim.ids)
+	})
+	if err := db.SendBatch(ctx, &b).Close(); err != nil {
+		return PaceClaim{}, time.Time{}, fmt.Errorf("store: pace claim: %w", err)
+	}
+	if free != nil {
+		return PaceClaim{}, *free, nil
+	}
+	return claim, time.Time{}, nil
+}
+
+// After is the part of a claim of units past its first n: what to release
+// when only n of them were used.
+func (c PaceClaim) After(n int) PaceClaim {
+	if n >= len(c.ids) {
+		return PaceClaim{}
+	}
+	return PaceClaim{ids: c.ids[max(n, 0):]}
+}
+
 // ReleaseSend takes back a claim whose send did not happen (the channel
 // deferred it), so it does not count against the limits.
 func ReleaseSend(ctx context.Context, q Querier, claim PaceClaim) error {

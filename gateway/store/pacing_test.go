@@ -181,3 +181,44 @@ func BenchmarkClaimSend(b *testing.B) {
 		}
 	})
 }
+
+// ClaimUnits takes n units at once or none: 3 and 2 of a limit of 5 fit,
+// one more does not until the first 3 leave the window; a part of a claim
+// given back frees its units.
+func TestClaimUnits(t *testing.T) {
+	t.Parallel()
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	l := store.PaceLimit{Key: "intake:u", Max: 5, Window: time.Minute}
+	units := func(n int, at time.Duration) (store.PaceClaim, time.Time) {
+		t.Helper()
+		c, retryAt, err := store.ClaimUnits(ctx, pool, l, n, paceT0.Add(at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, retryAt
+	}
+	if _, retryAt := units(3, 0); !retryAt.IsZero() {
+		t.Fatalf("3 of 5 refused until %s", retryAt)
+	}
+	second, retryAt := units(2, 10*time.Second)
+	if !retryAt.IsZero() {
+		t.Fatalf("2 more of 5 refused until %s", retryAt)
+	}
+	if _, retryAt := units(1, 20*time.Second); !retryAt.Equal(paceT0.Add(time.Minute + time.Microsecond)) {
+		t.Fatalf("a sixth unit: retry at %s, want when the first 3 leave", retryAt)
+	}
+	// Of the two at +10s only one was used.
+	if err := store.ReleaseSend(ctx, pool, second.After(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, retryAt := units(1, 20*time.Second); !retryAt.IsZero() {
+		t.Fatalf("the unit given back is still counted: retry at %s", retryAt)
+	}
+	if _, retryAt := units(2, 61*time.Second); !retryAt.IsZero() {
+		t.Fatalf("after the first 3 left: refused until %s", retryAt)
+	}
+	if _, _, err := store.ClaimUnits(ctx, pool, l, 6, paceT0); err == nil {
+		t.Fatal("6 units of a limit of 5: no error")
+	}
+}
