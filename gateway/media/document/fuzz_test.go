@@ -3,6 +3,7 @@ package document
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -21,11 +22,13 @@ func FuzzExtract(f *testing.F) {
 	f.Add(sampleDOCX(f), false)
 	f.Add(sampleXLSX(f), false)
 	f.Add(bombZip(f, 100, 1<<20), false)
+	f.Add(zip64Of(sampleXLSX(f)), false)
+	f.Add(docxOf(f, strings.Repeat("<w:p/>", 200)+`<w:p><w:r><w:t>x</w:t></w:r></w:p>`), false)
 	f.Add([]byte("名称,数量\n\"a,b\",1\n"), true)
 	f.Add([]byte("# 标题\n正文 text\n"), false)
 	f.Add([]byte("\xc4\xe3\xba\xc3"), false) // 你好 in GBK
 	lim := Limits{MaxChars: 2000, MaxUncompressed: 4 << 20, MaxEntries: 200, ParseTimeout: 2 * time.Second}
-	sentinels := []error{ErrUnsupported, ErrCorrupt, ErrScanned, ErrBomb, ErrTimeout, ErrEmpty, ErrEncrypted}
+	sentinels := []error{ErrUnsupported, ErrCorrupt, ErrScanned, ErrBomb, ErrTooComplex, ErrTimeout, ErrEmpty, ErrEncrypted}
 	f.Fuzz(func(t *testing.T, data []byte, csv bool) {
 		name := "upload.txt"
 		if csv {

@@ -268,6 +268,7 @@ func BenchmarkHostileFiles(b *testing.B) {
 			verdict := "within"
 			if worstCPU > targetCPU || worstAlloc > targetAlloc {
 				verdict = "OVER"
+				defer b.Errorf("%s is over the target", h.name)
 			}
 			b.Logf("%s (%d KB): %.2f CPU-s, %.1f MB allocated, %s the target (%.1f CPU-s, %d MB); %d chars, err: %v",
 				h.name, len(h.data)>>10, worstCPU.Seconds(), float64(worstAlloc)/(1<<20), verdict, targetCPU.Seconds(), targetAlloc>>20, res.Chars, err)
