@@ -24,7 +24,8 @@
 //   - Replies: outbox.go (a reply's parts under its idempotency key, each
 //     attempt recorded), drafts.go (a run's draft, a message's progress,
 //     and the live holds of first parts), pacing.go (sends claimed against
-//     sliding windows across replicas).
+//     sliding windows across replicas; ClaimUnits, several at once, for a
+//     message's attachments against media.attachments_per_minute).
 //   - Shared across replicas: leases.go (named leases, and advisory Locks
 //     on a connection of their own), tokencache.go and tokenfetch.go
 //     (TokenCache, the platforms' access tokens sealed in Postgres and
