@@ -29,6 +29,11 @@ const (
 // intakeWindow is what media.attachments_per_minute counts over.
 const intakeWindow = time.Minute
 
+// releaseTimeout bounds giving back the units of an attempt that ends
+// early, also when its ctx was cancelled (a shutdown): units not given
+// back only count against the sender for the rest of the minute.
+const releaseTimeout = 5 * time.Second
+
 // DB is what Fetch needs of the database: queries, and a batch for the
 // intake claim (a *pgxpool.Pool).
 type DB interface {
@@ -92,7 +97,9 @@ func Fetch(ctx context.Context, db DB, fetcher channels.MediaFetcher, row store.
 		if err != nil {
 			// Only the attachments recorded count; the others are
 			// claimed again by the retry.
-			err = errors.Join(err, store.ReleaseSend(context.WithoutCancel(ctx), db, claim.After(saved)))
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+			defer cancel()
+			err = errors.Join(err, store.ReleaseSend(rctx, db, claim.After(saved)))
 		}
 	}()
 	for _, i := range todo {

@@ -61,7 +61,8 @@ type markupMeter struct {
 	err  error // set once the budget is spent: every later count fails
 }
 
-// errMarkup is the budget's error; it wraps ErrTooComplex.
+// fail spends the budget: the error, wrapping ErrTooComplex, that this
+// and every later count returns.
 func (m *markupMeter) fail(what string) error {
 	m.err = fmt.Errorf("%w: %s after %d tokens and %d bytes of XML with %d characters of text",
 		ErrTooComplex, what, m.tokens, m.bytes, m.text())
