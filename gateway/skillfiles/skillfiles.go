@@ -21,6 +21,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/riverqueue/river"
 
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/capability"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -134,14 +135,52 @@ func (f *Service) serve(c *gin.Context) {
 		f.refuse(c, http.StatusGone, "purged after media.retention")
 		return
 	}
+	typ, ext := servedType(file.MIME)
+	name := cmp.Or(channels.CleanFileName(file.Name), defaultName+ext)
 	h := c.Writer.Header()
 	h.Set("Content-Length", strconv.Itoa(len(file.Data)))
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if file.Name != "" {
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": file.Name}))
+	h.Set("Content-Security-Policy", fileCSP)
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	c.Data(http.StatusOK, typ, file.Data)
+}
+
+// The URLs are served on server.public_url, which is the console's origin
+// when server.admin_listen is unset: an employee's file must never run
+// there. Every file is a download (attachment, even without a name),
+// typed only as one of passiveTypes, never sniffed (nosniff), and a
+// browser that renders it anyway renders it sandboxed: no script, no
+// origin of its own.
+const (
+	fileCSP     = "sandbox; default-src 'none'"
+	defaultName = "attachment"
+)
+
+// passiveTypes are the sniffed types (http.DetectContentType) a file is
+// served as, with the extension of a file without a name; any other type
+// (HTML, XML, SVG, script, anything a browser might run) is served as
+// application/octet-stream.
+var passiveTypes = map[string]string{
+	"image/png":                 ".png",
+	"image/jpeg":                ".jpg",
+	"image/gif":                 ".gif",
+	"image/webp":                ".webp",
+	"application/pdf":           ".pdf",
+	"application/zip":           ".zip",
+	"text/plain; charset=utf-8": ".txt",
+	"audio/mpeg":                ".mp3",
+	"audio/wave":                ".wav",
+	"application/ogg":           ".ogg",
+}
+
+// servedType is the Content-Type a file sniffed as sniffed is served
+// with, and the extension of its default name.
+func servedType(sniffed string) (typ, ext string) {
+	if ext, ok := passiveTypes[sniffed]; ok {
+		return sniffed, ext
 	}
-	c.Data(http.StatusOK, cmp.Or(file.MIME, "application/octet-stream"), file.Data)
+	return "application/octet-stream", ".bin"
 }
 
 // refuse answers status, logging why without the token (until it
