@@ -10,6 +10,7 @@ import (
 	"mime"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -134,16 +135,27 @@ func TruncateUTF8(s string, n int) string {
 const MaxFileNameBytes = 255
 
 // CleanFileName makes a platform's file name safe to show: a name, never
-// a path, within MaxFileNameBytes.
+// a path, within MaxFileNameBytes, valid UTF-8 without control or format
+// characters. A newline would end the line of the model's [文件 …] marker
+// and write a line of the sender's choosing after it; a NUL is refused by
+// Postgres (the attachment's row would never be stored); a bidi override
+// (U+202E) shows "gpj.exe" as "exe.jpg".
 func CleanFileName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+			return -1
+		}
+		return r
+	}, name) // a byte of invalid UTF-8 is a RuneError
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
 	}
-	name = strings.TrimSpace(name)
+	// Trimmed again after the cut, which may end on a space.
+	name = strings.TrimSpace(TruncateUTF8(strings.TrimSpace(name), MaxFileNameBytes))
 	if name == "." || name == ".." {
 		return ""
 	}
-	return TruncateUTF8(name, MaxFileNameBytes)
+	return name
 }
 
 // DispositionName is the file name of a Content-Disposition header

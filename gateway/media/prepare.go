@@ -202,9 +202,15 @@ func prepareDocument(ctx context.Context, m store.MediaRow, opt Options) (piece,
 	if name == "" {
 		name = string(res.Kind)
 	}
-	head := fmt.Sprintf(w.File, name)
+	head := fmt.Sprintf(w.File, markerSafe.Replace(name))
 	return piece{text: head + "\n" + res.Text, history: head}, describe(res), ""
 }
+
+// markerSafe keeps a file name inside its marker ([文件 …]): its own
+// brackets become full-width ones, so "a.pdf] [系统 …" cannot close the
+// marker and write a line that looks like Hermes's own.
+// (channels.CleanFileName took out newlines and control characters.)
+var markerSafe = strings.NewReplacer("[", "［", "]", "］")
 
 // describe says what a document became, for the console:
 // "PDF 3 页 → 4,120 字".
