@@ -126,11 +126,47 @@ func (c *Console) exportCSV(w http.ResponseWriter, r *request) {
 		"from", q.Get("from"), "to", q.Get("to"), "rows", rows, "truncated", truncated)
 }
 
-// noFormula quotes a cell a spreadsheet would run as a formula (CSV
-// injection): text from users and models may start with = + - or @.
+// noFormula quotes each part of a cell a spreadsheet would run as a
+// formula (CSV injection): text from users and models may hold = + - @ (or
+// a tab or CR, which OWASP lists too) at the start of the cell or of any
+// part a spreadsheet may split it into: a locale whose separator is ";"
+// reads "x;=40+2" as two cells, and a paste splits on tabs and lines. A
+// quote before such a part makes it text.
 func noFormula(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
+	if !needsQuote(s) {
+		return s
 	}
-	return s
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	start := true
+	for i := range len(s) { // the bytes looked for are ASCII: UTF-8 is kept whole
+		c := s[i]
+		if start && strings.IndexByte(formulaStarts, c) >= 0 {
+			b.WriteByte('\'')
+		}
+		b.WriteByte(c)
+		start = strings.IndexByte(partSeparators, c) >= 0
+	}
+	return b.String()
+}
+
+const (
+	// formulaStarts are what a spreadsheet takes for the start of a
+	// formula (OWASP, CSV Injection).
+	formulaStarts = "=+-@\t\r"
+	// partSeparators are where a spreadsheet may split a cell's text into
+	// cells: the list separators of the locales, a tab, a line.
+	partSeparators = ",;\t|\n\r"
+)
+
+// needsQuote reports whether some part of s starts like a formula.
+func needsQuote(s string) bool {
+	start := true
+	for i := range len(s) {
+		if start && strings.IndexByte(formulaStarts, s[i]) >= 0 {
+			return true
+		}
+		start = strings.IndexByte(partSeparators, s[i]) >= 0
+	}
+	return false
 }
