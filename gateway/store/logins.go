@@ -86,8 +86,12 @@ RETURNING scope, key, failures, last_failure, last_success`,
 		if d = wait(counters); d > 0 {
 			return errLoginWait // roll back: a refused attempt changes nothing
 		}
+		// Attempts take their time before they queue on the locks, so they
+		// are counted out of time order: the last failure is the newest
+		// time counted, never an earlier one counted late (the next delay
+		// would run from it and end early).
 		if _, err := tx.Exec(ctx, `
-UPDATE login_throttle SET failures = failures + 1, last_failure = $3
+UPDATE login_throttle SET failures = failures + 1, last_failure = greatest(last_failure, $3)
 WHERE (scope, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, scopes, names, now); err != nil {
 			return fmt.Errorf("store: login attempt: %w", err)
 		}
