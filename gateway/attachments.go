@@ -20,7 +20,7 @@ const mediaPurgeInterval = time.Hour
 func (rn *runner) fetchMedia(ctx context.Context, row store.InboundRow, final bool) error {
 	g := rn.g
 	fetcher, _ := g.channels[row.In.Channel].(channels.MediaFetcher)
-	return media.Fetch(ctx, g.pool, fetcher, row, g.cfg.Media, g.now, final)
+	return media.Fetch(ctx, g.pool, fetcher, row, g.cfg.Media, g.now, final, g.log)
 }
 
 // mediaInput turns row's parts into the model's input and records what

@@ -179,7 +179,7 @@ func TestMediaThatCannotBeUsedIsAnsweredClearly(t *testing.T) {
 		name, url, want, code string
 	}{
 		{"expired", expired, words.FetchFailed, "expired"},
-		{"undecryptable", r.files.AddRaw([]byte("not encrypted at all, 31 bytes")), words.FetchFailed, "undecryptable"},
+		{"undecryptable", r.files.AddRaw([]byte("not encrypted at all, 31 bytes")), words.Undecryptable, "undecryptable"},
 		{"bomb", r.files.Add(bomb, fileKey, ""), words.BadImage, ""},
 	}
 	for _, c := range cases {
@@ -193,6 +193,37 @@ func TestMediaThatCannotBeUsedIsAnsweredClearly(t *testing.T) {
 	}
 	if calls := r.calls(); len(calls) != 0 {
 		t.Fatalf("the model was called %d times for media it could not use", len(calls))
+	}
+}
+
+// TestMediaRefusalsSayWhatIsWrong: each refusal tells the sender what is
+// wrong with this file and what to do: a 发票.pdf that is no PDF is told
+// so by name (not the list of types, which names PDF), a file over
+// media.max_bytes is told the limit, and one that does not decrypt (the
+// account's key) is told the administrator knows, not to send it again.
+func TestMediaRefusalsSayWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	r := newMediaRigWith(t, "  vision: true", "media:\n  max_bytes: 1572864\n") // 1.5 MB
+	cases := []struct {
+		name, url, want string
+	}{
+		{"not a PDF", r.files.Add(bytes.Repeat([]byte{0, 1, 2, 0xff}, 64), fileKey, "发票.pdf"),
+			"发票.pdf 的内容不是 PDF（可能已损坏或扩展名不对），请导出为 PDF 后重发。"},
+		{"not an XLSX", r.files.Add([]byte("PK\x03\x04 not a workbook"), fileKey, "工资表.XLSX"),
+			"工资表.XLSX 的内容不是 XLSX（可能已损坏或扩展名不对），请导出为 XLSX 后重发。"},
+		{"too large", r.files.Add(bytes.Repeat([]byte("年假,5\n"), 300_000), fileKey, "年假.csv"),
+			"文件太大了，我能处理的上限是 1.5 MB，请压缩后再发，或者用文字说明。"},
+		{"undecryptable", r.files.AddRaw(bytes.Repeat([]byte("not encrypted at all"), 8)),
+			"这个附件我没能读取（解密失败，重发也无济于事），已通知管理员处理。请先用文字描述你的问题。"},
+	}
+	for _, c := range cases {
+		m := wecomtest.BotMessage{MsgID: "why-" + c.name, AIBotID: wsBotID, ChatID: "lisi", ChatType: "single", UserID: "lisi"}
+		if got := r.ask(t, m.FileWithKey(c.url, wecomtest.BotFileKey(fileKey))); got != c.want {
+			t.Errorf("%s: answer %q, want %q", c.name, got, c.want)
+		}
+	}
+	if calls := r.calls(); len(calls) != 0 {
+		t.Fatalf("the model was called %d times for files it could not use", len(calls))
 	}
 }
 

@@ -155,8 +155,8 @@ func positive64(p *int64, def int64) {
 // MediaMessages are what the user is told when an attachment cannot be
 // used (messages.media).
 type MediaMessages struct {
-	FetchFailed string `yaml:"fetch_failed"` // expired, refused or undecryptable: send it again
-	TooLarge    string `yaml:"too_large"`    // over media.max_bytes
+	FetchFailed string `yaml:"fetch_failed"` // expired or refused by the platform: send it again
+	TooLarge    string `yaml:"too_large"`    // over media.max_bytes; %s is the limit in MB
 	TooMany     string `yaml:"too_many"`     // more than media.max_attachments in one message
 	NeedsVision string `yaml:"needs_vision"` // an image, and the model cannot see images
 	BadImage    string `yaml:"bad_image"`    // not an image we can read, or over media.max_image_pixels
@@ -171,6 +171,12 @@ type MediaMessages struct {
 	// of the message was downloaded.
 	TooFast      string `yaml:"too_fast"`
 	NoTranscript string `yaml:"no_transcript"` // a voice message without the platform's transcript, and no media.transcribe
+	// Undecryptable: the bytes did not decrypt (an account's key that is
+	// wrong): sending again cannot help, the administrator was told (logged).
+	Undecryptable string `yaml:"undecryptable"`
+	// NotItsType: a file named as a PDF, DOCX or XLSX whose bytes are not
+	// one; %s its name, %s the type its name says, %s that type again.
+	NotItsType string `yaml:"not_its_type"`
 	// DescribeFailed and TranscribeFailed: media.describe or
 	// media.transcribe did not answer (after its timeout) or refused.
 	DescribeFailed   string `yaml:"describe_failed"`
@@ -190,7 +196,9 @@ type MediaMessages struct {
 // DefaultMediaMessages are the Chinese defaults of MediaMessages.
 var DefaultMediaMessages = MediaMessages{
 	FetchFailed:      "没能取到你发的附件（链接可能已过期），请重新发送一次。",
-	TooLarge:         "文件太大了，超出了我能处理的上限，请压缩后再发，或者用文字说明。",
+	TooLarge:         "文件太大了，我能处理的上限是 %s MB，请压缩后再发，或者用文字说明。",
+	Undecryptable:    "这个附件我没能读取（解密失败，重发也无济于事），已通知管理员处理。请先用文字描述你的问题。",
+	NotItsType:       "%s 的内容不是 %s（可能已损坏或扩展名不对），请导出为 %s 后重发。",
 	TooMany:          "一条消息里的图片和文件太多了，请分几条发送。",
 	NeedsVision:      "我现在看不了图片，请用文字描述一下图片里的内容。",
 	BadImage:         "这张图片我打不开（格式不支持或尺寸过大），请截一张普通的 PNG 或 JPG 再发。",

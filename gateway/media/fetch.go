@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -52,7 +53,9 @@ const fetchTimeout = 60 * time.Second
 // however busy the session. An attachment the platform could not serve
 // now (unreachable) returns the error, for the job to try again, unless
 // final: then it is recorded as failed. Fetching what was fetched before
-// (another attempt) does nothing.
+// (another attempt) does nothing. An attachment that does not decrypt is
+// logged to log as an error naming the account's key, once: it is the
+// operator's to mend, not the sender's.
 //
 // Before any download, the attachments to fetch are claimed against the
 // sender's media.attachments_per_minute (store.ClaimUnits, shared by the
@@ -61,7 +64,7 @@ const fetchTimeout = 60 * time.Second
 // messages.media.too_fast. An attempt that returns for a retry gives back
 // the units of the attachments it did not record, so a retry is not
 // counted twice.
-func Fetch(ctx context.Context, db DB, fetcher channels.MediaFetcher, row store.InboundRow, lim config.MediaConfig, now func() time.Time, final bool) (err error) {
+func Fetch(ctx context.Context, db DB, fetcher channels.MediaFetcher, row store.InboundRow, lim config.MediaConfig, now func() time.Time, final bool, log *slog.Logger) (err error) {
 	if !needsFetch(row.In.Parts, lim) || TooMany(row.In.Parts, lim.MaxAttachments) {
 		return nil
 	}
@@ -122,6 +125,10 @@ func Fetch(ctx context.Context, db DB, fetcher channels.MediaFetcher, row store.
 			default:
 				m.Error = code
 			}
+			if m.Error == codeUndecryptable {
+				log.Error("media: attachment cannot be decrypted; check the account's key", "channel", row.In.Channel,
+					"account", row.In.Account, "key", keyConfig[row.In.Channel], "inbound_id", row.ID, "part", i, "err", err)
+			}
 		}
 		m.FetchedAt = now()
 		if err := store.SaveMedia(ctx, db, m); err != nil {
@@ -144,6 +151,12 @@ func admit(ctx context.Context, db DB, row store.InboundRow, n int, lim config.M
 		return store.PaceClaim{}, false, fmt.Errorf("media: intake of inbound %d: %w", row.ID, err)
 	}
 	return claim, retryAt.IsZero(), nil
+}
+
+// keyConfig names, per channel, the configuration key that decrypts its
+// attachments (ErrMediaUndecryptable), for the operator.
+var keyConfig = map[string]string{
+	"wecom": "wecom.bots[].encoding_aes_key of the account (callback mode; on a long connection WeCom sends each file's aeskey)",
 }
 
 // needsFetch reports whether parts hold an attachment to download.

@@ -11,6 +11,9 @@ import (
 	_ "image/gif" // decoders whose headers DecodeConfig reads
 	_ "image/jpeg"
 	_ "image/png"
+	"math"
+	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -121,7 +124,9 @@ func prepareOne(ctx context.Context, ref *channels.MediaRef, m store.MediaRow, n
 			return piece{}, "", w.FetchFailed // never fetched, or purged
 		}
 	case codeTooLarge:
-		return piece{}, "", w.TooLarge
+		return piece{}, "", fmt.Sprintf(w.TooLarge, megabytes(opt.Limits.MaxBytes))
+	case codeUndecryptable: // the account's key, not the file: sending again cannot help
+		return piece{}, "", w.Undecryptable
 	default:
 		return piece{}, "", w.FetchFailed
 	}
@@ -189,6 +194,8 @@ func prepareDocument(ctx context.Context, m store.MediaRow, opt Options) (piece,
 		MaxEntries: opt.Limits.MaxEntries, ParseTimeout: opt.Limits.ParseTimeout,
 	})
 	switch {
+	case errors.Is(err, document.ErrUnsupported) && namedAs(m.Name) != "":
+		return piece{}, "", fmt.Sprintf(w.NotItsType, m.Name, namedAs(m.Name), namedAs(m.Name))
 	case errors.Is(err, document.ErrUnsupported):
 		return piece{}, "", w.FileType
 	case errors.Is(err, document.ErrScanned):
@@ -204,6 +211,23 @@ func prepareDocument(ctx context.Context, m store.MediaRow, opt Options) (piece,
 	}
 	head := fmt.Sprintf(w.File, markerSafe.Replace(name))
 	return piece{text: head + "\n" + res.Text, history: head}, describe(res), ""
+}
+
+// namedAs is the document type a file's name says it is ("PDF" for
+// 发票.pdf), "" for a name that names none Hermes reads by its bytes:
+// such a file whose bytes are no such document is told so, not given the
+// list of the types Hermes reads (which names the one it claims to be).
+func namedAs(name string) string {
+	switch k := document.Kind(strings.ToLower(strings.TrimPrefix(path.Ext(name), "."))); k {
+	case document.PDF, document.DOCX, document.XLSX:
+		return strings.ToUpper(string(k))
+	}
+	return ""
+}
+
+// megabytes is a media.max_bytes in MB as a user reads it: "20", "0.5".
+func megabytes(n int64) string {
+	return strconv.FormatFloat(math.Round(float64(n)/(1<<20)*10)/10, 'f', -1, 64)
 }
 
 // markerSafe keeps a file name inside its marker ([文件 …]): its own

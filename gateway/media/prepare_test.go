@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"image"
 	"image/png"
 	"strings"
@@ -92,7 +93,10 @@ func TestPrepareRefusesWhatItCannotUse(t *testing.T) {
 		{"voice without transcript", channels.MediaRef{Kind: channels.MediaVoice}, store.MediaRow{}, w.NoTranscript},
 		{"video", channels.MediaRef{Kind: channels.MediaVideo}, store.MediaRow{}, w.Video},
 		{"expired", channels.MediaRef{Kind: channels.MediaImage}, store.MediaRow{Error: "expired"}, w.FetchFailed},
-		{"too large", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Error: "too_large"}, w.TooLarge},
+		{"too large", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Error: "too_large"}, fmt.Sprintf(w.TooLarge, "20")},
+		{"undecryptable", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Error: "undecryptable"}, w.Undecryptable},
+		{"named .pdf, not one", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Name: "发票.pdf", Data: []byte{0, 1, 2, 0, 0xff}, MIME: "application/octet-stream"},
+			fmt.Sprintf(w.NotItsType, "发票.pdf", "PDF", "PDF")},
 		{"purged", channels.MediaRef{Kind: channels.MediaImage}, store.MediaRow{}, w.FetchFailed},
 		{"binary file", channels.MediaRef{Kind: channels.MediaFile}, store.MediaRow{Data: []byte{0, 1, 2, 0, 0xff}, MIME: "application/octet-stream"}, w.FileType},
 		{"image claiming png", channels.MediaRef{Kind: channels.MediaImage}, store.MediaRow{Data: []byte("\x89PNG\r\n\x1a\nbroken"), MIME: "image/png"}, w.BadImage},
