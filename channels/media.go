@@ -141,12 +141,7 @@ const MaxFileNameBytes = 255
 // Postgres (the attachment's row would never be stored); a bidi override
 // (U+202E) shows "gpj.exe" as "exe.jpg".
 func CleanFileName(name string) string {
-	name = strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
-			return -1
-		}
-		return r
-	}, name) // a byte of invalid UTF-8 is a RuneError
+	name = OneLine(name)
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
 	}
@@ -156,6 +151,20 @@ func CleanFileName(name string) string {
 		return ""
 	}
 	return name
+}
+
+// OneLine is s without control or format characters, line or paragraph
+// separators and invalid UTF-8: a name from a platform (a file's, a
+// sender's) that Hermes writes into a line of its own for the model, so
+// that it cannot end that line, hide behind a bidi override or break an
+// insert (NUL).
+func OneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+			return -1
+		}
+		return r
+	}, s) // a byte of invalid UTF-8 is a RuneError
 }
 
 // DispositionName is the file name of a Content-Disposition header
