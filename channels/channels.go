@@ -356,6 +356,11 @@ type Env struct {
 	// layer sends the answer). hermes_connection_panics_total. Never nil
 	// once built by the gateway; a channel built elsewhere checks.
 	Panicked func(channel, account string)
+	// FetchRefused counts a URL from one of account's callbacks or frames
+	// that its FetchGuard refused to fetch (a host or address outside the
+	// platform's). hermes_fetch_refused_total. May be nil outside the
+	// gateway.
+	FetchRefused func(channel, account string)
 }
 
 // CountPanic calls env.Panicked when err is a recovered panic (ErrPanic)

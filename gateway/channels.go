@@ -35,7 +35,8 @@ func (g *Gateway) buildChannels(ctx context.Context, platforms []channels.Platfo
 			Welcome: g.cfg.Messages.Welcome, Thinking: g.cfg.Messages.Thinking, Later: g.cfg.Messages.Later,
 			Title: g.cfg.Messages.Title,
 		},
-		Panicked: g.metrics.Panicked,
+		Panicked:     g.metrics.Panicked,
+		FetchRefused: g.metrics.FetchRefused,
 	}
 	for _, key := range keys {
 		p, ok := known[key]

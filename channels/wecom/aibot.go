@@ -39,8 +39,6 @@ const (
 	// mentionReserve is room kept in every message for the asker's mention
 	// in group chats: "<@" + UserID + ">\n".
 	mentionReserve = 2 + maxUserIDBytes + 2
-	// responseURLTimeout bounds one POST to a response_url.
-	responseURLTimeout = 10 * time.Second
 )
 
 // Bot is one AI bot (智能机器人), by callback (WeCom POSTs encrypted JSON to
@@ -54,7 +52,13 @@ type Bot struct {
 	log    *slog.Logger
 	msgs   channels.ChannelMessages
 	env    channels.Env // CountPanic
-	client *http.Client // response_url POSTs
+	// fetch is the one way to a URL that came inside a callback or frame:
+	// only WeCom's hosts (fetch_hosts), never an internal address.
+	fetch *channels.FetchGuard
+	// respClient POSTs to response_urls (a JSON answer: responseURLTimeout);
+	// mediaClient downloads attachments, bounded by the download's context
+	// (timing.Media), not by a client timeout a large file would outlast.
+	respClient, mediaClient *http.Client
 
 	// The bot's name as WeCom writes its @-mention in group messages:
 	// configured (bot_name), else learned from a message that mentions
@@ -86,7 +90,6 @@ func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) 
 		log:    env.Logger,
 		msgs:   env.Messages,
 		env:    env,
-		client: &http.Client{Timeout: responseURLTimeout},
 		window: window,
 		url:    s.URL,
 		botID:  s.BotID,
@@ -105,6 +108,15 @@ func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) 
 		b.window = DefaultTimestampWindow
 	}
 	b.log = b.log.With("channel", ChannelName, "account", s.Name)
+	hosts := s.FetchHosts
+	if len(hosts) == 0 {
+		hosts = DefaultBotFetchHosts
+	}
+	guard, err := env.FetchGuard(ChannelName, s.Name, channels.FetchPolicy{Hosts: hosts, AllowPrivate: s.FetchAllowPrivate}, b.log)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: bot %q: fetch_hosts%w", s.Name, err)
+	}
+	b.setFetch(guard)
 	switch s.Mode {
 	case BotModeCallback:
 		// An AI bot's callbacks are encrypted with receiveid "".
@@ -121,6 +133,13 @@ func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) 
 		return nil, fmt.Errorf("wecom: bot %q: unknown mode %q", s.Name, s.Mode)
 	}
 	return b, nil
+}
+
+// setFetch makes the bot's clients go through guard, with its timeouts.
+func (b *Bot) setFetch(guard *channels.FetchGuard) {
+	b.fetch = guard
+	b.respClient = guard.Client(b.timing.ResponseURL)
+	b.mediaClient = guard.Client(0)
 }
 
 // Name returns the account name.

@@ -1,6 +1,7 @@
 package wecom
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -45,3 +46,14 @@ func DecodeBotFrame(b *Bot, data []byte) (in channels.Inbound, handled bool, err
 	in, err = b.inbound(m, f.Body, f.Headers.ReqID)
 	return in, err == nil, err
 }
+
+// SetFetchTiming shortens a bot's bounds on a response_url POST and on a
+// media download, rebuilding its clients.
+func SetFetchTiming(b *Bot, responseURL, media time.Duration) {
+	b.timing.ResponseURL, b.timing.Media = responseURL, media
+	b.setFetch(b.fetch)
+}
+
+// FetchClients are the clients a bot uses for response_url POSTs and for
+// media downloads.
+func FetchClients(b *Bot) (responseURL, media *http.Client) { return b.respClient, b.mediaClient }

@@ -132,7 +132,8 @@ func (b *Bot) dateParts(parts []channels.Part) {
 	}
 }
 
-// mediaTimeout bounds one download from WeCom's media URL.
+// mediaTimeout bounds one attachment's download (an app's media/get, an
+// AI bot's media URL: botTiming.Media), the gateway's own bound.
 const mediaTimeout = 60 * time.Second
 
 // fetchMedia downloads and decrypts one attachment, reading at most limit
@@ -150,15 +151,22 @@ func (b *Bot) fetchMedia(ctx context.Context, ref channels.MediaRef, limit int64
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return channels.Attachment{}, fmt.Errorf("%w: not an http(s) URL", channels.ErrMediaRefused)
 	}
-	ctx, cancel := context.WithTimeout(ctx, mediaTimeout)
+	ctx, cancel := context.WithTimeout(ctx, b.timing.Media)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return channels.Attachment{}, fmt.Errorf("%w: %v", channels.ErrMediaRefused, err)
 	}
-	resp, err := b.client.Do(req)
+	// The guard allows only WeCom's hosts and public addresses: a URL
+	// elsewhere is refused (logged and counted there) like any URL WeCom
+	// no longer serves, and the user hears the same sentence.
+	resp, err := b.mediaClient.Do(req)
+	if errors.Is(err, channels.ErrFetchRefused) {
+		return channels.Attachment{}, fmt.Errorf("wecom: bot %q: media: %w: %w", b.name, redactURL(err), channels.ErrMediaRefused)
+	}
 	if err != nil {
-		return channels.Attachment{}, fmt.Errorf("wecom: bot %q: media: %w", b.name, err)
+		// The URL's query is the file's credential: not in errors.
+		return channels.Attachment{}, fmt.Errorf("wecom: bot %q: media: %w", b.name, redactURL(err))
 	}
 	defer resp.Body.Close()
 	switch {
@@ -227,4 +235,14 @@ func DecryptMedia(key, data []byte) ([]byte, error) {
 		}
 	}
 	return data[:len(data)-pad], nil
+}
+
+// redactURL drops the URL from a *url.Error, keeping what went wrong: a
+// media URL's or response_url's query is a credential.
+func redactURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -51,7 +52,12 @@ func (b *Bot) postResponseURL(ctx context.Context, rt botReplyTo, content string
 		return fmt.Errorf("response_url: %w: %w", err, channels.ErrPermanent)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := b.client.Do(req)
+	resp, err := b.respClient.Do(req)
+	if errors.Is(err, channels.ErrFetchRefused) {
+		// Not WeCom's host (the guard logged and counted it): no retry
+		// makes it one.
+		return fmt.Errorf("response_url of message %q: %w: %w", rt.MsgID, redactURL(err), channels.ErrPermanent)
+	}
 	if err != nil {
 		// The URL's query is a credential of sorts; keep it out of errors.
 		return fmt.Errorf("response_url of message %q: %s", rt.MsgID, redact(err.Error(), rt.ResponseURL))

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,9 @@ type callbackBot struct {
 	sink   *chantest.Sink
 	resp   *wecomtest.ResponseURLServer
 	logs   *bytes.Buffer
+	// refused counts Env.FetchRefused calls (a callback URL the guard
+	// refused).
+	refused *atomic.Int32
 }
 
 var botT0 = time.Unix(1764547200, 0) // 2025-12-01 00:00 UTC
@@ -55,11 +59,19 @@ func newCallbackBot(t *testing.T, opts ...func(*wecom.BotSection)) *callbackBot 
 	section := wecom.BotSection{
 		Name: botName, Mode: wecom.BotModeCallback, CorpID: botCorpID,
 		Token: vecToken, EncodingAESKey: vecKey,
+		// The fakes (response_url, media) listen on 127.0.0.1.
+		FetchHosts: []string{"127.0.0.1"}, FetchAllowPrivate: true,
 	}
 	for _, o := range opts {
 		o(&section)
 	}
-	bot, err := wecom.NewBot(section, 0, channels.Env{Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)), Messages: botMessages})
+	refused := &atomic.Int32{}
+	bot, err := wecom.NewBot(section, 0, channels.Env{Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)), Messages: botMessages,
+		FetchRefused: func(channel, account string) {
+			if channel == wecom.ChannelName && account == botName {
+				refused.Add(1)
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +79,7 @@ func newCallbackBot(t *testing.T, opts ...func(*wecom.BotSection)) *callbackBot 
 		bot: bot, ch: wecom.NewChannel().WithBots(bot), mux: http.NewServeMux(),
 		crypto: mustCrypto(t, vecToken, vecKey, ""), clock: clock,
 		sink: chantest.NewSink().WithReceived(botT0), resp: wecomtest.NewResponseURLServer(t), logs: logs,
+		refused: refused,
 	}
 	for _, r := range f.ch.Routes(f.sink) {
 		f.mux.HandleFunc(r.Method+" "+r.Path, r.Handler)

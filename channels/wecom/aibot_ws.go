@@ -25,6 +25,12 @@ type botTiming struct {
 	Poll time.Duration
 	// Dial bounds connecting and the websocket handshake, default 10s.
 	Dial time.Duration
+	// ResponseURL bounds one POST to a response_url, answer included,
+	// default 10s.
+	ResponseURL time.Duration
+	// Media bounds one attachment's download from WeCom's media URL,
+	// default 60s: a 20 MB file needs it on a slow link.
+	Media time.Duration
 	// Backoff paces the reconnects (channels.Reconnect); the zero value is
 	// channels.DefaultBackoff, whose 1 s → … → 30 s mirrors the SDK's.
 	Backoff channels.Backoff
@@ -37,6 +43,8 @@ func defaultBotTiming() botTiming {
 		AckTimeout:  5 * time.Second,
 		Poll:        500 * time.Millisecond,
 		Dial:        10 * time.Second,
+		ResponseURL: 10 * time.Second,
+		Media:       mediaTimeout,
 	}
 }
 

@@ -3,6 +3,7 @@ package wecom
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +66,23 @@ type BotSection struct {
 	// stands in a group message; other mentions stay. Default empty: the
 	// name is learned from a message that mentions only the bot.
 	BotName string `yaml:"bot_name"`
+	// FetchHosts are the hosts Hermes fetches a URL from when it arrives
+	// inside one of the bot's callbacks or frames (a media URL, a
+	// response_url): exact names or "*.suffix". Default
+	// DefaultBotFetchHosts, the hosts WeCom documents.
+	FetchHosts []string `yaml:"fetch_hosts"`
+	// FetchAllowPrivate also lets those URLs use plain http and connect to
+	// internal addresses (loopback, private, link-local): for an on-prem
+	// WeCom or a proxy inside the network. Default false.
+	FetchAllowPrivate bool `yaml:"fetch_allow_private"`
+}
+
+// DefaultBotFetchHosts are the hosts of the URLs an AI bot's callbacks and
+// frames carry, as WeCom documents them (智能机器人 接收消息 and 主动回复消息):
+// media on WeCom's COS bucket, response_url on the API host.
+var DefaultBotFetchHosts = []string{
+	"qyapi.weixin.qq.com",
+	"ww-aibot-img-1258476243.cos.ap-guangzhou.myqcloud.com",
 }
 
 // DefaultBotURL is the public long-connection endpoint of AI bots.
@@ -90,6 +108,9 @@ func (c *Config) ApplyDefaults() {
 		}
 		if b.URL == "" {
 			b.URL = DefaultBotURL
+		}
+		if len(b.FetchHosts) == 0 {
+			b.FetchHosts = slices.Clone(DefaultBotFetchHosts)
 		}
 	}
 }
@@ -152,6 +173,10 @@ func (c *Config) Validate() error {
 			}
 		default:
 			bad(key+".mode", "must be callback or websocket, got %q", b.Mode)
+		}
+		if _, _, err := channels.ParseHostPatterns(b.FetchHosts); err != nil {
+			// err starts with the pattern's index: fetch_hosts[1]: ...
+			errs = append(errs, ChannelName+"."+key+".fetch_hosts"+err.Error())
 		}
 	}
 	if len(errs) > 0 {

@@ -47,6 +47,7 @@ type Metrics struct {
 	skillSeconds  *prometheus.HistogramVec // skill
 	deliveries    *prometheus.CounterVec   // channel, status
 	connPanics    *prometheus.CounterVec   // channel, account
+	fetchRefused  *prometheus.CounterVec   // channel, account
 }
 
 // Outcomes of Accept, the status label of hermes_callbacks_total.
@@ -78,7 +79,7 @@ var (
 // list the shipped dashboard and alert rules (deploy/) are checked against.
 func (m *Metrics) collectors(src Sources) []prometheus.Collector {
 	return []prometheus.Collector{m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
-		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries, m.connPanics,
+		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries, m.connPanics, m.fetchRefused,
 		queueCollector{src: src}, breakerCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 }
@@ -115,6 +116,9 @@ func NewMetrics(reg *prometheus.Registry, src Sources) *Metrics {
 			[]string{"channel", "status"}),
 		connPanics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_connection_panics_total",
 			Help: "Panics recovered in a goroutine serving a platform peer (a long connection, a stream) by channel and account, or an HTTP request (channel http, account the route); each ended only that connection, stream or request."},
+			[]string{"channel", "account"}),
+		fetchRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_fetch_refused_total",
+			Help: "URLs from a callback or frame (a media URL, a response_url, a session webhook) not fetched because they named a host outside the platform's or connected to an internal address, by channel and account."},
 			[]string{"channel", "account"}),
 	}
 	reg.MustRegister(m.collectors(src)...)
@@ -195,6 +199,15 @@ func (m *Metrics) Panicked(channel, account string) {
 		return
 	}
 	m.connPanics.WithLabelValues(channel, account).Inc()
+}
+
+// FetchRefused counts a URL from a callback or frame of channel/account
+// that the channel's fetch guard refused.
+func (m *Metrics) FetchRefused(channel, account string) {
+	if m == nil {
+		return
+	}
+	m.fetchRefused.WithLabelValues(channel, account).Inc()
 }
 
 // Middleware counts requests by route pattern (never the raw path: async
