@@ -34,16 +34,26 @@ const (
 	wsSecret  = "ws-secret-0123456789"
 )
 
+// localFetchYAML lets a bot's callback URLs reach the fakes (response_url,
+// media) on 127.0.0.1, which its default fetch_hosts refuse.
+const localFetchYAML = "      fetch_hosts: [127.0.0.1]\n      fetch_allow_private: true\n"
+
 // callbackBotYAML adds a callback-mode bot to the harness's wecom section.
 func callbackBotYAML() string {
 	return fmt.Sprintf("  bots:\n    - name: %s\n      corp_id: %s\n      token: %s\n      encoding_aes_key: %s\n",
-		botName, testCorpID, botToken, botAESKey)
+		botName, testCorpID, botToken, botAESKey) + localFetchYAML
 }
 
 // wsBotYAML adds a long-connection bot dialling url.
 func wsBotYAML(url string) string {
+	return wsBotYAMLFetching(url, localFetchYAML)
+}
+
+// wsBotYAMLFetching is wsBotYAML with fetch (the bot's fetch_ keys; ""
+// for the defaults).
+func wsBotYAMLFetching(url, fetch string) string {
 	return fmt.Sprintf("  bots:\n    - name: %s\n      mode: websocket\n      corp_id: %s\n      bot_id: %s\n      secret: %s\n      url: %s\n",
-		botName, testCorpID, wsBotID, wsSecret, url)
+		botName, testCorpID, wsBotID, wsSecret, url) + fetch
 }
 
 // botCaller posts AI bot callbacks to the harness, as WeCom does.

@@ -6,15 +6,20 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
@@ -61,6 +66,13 @@ func newMediaRigWith(t *testing.T, modelYAML, extra string) *mediaRig {
 // newMediaRigDeps is newMediaRigWith with deps (a clock).
 func newMediaRigDeps(t *testing.T, modelYAML, extra string, deps gateway.Deps) *mediaRig {
 	t.Helper()
+	return newMediaRigFetching(t, modelYAML, localFetchYAML, extra, deps)
+}
+
+// newMediaRigFetching is newMediaRigDeps with the bot's fetch_ keys (""
+// for the defaults: WeCom's hosts only).
+func newMediaRigFetching(t *testing.T, modelYAML, fetch, extra string, deps gateway.Deps) *mediaRig {
+	t.Helper()
 	r := &mediaRig{h: newHarness(t), ws: wecomtest.NewBotWSServer(t, wsBotID, wsSecret), files: wecomtest.NewBotFileServer(t)}
 	r.h.modelYAML = modelYAML
 	r.h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
@@ -70,7 +82,7 @@ func newMediaRigDeps(t *testing.T, modelYAML, extra string, deps gateway.Deps) *
 		r.mu.Unlock()
 		return openaitest.Reply{Content: "收到"}
 	})
-	r.h.startExtra(wsBotYAML(r.ws.URL())+extra, deps)
+	r.h.startExtra(wsBotYAMLFetching(r.ws.URL(), fetch)+extra, deps)
 	r.ctx = withTimeout(t, 60*time.Second)
 	if _, err := r.ws.WaitSubscriptions(r.ctx, 1, true); err != nil {
 		t.Fatal(err)
@@ -224,6 +236,40 @@ func TestMediaRefusalsSayWhatIsWrong(t *testing.T) {
 	}
 	if calls := r.calls(); len(calls) != 0 {
 		t.Fatalf("the model was called %d times for files it could not use", len(calls))
+	}
+}
+
+// TestMediaURLOutsideWeComIsAnsweredAsAnyFailedFetch: a frame whose image
+// URL names a listener on 127.0.0.1 (not one of WeCom's hosts) gets no
+// request there; the user hears the ordinary could-not-fetch sentence,
+// the model is not called, and hermes_fetch_refused_total counts it.
+func TestMediaURLOutsideWeComIsAnsweredAsAnyFailedFetch(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	r := newMediaRigFetching(t, "  vision: true", "", "", gateway.Deps{Metrics: reg})
+	var hits atomic.Int32
+	inside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte("the console"))
+	}))
+	t.Cleanup(inside.Close)
+	m := wecomtest.BotMessage{MsgID: "inside-1", AIBotID: wsBotID, ChatID: "lisi", ChatType: "single", UserID: "lisi"}
+	got := r.ask(t, m.ImageWithKey(inside.URL+"/admin?sign=x", wecomtest.BotFileKey(fileKey)))
+	if want := config.DefaultMediaMessages.FetchFailed; !strings.Contains(got, want) {
+		t.Errorf("answer %q, want the ordinary %q", got, want)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the listener on 127.0.0.1 got %d requests", n)
+	}
+	if n := r.h.count(`SELECT count(*) FROM inbound_media WHERE error = 'refused'`); n != 1 {
+		t.Errorf("%d media rows refused, want 1", n)
+	}
+	if calls := r.calls(); len(calls) != 0 {
+		t.Errorf("the model was called %d times", len(calls))
+	}
+	status, text := get(t, r.h.srv.URL+"/metrics")
+	if want := fmt.Sprintf(`hermes_fetch_refused_total{account=%q,channel="wecom"} 1`, botName); status != http.StatusOK || !strings.Contains(text, want) {
+		t.Errorf("/metrics %d lacks %s", status, want)
 	}
 }
 

@@ -50,7 +50,8 @@ func BenchmarkImage5MB(b *testing.B) {
 	key := bytes.Repeat([]byte{0x5a}, 32)
 	files := wecomtest.NewBotFileServer(b)
 	url := files.Add(shot, key, "shot.png")
-	bot, err := wecom.NewBot(wecom.BotSection{Name: "bot", Mode: wecom.BotModeWebSocket, CorpID: "corp", BotID: "id", Secret: "s"}, 0, channels.Env{})
+	bot, err := wecom.NewBot(wecom.BotSection{Name: "bot", Mode: wecom.BotModeWebSocket, CorpID: "corp", BotID: "id", Secret: "s",
+		FetchHosts: []string{"127.0.0.1"}, FetchAllowPrivate: true}, 0, channels.Env{})
 	if err != nil {
 		b.Fatal(err)
 	}
