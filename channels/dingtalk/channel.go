@@ -34,6 +34,9 @@ type robot struct {
 	backoff channels.Backoff
 	// env counts recovered panics (channels.Env.CountPanic).
 	env channels.Env
+	// webhook POSTs to the session webhooks messages carry: through the
+	// fetch guard, to the configured API hosts only (webhook.go).
+	webhook *http.Client
 	// onFrame, when set (tests only), is called with each robot message
 	// frame on the goroutine that handles it, before it is decoded: a test
 	// makes it panic to prove the guard over a real socket, since no
@@ -57,8 +60,9 @@ func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, 
 			base: s.APIBaseURL, oapi: s.OAPIBaseURL, appKey: s.AppKey, appSecret: s.AppSecret,
 			tokens: tokens, http: &http.Client{Timeout: defaultHTTPTimeout}, log: log,
 		},
-		dir: directory{entries: map[string]dirEntry{}},
-		env: env,
+		dir:     directory{entries: map[string]dirEntry{}},
+		env:     env,
+		webhook: webhookClient(s, env, log),
 	}
 }
 

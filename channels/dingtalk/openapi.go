@@ -178,6 +178,11 @@ func isAPIError(err error) bool {
 // DingTalk are *APIError; transport errors never carry the URL, whose
 // query may hold a token and whose path may be a session webhook.
 func (a *api) do(ctx context.Context, method, u string, h http.Header, in, out any) error {
+	return a.doWith(ctx, a.http, method, u, h, in, out)
+}
+
+// doWith is do through client (a session webhook's guarded client).
+func (a *api) doWith(ctx context.Context, client *http.Client, method, u string, h http.Header, in, out any) error {
 	body, contentType, err := encodeBody(in)
 	if err != nil {
 		return fmt.Errorf("dingtalk: encode request: %w", err)
@@ -191,7 +196,7 @@ func (a *api) do(ctx context.Context, method, u string, h http.Header, in, out a
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
-	resp, err := a.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("dingtalk: %s %s: %w", method, req.URL.Path, redactURL(err))
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,7 +57,9 @@ func (r *robot) deliver(ctx context.Context, rt replyTo, text string, mention bo
 	title := titleOf(text, r.env.Messages.Title)
 	if rt.Webhook != "" && r.now().Add(webhookExpiryMargin).UnixMilli() < rt.WebhookExpires {
 		err := r.viaWebhook(ctx, rt, title, text, mention)
-		if err == nil || !isAPIError(err) {
+		// A webhook the guard refused got no request: the OpenAPI sends
+		// the reply instead, once.
+		if err == nil || !isAPIError(err) && !errors.Is(err, channels.ErrFetchRefused) {
 			// Delivered, or unknown: a timed-out POST may have delivered, so
 			// the retry goes the same way rather than doubling the message.
 			return err
@@ -92,7 +95,7 @@ func (r *robot) viaWebhook(ctx context.Context, rt replyTo, title, text string, 
 		ErrCode int    `json:"errcode"`
 		ErrMsg  string `json:"errmsg"`
 	}
-	if err := r.api.do(ctx, http.MethodPost, rt.Webhook, nil, m, &ans); err != nil {
+	if err := r.api.doWith(ctx, r.webhook, http.MethodPost, rt.Webhook, nil, m, &ans); err != nil {
 		return fmt.Errorf("dingtalk: robot %q: session webhook: %w", r.cfg.Name, err)
 	}
 	if ans.ErrCode != 0 {
