@@ -36,6 +36,11 @@
 //     (errors to HTTP answers: HTTPStatus, Refuse, RefuseRecorded).
 //   - Configuration: validate.go (the rules every section shares: account
 //     names, base URLs).
+//   - URLs from inbound bytes: fetchguard.go (FetchGuard, the one client
+//     for a URL that arrives inside a callback or frame: the platform's
+//     hosts only, redirects re-checked, the connected address checked at
+//     dial time; refusals logged once and counted through
+//     Env.FetchRefused).
 //   - Long connections: reconnect.go (Reconnect, the one reconnect loop,
 //     and its Backoff), guard.go (Guard: a panic in a goroutine a peer
 //     drives costs its connection, not the process).

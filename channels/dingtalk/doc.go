@@ -30,6 +30,8 @@
 //     without the token).
 //   - Sending: send.go (a part through the session webhook while it is
 //     valid, else the robot OpenAPI; the asker mentioned in groups),
+//     webhook.go (the session webhook's client: the fetch guard, on the
+//     configured API hosts only),
 //     card.go (the live reply: an AI card created when the message is
 //     stored and streamed into), media.go (image upload and image
 //     messages), openapi.go (the OpenAPI and legacy API client: the app

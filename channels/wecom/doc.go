@@ -40,7 +40,9 @@
 //     aibot_callback.go (callback mode: URL verification, the encrypted
 //     passive reply, stream refreshes answered from Sink.Progress),
 //     aibot_send.go (response_url POSTs and aibot_send_msg pushes),
-//     aibot_media.go (image upload over the long connection).
+//     aibot_files.go (attachments: their URL fetched through the bot's
+//     fetch guard, WeCom's hosts only, and decrypted), aibot_media.go
+//     (image upload over the long connection).
 //   - The AI bot's long connection: aibot_ws.go (one session: dial,
 //     subscribe, ping, each callback frame handled on its own goroutine),
 //     aibot_wsconn.go (one websocket: one writer at a time, acks matched to
