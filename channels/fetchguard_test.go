@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -219,4 +221,52 @@ func TestParseHostPatterns(t *testing.T) {
 			t.Errorf("%q: err %v, want one naming [1]", bad, err)
 		}
 	}
+}
+
+// FuzzFetchGuardCheck: whatever a callback's URL holds, Check lets
+// through only https to a listed host, and an IPv4-mapped address is
+// judged as its IPv4 address.
+func FuzzFetchGuardCheck(f *testing.F) {
+	for _, s := range []string{
+		"https://qyapi.weixin.qq.com/cgi-bin/aibot/response?response_code=x",
+		"https://ww-aibot-img-1258476243.cos.ap-guangzhou.myqcloud.com/a?sign=b",
+		"https://QYAPI.weixin.qq.com./", "https://qyapi.weixin.qq.com.evil.test/", "http://127.0.0.1:8080/",
+		"https://[::ffff:169.254.169.254]/", "https://user@qyapi.weixin.qq.com/", "https://myqcloud.com/",
+		"https://a.myqcloud.com%2e.evil.test/", "//qyapi.weixin.qq.com/",
+	} {
+		f.Add(s)
+	}
+	g, err := channels.NewFetchGuard(channels.FetchPolicy{Hosts: []string{"qyapi.weixin.qq.com", "*.myqcloud.com"}},
+		channels.FetchOptions{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := url.Parse(s)
+		if err != nil || g.Check(u) != nil {
+			return
+		}
+		h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+		if u.Scheme != "https" || u.User != nil || h != "qyapi.weixin.qq.com" && !strings.HasSuffix(h, ".myqcloud.com") {
+			t.Fatalf("Check let %q through (scheme %q, host %q)", s, u.Scheme, h)
+		}
+	})
+}
+
+// FuzzInternalAddr: an IPv4 address and its IPv4-mapped IPv6 form are
+// judged alike.
+func FuzzInternalAddr(f *testing.F) {
+	f.Add([]byte{127, 0, 0, 1})
+	f.Add([]byte{169, 254, 169, 254})
+	f.Add([]byte{8, 8, 8, 8})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) != 4 {
+			return
+		}
+		v4 := netip.AddrFrom4([4]byte(b))
+		mapped := netip.AddrFrom16(v4.As16())
+		if got, want := channels.InternalAddr(mapped), channels.InternalAddr(v4); got != want {
+			t.Fatalf("%s judged %q, its mapped form %s %q", v4, want, mapped, got)
+		}
+	})
 }
