@@ -231,8 +231,10 @@ var errNoSocket = errors.New("no live connection to WeCom on this replica")
 //
 // Errors wrap channels.ErrPermanent when retrying cannot help: a ReplyTo
 // that is not a bot's, an image a callback-mode bot cannot send, content
-// over MaxStreamBytes, a response_url expired (ResponseURLLifetime) or
-// already used, and WeCom errcodes that are not transient. Without the live socket on this replica
+// over MaxStreamBytes, a response_url expired (ResponseURLLifetime),
+// already used or outside fetch_hosts (also wrapping
+// channels.ErrFetchRefused: no request was made), and WeCom errcodes that
+// are not transient. Without the live socket on this replica
 // (websocket), and on network failures, the error is retryable.
 func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
 	var rt botReplyTo
