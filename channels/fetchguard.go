@@ -44,6 +44,11 @@ type FetchPolicy struct {
 	// addresses (loopback, private, link-local, CGNAT): an on-prem
 	// deployment or proxy, or a test's fake. Never by default.
 	AllowPrivate bool
+	// AllowAddrs are internal ranges the connected address may still be
+	// in, without AllowPrivate's plain http and the rest of the inside:
+	// a cloud whose own DNS answers the platform's storage host with an
+	// address of its internal network. Empty: none.
+	AllowAddrs []netip.Prefix
 }
 
 // FetchOptions are the guard's wiring.
@@ -69,6 +74,7 @@ type FetchGuard struct {
 	exact        map[string]bool
 	suffixes     []string // ".example.com"
 	allowPrivate bool
+	allowAddrs   []netip.Prefix
 	log          *slog.Logger
 	refused      func()
 	resolve      func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -83,7 +89,7 @@ func NewFetchGuard(p FetchPolicy, opt FetchOptions) (*FetchGuard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &FetchGuard{exact: exact, suffixes: suffixes, allowPrivate: p.AllowPrivate,
+	g := &FetchGuard{exact: exact, suffixes: suffixes, allowPrivate: p.AllowPrivate, allowAddrs: p.AllowAddrs,
 		log: opt.Log, refused: opt.Refused, resolve: opt.Resolve}
 	if g.log == nil {
 		g.log = slog.Default()
@@ -221,8 +227,14 @@ func (g *FetchGuard) control(network, address string, _ syscall.RawConn) error {
 	if g.allowPrivate {
 		return nil
 	}
-	if why := InternalAddr(ap.Addr()); why != "" {
-		return g.refuse(ap.Addr().String(), "connected address is "+why)
+	a := ap.Addr().WithZone("").Unmap()
+	for _, p := range g.allowAddrs {
+		if p.Contains(a) {
+			return nil
+		}
+	}
+	if why := InternalAddr(a); why != "" {
+		return g.refuse(a.String(), "connected address is "+why)
 	}
 	return nil
 }
@@ -338,6 +350,27 @@ func ParseHostPatterns(patterns []string) (exact map[string]bool, suffixes []str
 		exact[p] = true
 	}
 	return exact, suffixes, nil
+}
+
+// ParseAddrRanges parses address ranges from the configuration: CIDR
+// prefixes ("169.254.0.0/16") or single addresses. Errors name the first
+// bad one by its index.
+func ParseAddrRanges(ranges []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for i, raw := range ranges {
+		r := strings.TrimSpace(raw)
+		if p, err := netip.ParsePrefix(r); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(r)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %q is not an address or a CIDR prefix", i, raw)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 // normalHost is a URL's host as the allow-list knows it: lower case,

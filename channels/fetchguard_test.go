@@ -186,6 +186,35 @@ func TestFetchGuardChecksTheConnectedAddress(t *testing.T) {
 	}
 }
 
+// TestFetchGuardAllowsListedAddresses: an internal range named in
+// AllowAddrs (a cloud's own DNS answering with its internal endpoint) is
+// connected to, over https only; the rest of the inside stays refused.
+func TestFetchGuardAllowsListedAddresses(t *testing.T) {
+	rec := newRecorder(t, nil)
+	ranges, err := channels.ParseAddrRanges([]string{"127.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	g := guard(t, channels.FetchPolicy{Hosts: []string{"media.example.test", "other.example.test"}, AllowAddrs: ranges}, &n, "media.example.test")
+	// The recorder speaks plain http: the TLS handshake fails, but only
+	// after the guard let the connection through.
+	if err := get(g.Client(0), "https://media.example.test:"+rec.port()+"/file"); err == nil || errors.Is(err, channels.ErrFetchRefused) {
+		t.Fatalf("err %v, want a TLS failure after connecting", err)
+	}
+	if rec.conns.Load() != 1 || n.Load() != 0 {
+		t.Fatalf("%d connections, %d refusals; want 1 and 0", rec.conns.Load(), n.Load())
+	}
+	if err := get(g.Client(0), "http://media.example.test:"+rec.port()+"/file"); !errors.Is(err, channels.ErrFetchRefused) {
+		t.Fatalf("plain http: err %v, want ErrFetchRefused", err)
+	}
+	ranges, _ = channels.ParseAddrRanges([]string{"10.0.0.0/8", "169.254.0.47"})
+	g = guard(t, channels.FetchPolicy{Hosts: []string{"media.example.test"}, AllowAddrs: ranges}, &n, "media.example.test")
+	if err := get(g.Client(0), "https://media.example.test:"+rec.port()+"/file"); !errors.Is(err, channels.ErrFetchRefused) {
+		t.Fatalf("loopback outside the listed ranges: err %v, want ErrFetchRefused", err)
+	}
+}
+
 func TestInternalAddr(t *testing.T) {
 	internal := []string{
 		"127.0.0.1", "127.1.2.3", "::1", "0.0.0.0", "::", "0.1.2.3",

@@ -112,7 +112,13 @@ func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) 
 	if len(hosts) == 0 {
 		hosts = DefaultBotFetchHosts
 	}
-	guard, err := env.FetchGuard(ChannelName, s.Name, channels.FetchPolicy{Hosts: hosts, AllowPrivate: s.FetchAllowPrivate}, b.log)
+	addrs, err := channels.ParseAddrRanges(s.FetchAllowAddresses)
+	if err != nil {
+		return nil, fmt.Errorf("wecom: bot %q: fetch_allow_addresses%w", s.Name, err)
+	}
+	guard, err := env.FetchGuard(ChannelName, s.Name, channels.FetchPolicy{
+		Hosts: hosts, AllowPrivate: s.FetchAllowPrivate, AllowAddrs: addrs,
+	}, b.log)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: bot %q: fetch_hosts%w", s.Name, err)
 	}

@@ -75,6 +75,11 @@ type BotSection struct {
 	// internal addresses (loopback, private, link-local): for an on-prem
 	// WeCom or a proxy inside the network. Default false.
 	FetchAllowPrivate bool `yaml:"fetch_allow_private"`
+	// FetchAllowAddresses are internal addresses or CIDR ranges those URLs
+	// may still connect to, over https only: a cloud whose own DNS answers
+	// WeCom's media host with an address of its internal network. Default
+	// none.
+	FetchAllowAddresses []string `yaml:"fetch_allow_addresses"`
 }
 
 // DefaultBotFetchHosts are the hosts of the URLs an AI bot's callbacks and
@@ -177,6 +182,9 @@ func (c *Config) Validate() error {
 		if _, _, err := channels.ParseHostPatterns(b.FetchHosts); err != nil {
 			// err starts with the pattern's index: fetch_hosts[1]: ...
 			errs = append(errs, ChannelName+"."+key+".fetch_hosts"+err.Error())
+		}
+		if _, err := channels.ParseAddrRanges(b.FetchAllowAddresses); err != nil {
+			errs = append(errs, ChannelName+"."+key+".fetch_allow_addresses"+err.Error())
 		}
 	}
 	if len(errs) > 0 {

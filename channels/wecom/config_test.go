@@ -52,6 +52,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"AgentID", "apps:\n  - {name: hr, corp_id: c, agent_id: abc, secret: s, token: t, encoding_aes_key: " + key + "}\n", "wecom.apps[0].agent_id: must be"},
 		{"BotFetchHosts", "bots:\n  - {name: b, corp_id: c, token: t, encoding_aes_key: " + key + ", fetch_hosts: [qyapi.weixin.qq.com, 'https://evil.example']}\n",
 			"wecom.bots[0].fetch_hosts[1]: \"https://evil.example\" is not a host name"},
+		{"BotFetchAddresses", "bots:\n  - {name: b, corp_id: c, token: t, encoding_aes_key: " + key + ", fetch_allow_addresses: [169.254.0.47, 'COS']}\n",
+			"wecom.bots[0].fetch_allow_addresses[1]"},
 		{"BotFetchWildcard", "bots:\n  - {name: b, corp_id: c, token: t, encoding_aes_key: " + key + ", fetch_hosts: ['*.com']}\n",
 			"wecom.bots[0].fetch_hosts[0]"},
 		{"BotURLNoHost", "bots:\n  - {name: b, corp_id: c, mode: websocket, bot_id: x, secret: s, url: 'wss://'}\n", "wecom.bots[0].url"},
