@@ -117,7 +117,7 @@ func (g *FetchGuard) Client(timeout time.Duration) *http.Client {
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxFetchRedirects {
-				return fmt.Errorf("%w: more than %d redirects", ErrFetchRefused, maxFetchRedirects)
+				return g.refuse(req.URL.Hostname(), fmt.Sprintf("more than %d redirects", maxFetchRedirects))
 			}
 			return nil // the transport checks the target like any request
 		},
