@@ -126,10 +126,10 @@ func TestBotResponseURLOutsideWeComIsNotPosted(t *testing.T) {
 // trickles in for longer than a response_url POST may take is still
 // downloaded (the media client has no timeout of its own; the download's
 // context bounds it), and it is cut at its own bound. Timings are
-// shortened by 100x: a response_url POST 100 ms, a download 600 ms.
+// shortened: a response_url POST 100 ms, a download 2 s.
 func TestBotMediaDownloadIsNotCutAtTheResponseURLBound(t *testing.T) {
 	f := newCallbackBot(t)
-	wecom.SetFetchTiming(f.bot, 100*time.Millisecond, 600*time.Millisecond)
+	wecom.SetFetchTiming(f.bot, 100*time.Millisecond, 2*time.Second)
 	if resp, media := wecom.FetchClients(f.bot); resp.Timeout != 100*time.Millisecond || media.Timeout != 0 {
 		t.Fatalf("client timeouts: response_url %s, media %s; want 100ms and none", resp.Timeout, media.Timeout)
 	}
@@ -159,13 +159,13 @@ func TestBotMediaDownloadIsNotCutAtTheResponseURLBound(t *testing.T) {
 		r, _ := json.Marshal(map[string]string{"url": u, "aeskey": base64.StdEncoding.EncodeToString(key)})
 		return channels.MediaRef{Kind: channels.MediaFile, Ref: r}
 	}
-	// 3 pieces 100 ms apart: 200-300 ms, past the response_url bound.
-	att, err := f.ch.FetchMedia(context.Background(), botName, ref(slow(3, 100*time.Millisecond)), 1<<20)
+	// 3 pieces 150 ms apart: 300-450 ms, past the response_url bound.
+	att, err := f.ch.FetchMedia(context.Background(), botName, ref(slow(3, 150*time.Millisecond)), 1<<20)
 	if err != nil || !bytes.Equal(att.Data, plain) {
 		t.Fatalf("a download longer than the response_url bound: %d bytes, %v", len(att.Data), err)
 	}
-	// 10 pieces 200 ms apart: 1.8 s, past the download's own bound.
-	if _, err := f.ch.FetchMedia(context.Background(), botName, ref(slow(10, 200*time.Millisecond)), 1<<20); err == nil {
+	// 10 pieces 400 ms apart: 3.6 s, past the download's own bound.
+	if _, err := f.ch.FetchMedia(context.Background(), botName, ref(slow(10, 400*time.Millisecond)), 1<<20); err == nil {
 		t.Fatal("a download past the media bound succeeded")
 	}
 }
