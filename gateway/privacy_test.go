@@ -106,3 +106,20 @@ func TestMemoryListInAGroupIsSentPrivately(t *testing.T) {
 		t.Fatalf("/memory of a user who never wrote privately answered %q, want %q", got, words.AskPrivately)
 	}
 }
+
+// TestRefusedRememberKeepsNoCopy: 「记住」 of a mobile number is refused,
+// and the number is stored nowhere (a memory command's text is not kept
+// once answered, and the refusal does not repeat it).
+func TestRefusedRememberKeepsNoCopy(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.model.SetHandler((&memoryModel{}).handle)
+	h.start(gateway.Deps{})
+	f := &confirmFlow{h: h, clock: time.Now}
+	if got := f.say(t, "zhangsan", "记住 我的手机号是 13812345678"); got != config.DefaultMemoryMessages.Refused {
+		t.Fatalf("记住 of a mobile number answered %q", got)
+	}
+	if found := storetest.CopiesOf(t, h.pool, "13812345678"); len(found) > 0 {
+		t.Errorf("the refused number is stored in %v", found)
+	}
+}
