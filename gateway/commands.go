@@ -41,7 +41,13 @@ func (rn *runner) runCommand(name, raw string, caller skills.Caller) (reply stri
 	case cmdReset:
 		return g.cfg.Messages.Reset, true
 	case cmdHelp:
-		return g.runner.helpText(caller), false
+		help := g.runner.helpText(caller)
+		if mem, ok := FeatureOf[MemoryFeature](g.features); ok {
+			if line := mem.Help(caller.Account, caller.ChatID); line != "" {
+				help += "\n\n" + line
+			}
+		}
+		return help, false
 	default:
 		return fmt.Sprintf(g.cfg.Messages.UnknownCmd, raw), false
 	}

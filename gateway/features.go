@@ -95,6 +95,9 @@ type MemoryFeature interface {
 	// Notes are the sender's memories that bear on text, for the prompt
 	// (agent.Turn.Notes); no items when none do.
 	Notes(ctx context.Context, in channels.Inbound, text string) agent.Notes
+	// Help is the memory commands' line of /help in a chat of account, ""
+	// where memory is off.
+	Help(account, chatID string) string
 	// LearnTx queues learning from the answer to inboundID (run runID,
 	// "" for none), in the transaction that commits it.
 	LearnTx(ctx context.Context, tx pgx.Tx, in channels.Inbound, inboundID int64, runID string) error

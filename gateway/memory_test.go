@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -211,7 +212,7 @@ func TestMemoryLearnsWhatTheUserStatesAndKeepsNoSecret(t *testing.T) {
 		}
 		kept = append(kept, s)
 	}
-	if len(kept) != 3 || kept[0] != "fact:负责华东区的销售" || kept[1] != "fact:希望回复简短" ||
+	if len(kept) != 3 || kept[0] != "fact:负责华东区的销售" || kept[1] != "preference:希望回复简短" ||
 		!strings.HasPrefix(kept[2], "outcome:"+time.Now().Format("2006-01-02")+" 已执行：") {
 		t.Fatalf("memories kept %q; want the two statements and the confirmed reset", kept)
 	}
@@ -247,5 +248,44 @@ func TestMemoryOutlivesARestart(t *testing.T) {
 	f.say(t, "zhangsan", "小王的工位在哪")
 	if s := model.lastPrompt(); !strings.Contains(s, "[\"叫我小王（") && !strings.Contains(s, ",\"叫我小王（") {
 		t.Fatalf("after a restart the prompt ends %q, want the note", tail(s))
+	}
+}
+
+// TestMemoryWorksAsEmployeesExpect: a self-statement in a form no cue
+// list named is learned, and the user is told in one line what was kept
+// and how to undo it; a preference about how to answer shapes a later
+// request it shares no word with; /help lists the memory commands.
+func TestMemoryWorksAsEmployeesExpect(t *testing.T) {
+	t.Parallel()
+	model := &memoryModel{extracted: func(user string) string {
+		if strings.Contains(user, "常驻上海办公室") {
+			return `{"memories":[{"text":"常驻上海办公室","kind":"fact"}]}`
+		}
+		return `{"memories":[]}`
+	}}
+	h := newHarness(t)
+	h.model.SetHandler(model.handle)
+	h.start(gateway.Deps{})
+	f := &confirmFlow{h: h, clock: time.Now}
+	words := config.DefaultMemoryMessages
+
+	f.say(t, "zhangsan", "我常驻上海办公室")
+	if model.extractCalls() != 1 {
+		t.Fatalf("%d extraction calls for 「我常驻上海办公室」, want 1", model.extractCalls())
+	}
+	sent := h.wecomAPI.Messages()
+	if last := sent[len(sent)-1].Content; last != fmt.Sprintf(words.Learned, "常驻上海办公室") {
+		t.Errorf("the last message after the answer is %q, want the learned line", last)
+	}
+
+	if got := f.say(t, "zhangsan", "记住 以后回复我请用英文"); !strings.Contains(got, "/forget") {
+		t.Errorf("记住 answered %q, want how to undo it", got)
+	}
+	f.say(t, "zhangsan", "帮我写一封请假邮件")
+	if p := model.lastPrompt(); !strings.Contains(p, "以后回复我请用英文") {
+		t.Errorf("the preference does not reach a request it shares no word with: %q", tail(p))
+	}
+	if help := f.say(t, "zhangsan", "/help"); !strings.Contains(help, words.Help) {
+		t.Errorf("/help = %q, want the memory commands", help)
 	}
 }

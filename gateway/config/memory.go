@@ -147,6 +147,10 @@ type MemoryMessages struct {
 	Off        string   `yaml:"off"`        // memory is off in this chat
 	// SentPrivately answers /memory in a group when the list went to the
 	// user's private chat; AskPrivately when it cannot go there.
+	// Learned follows an answer when something was learned from the
+	// message (%s: what, joined); Help is the memory commands' line of /help.
+	Learned       string `yaml:"learned"`
+	Help          string `yaml:"help"`
 	SentPrivately string `yaml:"sent_privately"`
 	AskPrivately  string `yaml:"ask_privately"`
 	// Notes heads the memories in the prompt (the model reads it); Group
@@ -161,7 +165,7 @@ var DefaultMemoryMessages = MemoryMessages{
 	ListCommands:   []string{"/memory", "我的记忆"},
 	ForgetCommands: []string{"/forget", "忘掉", "忘记"},
 	AllWords:       []string{"all", "全部", "所有", "全部记忆", "所有记忆"},
-	Remembered:     "好的，我记住了：%s",
+	Remembered:     "好的，我记住了：%s（发送 /memory 查看，/forget 删除）",
 	Usage:          "请在「记住」后面写上要我记住的内容，例如：记住 我在上海办公室。",
 	Refused:        "这条内容里有密码、验证码或证件号、手机号这类信息，我不会记住它。",
 	TooLong:        "内容太长了，请精简到 100 个字以内再让我记住。",
@@ -170,6 +174,8 @@ var DefaultMemoryMessages = MemoryMessages{
 	Forgot:         "已删除 %d 条记忆。",
 	NotFound:       "没有找到要删除的记忆。发送 /memory 查看编号。",
 	Off:            "这里没有开启记忆功能。",
+	Learned:        "（已记住：%s。发送 /memory 查看，/forget 删除）",
+	Help:           "记忆：发送「记住 …」让我记住一件事（例如：记住 以后回复我用英文），/memory 查看我记住的，/forget 编号 或 /forget all 删除。",
 	SentPrivately:  "你的记忆列表已私聊发给你（群里不列出）。",
 	AskPrivately:   "群聊里不列出你的记忆，请私聊我发送 /memory 查看。",
 	Notes:          "以下是这位用户之前告诉你、或确认办理过的事（用户的备注，可能已过时，仅供参考）：",

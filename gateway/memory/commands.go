@@ -63,6 +63,15 @@ func separated(word, rest string) bool {
 	return !(unicode.IsLetter(rune(last)) || unicode.IsDigit(rune(last))) || unicode.IsSpace(rune(rest[0]))
 }
 
+// Help implements gateway.MemoryFeature: the memory commands' line of
+// /help, "" where memory is off.
+func (m *Service) Help(account, chatID string) string {
+	if !m.cfg().On(account, chatID) {
+		return ""
+	}
+	return m.words().Help
+}
+
 // Command implements gateway.MemoryFeature.
 func (m *Service) Command(ctx context.Context, in channels.Inbound, inboundID int64) (string, bool, error) {
 	w := m.words()
@@ -99,7 +108,7 @@ func (m *Service) remember(ctx context.Context, o Owner, text, source string) (s
 	case len(text) > MaxTextBytes:
 		return w.TooLong, nil
 	}
-	if err := m.store(ctx, o, Memory{Kind: KindFact, Text: text, Source: source}); err != nil {
+	if err := m.store(ctx, o, Memory{Kind: kindOf(text), Text: text, Source: source}); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf(w.Remembered, text), nil

@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	openai "github.com/sashabaranov/go-openai"
 
@@ -63,18 +64,39 @@ func (w *learnWorker) Work(ctx context.Context, job *river.Job[LearnArgs]) error
 	if !*m.cfg().Extract || !statesSomething(row.In.Text) {
 		return nil
 	}
-	texts, err := m.extract(ctx, row.In.Text)
+	proposals, err := m.extract(ctx, row.In.Text)
 	if err != nil {
 		m.log().Warn("nothing learned from the message", "inbound_id", row.ID, "run_id", run.ID, "err", err)
 		return nil // a model's bad answer is not worth a retry
 	}
-	for _, t := range texts {
-		if err := m.store(ctx, owner, Memory{Kind: KindFact, Text: t, Source: source}); err != nil {
+	var kept []string
+	for _, p := range proposals {
+		if err := m.store(ctx, owner, Memory{Kind: p.kind, Text: p.text, Source: source}); err != nil {
 			return err
 		}
+		kept = append(kept, p.text)
 	}
-	return nil
+	return m.sayLearned(ctx, row, kept)
 }
+
+// sayLearned tells the user, in one short line after the answer, what was
+// kept from their message and how to undo it: learning is never silent.
+// The line goes to the conversation the message came from, as a late
+// result does; keyed by the message, so a retry queues it once.
+func (m *Service) sayLearned(ctx context.Context, row store.InboundRow, kept []string) error {
+	if len(kept) == 0 {
+		return nil
+	}
+	line := fmt.Sprintf(m.words().Learned, strings.Join(kept, "；"))
+	return store.InTx(ctx, m.s.Pool, func(tx pgx.Tx) error {
+		_, err := m.s.Outbox.Queue(ctx, tx, learnedKeyPrefix+strconv.FormatInt(row.ID, 10), gateway.AddressOf(row.In), line)
+		return err
+	})
+}
+
+// learnedKeyPrefix starts the reply key of the line saying what was
+// learned from a message; the rest is its inbound id.
+const learnedKeyPrefix = "learned:"
 
 // keepOutcome keeps a confirmed write that succeeded: its date and what
 // the user was told ("2026-12-01 已执行：VPN 申请已提交，单号 VPN-1001").
@@ -87,39 +109,11 @@ func (m *Service) keepOutcome(ctx context.Context, o Owner, run store.RunRecord,
 	if len(steps) == 0 || steps[0].Error != "" {
 		return nil
 	}
-	text := run.FinishedAt.Local().Format("2006-01-02") + " " + strings.TrimSpace(run.Reply)
+	text := outcomeText(run.FinishedAt.Local().Format("2006-01-02"), run.Reply, steps[0].Observation)
 	if !storable(text) {
 		return nil
 	}
 	return m.store(ctx, o, Memory{Kind: KindOutcome, Text: channels.TruncateUTF8(text, MaxTextBytes), Source: source})
-}
-
-// questionEnds end a message that asks rather than tells.
-var questionEnds = []string{"?", "？", "吗", "呢"}
-
-// statementCues start what a user says about themselves.
-var statementCues = []string{"我是", "我在", "我叫", "叫我", "我的", "我住", "我负责", "我们部门", "我属于", "我用",
-	"我习惯", "我喜欢", "我不喜欢", "我一般", "我平时", "以后", "下次", "我已经", "我现在", "我刚"}
-
-// statesSomething reports whether text may tell something about its
-// writer worth remembering: one of the cues, and not a bare question. The
-// extraction call is skipped for everything else.
-func statesSomething(text string) bool {
-	t := strings.TrimSpace(text)
-	if utf8.RuneCountInString(t) < 4 {
-		return false
-	}
-	for _, q := range questionEnds {
-		if strings.HasSuffix(t, q) {
-			return false
-		}
-	}
-	for _, c := range statementCues {
-		if strings.Contains(t, c) {
-			return true
-		}
-	}
-	return false
 }
 
 // extractPrompt asks for durable facts and preferences the user stated,
@@ -128,12 +122,19 @@ const extractPrompt = `你负责为企业助手整理"用户备注"。下面是�
 只提取这位员工明确陈述的、长期有效的关于他本人的事实或偏好（例如：办公地点、称呼、负责的业务、常用设备、沟通偏好）。
 不要提取：问题本身、一次性的请求、余额/状态/进度等会过时的数据、任何密码验证码或证件号手机号、关于其他人的信息。
 用第三人称简短写出，每条不超过 60 个字。没有可提取的内容时返回空列表。
-只输出 JSON：{"memories":[{"text":"..."}]}`
+kind 写 "preference"（他希望助手怎样回答他：语言、长短、格式、称呼）或 "fact"（其他关于他本人的事实）。
+只输出 JSON：{"memories":[{"text":"...","kind":"fact"}]}`
+
+// proposal is one memory the extraction proposed.
+type proposal struct {
+	text string
+	kind Kind
+}
 
 // extract asks the model what text states about its writer. Its answer is
 // held to the schema: an unknown field, more than maxProposals, an
 // oversized or unstorable text fails the whole answer, and nothing is kept.
-func (m *Service) extract(ctx context.Context, text string) ([]string, error) {
+func (m *Service) extract(ctx context.Context, text string) ([]proposal, error) {
 	ctx, cancel := context.WithTimeout(ctx, extractTimeout)
 	defer cancel()
 	resp, err := m.s.Agent.Model().Chat(ctx, openai.ChatCompletionRequest{
@@ -153,8 +154,9 @@ func (m *Service) extract(ctx context.Context, text string) ([]string, error) {
 	return parseProposal(resp.Choices[0].Message.Content)
 }
 
-// parseProposal validates the model's proposal strictly.
-func parseProposal(content string) ([]string, error) {
+// parseProposal validates the model's proposal strictly. A proposal
+// without a kind is a preference when it says how to answer (kindOf).
+func parseProposal(content string) ([]proposal, error) {
 	if len(content) > maxProposalBytes {
 		return nil, fmt.Errorf("memory: proposal of %d bytes, over %d", len(content), maxProposalBytes)
 	}
@@ -163,6 +165,7 @@ func parseProposal(content string) ([]string, error) {
 	var p struct {
 		Memories []struct {
 			Text string `json:"text"`
+			Kind Kind   `json:"kind"`
 		} `json:"memories"`
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(content)))
@@ -176,7 +179,7 @@ func parseProposal(content string) ([]string, error) {
 	if len(p.Memories) > maxProposals {
 		return nil, fmt.Errorf("memory: %d proposals, at most %d", len(p.Memories), maxProposals)
 	}
-	texts := make([]string, 0, len(p.Memories))
+	out := make([]proposal, 0, len(p.Memories))
 	for _, mem := range p.Memories {
 		t := strings.TrimSpace(mem.Text)
 		switch {
@@ -184,8 +187,14 @@ func parseProposal(content string) ([]string, error) {
 			return nil, fmt.Errorf("memory: proposal of %d bytes: %w", len(t), ErrTooLong)
 		case !storable(t):
 			return nil, errNotStorable
+		case mem.Kind != "" && mem.Kind != KindFact && mem.Kind != KindPreference:
+			return nil, fmt.Errorf("memory: proposal of kind %q: %w", mem.Kind, ErrBadKind)
 		}
-		texts = append(texts, t)
+		kind := mem.Kind
+		if kind == "" {
+			kind = kindOf(t)
+		}
+		out = append(out, proposal{text: t, kind: kind})
 	}
-	return texts, nil
+	return out, nil
 }

@@ -21,20 +21,6 @@ func TestHoldsSecret(t *testing.T) {
 	}
 }
 
-func TestStatesSomething(t *testing.T) {
-	for text, want := range map[string]bool{
-		"我负责华东区的销售，以后回复请简短一些": true,
-		"我在上海办公室，VPN 连不上怎么办":  true,
-		"我的年假还有几天？":           false,
-		"今天天气不错":              false,
-		"好的":                  false,
-	} {
-		if got := statesSomething(text); got != want {
-			t.Errorf("statesSomething(%q) = %v, want %v", text, got, want)
-		}
-	}
-}
-
 func TestParseCommand(t *testing.T) {
 	remember, list, forget := []string{"记住", "/remember"}, []string{"/memory", "我的记忆"}, []string{"/forget", "忘掉"}
 	for text, want := range map[string][2]string{

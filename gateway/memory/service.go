@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -73,18 +74,28 @@ func (m *Service) Notes(ctx context.Context, in channels.Inbound, text string) a
 	if !cfg.On(in.Account, in.ChatID) || in.Sender.UserID == "" {
 		return agent.Notes{}
 	}
-	found, err := m.recall(ctx, ownerOf(in), text, cfg.Recall)
+	o := ownerOf(in)
+	prefs, err := Preferences(ctx, m.s.Pool, o, m.s.Now())
+	if err != nil {
+		m.log().Warn("preferences not read; answering without them", "err", err)
+	}
+	found, err := m.recall(ctx, o, text, cfg.Recall)
 	if err != nil {
 		m.log().Warn("memories not recalled; answering without them", "err", err)
-		return agent.Notes{}
 	}
 	w := m.words()
 	notes := agent.Notes{Heading: w.Notes}
 	if in.ChatType == channels.ChatGroup {
 		notes.Heading += "\n" + w.Group
 	}
-	budget := cfg.PromptTokens
-	for _, mem := range found {
+	// Preferences first, every time: how to answer applies to whatever is
+	// asked. Then the memories the message bears on.
+	budget, seen := cfg.PromptTokens, map[int64]bool{}
+	for _, mem := range slices.Concat(prefs, found) {
+		if seen[mem.ID] {
+			continue
+		}
+		seen[mem.ID] = true
 		item := fmt.Sprintf("%s（%s）", mem.Text, mem.CreatedAt.Format("2006-01-02"))
 		// A token is about a Chinese character and more than one of a
 		// Latin word's letters: counting runes (and the quotes and comma

@@ -106,13 +106,13 @@ func TestServiceEmbedsWhatItStoresAndRecallsByMeaning(t *testing.T) {
 	t.Parallel()
 	s := newEmbeddingService(t)
 	s.remember(t, vpnClient)
-	s.remember(t, callMe)
+	s.remember(t, noTopic)
 	if n := s.dims(t, vpnClient); n != len(topics)+1 {
 		t.Fatalf("stored embedding of %d dimensions, want %d", n, len(topics)+1)
 	}
 	calls := s.f.calls.Load()
 	notes := notesText(s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ))
-	if !strings.Contains(notes, "- "+vpnClient+"（2026-12-01）") || strings.Contains(notes, callMe) {
+	if !strings.Contains(notes, "- "+vpnClient+"（2026-12-01）") || strings.Contains(notes, noTopic) {
 		t.Errorf("notes for %q = %q, want %q only", remoteHowQ, notes, vpnClient)
 	}
 	if got := s.f.calls.Load() - calls; got != 1 {
@@ -206,4 +206,19 @@ func notesText(n agent.Notes) string {
 		lines = append(lines, "- "+it)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// A preference about how to answer goes with every message, even one it
+// shares no word or meaning with (「叫我小王」 and 「远程接入怎么弄」), and
+// before the memories the message bears on; a fact does not.
+func TestPreferencesGoWithEveryMessage(t *testing.T) {
+	t.Parallel()
+	s := newEmbeddingService(t)
+	s.remember(t, callMe)
+	s.remember(t, noTopic)
+	s.remember(t, vpnClient)
+	notes := notesText(s.Notes(context.Background(), inbound(remoteHowQ), remoteHowQ))
+	if notes != "- "+callMe+"（2026-12-01）\n- "+vpnClient+"（2026-12-01）" {
+		t.Errorf("notes for %q = %q, want the preference first, then the memory it bears on, and not the unrelated fact", remoteHowQ, notes)
+	}
 }

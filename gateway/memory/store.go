@@ -19,8 +19,12 @@ import (
 type Kind string
 
 const (
-	KindFact    Kind = "fact"    // a fact or preference the user stated
+	KindFact    Kind = "fact"    // a fact the user stated about themselves
 	KindOutcome Kind = "outcome" // the outcome of a write the user confirmed
+	// KindPreference is how the user wants to be answered (language,
+	// length, how to be addressed): it goes with every later message, not
+	// only those it bears on by its words.
+	KindPreference Kind = "preference"
 )
 
 // Owner is whose memories they are: one user of one corp, from the verified identity.
@@ -51,7 +55,7 @@ const MaxTextBytes = 300
 var (
 	ErrTooLong = fmt.Errorf("memory: text over %d bytes", MaxTextBytes)
 	ErrEmpty   = errors.New("memory: empty text")
-	ErrBadKind = errors.New("memory: kind is neither fact nor outcome")
+	ErrBadKind = errors.New("memory: kind is not fact, outcome or preference")
 	// ErrNoOwner: a memory must name its user, or it would be everyone's
 	// whose id is missing. An empty corp id is a corp of its own (an API
 	// key configured without one).
@@ -99,7 +103,7 @@ func validate(m Memory) error {
 	switch {
 	case m.Owner.UserID == "":
 		return ErrNoOwner
-	case m.Kind != KindFact && m.Kind != KindOutcome:
+	case m.Kind != KindFact && m.Kind != KindOutcome && m.Kind != KindPreference:
 		return fmt.Errorf("%w: %q", ErrBadKind, m.Kind)
 	case m.Text == "":
 		return ErrEmpty
@@ -152,6 +156,22 @@ func DeleteAll(ctx context.Context, q store.Querier, o Owner) (int64, error) {
 		return 0, fmt.Errorf("memory: delete all: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// Preferences are the owner's unexpired preferences at now, newest first:
+// the newer of two that disagree is read first.
+func Preferences(ctx context.Context, q store.Querier, o Owner, now time.Time) ([]Memory, error) {
+	rows, err := q.Query(ctx, `SELECT `+columns+` FROM memories
+		WHERE corp_id = $1 AND user_id = $2 AND kind = 'preference' AND expires_at > $3
+		ORDER BY created_at DESC, id DESC`, o.CorpID, o.UserID, now)
+	if err != nil {
+		return nil, fmt.Errorf("memory: preferences: %w", err)
+	}
+	ms, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("memory: preferences: %w", err)
+	}
+	return ms, nil
 }
 
 // Forget deletes the owner's memories with these ids (ids of another
