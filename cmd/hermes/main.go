@@ -34,6 +34,7 @@ var commands = map[string]command{
 	"reports": {"scheduled reports: list, add, run-now, pause, resume, delete, history", runReports},
 	"words":   {"print every word Hermes says (messages:), with the values in effect, as YAML", runWords},
 	"memory":  {"an employee's memories: list, purge, export (their data request); audited", runMemory},
+	"alerts":  {"the alert rules: list (state and incidents), silence a rule for a while (recorded)", runAlerts},
 	"privacy": {"everything Hermes holds about an employee: export, erase (their data request); audited", runPrivacy},
 	"doctor":  {"check config, database, model, channel credentials and skill endpoints; print fixes", runDoctor},
 	"version": {"print the version", func(_ context.Context, _ []string, io stdio) error {

@@ -62,6 +62,12 @@ type AlertMessages struct {
 	// Fired is the alert: %s rule name, %s window, %s measure, %s value
 	// now, %s threshold.
 	Fired string `yaml:"fired"`
+	// Resolved says an incident is over: %s rule name, %s window, %s
+	// measure, %s value now, %s threshold, %s how long it lasted.
+	Resolved string `yaml:"resolved"`
+	// Nothing is the value now when there is nothing to measure (no runs
+	// for a percentile).
+	Nothing string `yaml:"nothing"`
 	// The measures' names in Fired.
 	DeliveriesFailed string `yaml:"deliveries_failed"`
 	RunsFailed       string `yaml:"runs_failed"`
@@ -74,6 +80,8 @@ type AlertMessages struct {
 // DefaultAlertMessages are the Chinese defaults of AlertMessages.
 var DefaultAlertMessages = AlertMessages{
 	Fired:            "【Hermes 告警】%s：最近 %s %s为 %s，超过阈值 %s。",
+	Resolved:         "【Hermes 告警恢复】%s：最近 %s %s为 %s，已回到阈值 %s 以内（持续 %s）。",
+	Nothing:          "无数据",
 	DeliveriesFailed: "放弃投递的回复数",
 	RunsFailed:       "失败的运行数",
 	AnswerP95:        "回答用时 p95",
