@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/hermes-gw/hermes/gateway/alerts"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -88,7 +90,10 @@ func runAlertsSilence(ctx context.Context, args []string, std stdio) error {
 	if *d > 0 {
 		until = now.Add(*d)
 	}
-	if err := alerts.Silence(ctx, pool, cfg.Alerts.Rules, *rule, until, *admin, *reason, now); err != nil {
+	err = store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		return alerts.Silence(ctx, tx, cfg.Alerts.Rules, *rule, until, *admin, *reason, now)
+	})
+	if err != nil {
 		return err
 	}
 	if until.IsZero() {

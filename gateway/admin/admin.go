@@ -51,6 +51,7 @@ func (f *Feature) console() *console.Console {
 		Channels: s.Channels, Now: s.Now, Logger: s.Log,
 		RunReportNow: f.reports.RunReportNow, PauseReport: f.reports.PauseReport,
 		Texts: s.Config.Messages.Console, When: s.Config.Messages.Reports.Schedule, Costs: s.Config.Costs,
+		AlertRules: s.Config.Alerts.Rules,
 	})
 }
 

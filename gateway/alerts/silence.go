@@ -22,10 +22,11 @@ var ErrUnknownRule = errors.New("alerts: no such rule")
 
 // Silence keeps rule's incidents from being posted until until (a zero
 // until lifts the silence now), recording who asked and why in
-// alert_silences in the same transaction. Incidents still open and close
+// alert_silences, in q: run it in a transaction, so what is in force was
+// recorded. Incidents still open and close
 // while silenced, so the state is right when the silence ends. Errors
 // wrap ErrUnknownRule, or say the silence is longer than MaxSilence.
-func Silence(ctx context.Context, db store.Beginner, rules []config.AlertRule, rule string, until time.Time, by, reason string, now time.Time) error {
+func Silence(ctx context.Context, q store.Querier, rules []config.AlertRule, rule string, until time.Time, by, reason string, now time.Time) error {
 	if !slices.ContainsFunc(rules, func(r config.AlertRule) bool { return r.Name == rule }) {
 		return fmt.Errorf("%w: %q", ErrUnknownRule, rule)
 	}
@@ -35,17 +36,17 @@ func Silence(ctx context.Context, db store.Beginner, rules []config.AlertRule, r
 	if until.IsZero() {
 		until = now
 	}
-	return store.InTx(ctx, db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO alert_state (rule, silenced_until, silenced_by) VALUES ($1, $2, $3)
+	// Two statements: the caller's transaction (or a pool, where a failed
+	// record leaves a silence in force without its audit: use one).
+	if _, err := q.Exec(ctx, `INSERT INTO alert_state (rule, silenced_until, silenced_by) VALUES ($1, $2, $3)
 ON CONFLICT (rule) DO UPDATE SET silenced_until = excluded.silenced_until, silenced_by = excluded.silenced_by`, rule, until, by); err != nil {
-			return fmt.Errorf("alerts: silence %q: %w", rule, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO alert_silences (rule, until, by, at, reason) VALUES ($1, $2, $3, $4, $5)`,
-			rule, until, by, now, reason); err != nil {
-			return fmt.Errorf("alerts: record the silence of %q: %w", rule, err)
-		}
-		return nil
-	})
+		return fmt.Errorf("alerts: silence %q: %w", rule, err)
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO alert_silences (rule, until, by, at, reason) VALUES ($1, $2, $3, $4, $5)`,
+		rule, until, by, now, reason); err != nil {
+		return fmt.Errorf("alerts: record the silence of %q: %w", rule, err)
+	}
+	return nil
 }
 
 // RuleState is a rule as an operator reads it: firing since when,

@@ -56,9 +56,11 @@ type Deps struct {
 	When schedule.Words
 	// Costs are the models' prices (costs:) for the overview's estimate
 	// of the model bill; a model without a price shows no cost.
-	Costs  config.CostsConfig
-	Now    func() time.Time
-	Logger *slog.Logger
+	Costs config.CostsConfig
+	// AlertRules are alerts.rules, for the alerts page.
+	AlertRules []config.AlertRule
+	Now        func() time.Time
+	Logger     *slog.Logger
 }
 
 // Console serves the console's pages.
@@ -83,7 +85,7 @@ var templateFS embed.FS
 
 // pageNames are the templates/<name>.html files, each rendered inside
 // templates/layout.html.
-var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest", "schedules", "schedule", "memories"}
+var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest", "schedules", "schedule", "memories", "alerts"}
 
 // pages are the parsed templates by page name (with the charts' blocks,
 // templates/charts.html, that two pages use); like web's status page
@@ -143,6 +145,8 @@ func New(deps Deps) *Console {
 	m.Handle("POST "+Prefix+"/memories/purge", c.signedIn(adminOnly(c.purgeMemories)))
 	m.Handle("GET "+Prefix+"/privacy/export", c.signedIn(adminOnly(c.exportPerson)))
 	m.Handle("POST "+Prefix+"/privacy/erase", c.signedIn(adminOnly(c.erasePerson)))
+	m.Handle("GET "+Prefix+"/alerts", c.signedIn(c.alertsPage))
+	m.Handle("POST "+Prefix+"/alerts/silence", c.signedIn(adminOnly(c.silenceAlert)))
 	m.Handle("GET "+Prefix+"/selftest", c.signedIn(c.selfTestPage))
 	m.Handle("POST "+Prefix+"/selftest", c.signedIn(adminOnly(c.selfTest)))
 	return c

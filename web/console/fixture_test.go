@@ -111,7 +111,10 @@ wecom:
       token: %s
       encoding_aes_key: %s
       api_base_url: %s
-`, dbURL, model.URL(), backend.URL, testApp, testCorpID, testSecret, testToken, testAESKey, f.wecom.URL())), os.LookupEnv)
+alerts:
+  rules:
+    - {name: 投递失败, when: deliveries_failed, above: 2, to: {channel: wecom, account: %s, chat_type: single, chat_id: ops-lead}}
+`, dbURL, model.URL(), backend.URL, testApp, testCorpID, testSecret, testToken, testAESKey, f.wecom.URL(), testApp)), os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
