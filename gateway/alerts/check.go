@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,7 +71,7 @@ func (s *Service) checkRule(ctx context.Context, r config.AlertRule, to gateway.
 	if err != nil { // validated with the config
 		return moveNone, fmt.Errorf("alerts: rule %q: %w", r.Name, err)
 	}
-	v, ok, err := measure(ctx, s.gw.Pool, r, now)
+	v, ok, err := measure(ctx, s.gw.Pool, r, now, s.gw.Config.Costs)
 	if err != nil {
 		return moveNone, err
 	}
@@ -125,6 +126,9 @@ VALUES ($1, $2, $3, $2, $4) ON CONFLICT DO NOTHING`, r.Name, now, v, silenced); 
 // text is r's alert for the measured value v.
 func (s *Service) text(r config.AlertRule, v float64) string {
 	value, above, window, measure := s.words(r, v)
+	if r.When == config.AlertNoTraffic {
+		return fmt.Sprintf(s.gw.Config.Alerts.Messages.NoTrafficFired, r.Name, window)
+	}
 	return fmt.Sprintf(s.gw.Config.Alerts.Messages.Fired, r.Name, window, measure, value, above)
 }
 
@@ -132,6 +136,9 @@ func (s *Service) text(r config.AlertRule, v float64) string {
 // (ok false: nothing to measure now).
 func (s *Service) resolvedText(r config.AlertRule, v float64, ok bool, lasted time.Duration) string {
 	m := s.gw.Config.Alerts.Messages
+	if r.When == config.AlertNoTraffic {
+		return fmt.Sprintf(m.NoTrafficResolved, r.Name, (lasted + r.Window).Round(time.Minute).String())
+	}
 	value, above, window, measure := s.words(r, v)
 	if !ok {
 		value = m.Nothing
@@ -147,8 +154,18 @@ func (s *Service) words(r config.AlertRule, v float64) (value, above, window, me
 		config.AlertDeliveriesFailed: m.DeliveriesFailed,
 		config.AlertRunsFailed:       m.RunsFailed,
 		config.AlertAnswerP95:        m.AnswerP95,
+		config.AlertSkillErrorRate:   m.SkillErrorRate,
+		config.AlertBreakerOpenings:  m.BreakerOpenings,
+		config.AlertDeliveryBacklog:  m.DeliveryBacklog,
+		config.AlertCostPerDay:       m.Cost,
 	}
 	value, above = strconv.FormatFloat(v, 'f', 0, 64), r.Above
+	switch r.When {
+	case config.AlertSkillErrorRate:
+		value, above = strconv.FormatFloat(v, 'f', 1, 64)+"%", strings.TrimSuffix(r.Above, "%")+"%"
+	case config.AlertCostPerDay:
+		value, above = strconv.FormatFloat(v, 'f', 2, 64)+" "+s.gw.Config.Costs.Currency, r.Above+" "+s.gw.Config.Costs.Currency
+	}
 	if r.When == config.AlertAnswerP95 {
 		value = time.Duration(v * float64(time.Second)).Round(time.Millisecond).String()
 		if d, err := time.ParseDuration(r.Above); err == nil {

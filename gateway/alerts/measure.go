@@ -3,6 +3,7 @@ package alerts
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hermes-gw/hermes/gateway/config"
@@ -25,21 +26,107 @@ SELECT count(*)::float8 FROM runs WHERE started_at >= $1 AND started_at < $2
 	config.AlertAnswerP95: `
 SELECT percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - started_at))::float8
 FROM runs WHERE started_at >= $1 AND started_at < $2`,
+	// Calls refused by an open breaker count as failed, as on the
+	// console's per-skill error rate; $3 is one skill or '' for all.
+	config.AlertSkillErrorRate: `
+SELECT (100.0 * count(*) FILTER (WHERE st.error <> '') / nullif(count(*), 0))::float8
+FROM run_steps st JOIN runs r ON r.id = st.run_id
+WHERE r.started_at >= $1 AND r.started_at < $2 AND st.kind = 'tool' AND ($3 = '' OR st.tool = $3)`,
+	config.AlertBreakerOpenings: `
+SELECT count(*)::float8 FROM skill_breaker_events WHERE at >= $1 AND at < $2 AND to_state = 'open'`,
+	// Now, whatever the window: parts neither sent nor given up that have
+	// waited over a minute (outbox_order_idx holds exactly the waiting ones).
+	config.AlertDeliveryBacklog: `
+SELECT count(*)::float8 FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL
+  AND created_at < $2::timestamptz - interval '1 minute' AND $1::timestamptz IS NOT NULL`,
+	// The traffic over the window; no_traffic turns it into 1 (none) or 0.
+	config.AlertNoTraffic: `
+SELECT count(*)::float8 FROM inbound_messages WHERE received_at >= $1 AND received_at < $2`,
 }
 
+// tokensSQL are the tokens by model over [$1, $2), for the cost measure.
+const tokensSQL = `SELECT model, sum(prompt_tokens)::bigint, sum(completion_tokens)::bigint
+FROM runs WHERE started_at >= $1 AND started_at < $2 GROUP BY model`
+
 // measure is rule r's measure over the window ending at now; ok is false
-// when there is nothing to measure.
-func measure(ctx context.Context, q store.Querier, r config.AlertRule, now time.Time) (v float64, ok bool, err error) {
+// when there is nothing to measure (no_traffic outside working hours).
+// costs prices the cost measure.
+func measure(ctx context.Context, q store.Querier, r config.AlertRule, now time.Time, costs config.CostsConfig) (v float64, ok bool, err error) {
+	switch r.When {
+	case config.AlertCostPerDay:
+		return cost(ctx, q, r, now, costs)
+	case config.AlertNoTraffic:
+		if !working(r, now) {
+			return 0, false, nil
+		}
+		n, ok, err := measureSQL(ctx, q, r, now)
+		if err != nil || !ok {
+			return 0, ok, err
+		}
+		if n == 0 {
+			return 1, true, nil
+		}
+		return 0, true, nil
+	}
+	return measureSQL(ctx, q, r, now)
+}
+
+// measureSQL is r's measure by its query in measures.
+func measureSQL(ctx context.Context, q store.Querier, r config.AlertRule, now time.Time) (v float64, ok bool, err error) {
 	sql, known := measures[r.When]
 	if !known {
 		return 0, false, fmt.Errorf("alerts: rule %q: no measure %q", r.Name, r.When)
 	}
 	var got *float64
-	if err := q.QueryRow(ctx, sql, now.Add(-r.Window), now).Scan(&got); err != nil {
+	args := []any{now.Add(-r.Window), now}
+	if strings.Contains(sql, "$3") {
+		args = append(args, r.Skill)
+	}
+	if err := q.QueryRow(ctx, sql, args...).Scan(&got); err != nil {
 		return 0, false, fmt.Errorf("alerts: measure %s of rule %q: %w", r.When, r.Name, err)
 	}
 	if got == nil {
 		return 0, false, nil
 	}
 	return *got, true, nil
+}
+
+// cost is the model bill over r's window by costs' prices; a model
+// without a price costs nothing here, as on the console.
+func cost(ctx context.Context, q store.Querier, r config.AlertRule, now time.Time, costs config.CostsConfig) (float64, bool, error) {
+	rows, err := q.Query(ctx, tokensSQL, now.Add(-r.Window), now)
+	if err != nil {
+		return 0, false, fmt.Errorf("alerts: measure %s of rule %q: %w", r.When, r.Name, err)
+	}
+	defer rows.Close()
+	var total float64
+	for rows.Next() {
+		var model string
+		var prompt, completion int64
+		if err := rows.Scan(&model, &prompt, &completion); err != nil {
+			return 0, false, fmt.Errorf("alerts: measure %s of rule %q: %w", r.When, r.Name, err)
+		}
+		if c, ok := costs.Cost(model, prompt, completion); ok {
+			total += c
+		}
+	}
+	return total, true, rows.Err()
+}
+
+// working reports whether now is within r's working hours (no_traffic).
+func working(r config.AlertRule, now time.Time) bool {
+	loc, err := time.LoadLocation(r.TZ)
+	if err != nil {
+		return false // validated with the config
+	}
+	from, to, err := r.WorkingHours()
+	if err != nil {
+		return false
+	}
+	t := now.In(loc)
+	if !r.Weekends && (t.Weekday() == time.Saturday || t.Weekday() == time.Sunday) {
+		return false
+	}
+	m := t.Hour()*60 + t.Minute()
+	return m >= from && m < to
 }

@@ -53,13 +53,81 @@ func TestMeasures(t *testing.T) {
 		config.AlertRunsFailed:       2,
 		config.AlertAnswerP95:        19.05, // percentile_cont of 1..20 s
 	} {
-		got, ok, err := measure(ctx, pool, config.AlertRule{Name: when, When: when, Window: 10 * time.Minute}, now)
+		got, ok, err := measure(ctx, pool, config.AlertRule{Name: when, When: when, Window: 10 * time.Minute}, now, config.CostsConfig{})
 		if err != nil || !ok || got < want-0.001 || got > want+0.001 {
 			t.Errorf("%s: %v %v %v, want %v", when, got, ok, err, want)
 		}
 	}
 	// No runs in the window: no percentile, so no alert.
-	if _, ok, err := measure(ctx, pool, config.AlertRule{When: config.AlertAnswerP95, Window: time.Minute}, now); ok || err != nil {
+	if _, ok, err := measure(ctx, pool, config.AlertRule{When: config.AlertAnswerP95, Window: time.Minute}, now, config.CostsConfig{}); ok || err != nil {
 		t.Errorf("p95 of no runs: ok %v, err %v; want nothing to measure", ok, err)
+	}
+}
+
+// TestMoreMeasures: a skill's error rate (all skills or one), breakers
+// opening, the delivery backlog now, the model bill by the configured
+// prices, and no traffic only within working hours.
+func TestMoreMeasures(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := storetest.NewPool(t)
+	// Friday 2026-12-04 11:00 in Shanghai.
+	now := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	in, out := now.Add(-5*time.Minute), now.Add(-20*time.Minute)
+	for _, sql := range []string{
+		`INSERT INTO sessions (channel, account, chat_id, user_id) VALUES ('wecom', 'app', 'u', 'u') RETURNING $1::timestamptz, $2::timestamptz`,
+		`INSERT INTO inbound_messages (id, channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, status, received_at)
+         SELECT g, 'wecom', 'app', 'm-' || g, 'text', 'u', 'single', 'u', 'done', CASE WHEN g <= 2 THEN $2::timestamptz ELSE $1::timestamptz END
+         FROM generate_series(1, 4) g`,
+		`INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, prompt_tokens, completion_tokens, started_at, finished_at)
+         SELECT 'r' || g, 1, g, CASE WHEN g = 4 THEN 'unpriced' ELSE 'qwen-plus' END, 'finished', 1000000, 500000,
+                CASE WHEN g <= 2 THEN $2::timestamptz ELSE $1::timestamptz END, $1 FROM generate_series(1, 4) g`,
+		// In the window: hr 4 calls, 1 failed; it 1 call, failed. Outside: 5 failed.
+		`INSERT INTO run_steps (run_id, seq, step, kind, tool, error)
+         SELECT 'r3', g, g, 'tool', CASE WHEN g <= 4 THEN 'hr' ELSE 'it' END, CASE WHEN g IN (1, 5) THEN 'HTTP 500' ELSE '' END
+         FROM generate_series(1, 5) g WHERE $1::timestamptz IS NOT NULL AND $2::timestamptz IS NOT NULL`,
+		`INSERT INTO run_steps (run_id, seq, step, kind, tool, error)
+         SELECT 'r1', g, g, 'tool', 'hr', 'HTTP 500' FROM generate_series(1, 5) g WHERE $1::timestamptz IS NOT NULL AND $2::timestamptz IS NOT NULL`,
+		`INSERT INTO skill_breaker_events (skill, from_state, to_state, at) VALUES
+         ('hr', 'closed', 'open', $1), ('hr', 'open', 'half-open', $1), ('it', 'closed', 'open', $2)`,
+		// Two parts waiting 5 minutes, one just queued, one sent.
+		`INSERT INTO outbox (reply_key, part, channel, account, reply_to, text, created_at, delivered_at) VALUES
+         ('w:1', 0, 'wecom', 'app', '{}', '…', $1, NULL), ('w:2', 0, 'wecom', 'app', '{}', '…', $1, NULL),
+         ('w:3', 0, 'wecom', 'app', '{}', '…', $1::timestamptz + interval '4 minutes 30 seconds', NULL),
+         ('w:4', 0, 'wecom', 'app', '{}', '…', $2, $1)`,
+	} {
+		if _, err := pool.Exec(ctx, sql, in, out); err != nil {
+			t.Fatalf("%v\n%s", err, sql)
+		}
+	}
+	costs := config.CostsConfig{Models: map[string]config.ModelPrice{"qwen-plus": {Prompt: 0.8, Completion: 2}}}
+	for _, c := range []struct {
+		r    config.AlertRule
+		want float64
+		ok   bool
+	}{
+		{config.AlertRule{When: config.AlertSkillErrorRate}, 40, true},
+		{config.AlertRule{When: config.AlertSkillErrorRate, Skill: "hr"}, 25, true},
+		{config.AlertRule{When: config.AlertSkillErrorRate, Skill: "nobody"}, 0, false},
+		{config.AlertRule{When: config.AlertBreakerOpenings}, 1, true},
+		{config.AlertRule{When: config.AlertDeliveryBacklog}, 2, true},
+		// One priced run in the window (r3; r4 is unpriced, r1-r2 outside): 0.8 + 1.
+		{config.AlertRule{When: config.AlertCostPerDay}, 1.8, true},
+		{config.AlertRule{When: config.AlertNoTraffic, Hours: "09:00-18:00", TZ: "Asia/Shanghai"}, 0, true},
+	} {
+		c.r.Name, c.r.Window = c.r.When, 10*time.Minute
+		got, ok, err := measure(ctx, pool, c.r, now, costs)
+		if err != nil || ok != c.ok || got < c.want-0.001 || got > c.want+0.001 {
+			t.Errorf("%s %s: %v %v %v, want %v %v", c.r.When, c.r.Skill, got, ok, err, c.want, c.ok)
+		}
+	}
+	quiet := config.AlertRule{Name: "quiet", When: config.AlertNoTraffic, Window: 10 * time.Minute, Hours: "09:00-18:00", TZ: "Asia/Shanghai"}
+	if got, ok, err := measure(ctx, pool, quiet, now.Add(time.Hour), costs); err != nil || !ok || got != 1 {
+		t.Errorf("no message for an hour at 12:00: %v %v %v, want 1 (fire)", got, ok, err)
+	}
+	for name, at := range map[string]time.Time{"Evening": now.Add(8 * time.Hour), "Saturday": now.Add(24 * time.Hour)} {
+		if _, ok, err := measure(ctx, pool, quiet, at, costs); ok || err != nil {
+			t.Errorf("%s: ok %v err %v; want nothing to measure outside working hours", name, ok, err)
+		}
 	}
 }

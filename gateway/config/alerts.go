@@ -3,7 +3,9 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,7 +29,26 @@ const (
 	AlertRunsFailed = "runs_failed"
 	// AlertAnswerP95 is the 95th percentile of the runs' time to answer.
 	AlertAnswerP95 = "answer_p95"
+	// AlertSkillErrorRate is the share of skill calls that failed, in
+	// percent (above: "20%" or 20), of one skill (AlertRule.Skill) or all.
+	AlertSkillErrorRate = "skill_error_rate"
+	// AlertBreakerOpenings counts skills' circuit breakers opening.
+	AlertBreakerOpenings = "breaker_openings"
+	// AlertDeliveryBacklog counts reply parts waiting over a minute to be
+	// sent (the window does not apply: it is now).
+	AlertDeliveryBacklog = "delivery_backlog"
+	// AlertCostPerDay is the model bill over the window (default 24h) in
+	// costs.currency, by costs.models' prices.
+	AlertCostPerDay = "cost"
+	// AlertNoTraffic fires when no message arrived over the window within
+	// working hours (AlertRule.Hours, weekdays unless Weekends); above
+	// does not apply.
+	AlertNoTraffic = "no_traffic"
 )
+
+// alertMeasures are every measure a rule may watch.
+var alertMeasures = []string{AlertDeliveriesFailed, AlertRunsFailed, AlertAnswerP95, AlertSkillErrorRate,
+	AlertBreakerOpenings, AlertDeliveryBacklog, AlertCostPerDay, AlertNoTraffic}
 
 // AlertRule is one threshold.
 type AlertRule struct {
@@ -35,8 +56,18 @@ type AlertRule struct {
 	// window across replicas; required, unique, at most
 	// maxAlertNameLen bytes.
 	Name string `yaml:"name"`
-	// When is the measure: deliveries_failed, runs_failed or answer_p95.
+	// When is the measure: deliveries_failed, runs_failed, answer_p95,
+	// skill_error_rate, breaker_openings, delivery_backlog, cost or
+	// no_traffic.
 	When string `yaml:"when"`
+	// Skill limits skill_error_rate to one skill (empty: all).
+	Skill string `yaml:"skill"`
+	// Hours are no_traffic's working hours, "09:00-18:00" by default, in
+	// TZ (default Asia/Shanghai); Weekends counts Saturday and Sunday as
+	// working days too.
+	Hours    string `yaml:"hours"`
+	TZ       string `yaml:"tz"`
+	Weekends bool   `yaml:"weekends"`
 	// Above is the threshold the measure must exceed over the window: a
 	// count (deliveries_failed, runs_failed) or a duration such as 30s
 	// (answer_p95). Required.
@@ -72,6 +103,14 @@ type AlertMessages struct {
 	DeliveriesFailed string `yaml:"deliveries_failed"`
 	RunsFailed       string `yaml:"runs_failed"`
 	AnswerP95        string `yaml:"answer_p95"`
+	SkillErrorRate   string `yaml:"skill_error_rate"`
+	BreakerOpenings  string `yaml:"breaker_openings"`
+	DeliveryBacklog  string `yaml:"delivery_backlog"`
+	Cost             string `yaml:"cost"`
+	// NoTrafficFired and NoTrafficResolved are no_traffic's alert and its
+	// end: %s rule name, %s window (fired) or how long it lasted.
+	NoTrafficFired    string `yaml:"no_traffic_fired"`
+	NoTrafficResolved string `yaml:"no_traffic_resolved"`
 	// How a window is said: %d minutes, or %d hours when whole.
 	Minutes string `yaml:"minutes"`
 	Hours   string `yaml:"hours"`
@@ -79,14 +118,20 @@ type AlertMessages struct {
 
 // DefaultAlertMessages are the Chinese defaults of AlertMessages.
 var DefaultAlertMessages = AlertMessages{
-	Fired:            "【Hermes 告警】%s：最近 %s %s为 %s，超过阈值 %s。",
-	Resolved:         "【Hermes 告警恢复】%s：最近 %s %s为 %s，已回到阈值 %s 以内（持续 %s）。",
-	Nothing:          "无数据",
-	DeliveriesFailed: "放弃投递的回复数",
-	RunsFailed:       "失败的运行数",
-	AnswerP95:        "回答用时 p95",
-	Minutes:          "%d 分钟",
-	Hours:            "%d 小时",
+	Fired:             "【Hermes 告警】%s：最近 %s %s为 %s，超过阈值 %s。",
+	Resolved:          "【Hermes 告警恢复】%s：最近 %s %s为 %s，已回到阈值 %s 以内（持续 %s）。",
+	Nothing:           "无数据",
+	DeliveriesFailed:  "放弃投递的回复数",
+	RunsFailed:        "失败的运行数",
+	AnswerP95:         "回答用时 p95",
+	SkillErrorRate:    "技能调用失败率",
+	BreakerOpenings:   "熔断器打开次数",
+	DeliveryBacklog:   "等待超过 1 分钟的待发回复段数",
+	Cost:              "模型费用",
+	NoTrafficFired:    "【Hermes 告警】%s：工作时间内已有 %s 没有收到任何消息，请检查各平台的回调和长连接。",
+	NoTrafficResolved: "【Hermes 告警恢复】%s：又收到消息了（中断约 %s）。",
+	Minutes:           "%d 分钟",
+	Hours:             "%d 小时",
 }
 
 const (
@@ -100,6 +145,25 @@ const (
 	maxAlertWindow = 24 * time.Hour
 )
 
+// defaultWorkingHours are no_traffic's hours when a rule names none.
+const defaultWorkingHours = "09:00-18:00"
+
+// WorkingHours are the rule's hours as minutes after midnight, from and
+// to (to after from). Errors say why Hours is unreadable.
+func (r AlertRule) WorkingHours() (from, to int, err error) {
+	a, b, ok := strings.Cut(r.Hours, "-")
+	clock := func(s string) (int, bool) {
+		t, err := time.Parse("15:04", strings.TrimSpace(s))
+		return t.Hour()*60 + t.Minute(), err == nil
+	}
+	from, okA := clock(a)
+	to, okB := clock(b)
+	if !ok || !okA || !okB || to <= from {
+		return 0, 0, fmt.Errorf("must be HH:MM-HH:MM with the end after the start, got %q", r.Hours)
+	}
+	return from, to, nil
+}
+
 // Threshold is what the rule's measure must exceed: a count, or for
 // answer_p95 a duration in seconds. Errors say why Above is unreadable.
 func (r AlertRule) Threshold() (float64, error) {
@@ -110,12 +174,26 @@ func (r AlertRule) Threshold() (float64, error) {
 			return 0, fmt.Errorf("must be a positive duration such as 30s, got %q", r.Above)
 		}
 		return d.Seconds(), nil
-	case AlertDeliveriesFailed, AlertRunsFailed:
+	case AlertDeliveriesFailed, AlertRunsFailed, AlertBreakerOpenings, AlertDeliveryBacklog:
 		n, err := strconv.Atoi(r.Above)
 		if err != nil || n < 0 {
 			return 0, fmt.Errorf("must be a count of 0 or more, got %q", r.Above)
 		}
 		return float64(n), nil
+	case AlertSkillErrorRate:
+		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(r.Above), "%"), 64)
+		if err != nil || p < 0 || p >= 100 {
+			return 0, fmt.Errorf("must be a percentage from 0 to under 100 such as 20%%, got %q", r.Above)
+		}
+		return p, nil
+	case AlertCostPerDay:
+		v, err := strconv.ParseFloat(r.Above, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("must be an amount of 0 or more in costs.currency, got %q", r.Above)
+		}
+		return v, nil
+	case AlertNoTraffic:
+		return 0, nil
 	}
 	return 0, fmt.Errorf("no threshold for when %q", r.When)
 }
@@ -125,6 +203,13 @@ func (c *AlertsConfig) applyDefaults() {
 		r := &c.Rules[i]
 		if r.Window == 0 { // a negative window stays for validate to name
 			r.Window = defaultAlertWindow
+			if r.When == AlertCostPerDay {
+				r.Window = maxAlertWindow
+			}
+		}
+		if r.When == AlertNoTraffic {
+			setDefault(&r.Hours, defaultWorkingHours)
+			setDefault(&r.TZ, "Asia/Shanghai")
 		}
 		setDefault(&r.To.ChatType, "group")
 	}
@@ -148,13 +233,20 @@ func (c *AlertsConfig) validate(bad func(key, format string, args ...any)) {
 			bad(key+".name", "%q is the name of an earlier rule", r.Name)
 		}
 		seen[r.Name] = true
-		switch r.When {
-		case AlertDeliveriesFailed, AlertRunsFailed, AlertAnswerP95:
+		switch {
+		case !slices.Contains(alertMeasures, r.When):
+			bad(key+".when", "must be one of %s, got %q", strings.Join(alertMeasures, ", "), r.When)
+		case r.When == AlertNoTraffic:
+			if _, _, err := r.WorkingHours(); err != nil {
+				bad(key+".hours", "%s", err)
+			}
+			if _, err := time.LoadLocation(r.TZ); err != nil {
+				bad(key+".tz", "unknown time zone %q", r.TZ)
+			}
+		default:
 			if _, err := r.Threshold(); err != nil {
 				bad(key+".above", "%s", err)
 			}
-		default:
-			bad(key+".when", "must be %s, %s or %s, got %q", AlertDeliveriesFailed, AlertRunsFailed, AlertAnswerP95, r.When)
 		}
 		if r.Window < minAlertWindow || r.Window > maxAlertWindow {
 			bad(key+".window", "must be between %s and %s, got %s", minAlertWindow, maxAlertWindow, r.Window)

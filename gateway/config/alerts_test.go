@@ -51,11 +51,38 @@ func TestAlertsErrorsNameTheKey(t *testing.T) {
 		rule("name: x, when: runs_failed, above: 1, to: {channel: wecom, chat_id: c}"):                              "alerts.rules[0].to.account",
 		rule("name: x, when: runs_failed, above: 1, to: {channel: wecom, account: a, chat_id: c, chat_type: room}"): "alerts.rules[0].to.chat_type",
 		alertRule + "    - {name: given-up, when: runs_failed, above: 1, " + to + "}\n":                             "alerts.rules[1].name",
+		rule("name: x, when: skill_error_rate, above: 120%, " + to):                                                 "alerts.rules[0].above",
+		rule("name: x, when: cost, above: cheap, " + to):                                                            "alerts.rules[0].above",
+		rule("name: x, when: no_traffic, hours: 18:00-09:00, " + to):                                                "alerts.rules[0].hours",
+		rule("name: x, when: no_traffic, tz: Mars/Base, " + to):                                                     "alerts.rules[0].tz",
 		alertRule + "  messages:\n    fired: '告警 %s'\n":                                                             "alerts.messages.fired",
 	} {
 		_, err := config.ParseConfig([]byte(memoryBase+yaml), env(nil))
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%q: %v, want an error naming %s", yaml, err, key)
 		}
+	}
+}
+
+// The newer measures read their thresholds: a percentage, a count, an
+// amount; no_traffic needs none and gets working hours; cost looks back a
+// day unless told otherwise.
+func TestAlertsNewerMeasures(t *testing.T) {
+	t.Parallel()
+	to := "to: {channel: wecom, account: a, chat_id: c}"
+	cfg := parse(t, memoryBase+"alerts:\n  rules:\n"+
+		"    - {name: a, when: skill_error_rate, skill: hr_leave_balance, above: 20%, "+to+"}\n"+
+		"    - {name: b, when: breaker_openings, above: 0, "+to+"}\n"+
+		"    - {name: c, when: delivery_backlog, above: 50, "+to+"}\n"+
+		"    - {name: d, when: cost, above: 300, "+to+"}\n"+
+		"    - {name: e, when: no_traffic, window: 30m, "+to+"}\n")
+	r := cfg.Alerts.Rules
+	for i, want := range []float64{20, 0, 50, 300, 0} {
+		if got, err := r[i].Threshold(); err != nil || got != want {
+			t.Errorf("rule %s: threshold %v (%v), want %v", r[i].Name, got, err, want)
+		}
+	}
+	if r[3].Window != 24*time.Hour || r[4].Hours != "09:00-18:00" || r[4].TZ != "Asia/Shanghai" {
+		t.Errorf("defaults: cost window %s, no_traffic hours %q tz %q", r[3].Window, r[4].Hours, r[4].TZ)
 	}
 }
