@@ -344,15 +344,9 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	var periodic []*river.PeriodicJob
 	if _, ok := queueSizes[QueueDelivery]; ok {
 		// The leader forgets the nonce claims that have expired.
-		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(nonceSweepInterval),
-			func() (river.JobArgs, *river.InsertOpts) {
-				return forgetNoncesArgs{}, &river.InsertOpts{Queue: QueueDelivery}
-			}, &river.PeriodicJobOpts{RunOnStart: true}),
+		periodic = append(periodic, LeaderJob(nonceSweepInterval, forgetNoncesArgs{}),
 			// and purges attachments past media.retention.
-			river.NewPeriodicJob(river.PeriodicInterval(mediaPurgeInterval),
-				func() (river.JobArgs, *river.InsertOpts) {
-					return purgeMediaArgs{}, &river.InsertOpts{Queue: QueueDelivery}
-				}, &river.PeriodicJobOpts{RunOnStart: true}))
+			LeaderJob(mediaPurgeInterval, purgeMediaArgs{}))
 		for _, f := range g.features {
 			if jf, ok := f.(JobFeature); ok {
 				periodic = append(periodic, jf.PeriodicJobs()...)

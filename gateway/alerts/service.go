@@ -81,10 +81,7 @@ func (s *Service) PeriodicJobs() []*river.PeriodicJob {
 	if len(s.to) == 0 {
 		return nil
 	}
-	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(checkInterval),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return CheckArgs{}, &river.InsertOpts{Queue: gateway.QueueDelivery}
-		}, &river.PeriodicJobOpts{RunOnStart: true})}
+	return []*river.PeriodicJob{gateway.LeaderJob(checkInterval, CheckArgs{})}
 }
 
 // CheckArgs is the periodic check of every rule.

@@ -158,10 +158,7 @@ func (m *Service) AddWorkers(w *river.Workers) {
 // PeriodicJobs implements gateway.JobFeature: the leader deletes memories
 // past memory.retention.
 func (m *Service) PeriodicJobs() []*river.PeriodicJob {
-	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(purgeInterval),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return PurgeArgs{}, &river.InsertOpts{Queue: gateway.QueueDelivery}
-		}, &river.PeriodicJobOpts{RunOnStart: true})}
+	return []*river.PeriodicJob{gateway.LeaderJob(purgeInterval, PurgeArgs{})}
 }
 
 // PurgeArgs is the periodic deletion of memories past memory.retention.

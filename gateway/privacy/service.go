@@ -35,10 +35,7 @@ func (p *Service) AddWorkers(w *river.Workers) {
 // PeriodicJobs implements gateway.JobFeature: the leader erases content
 // past privacy.retention, hourly and at start.
 func (p *Service) PeriodicJobs() []*river.PeriodicJob {
-	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(retentionInterval),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return RetentionArgs{}, &river.InsertOpts{Queue: gateway.QueueDelivery}
-		}, &river.PeriodicJobOpts{RunOnStart: true})}
+	return []*river.PeriodicJob{gateway.LeaderJob(retentionInterval, RetentionArgs{})}
 }
 
 // RetentionArgs is one pass of the retention of message content.

@@ -59,10 +59,7 @@ func (r *Router) AddWorkers(w *river.Workers) {
 // PeriodicJobs implements gateway.JobFeature: the leader times out async
 // tasks that never got an answer.
 func (r *Router) PeriodicJobs() []*river.PeriodicJob {
-	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(asyncExpiryInterval),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return ExpireAsyncArgs{}, &river.InsertOpts{Queue: gateway.QueueDelivery}
-		}, &river.PeriodicJobOpts{RunOnStart: true})}
+	return []*river.PeriodicJob{gateway.LeaderJob(asyncExpiryInterval, ExpireAsyncArgs{})}
 }
 
 // refuse logs a refused request once, under its own message, and answers

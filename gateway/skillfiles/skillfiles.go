@@ -198,10 +198,7 @@ func (f *Service) AddWorkers(w *river.Workers) {
 // PeriodicJobs implements gateway.JobFeature: the leader forgets expired
 // URLs.
 func (f *Service) PeriodicJobs() []*river.PeriodicJob {
-	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(sweepInterval),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return SweepArgs{}, &river.InsertOpts{Queue: gateway.QueueDelivery}
-		}, &river.PeriodicJobOpts{RunOnStart: true})}
+	return []*river.PeriodicJob{gateway.LeaderJob(sweepInterval, SweepArgs{})}
 }
 
 // SweepArgs is the periodic sweep of expired file URLs.
