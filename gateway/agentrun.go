@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // AgentRunner runs the agent the one way this replica runs it, whatever
@@ -37,6 +39,71 @@ func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, 
 	})
 	g.metrics.Ran(channel, res, time.Since(start))
 	return res, err
+}
+
+// TurnInput is what a run is asked to do, by whoever asks: the chat
+// pipeline, the OpenAI-compatible API, a report.
+type TurnInput struct {
+	// Caller is whose identity the skills act for and whose skills they
+	// are; its TraceID is the run's id.
+	Caller skills.Caller
+	// Session is the session whose history and recent skills the run
+	// reads; 0 for none (a report runs on its own).
+	Session int64
+	Text    string
+	Images  []agent.Image
+	// History is the conversation as a client sent it (the API); nil:
+	// the session's.
+	History []agent.Message
+	// Unattended offers only the skills that may run with nobody to
+	// confirm them (read-only, or reports: allow): a report made in chat.
+	Unattended bool
+	// Message is the chat message the run answers (nil for the API and
+	// reports): the features' chat tools and the sender's notes are
+	// offered for it.
+	Message *channels.Inbound
+	// Resume continues a task that stopped to ask the user.
+	Resume *agent.Continuation
+}
+
+// NewTurn builds the turn of in: the one place a run's input is put
+// together, so the chat, the API and reports follow the same rules — the
+// deployment's system prompt, the caller's skills (by the access rules)
+// with the chat's bound skills, the session's history and recent skills,
+// and for a chat message the features' tools and the sender's notes
+// (long-term memory; none when a task resumes, whose stored conversation
+// carries what it had). A turn returned with an error is not to be run.
+func (a *AgentRunner) NewTurn(ctx context.Context, in TurnInput) (agent.Turn, error) {
+	g := a.g
+	turn := agent.Turn{
+		SessionID: in.Caller.TraceID, RunID: in.Caller.TraceID, SystemPrompt: g.cfg.Agent.SystemPrompt,
+		UserText: in.Text, Images: in.Images, History: in.History, Resume: in.Resume,
+		BoundTools: g.cfg.Skills.ChatSkills[in.Caller.ChatID],
+	}
+	for _, t := range g.skills.Load().ToolsFor(in.Caller) {
+		if !in.Unattended || t.Spec().ReportsAllowed {
+			turn.Tools = append(turn.Tools, t)
+		}
+	}
+	if in.Session != 0 {
+		turn.SessionID = fmt.Sprint(in.Session)
+		var err error
+		if len(turn.History) == 0 {
+			if turn.History, err = a.History(ctx, in.Session); err != nil {
+				return turn, err
+			}
+		}
+		if turn.RecentTools, err = store.RecentTools(ctx, g.pool, in.Session, a.historySince()); err != nil {
+			return turn, err
+		}
+	}
+	if in.Message != nil {
+		turn.Tools = append(turn.Tools, g.featureTools(*in.Message)...)
+		if mem, ok := FeatureOf[MemoryFeature](g.features); ok && in.Resume == nil {
+			turn.Notes = mem.Notes(ctx, *in.Message, in.Text)
+		}
+	}
+	return turn, nil
 }
 
 // Model is the model runs use, under the same limits, for a feature's

@@ -15,7 +15,8 @@
 //
 // Files, by concept:
 //   - Building and running: gateway.go (Deps, New and Check, the job queue
-//     and its workers, Start and Stop), channels.go (the channel of each
+//     and its workers, Start and Stop), leaderjob.go (LeaderJob, the one
+//     setup of a periodic job the leader runs), channels.go (the channel of each
 //     platform section, and the queues of its jobs), features.go (Feature
 //     and its optional interfaces, the Services a feature gets, Jobs,
 //     FeatureOf).
@@ -26,7 +27,8 @@
 //     session, the outcome committed with its reply in one transaction),
 //     leases_run.go (session leases: claimed, renewed, swept when lapsed,
 //     the session handed on), agentrun.go (AgentRunner, the one way the
-//     agent runs, for chat, the API and reports), commands.go (/reset,
+//     agent runs, for chat, the API and reports, and NewTurn, the one
+//     place a run's input is put together), commands.go (/reset,
 //     /help and their aliases), pending.go (a pending 「确认」 resolved and
 //     its call run at most once, serving the files of the message that
 //     asked; UserFacing errors), attachments.go (a

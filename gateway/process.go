@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -369,28 +368,10 @@ type turnInput struct {
 func (rn *runner) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, input turnInput, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
 	g := rn.g
-	history, err := g.agent.History(ctx, sessionID)
+	turn, err := g.agent.NewTurn(ctx, TurnInput{Caller: caller, Session: sessionID, Text: input.text, Images: input.images,
+		Message: &row.In, Resume: resume})
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
-	}
-	recent, err := store.RecentTools(ctx, g.pool, sessionID, g.agent.historySince())
-	if err != nil {
-		return agent.Result{StopReason: agent.StopError}, err
-	}
-	turn := agent.Turn{
-		SessionID:    fmt.Sprint(sessionID),
-		RunID:        caller.TraceID,
-		SystemPrompt: g.cfg.Agent.SystemPrompt,
-		History:      history,
-		UserText:     input.text,
-		Images:       input.images,
-		Tools:        slices.Concat(g.skills.Load().ToolsFor(caller), g.featureTools(row.In)),
-		BoundTools:   g.cfg.Skills.ChatSkills[row.In.ChatID],
-		RecentTools:  recent,
-		Resume:       resume,
-	}
-	if mem, ok := FeatureOf[MemoryFeature](g.features); ok && resume == nil {
-		turn.Notes = mem.Notes(ctx, row.In, input.text)
 	}
 	return g.agent.Run(ctx, row.In.Channel, turn, progress, queued)
 }

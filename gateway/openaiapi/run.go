@@ -115,17 +115,11 @@ func (a *API) runTurn(ctx context.Context, key config.OpenAIKey, req chatRequest
 	if err != nil {
 		return agent.Result{}, err
 	}
-	history := req.history
-	if len(history) == 0 {
-		if history, err = a.s.Agent.History(ctx, sessionID); err != nil {
-			return agent.Result{}, err
-		}
-	}
 	caller := skills.Caller{UserID: key.UserID, Name: key.Name, Channel: apiChannel, Account: in.Account,
 		CorpID: key.CorpID, ChatID: in.ChatID, TraceID: runID}
-	turn := agent.Turn{
-		SessionID: fmt.Sprint(sessionID), RunID: runID, SystemPrompt: a.s.Config.Agent.SystemPrompt,
-		History: history, UserText: req.userText, Tools: a.s.Skills.Load().ToolsFor(caller),
+	turn, err := a.s.Agent.NewTurn(ctx, gateway.TurnInput{Caller: caller, Session: sessionID, Text: req.userText, History: req.history})
+	if err != nil {
+		return agent.Result{}, err
 	}
 	var progress func(agent.Event)
 	if stream != nil {

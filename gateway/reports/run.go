@@ -246,16 +246,11 @@ func reportText(spec Spec, name string, at time.Time, data any) (string, error) 
 // offered only the skills that may run unattended in one (read-only, or
 // reports: allow).
 func (s *Service) promptReport(ctx context.Context, caller skills.Caller, prompt string, fromChat bool) (string, error) {
-	var tools []skills.Tool
-	for _, t := range s.gw.Skills.Load().ToolsFor(caller) {
-		if !fromChat || t.Spec().ReportsAllowed {
-			tools = append(tools, t)
-		}
+	turn, err := s.gw.Agent.NewTurn(ctx, gateway.TurnInput{Caller: caller, Text: prompt, Unattended: fromChat})
+	if err != nil {
+		return "", fmt.Errorf("report prompt: %w", err)
 	}
-	res, err := s.gw.Agent.Run(ctx, caller.Channel, agent.Turn{
-		SessionID: caller.TraceID, RunID: caller.TraceID, SystemPrompt: s.gw.Config.Agent.SystemPrompt,
-		UserText: prompt, Tools: tools,
-	}, nil, nil)
+	res, err := s.gw.Agent.Run(ctx, caller.Channel, turn, nil, nil)
 	if err != nil {
 		return "", fmt.Errorf("report prompt: %w", err)
 	}
