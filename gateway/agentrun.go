@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/modellimit"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -17,27 +23,36 @@ import (
 // report): through the replica's model limiter, with the configured
 // budgets and the Postgres observation archive, counted in the metrics
 // under the turn's channel.
-type AgentRunner struct{ g *Gateway }
+type AgentRunner struct {
+	cfg      *config.Config
+	pool     *pgxpool.Pool
+	model    agent.Model
+	limiter  *modellimit.Limiter // in front of model, shared by this replica's runs
+	skills   *skills.Live
+	features []Feature // their chat tools and the memory's notes
+	metrics  *ops.Metrics
+	now      func() time.Time
+	log      *slog.Logger
+}
 
 // Run runs turn for channel. progress receives the run's events as they
 // come and must not block (nil: none); queued is told true when the run
 // waits for its turn at the model and false when it gets it (nil: not
 // told).
 func (a *AgentRunner) Run(ctx context.Context, channel string, turn agent.Turn, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
-	g := a.g
 	start := time.Now()
-	res, err := agent.Run(ctx, g.limiter.Model(g.model, queued), turn, agent.Options{
-		Model:    g.cfg.Model.Name,
-		MaxSteps: g.cfg.Agent.MaxSteps,
-		Timeout:  g.cfg.Agent.RunTimeout,
-		Now:      g.now,
-		Logger:   g.log,
-		Archive:  archive{store.Archive{Pool: g.pool}},
-		Plan:     g.cfg.Agent.Plan,
+	res, err := agent.Run(ctx, a.limiter.Model(a.model, queued), turn, agent.Options{
+		Model:    a.cfg.Model.Name,
+		MaxSteps: a.cfg.Agent.MaxSteps,
+		Timeout:  a.cfg.Agent.RunTimeout,
+		Now:      a.now,
+		Logger:   a.log,
+		Archive:  archive{store.Archive{Pool: a.pool}},
+		Plan:     a.cfg.Agent.Plan,
 		Progress: progress,
-		Messages: g.cfg.Messages.Agent,
+		Messages: a.cfg.Messages.Agent,
 	})
-	g.metrics.Ran(channel, res, time.Since(start))
+	a.metrics.Ran(channel, res, time.Since(start))
 	return res, err
 }
 
@@ -74,13 +89,12 @@ type TurnInput struct {
 // (long-term memory; none when a task resumes, whose stored conversation
 // carries what it had). A turn returned with an error is not to be run.
 func (a *AgentRunner) NewTurn(ctx context.Context, in TurnInput) (agent.Turn, error) {
-	g := a.g
 	turn := agent.Turn{
-		SessionID: in.Caller.TraceID, RunID: in.Caller.TraceID, SystemPrompt: g.cfg.Agent.SystemPrompt,
+		SessionID: in.Caller.TraceID, RunID: in.Caller.TraceID, SystemPrompt: a.cfg.Agent.SystemPrompt,
 		UserText: in.Text, Images: in.Images, History: in.History, Resume: in.Resume,
-		BoundTools: g.cfg.Skills.ChatSkills[in.Caller.ChatID],
+		BoundTools: a.cfg.Skills.ChatSkills[in.Caller.ChatID],
 	}
-	for _, t := range g.skills.Load().ToolsFor(in.Caller) {
+	for _, t := range a.skills.Load().ToolsFor(in.Caller) {
 		if !in.Unattended || t.Spec().ReportsAllowed {
 			turn.Tools = append(turn.Tools, t)
 		}
@@ -93,13 +107,17 @@ func (a *AgentRunner) NewTurn(ctx context.Context, in TurnInput) (agent.Turn, er
 				return turn, err
 			}
 		}
-		if turn.RecentTools, err = store.RecentTools(ctx, g.pool, in.Session, a.historySince()); err != nil {
+		if turn.RecentTools, err = store.RecentTools(ctx, a.pool, in.Session, a.historySince()); err != nil {
 			return turn, err
 		}
 	}
 	if in.Message != nil {
-		turn.Tools = append(turn.Tools, g.featureTools(*in.Message)...)
-		if mem, ok := FeatureOf[MemoryFeature](g.features); ok && in.Resume == nil {
+		for _, f := range a.features {
+			if tf, ok := f.(ChatToolFeature); ok {
+				turn.Tools = append(turn.Tools, tf.ChatTools(*in.Message)...)
+			}
+		}
+		if mem, ok := FeatureOf[MemoryFeature](a.features); ok && in.Resume == nil {
 			turn.Notes = mem.Notes(ctx, *in.Message, in.Text)
 		}
 	}
@@ -108,12 +126,12 @@ func (a *AgentRunner) NewTurn(ctx context.Context, in TurnInput) (agent.Turn, er
 
 // Model is the model runs use, under the same limits, for a feature's
 // own one-off calls (memory extraction).
-func (a *AgentRunner) Model() agent.Model { return a.g.limiter.Model(a.g.model, nil) }
+func (a *AgentRunner) Model() agent.Model { return a.limiter.Model(a.model, nil) }
 
 // History is a session's recent turns as the model sees them: at most
 // agent.history_turns of them, none older than agent.history_idle.
 func (a *AgentRunner) History(ctx context.Context, sessionID int64) ([]agent.Message, error) {
-	history, err := store.RecentHistory(ctx, a.g.pool, sessionID, 2*a.g.cfg.Agent.HistoryTurns, a.historySince())
+	history, err := store.RecentHistory(ctx, a.pool, sessionID, 2*a.cfg.Agent.HistoryTurns, a.historySince())
 	if err != nil {
 		return nil, err
 	}
@@ -126,14 +144,14 @@ func (a *AgentRunner) History(ctx context.Context, sessionID int64) ([]agent.Mes
 
 // historySince is when a session's context starts: what is older than
 // agent.history_idle is no longer the conversation.
-func (a *AgentRunner) historySince() time.Time { return a.g.now().Add(-a.g.cfg.Agent.HistoryIdle) }
+func (a *AgentRunner) historySince() time.Time { return a.now().Add(-a.cfg.Agent.HistoryIdle) }
 
 // ModelName is the model a run is recorded under.
 func (a *AgentRunner) ModelName() string {
-	if a.g.cfg.Model.Provider == "offline" {
+	if a.cfg.Model.Provider == "offline" {
 		return "offline-demo"
 	}
-	return a.g.cfg.Model.Name
+	return a.cfg.Model.Name
 }
 
 // archive is the Postgres observation archive as the agent sees it.

@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/hermes-gw/hermes/channels"
@@ -68,13 +70,16 @@ func (purgeMediaArgs) Kind() string { return "hermes.purge_media" }
 
 type purgeMediaWorker struct {
 	river.WorkerDefaults[purgeMediaArgs]
-	g *Gateway
+	pool      *pgxpool.Pool
+	retention time.Duration // media.retention
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 func (w *purgeMediaWorker) Work(ctx context.Context, _ *river.Job[purgeMediaArgs]) error {
-	n, err := store.PurgeMedia(ctx, w.g.pool, w.g.now().Add(-w.g.cfg.Media.Retention))
+	n, err := store.PurgeMedia(ctx, w.pool, w.now().Add(-w.retention))
 	if n > 0 {
-		w.g.log.Info("media past retention purged", "attachments", n)
+		w.log.Info("media past retention purged", "attachments", n)
 	}
 	if err != nil {
 		return err
@@ -82,6 +87,6 @@ func (w *purgeMediaWorker) Work(ctx context.Context, _ *river.Job[purgeMediaArgs
 	// The intake counts of media.attachments_per_minute share pace_sends
 	// with pacing, whose sweep runs only where a channel has send limits:
 	// this one runs everywhere.
-	_, err = store.SweepSends(ctx, w.g.pool, w.g.now().Add(-paceWindow))
+	_, err = store.SweepSends(ctx, w.pool, w.now().Add(-paceWindow))
 	return err
 }

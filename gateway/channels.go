@@ -64,27 +64,10 @@ func (g *Gateway) buildChannels(ctx context.Context, platforms []channels.Platfo
 		if sr, ok := ch.(channels.StreamReceiver); ok {
 			for _, c := range sr.Connections() {
 				if c.Exclusive {
-					g.exclusive[name+"/"+c.Account] = "connection-" + name + "-" + c.Account
+					g.jobs.exclusive[name+"/"+c.Account] = "connection-" + name + "-" + c.Account
 				}
 			}
 		}
 	}
 	return nil
-}
-
-// agentQueue is the queue of the jobs that answer channel's messages.
-func (g *Gateway) agentQueue(channel string) string {
-	q, _ := g.queueFor(channel)
-	return q
-}
-
-// deliveryQueue is the queue of the jobs that deliver account's replies:
-// the queue of the replica holding the account's one connection, when the
-// platform allows only one.
-func (g *Gateway) deliveryQueue(channel, account string) string {
-	if q, ok := g.exclusive[channel+"/"+account]; ok {
-		return q
-	}
-	_, q := g.queueFor(channel)
-	return q
 }

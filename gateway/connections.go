@@ -124,7 +124,7 @@ func (cs *connections) holdExclusive(ctx context.Context, channel string, c chan
 // meanwhile, so replies produced on any replica go out on this socket.
 func (cs *connections) runHeld(ctx context.Context, lease, channel string, c channels.Connection) (err error) {
 	g := cs.g
-	queue := g.exclusive[channel+"/"+c.Account]
+	queue := g.jobs.exclusive[channel+"/"+c.Account]
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {

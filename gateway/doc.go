@@ -18,8 +18,9 @@
 //     and its workers, Start and Stop), leaderjob.go (LeaderJob, the one
 //     setup of a periodic job the leader runs), channels.go (the channel of each
 //     platform section, and the queues of its jobs), features.go (Feature
-//     and its optional interfaces, the Services a feature gets, Jobs,
-//     FeatureOf).
+//     and its optional interfaces, the Services a feature gets,
+//     FeatureOf), jobs.go (Jobs: which queue a job goes to, and inserting
+//     it in the caller's transaction, for the stages and the features).
 //   - The inbox: inbox.go (Accept, the channels.Sink: the group rule, the
 //     nonce claim, the message and its job in one transaction; Progress,
 //     Shown and Refused for the channels).

@@ -111,7 +111,7 @@ func (rn *runner) startDrafts(ctx context.Context, ch channels.Channel, row stor
 // flight, so the answer never overtakes it.
 func (rn *runner) startProcessingHint(ctx context.Context, ch channels.Channel, row store.InboundRow) (stop func()) {
 	g := rn.g
-	if ch.Limits(row.In.Account).Streams || g.isExclusive(row.In.Channel, row.In.Account) {
+	if ch.Limits(row.In.Account).Streams || g.jobs.isExclusive(row.In.Channel, row.In.Account) {
 		return func() {}
 	}
 	var wg sync.WaitGroup
@@ -132,11 +132,4 @@ func (rn *runner) startProcessingHint(ctx context.Context, ch channels.Channel, 
 		}
 		wg.Wait()
 	}
-}
-
-// isExclusive reports whether account's sends must go through the replica
-// holding its one connection.
-func (g *Gateway) isExclusive(channel, account string) bool {
-	_, ok := g.exclusive[channel+"/"+account]
-	return ok
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -147,23 +146,6 @@ type Services struct {
 	Metrics *ops.Metrics
 }
 
-// Jobs inserts a feature's own jobs.
-type Jobs struct{ g *Gateway }
-
-// InsertTx inserts args in tx into the agent queue of channel's jobs (the
-// console's own queue for `hermes chat` and the demo), with opts' other
-// settings and the caller's trace.
-func (j *Jobs) InsertTx(ctx context.Context, tx pgx.Tx, channel string, args river.JobArgs, opts river.InsertOpts) error {
-	opts.Queue = j.g.agentQueue(channel)
-	if opts.Metadata == nil {
-		opts.Metadata = ops.JobMetadata(ctx)
-	}
-	if _, err := j.g.river.InsertTx(ctx, tx, args, &opts); err != nil {
-		return fmt.Errorf("gateway: enqueue %s: %w", args.Kind(), err)
-	}
-	return nil
-}
-
 // Services are what this gateway offers its features, and `hermes
 // doctor` its channels and skills.
 func (g *Gateway) Services() Services {
@@ -176,20 +158,9 @@ func (g *Gateway) Services() Services {
 			return ch, ok
 		},
 		Channels: list, Callbacks: callbackPaths(g.channelRoutes()),
-		Outbox: g.outbox, Agent: g.agent, Jobs: &Jobs{g: g},
+		Outbox: g.outbox, Agent: g.agent, Jobs: g.jobs,
 		Departments: g.departmentsOf, Tracer: g.tracer, Metrics: g.metrics,
 	}
-}
-
-// featureTools are the tools the features offer for a chat message in.
-func (g *Gateway) featureTools(in channels.Inbound) []skills.Tool {
-	var tools []skills.Tool
-	for _, f := range g.features {
-		if tf, ok := f.(ChatToolFeature); ok {
-			tools = append(tools, tf.ChatTools(in)...)
-		}
-	}
-	return tools
 }
 
 // featureRoutes mounts every feature's endpoints: public ones on public,

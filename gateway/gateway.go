@@ -81,21 +81,16 @@ type Deps struct {
 
 // Gateway is one Hermes process: HTTP callbacks in, replies out.
 type Gateway struct {
-	cfg      *config.Config
-	pool     *pgxpool.Pool
-	river    *river.Client[pgx.Tx]
-	model    agent.Model
-	limiter  *modellimit.Limiter              // in front of model, shared by this replica's runs
-	acks     *groupcommit.Committer[accepted] // the ack path's shared transactions
-	skills   *skills.Live
-	skillsFS fs.FS // where skill definitions are (re)loaded from; nil: none
-	mcp      *skills.MCPClients
-	channels map[string]channels.Channel
-	queueFor func(string) (string, string)
-	// exclusive maps "channel/account" of accounts whose one long
-	// connection runs on one replica at a time to the queue of their
-	// deliveries, which only that replica works.
-	exclusive  map[string]string
+	cfg        *config.Config
+	pool       *pgxpool.Pool
+	jobs       *Jobs // the job queue: its client, which queue a job goes to
+	model      agent.Model
+	limiter    *modellimit.Limiter              // in front of model, shared by this replica's runs
+	acks       *groupcommit.Committer[accepted] // the ack path's shared transactions
+	skills     *skills.Live
+	skillsFS   fs.FS // where skill definitions are (re)loaded from; nil: none
+	mcp        *skills.MCPClients
+	channels   map[string]channels.Channel
 	replicaID  string       // this process among the replicas, for leases
 	works      bool         // this process works at least one queue
 	serves     bool         // a full replica: it also keeps the long connections
@@ -139,7 +134,7 @@ func New(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.river = client
+	g.jobs.river = client
 	return g, nil
 }
 
@@ -168,14 +163,16 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		cfg:       cfg,
 		pool:      deps.Pool,
 		channels:  map[string]channels.Channel{},
-		exclusive: map[string]string{},
+		jobs:      &Jobs{queueFor: deps.QueueFor, exclusive: map[string]string{}},
 		replicaID: ops.NewRunID(),
-		queueFor:  deps.QueueFor,
 		now:       deps.Now,
 		log:       deps.Logger,
 	}
-	g.outbox, g.agent = &Outbox{g: g}, &AgentRunner{g: g}
-	g.conns.g, g.live.g, g.leases.g, g.pacer.g = g, g, g, g
+	if g.jobs.queueFor == nil {
+		g.jobs.queueFor = func(string) (string, string) { return QueueAgent, QueueDelivery }
+	}
+	g.outbox = &Outbox{channels: g.channels, jobs: g.jobs}
+	g.conns.g, g.live.g, g.leases.g = g, g, g
 	g.delivery.g, g.runner.g = g, g
 	g.runner.describe, g.runner.transcribe = media.NewDescriber(cfg.Media.Describe), media.NewTranscriber(cfg.Media.Transcribe)
 	if g.now == nil {
@@ -184,9 +181,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	if g.log == nil {
 		g.log = slog.Default()
 	}
-	if g.queueFor == nil {
-		g.queueFor = func(string) (string, string) { return QueueAgent, QueueDelivery }
-	}
+	g.pacer.now, g.pacer.log = g.now, g.log
 
 	g.tracer = ops.TracerOf(deps.Tracing)
 	if cfg.Metrics.MetricsOn() {
@@ -220,6 +215,8 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		return nil, err
 	}
 	g.skills = skills.NewLive(reg)
+	g.agent = &AgentRunner{cfg: cfg, pool: g.pool, model: g.model, limiter: g.limiter, skills: g.skills,
+		features: g.features, metrics: g.metrics, now: g.now, log: g.log}
 	if err := reg.CheckEnv(); err != nil {
 		// Not fatal: a secret may be provided later; calls fail closed until then.
 		g.log.Warn("skills: secrets missing; these skills will refuse to run", "err", err)
@@ -326,7 +323,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	river.AddWorker(workers, &processWorker{g: g})
 	river.AddWorker(workers, &deliverWorker{g: g})
 	river.AddWorker(workers, &forgetNoncesWorker{g: g})
-	river.AddWorker(workers, &purgeMediaWorker{g: g})
+	river.AddWorker(workers, &purgeMediaWorker{pool: g.pool, retention: g.cfg.Media.Retention, now: g.now, log: g.log})
 	for _, f := range g.features {
 		if jf, ok := f.(JobFeature); ok {
 			jf.AddWorkers(workers)
@@ -390,7 +387,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if !g.works {
 		return nil
 	}
-	if err := g.river.Start(context.WithoutCancel(ctx)); err != nil {
+	if err := g.jobs.river.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("gateway: start workers: %w", err)
 	}
 	leaseCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -424,9 +421,9 @@ func (g *Gateway) Stop(ctx context.Context) error {
 		// own work ends with them.
 		defer func() { g.stopLease(); <-g.leaseDone; g.running.Wait() }()
 	}
-	err := g.river.Stop(ctx)
+	err := g.jobs.river.Stop(ctx)
 	if err != nil && ctx.Err() != nil {
-		return g.river.StopAndCancel(context.WithoutCancel(ctx))
+		return g.jobs.river.StopAndCancel(context.WithoutCancel(ctx))
 	}
 	return err
 }

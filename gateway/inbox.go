@@ -155,7 +155,7 @@ func (g *Gateway) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepte
 	if len(jobs) == 0 {
 		return nil
 	}
-	if _, err := g.river.InsertManyTx(ctx, tx, jobs); err != nil {
+	if _, err := g.jobs.river.InsertManyTx(ctx, tx, jobs); err != nil {
 		return fmt.Errorf("gateway: enqueue %d inbound messages: %w", len(jobs), err)
 	}
 	return nil
@@ -241,15 +241,6 @@ func (g *Gateway) Refused(ctx context.Context, channel, account, check string) {
 	if err := store.RecordRefusal(ctx, g.pool, channel, account, check, g.now()); err != nil {
 		g.log.Warn("callback refusal not recorded", "channel", channel, "account", account, "check", check, "err", err)
 	}
-}
-
-// enqueueDelivery inserts the delivery job of a reply written in tx.
-func (g *Gateway) enqueueDelivery(ctx context.Context, tx pgx.Tx, channel, account, replyKey string) error {
-	if _, err := g.river.InsertTx(ctx, tx, DeliverReplyArgs{ReplyKey: replyKey},
-		&river.InsertOpts{Queue: g.deliveryQueue(channel, account), Metadata: ops.JobMetadata(ctx)}); err != nil {
-		return fmt.Errorf("gateway: enqueue delivery of %s: %w", replyKey, err)
-	}
-	return nil
 }
 
 // groupPolicy is the policy of in's chat: the chat's, else the account's,

@@ -139,7 +139,7 @@ func (rl *runLeases) handOver(ctx context.Context, tx pgx.Tx, sessionID, ownID i
 // enqueueProcess inserts the job that answers inbound message id, in tx.
 func (rl *runLeases) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, channel string) error {
 	job := rl.processJob(id, channel, ops.JobMetadata(ctx))
-	if _, err := rl.g.river.InsertTx(ctx, tx, job.Args, job.InsertOpts); err != nil {
+	if _, err := rl.g.jobs.river.InsertTx(ctx, tx, job.Args, job.InsertOpts); err != nil {
 		return fmt.Errorf("gateway: enqueue inbound %d: %w", id, err)
 	}
 	return nil
@@ -149,7 +149,7 @@ func (rl *runLeases) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, ch
 // trace context.
 func (rl *runLeases) processJob(id int64, channel string, meta []byte) river.InsertManyParams {
 	return river.InsertManyParams{Args: ProcessInboundArgs{InboundID: id}, InsertOpts: &river.InsertOpts{
-		Queue: rl.g.agentQueue(channel), MaxAttempts: agentAttempts, Metadata: meta,
+		Queue: rl.g.jobs.agentQueue(channel), MaxAttempts: agentAttempts, Metadata: meta,
 	}}
 }
 

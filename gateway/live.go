@@ -225,7 +225,7 @@ func (lv *liveReplies) endLive(ctx context.Context, in channels.Inbound, inbound
 		if err != nil || !waiting {
 			return err // not written yet: its delivery is queued with it
 		}
-		return g.enqueueDelivery(ctx, tx, in.Channel, in.Account, key)
+		return g.jobs.enqueueDelivery(ctx, tx, in.Channel, in.Account, key)
 	})
 	switch {
 	case err != nil:
@@ -246,7 +246,7 @@ func (lv *liveReplies) firstPartShown(ctx context.Context, channel, account stri
 		if err != nil || !rest {
 			return err
 		}
-		return g.enqueueDelivery(ctx, tx, channel, account, store.AnswerKey(inboundID))
+		return g.jobs.enqueueDelivery(ctx, tx, channel, account, store.AnswerKey(inboundID))
 	})
 }
 

@@ -33,7 +33,11 @@ func (a Address) orderKey() string { return a.Channel + "/" + a.Account + "/" + 
 // result, a report): the reply's parts and the job that delivers them are
 // written in the producer's transaction, so a reply is queued exactly when
 // what produced it commits, and goes out once, in its conversation's order.
-type Outbox struct{ g *Gateway }
+type Outbox struct {
+	// channels are the gateway's, by name: a reply is shaped for its own.
+	channels map[string]channels.Channel
+	jobs     *Jobs
+}
 
 // Queue shapes text for the address's channel (its markdown dialect, cut
 // into parts within its size limit, never inside a character or a code
@@ -42,7 +46,7 @@ type Outbox struct{ g *Gateway }
 //
 // Errors wrap errNoChannel when the address's channel is not configured.
 func (o *Outbox) Queue(ctx context.Context, tx pgx.Tx, key string, to Address, text string) (parts int, err error) {
-	ch, ok := o.g.channels[to.Channel]
+	ch, ok := o.channels[to.Channel]
 	if !ok {
 		return 0, fmt.Errorf("%w: %q (reply %s)", errNoChannel, to.Channel, key)
 	}
@@ -84,5 +88,5 @@ func (o *Outbox) insert(ctx context.Context, tx pgx.Tx, r store.Reply) error {
 	if _, err := store.InsertOutbox(ctx, tx, r); err != nil {
 		return err
 	}
-	return o.g.enqueueDelivery(ctx, tx, r.Channel, r.Account, r.Key)
+	return o.jobs.enqueueDelivery(ctx, tx, r.Channel, r.Account, r.Key)
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +42,8 @@ const (
 // pacer is a replica's pacing state: only when it last swept. The windows
 // themselves are in Postgres.
 type pacer struct {
-	g         *Gateway
+	now       func() time.Time
+	log       *slog.Logger
 	nextSweep atomic.Int64 // Unix nanoseconds on the gateway's clock
 }
 
@@ -68,23 +70,22 @@ func paceLimits(lim channels.Limits, p store.OutboxPart) []store.PaceLimit {
 // retryAt, the time to come back (the caller snoozes). The claim is
 // released with store.ReleaseSend if the send does not happen.
 func (pc *pacer) pace(ctx context.Context, conn *pgxpool.Conn, ch channels.Channel, p store.OutboxPart) (claim store.PaceClaim, retryAt time.Time, err error) {
-	g := pc.g
 	limits := paceLimits(ch.Limits(p.Account), p)
 	if len(limits) == 0 {
 		return store.PaceClaim{}, time.Time{}, nil
 	}
-	claim, retryAt, err = store.ClaimSend(ctx, conn, limits, g.now())
-	if err == nil && !retryAt.IsZero() && retryAt.Sub(g.now()) <= paceShortWait {
-		if !sleep(ctx, retryAt.Sub(g.now())) {
+	claim, retryAt, err = store.ClaimSend(ctx, conn, limits, pc.now())
+	if err == nil && !retryAt.IsZero() && retryAt.Sub(pc.now()) <= paceShortWait {
+		if !sleep(ctx, retryAt.Sub(pc.now())) {
 			return store.PaceClaim{}, time.Time{}, fmt.Errorf("gateway: pacing reply %s: %w", p.ReplyKey, ctx.Err())
 		}
-		claim, retryAt, err = store.ClaimSend(ctx, conn, limits, g.now())
+		claim, retryAt, err = store.ClaimSend(ctx, conn, limits, pc.now())
 	}
 	if err != nil {
 		return store.PaceClaim{}, time.Time{}, err
 	}
 	if retryAt.IsZero() {
-		g.pacer.sweepPaced(ctx, conn)
+		pc.sweepPaced(ctx, conn)
 	}
 	return claim, retryAt, nil
 }
@@ -93,20 +94,18 @@ func (pc *pacer) pace(ctx context.Context, conn *pgxpool.Conn, ch channels.Chann
 // per paceSweepEvery on this replica. A failure is logged: the next sweep
 // catches up, and old rows never count (they are outside every window).
 func (pc *pacer) sweepPaced(ctx context.Context, conn *pgxpool.Conn) {
-	g := pc.g
-	now := g.now()
-	next := g.pacer.nextSweep.Load()
-	if now.UnixNano() < next || !g.pacer.nextSweep.CompareAndSwap(next, now.Add(paceSweepEvery).UnixNano()) {
+	now := pc.now()
+	next := pc.nextSweep.Load()
+	if now.UnixNano() < next || !pc.nextSweep.CompareAndSwap(next, now.Add(paceSweepEvery).UnixNano()) {
 		return
 	}
 	if _, err := store.SweepSends(ctx, conn, now.Add(-paceWindow)); err != nil {
-		g.log.Warn("pacing: sweeping old sends failed", "err", err)
+		pc.log.Warn("pacing: sweeping old sends failed", "err", err)
 	}
 }
 
 // paceSnooze is how long a delivery whose next slot is at retryAt snoozes.
 // River schedules it on the real clock.
 func (pc *pacer) paceSnooze(retryAt time.Time) time.Duration {
-	g := pc.g
-	return max(retryAt.Sub(g.now()), paceMinSnooze)
+	return max(retryAt.Sub(pc.now()), paceMinSnooze)
 }
