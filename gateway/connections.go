@@ -217,7 +217,7 @@ const heldDeliveryPoll = 100 * time.Millisecond
 func (cs *connections) newDeliveryClient(queue string) (*river.Client[pgx.Tx], error) {
 	g := cs.g
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &deliverWorker{g: g})
+	river.AddWorker(workers, &deliverWorker{d: &g.delivery, live: &g.live})
 	client, err := river.NewClient(riverpgxv5.New(g.pool), &river.Config{
 		PollOnly:             true,
 		FetchPollInterval:    heldDeliveryPoll,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -38,11 +39,22 @@ const deferRecheck = 5 * time.Second
 
 // delivery sends the outbox's parts: in each conversation's order, paced
 // under the platform's limits, one recorded attempt at a time.
-type delivery struct{ g *Gateway }
+type delivery struct {
+	pool     *pgxpool.Pool
+	channels map[string]channels.Channel
+	pacer    *pacer
+	metrics  *ops.Metrics
+	tracer   trace.Tracer
+	now      func() time.Time
+	log      *slog.Logger
+}
 
+// deliverWorker works the delivery jobs: delivery's sends, and the wait
+// for a live reply running here to show a held part.
 type deliverWorker struct {
 	river.WorkerDefaults[DeliverReplyArgs]
-	g *Gateway
+	d    *delivery
+	live *liveReplies
 }
 
 // Work sends the undelivered parts of the reply's conversation, in order,
@@ -50,18 +62,18 @@ type deliverWorker struct {
 // the send, so a retry after a crash tells the channel an earlier attempt
 // may have reached the platform.
 func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArgs]) (err error) {
-	g := w.g
+	d := w.d
 	if sc := ops.JobSpanContext(job.Metadata); sc.IsValid() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, sc) // the run's trace
 	}
-	ctx, span := g.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", job.Args.ReplyKey)))
+	ctx, span := d.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", job.Args.ReplyKey)))
 	defer func() { ops.EndSpan(span, err) }()
 	last := job.Attempt >= job.MaxAttempts
-	res, busy, err := g.delivery.deliverLocked(ctx, job.Args.ReplyKey, last)
-	if err == nil && !busy && !res.deferUntil.IsZero() && g.live.awaitLive(ctx, res.held) {
+	res, busy, err := d.deliverLocked(ctx, job.Args.ReplyKey, last)
+	if err == nil && !busy && !res.deferUntil.IsZero() && w.live.awaitLive(ctx, res.held) {
 		// The live reply running here showed the part (or gave up): what
 		// is left goes now, not at a recheck later.
-		res, busy, err = g.delivery.deliverLocked(ctx, job.Args.ReplyKey, last)
+		res, busy, err = d.deliverLocked(ctx, job.Args.ReplyKey, last)
 	}
 	switch {
 	case err != nil:
@@ -75,12 +87,12 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	case !res.paceUntil.IsZero():
 		// The platform's window is full: come back when it has room,
 		// holding no worker or connection meanwhile.
-		return river.JobSnooze(g.pacer.paceSnooze(res.paceUntil))
+		return river.JobSnooze(d.pacer.paceSnooze(res.paceUntil))
 	case !res.deferUntil.IsZero():
 		// Usually the live reply shows the part within seconds (which
 		// queues the rest at once): look again soon rather than lingering
 		// in the queue until the deadline.
-		return river.JobSnooze(min(max(res.deferUntil.Sub(g.now()), 0), deferRecheck))
+		return river.JobSnooze(min(max(res.deferUntil.Sub(d.now()), 0), deferRecheck))
 	}
 	return nil
 }
@@ -90,9 +102,8 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 // is released on return: a wait for a live reply holds up no later reply
 // of the conversation.
 func (dl *delivery) deliverLocked(ctx context.Context, replyKey string, lastAttempt bool) (res deliveryResult, busy bool, err error) {
-	g := dl.g
 	var orderKey string
-	lock, ok, err := store.TryLockFound(ctx, g.pool, func(q store.Querier) (string, error) {
+	lock, ok, err := store.TryLockFound(ctx, dl.pool, func(q store.Querier) (string, error) {
 		key, err := store.OrderKeyOf(ctx, q, replyKey)
 		if orderKey = key; key == "" {
 			return "deliver-reply:" + replyKey, err
@@ -124,7 +135,6 @@ type deliveryResult struct {
 // Its queries run on conn, the connection holding the conversation's lock,
 // so a delivery uses one pool connection.
 func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, orderKey, replyKey string, lastAttempt bool) deliveryResult {
-	g := dl.g
 	parts, err := store.UndeliveredInOrder(ctx, conn, orderKey, replyKey)
 	if err != nil {
 		return deliveryResult{err: err}
@@ -136,8 +146,8 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 			continue
 		}
 		if p.HeldUntil != nil {
-			if until := *p.HeldUntil; g.now().Before(until) {
-				g.metrics.Held(p.Channel)
+			if until := *p.HeldUntil; dl.now().Before(until) {
+				dl.metrics.Held(p.Channel)
 				heldBack[p.ReplyKey] = true
 				res.held = append(res.held, p.ReplyKey)
 				if res.deferUntil.IsZero() || until.Before(res.deferUntil) {
@@ -149,13 +159,13 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 				return deliveryResult{err: err}
 			}
 		}
-		ch, ok := g.channels[p.Channel]
+		ch, ok := dl.channels[p.Channel]
 		if !ok {
 			err := fmt.Errorf("gateway: no channel %q configured for reply %s", p.Channel, p.ReplyKey)
-			_ = store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, err.Error(), true, g.now())
+			_ = store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, err.Error(), true, dl.now())
 			return deliveryResult{err: err, permanent: true}
 		}
-		_, retryAt, err := g.pacer.pace(ctx, conn, ch, p)
+		_, retryAt, err := dl.pacer.pace(ctx, conn, ch, p)
 		switch {
 		case err != nil:
 			return deliveryResult{err: err}
@@ -164,7 +174,7 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 			res.paceUntil = retryAt
 			return res
 		}
-		if err := g.delivery.sendPart(ctx, conn, ch, p, lastAttempt); err != nil {
+		if err := dl.sendPart(ctx, conn, ch, p, lastAttempt); err != nil {
 			return deliveryResult{err: err, permanent: errors.Is(err, channels.ErrPermanent)}
 		}
 	}
@@ -174,12 +184,11 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 // sendPart makes one recorded attempt at one part. An image is uploaded
 // first, once (see uploadOnce).
 func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
-	g := dl.g
-	mediaID, err := g.delivery.uploadOnce(ctx, conn, ch, p)
+	mediaID, err := dl.uploadOnce(ctx, conn, ch, p)
 	if err != nil {
-		return g.delivery.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
+		return dl.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
 	}
-	attempts, firstAt, err := store.MarkAttempt(ctx, conn, p.ID, g.now())
+	attempts, firstAt, err := store.MarkAttempt(ctx, conn, p.ID, dl.now())
 	if err != nil {
 		return err
 	}
@@ -190,24 +199,23 @@ func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channel
 		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
 	})
 	if sendErr != nil {
-		return g.delivery.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
+		return dl.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
 	}
-	g.metrics.Delivered(p.Channel, nil, false)
+	dl.metrics.Delivered(p.Channel, nil, false)
 	// The send happened: record it even if the job is being cancelled.
-	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, g.now())
+	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, dl.now())
 }
 
 // failedPart records a failed attempt at p (its upload or its send) and
 // returns sendErr; the part is given up when the error is permanent or
 // this was the job's last attempt.
 func (dl *delivery) failedPart(ctx context.Context, conn store.Querier, p store.OutboxPart, sendErr error, attempts int, lastAttempt bool) error {
-	g := dl.g
 	giveUp := errors.Is(sendErr, channels.ErrPermanent) || lastAttempt
-	g.metrics.Delivered(p.Channel, sendErr, giveUp)
-	if err := store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, sendErr.Error(), giveUp, g.now()); err != nil {
+	dl.metrics.Delivered(p.Channel, sendErr, giveUp)
+	if err := store.MarkSendError(context.WithoutCancel(ctx), conn, p.ID, sendErr.Error(), giveUp, dl.now()); err != nil {
 		return err
 	}
-	g.log.Error("reply delivery failed", "reply_key", p.ReplyKey, "part", p.Part,
+	dl.log.Error("reply delivery failed", "reply_key", p.ReplyKey, "part", p.Part,
 		"attempt", attempts, "given_up", giveUp, "err", sendErr)
 	return sendErr
 }
@@ -224,12 +232,11 @@ const mediaExpiryMargin = time.Hour
 // compares it) drops the copy of an attempt whose answer was lost. ""
 // when the channel uploads in Send itself or the part is no image.
 func (dl *delivery) uploadOnce(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart) (string, error) {
-	g := dl.g
 	up, ok := ch.(channels.Uploader)
 	if !ok || p.Format != channels.FormatImage || p.Image == nil {
 		return "", nil
 	}
-	now := g.now()
+	now := dl.now()
 	if p.MediaID != "" && (p.MediaExpiresAt == nil || now.Add(mediaExpiryMargin).Before(*p.MediaExpiresAt)) {
 		return p.MediaID, nil
 	}

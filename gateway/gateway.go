@@ -173,7 +173,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	}
 	g.outbox = &Outbox{channels: g.channels, jobs: g.jobs}
 	g.conns.g, g.live.g, g.leases.g = g, g, g
-	g.delivery.g, g.runner.g = g, g
+	g.runner.g = g
 	g.runner.describe, g.runner.transcribe = media.NewDescriber(cfg.Media.Describe), media.NewTranscriber(cfg.Media.Transcribe)
 	if g.now == nil {
 		g.now = time.Now
@@ -191,6 +191,8 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		}
 		g.metrics = ops.NewMetrics(reg, ops.Sources{Pool: g.pool, Now: g.now, Queues: []string{QueueAgent, QueueDelivery}, Skills: func() *skills.Registry { return g.skills.Load() }})
 	}
+	g.delivery = delivery{pool: g.pool, channels: g.channels, pacer: &g.pacer, metrics: g.metrics, tracer: g.tracer,
+		now: g.now, log: g.log}
 
 	g.model = deps.Model
 	if g.model == nil {
@@ -320,9 +322,9 @@ func (g *Gateway) connsNeeded(deps Deps) int32 {
 
 func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &processWorker{g: g})
-	river.AddWorker(workers, &deliverWorker{g: g})
-	river.AddWorker(workers, &forgetNoncesWorker{g: g})
+	river.AddWorker(workers, &processWorker{rn: &g.runner})
+	river.AddWorker(workers, &deliverWorker{d: &g.delivery, live: &g.live})
+	river.AddWorker(workers, &forgetNoncesWorker{pool: g.pool, now: g.now})
 	river.AddWorker(workers, &purgeMediaWorker{pool: g.pool, retention: g.cfg.Media.Retention, now: g.now, log: g.log})
 	for _, f := range g.features {
 		if jf, ok := f.(JobFeature); ok {

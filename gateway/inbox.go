@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -199,11 +200,12 @@ func (forgetNoncesArgs) Kind() string { return "hermes.forget_nonces" }
 
 type forgetNoncesWorker struct {
 	river.WorkerDefaults[forgetNoncesArgs]
-	g *Gateway
+	pool *pgxpool.Pool
+	now  func() time.Time
 }
 
 func (w *forgetNoncesWorker) Work(ctx context.Context, _ *river.Job[forgetNoncesArgs]) error {
-	_, err := store.ForgetNonces(ctx, w.g.pool, w.g.now())
+	_, err := store.ForgetNonces(ctx, w.pool, w.now())
 	return err
 }
 

@@ -44,13 +44,13 @@ type runner struct {
 
 type processWorker struct {
 	river.WorkerDefaults[ProcessInboundArgs]
-	g *Gateway
+	rn *runner
 }
 
 // Work answers one inbound message and translates the outcome for River.
 func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundArgs]) error {
 	ctx = ops.WithLink(ctx, ops.JobSpanContext(job.Metadata))
-	return riverOutcome(w.g.runner.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
+	return riverOutcome(w.rn.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
 }
 
 // riverOutcome is what River should do with a job after process.

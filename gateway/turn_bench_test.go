@@ -76,7 +76,7 @@ func BenchmarkTurn(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	process, deliver := &processWorker{g: g}, &deliverWorker{g: g}
+	process, deliver := &processWorker{rn: &g.runner}, &deliverWorker{d: &g.delivery, live: &g.live}
 	job := &rivertype.JobRow{Attempt: 1, MaxAttempts: agentAttempts}
 
 	turn := func(i int) {
