@@ -20,24 +20,22 @@ const mediaPurgeInterval = time.Hour
 // fetchMedia downloads row's attachments (media.Fetch) through its
 // channel, before the message waits for its session.
 func (rn *runner) fetchMedia(ctx context.Context, row store.InboundRow, final bool) error {
-	g := rn.g
-	fetcher, _ := g.channels[row.In.Channel].(channels.MediaFetcher)
-	return media.Fetch(ctx, g.pool, fetcher, row, g.cfg.Media, g.now, final, g.log)
+	fetcher, _ := rn.channels[row.In.Channel].(channels.MediaFetcher)
+	return media.Fetch(ctx, rn.pool, fetcher, row, rn.cfg.Media, rn.now, final, rn.log)
 }
 
 // mediaInput turns row's parts into the model's input and records what
 // each attachment became.
 func (rn *runner) mediaInput(ctx context.Context, row store.InboundRow) (media.Input, error) {
-	g := rn.g
-	fetched, err := store.MediaOf(ctx, g.pool, row.ID)
+	fetched, err := store.MediaOf(ctx, rn.pool, row.ID)
 	if err != nil {
 		return media.Input{}, err
 	}
 	in := media.Prepare(ctx, row.In.Parts, fetched, media.Options{
-		Vision: g.cfg.Model.Vision, Limits: g.cfg.Media, Words: g.cfg.Messages.Media,
+		Vision: rn.cfg.Model.Vision, Limits: rn.cfg.Media, Words: rn.cfg.Messages.Media,
 		Describer: rn.describe, Transcriber: rn.transcribe})
 	for part, became := range in.Became {
-		if err := store.SetMediaBecame(ctx, g.pool, row.ID, part, became); err != nil {
+		if err := store.SetMediaBecame(ctx, rn.pool, row.ID, part, became); err != nil {
 			return media.Input{}, err
 		}
 	}
@@ -48,14 +46,13 @@ func (rn *runner) mediaInput(ctx context.Context, row store.InboundRow) (media.I
 // carrying them; a quote that cannot be read is left out (the question
 // still gets its answer).
 func (rn *runner) resolveQuote(ctx context.Context, row *store.InboundRow) {
-	g := rn.g
-	qr, ok := g.channels[row.In.Channel].(channels.QuoteResolver)
+	qr, ok := rn.channels[row.In.Channel].(channels.QuoteResolver)
 	if !ok || row.In.Quote != nil {
 		return
 	}
 	q, err := qr.ResolveQuote(ctx, row.In)
 	if err != nil {
-		g.log.Warn("quoted message unreadable; answering without it", "inbound_id", row.ID, "err", err)
+		rn.log.Warn("quoted message unreadable; answering without it", "inbound_id", row.ID, "err", err)
 		return
 	}
 	row.In.Quote = q

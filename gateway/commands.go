@@ -36,30 +36,28 @@ func parseCommand(text string, words config.Messages) (name, raw string, ok bool
 
 // runCommand answers a chat command. reset says the session starts afresh.
 func (rn *runner) runCommand(name, raw string, caller skills.Caller) (reply string, reset bool) {
-	g := rn.g
 	switch name {
 	case cmdReset:
-		return g.cfg.Messages.Reset, true
+		return rn.cfg.Messages.Reset, true
 	case cmdHelp:
-		help := g.runner.helpText(caller)
-		if mem, ok := FeatureOf[MemoryFeature](g.features); ok {
+		help := rn.helpText(caller)
+		if mem, ok := FeatureOf[MemoryFeature](rn.features); ok {
 			if line := mem.Help(caller.Account, caller.ChatID); line != "" {
 				help += "\n\n" + line
 			}
 		}
 		return help, false
 	default:
-		return fmt.Sprintf(g.cfg.Messages.UnknownCmd, raw), false
+		return fmt.Sprintf(rn.cfg.Messages.UnknownCmd, raw), false
 	}
 }
 
 // helpText lists the skills the caller may use, by the access rules: the
 // same set the agent may offer them.
 func (rn *runner) helpText(caller skills.Caller) string {
-	g := rn.g
-	tools := g.skills.Load().ToolsFor(caller)
+	tools := rn.skills.Load().ToolsFor(caller)
 	if len(tools) == 0 {
-		return g.cfg.Messages.NoSkills
+		return rn.cfg.Messages.NoSkills
 	}
 	lines := make([]string, 0, len(tools))
 	for _, t := range tools {
@@ -72,5 +70,5 @@ func (rn *runner) helpText(caller skills.Caller) string {
 		}
 		lines = append(lines, "• "+desc)
 	}
-	return fmt.Sprintf(g.cfg.Messages.Help, strings.Join(lines, "\n"))
+	return fmt.Sprintf(rn.cfg.Messages.Help, strings.Join(lines, "\n"))
 }

@@ -37,8 +37,17 @@ func TestMaxConnsHoldsWithALongConnectionBot(t *testing.T) {
 	// pool is at its size, and the connections the job clients took out
 	// of it for good are beside it.
 	var held []*pgxpool.Conn
+	// Released however the test ends: a held connection would keep the
+	// pool's Close, in the cleanup, waiting forever.
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
 	for {
-		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		// Long enough for a new connection on a loaded machine: a
+		// shorter wait ended the loop before the pool was full.
+		short, cancel := context.WithTimeout(ctx, time.Second)
 		c, err := pool.Acquire(short)
 		cancel()
 		if err != nil {
@@ -50,9 +59,6 @@ func TestMaxConnsHoldsWithALongConnectionBot(t *testing.T) {
 		t.Fatalf("pool holds %d connections, want its size %d", stat.TotalConns(), pool.Config().MaxConns)
 	}
 	open := h.count(`SELECT count(*) FROM pg_stat_activity WHERE application_name = 'budgeted'`)
-	for _, c := range held {
-		c.Release()
-	}
 	if open > maxConns {
 		t.Errorf("%d connections open, database.max_conns is %d", open, maxConns)
 	}

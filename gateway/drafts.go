@@ -82,22 +82,21 @@ func (d *draftWriter) take() (string, bool) {
 // streams; it returns the draft to feed (nil when there is nothing to
 // show) and a stop function.
 func (rn *runner) startDrafts(ctx context.Context, ch channels.Channel, row store.InboundRow) (*draftWriter, func()) {
-	g := rn.g
 	if !ch.Limits(row.In.Account).Streams {
 		return nil, func() {}
 	}
-	d := &draftWriter{msgs: &g.cfg.Messages}
+	d := &draftWriter{msgs: &rn.cfg.Messages}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for sleep(ctx, g.cfg.Worker.DraftInterval) {
+		for sleep(ctx, rn.cfg.Worker.DraftInterval) {
 			text, ok := d.take()
 			if !ok || text == "" {
 				continue
 			}
-			if err := store.SaveDraft(ctx, g.pool, row.ID, text, g.now()); err != nil && ctx.Err() == nil {
-				g.log.Warn("draft not stored", "inbound_id", row.ID, "err", err)
+			if err := store.SaveDraft(ctx, rn.pool, row.ID, text, rn.now()); err != nil && ctx.Err() == nil {
+				rn.log.Warn("draft not stored", "inbound_id", row.ID, "err", err)
 			}
 		}
 	}()
@@ -110,20 +109,19 @@ func (rn *runner) startDrafts(ctx context.Context, ch channels.Channel, row stor
 // is worth nothing once the answer is there. stop waits for a hint in
 // flight, so the answer never overtakes it.
 func (rn *runner) startProcessingHint(ctx context.Context, ch channels.Channel, row store.InboundRow) (stop func()) {
-	g := rn.g
-	if ch.Limits(row.In.Account).Streams || g.jobs.isExclusive(row.In.Channel, row.In.Account) {
+	if ch.Limits(row.In.Account).Streams || rn.jobs.isExclusive(row.In.Channel, row.In.Account) {
 		return func() {}
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	t := time.AfterFunc(g.cfg.Worker.ProcessingHintAfter, func() {
+	t := time.AfterFunc(rn.cfg.Worker.ProcessingHintAfter, func() {
 		defer wg.Done()
 		_, err := ch.Send(ctx, channels.Outbound{
 			Account: row.In.Account, ReplyTo: row.In.ReplyTo, Format: channels.FormatText,
-			Text: g.cfg.Messages.Processing, Parts: 1, Key: fmt.Sprintf("hint:%d", row.ID),
+			Text: rn.cfg.Messages.Processing, Parts: 1, Key: fmt.Sprintf("hint:%d", row.ID),
 		})
 		if err != nil {
-			g.log.Warn("processing hint not sent", "inbound_id", row.ID, "err", err)
+			rn.log.Warn("processing hint not sent", "inbound_id", row.ID, "err", err)
 		}
 	})
 	return func() {

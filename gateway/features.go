@@ -159,7 +159,10 @@ func (g *Gateway) Services() Services {
 		},
 		Channels: list, Callbacks: callbackPaths(g.channelRoutes()),
 		Outbox: g.outbox, Agent: g.agent, Jobs: g.jobs,
-		Departments: g.departmentsOf, Tracer: g.tracer, Metrics: g.metrics,
+		Departments: func(ctx context.Context, channel, account, user string) ([]string, error) {
+			return departmentsOf(ctx, g.channels, channel, account, user)
+		},
+		Tracer: g.tracer, Metrics: g.metrics,
 	}
 }
 

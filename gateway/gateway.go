@@ -172,8 +172,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		g.jobs.queueFor = func(string) (string, string) { return QueueAgent, QueueDelivery }
 	}
 	g.outbox = &Outbox{channels: g.channels, jobs: g.jobs}
-	g.conns.g, g.live.g, g.leases.g = g, g, g
-	g.runner.g = g
+	g.conns.g, g.live.g = g, g
 	g.runner.describe, g.runner.transcribe = media.NewDescriber(cfg.Media.Describe), media.NewTranscriber(cfg.Media.Transcribe)
 	if g.now == nil {
 		g.now = time.Now
@@ -219,6 +218,11 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	g.skills = skills.NewLive(reg)
 	g.agent = &AgentRunner{cfg: cfg, pool: g.pool, model: g.model, limiter: g.limiter, skills: g.skills,
 		features: g.features, metrics: g.metrics, now: g.now, log: g.log}
+	g.runner.cfg, g.runner.pool, g.runner.channels, g.runner.skills, g.runner.features = cfg, g.pool, g.channels, g.skills, g.features
+	g.runner.agent, g.runner.outbox, g.runner.jobs, g.runner.leases = g.agent, g.outbox, g.jobs, &g.leases
+	g.runner.tracer, g.runner.now, g.runner.log = g.tracer, g.now, g.log
+	g.leases.pool, g.leases.jobs, g.leases.replicaID, g.leases.term = g.pool, g.jobs, g.replicaID, cfg.Worker.RunLease
+	g.leases.now, g.leases.log = g.now, g.log
 	if err := reg.CheckEnv(); err != nil {
 		// Not fatal: a secret may be provided later; calls fail closed until then.
 		g.log.Warn("skills: secrets missing; these skills will refuse to run", "err", err)
@@ -353,6 +357,7 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 		}
 	}
 	g.serves = !deps.Partial
+	g.leases.sweeps = g.serves
 	if len(queueSizes) > 0 {
 		g.works = true
 		queues = map[string]river.QueueConfig{}

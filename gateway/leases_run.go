@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/hermes-gw/hermes/gateway/ops"
@@ -58,9 +59,15 @@ type runLease struct {
 
 // runLeases are the leases this replica's runs hold.
 type runLeases struct {
-	g  *Gateway
-	mu sync.Mutex
-	m  map[string]*runLease // by run id
+	pool      *pgxpool.Pool
+	jobs      *Jobs
+	replicaID string        // the holder the leases name
+	term      time.Duration // worker.run_lease
+	sweeps    bool          // a full replica: it sweeps lapsed leases too
+	now       func() time.Time
+	log       *slog.Logger
+	mu        sync.Mutex
+	m         map[string]*runLease // by run id
 }
 
 func (r *runLeases) add(l *runLease) {
@@ -82,11 +89,10 @@ func (r *runLeases) remove(runID string) {
 // returns errSessionBusy while another run holds it, and a context that
 // ends with cause errLeaseLost if the lease is lost while the run goes on.
 func (rl *runLeases) claimSession(ctx context.Context, sessionID, inboundID int64, runID string) (context.Context, *runLease, error) {
-	g := rl.g
-	now := g.now()
-	ok, err := store.ClaimSessionLease(ctx, g.pool, store.SessionLease{
-		SessionID: sessionID, InboundID: inboundID, Holder: g.replicaID, RunID: runID,
-	}, now, now.Add(g.cfg.Worker.RunLease))
+	now := rl.now()
+	ok, err := store.ClaimSessionLease(ctx, rl.pool, store.SessionLease{
+		SessionID: sessionID, InboundID: inboundID, Holder: rl.replicaID, RunID: runID,
+	}, now, now.Add(rl.term))
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -95,7 +101,7 @@ func (rl *runLeases) claimSession(ctx context.Context, sessionID, inboundID int6
 	}
 	ctx, lost := context.WithCancelCause(ctx)
 	l := &runLease{sessionID: sessionID, runID: runID, lost: lost, renewedAt: now}
-	g.leases.add(l)
+	rl.add(l)
 	return ctx, l, nil
 }
 
@@ -105,22 +111,21 @@ func (rl *runLeases) claimSession(ctx context.Context, sessionID, inboundID int6
 // and hands it on then. If Postgres cannot be reached the lease lapses by
 // itself and the sweeper hands the session on.
 func (rl *runLeases) releaseSession(ctx context.Context, l *runLease, ownID int64, committed bool) {
-	g := rl.g
-	g.leases.remove(l.runID)
+	rl.remove(l.runID)
 	l.lost(nil)
 	if committed {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+	err := store.InTx(ctx, rl.pool, func(tx pgx.Tx) error {
 		held, err := store.EndSessionLease(ctx, tx, l.sessionID, l.runID)
 		if err != nil || !held {
 			return err
 		}
-		return g.leases.handOver(ctx, tx, l.sessionID, ownID)
+		return rl.handOver(ctx, tx, l.sessionID, ownID)
 	})
 	if err != nil {
-		g.log.Warn("session lease not released; it lapses by itself", "session_id", l.sessionID, "run_id", l.runID, "err", err)
+		rl.log.Warn("session lease not released; it lapses by itself", "session_id", l.sessionID, "run_id", l.runID, "err", err)
 	}
 }
 
@@ -128,18 +133,17 @@ func (rl *runLeases) releaseSession(ctx context.Context, l *runLease, ownID int6
 // unless it is ownID (whose job lives on). A message may then have two
 // jobs; the second finds it answered or its session busy.
 func (rl *runLeases) handOver(ctx context.Context, tx pgx.Tx, sessionID, ownID int64) error {
-	g := rl.g
 	next, channel, ok, err := store.OldestPendingInSession(ctx, tx, sessionID)
 	if err != nil || !ok || next == ownID {
 		return err
 	}
-	return g.leases.enqueueProcess(ctx, tx, next, channel)
+	return rl.enqueueProcess(ctx, tx, next, channel)
 }
 
 // enqueueProcess inserts the job that answers inbound message id, in tx.
 func (rl *runLeases) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, channel string) error {
 	job := rl.processJob(id, channel, ops.JobMetadata(ctx))
-	if _, err := rl.g.jobs.river.InsertTx(ctx, tx, job.Args, job.InsertOpts); err != nil {
+	if _, err := rl.jobs.river.InsertTx(ctx, tx, job.Args, job.InsertOpts); err != nil {
 		return fmt.Errorf("gateway: enqueue inbound %d: %w", id, err)
 	}
 	return nil
@@ -149,7 +153,7 @@ func (rl *runLeases) enqueueProcess(ctx context.Context, tx pgx.Tx, id int64, ch
 // trace context.
 func (rl *runLeases) processJob(id int64, channel string, meta []byte) river.InsertManyParams {
 	return river.InsertManyParams{Args: ProcessInboundArgs{InboundID: id}, InsertOpts: &river.InsertOpts{
-		Queue: rl.g.jobs.agentQueue(channel), MaxAttempts: agentAttempts, Metadata: meta,
+		Queue: rl.jobs.agentQueue(channel), MaxAttempts: agentAttempts, Metadata: meta,
 	}}
 }
 
@@ -162,15 +166,14 @@ func (rl *runLeases) processJob(id int64, channel string, meta []byte) river.Ins
 // and a renewal waiting its turn in the pool let a live run's lease lapse
 // (the run was stopped, and its message answered again elsewhere).
 func (rl *runLeases) keepLeases(ctx context.Context) {
-	g := rl.g
-	term := g.cfg.Worker.RunLease
+	term := rl.term
 	renew, sweep := time.NewTicker(term/3), time.NewTicker(term/4)
 	defer renew.Stop()
 	defer sweep.Stop()
-	if !g.serves {
+	if !rl.sweeps {
 		sweep.Stop()
 	}
-	kept := store.Keep(ctx, g.pool)
+	kept := store.Keep(ctx, rl.pool)
 	defer kept.Release()
 	for {
 		select {
@@ -180,19 +183,19 @@ func (rl *runLeases) keepLeases(ctx context.Context) {
 			c, err := kept.Get(ctx)
 			switch {
 			case err != nil:
-				g.leases.renewLeases(ctx, g.pool) // fails too, stopping runs whose lease lapsed
-			case !g.leases.renewLeases(ctx, c):
+				rl.renewLeases(ctx, rl.pool) // fails too, stopping runs whose lease lapsed
+			case !rl.renewLeases(ctx, c):
 				kept.Release()
 			}
 		case <-sweep.C:
 			c, err := kept.Get(ctx)
 			if err == nil {
-				if _, err = g.sweepLeases(ctx, c); err != nil {
+				if _, err = rl.sweep(ctx, c); err != nil {
 					kept.Release()
 				}
 			}
 			if err != nil && ctx.Err() == nil {
-				g.log.Warn("lapsed session leases not swept", "err", err)
+				rl.log.Warn("lapsed session leases not swept", "err", err)
 			}
 		}
 	}
@@ -203,26 +206,25 @@ func (rl *runLeases) keepLeases(ctx context.Context) {
 // Postgres cannot be reached, a run is stopped once its lease has lapsed,
 // since another replica may then take the session.
 func (rl *runLeases) renewLeases(ctx context.Context, q store.Querier) bool {
-	g := rl.g
-	g.leases.mu.Lock()
-	ids := make([]string, 0, len(g.leases.m))
-	for id := range g.leases.m {
+	rl.mu.Lock()
+	ids := make([]string, 0, len(rl.m))
+	for id := range rl.m {
 		ids = append(ids, id)
 	}
-	g.leases.mu.Unlock()
+	rl.mu.Unlock()
 	if len(ids) == 0 {
 		return true
 	}
-	now := g.now()
-	renewed, err := store.RenewSessionLeases(ctx, q, g.replicaID, ids, now.Add(g.cfg.Worker.RunLease))
-	g.leases.mu.Lock()
-	defer g.leases.mu.Unlock()
+	now := rl.now()
+	renewed, err := store.RenewSessionLeases(ctx, q, rl.replicaID, ids, now.Add(rl.term))
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
-			g.log.Warn("session leases not renewed", "runs", len(ids), "err", err)
+			rl.log.Warn("session leases not renewed", "runs", len(ids), "err", err)
 		}
-		for _, l := range g.leases.m {
-			if now.Sub(l.renewedAt) >= g.cfg.Worker.RunLease {
+		for _, l := range rl.m {
+			if now.Sub(l.renewedAt) >= rl.term {
 				l.lost(errLeaseLost)
 			}
 		}
@@ -233,13 +235,13 @@ func (rl *runLeases) renewLeases(ctx context.Context, q store.Querier) bool {
 		ok[id] = true
 	}
 	for _, id := range ids {
-		l, live := g.leases.m[id]
+		l, live := rl.m[id]
 		switch {
 		case !live: // ended meanwhile
 		case ok[id]:
 			l.renewedAt = now
 		default:
-			g.log.Warn("session lease taken over; stopping the run", "session_id", l.sessionID, "run_id", id)
+			rl.log.Warn("session lease taken over; stopping the run", "session_id", l.sessionID, "run_id", id)
 			l.lost(errLeaseLost)
 		}
 	}
@@ -250,19 +252,20 @@ func (rl *runLeases) renewLeases(ctx context.Context, q store.Querier) bool {
 // Postgres) and hands their sessions on, in one short transaction. Leases
 // another replica is sweeping are skipped, so each is taken once. It
 // returns how many it took.
-func (g *Gateway) SweepLeases(ctx context.Context) (int, error) { return g.sweepLeases(ctx, g.pool) }
+func (g *Gateway) SweepLeases(ctx context.Context) (int, error) { return g.leases.sweep(ctx, g.pool) }
 
-func (g *Gateway) sweepLeases(ctx context.Context, db store.Beginner) (int, error) {
+// sweep is SweepLeases on db (a pool, or the connection kept for it).
+func (rl *runLeases) sweep(ctx context.Context, db store.Beginner) (int, error) {
 	var n int
 	err := store.InTx(ctx, db, func(tx pgx.Tx) error {
-		lapsed, err := store.TakeLapsedLeases(ctx, tx, g.now(), sweepBatch)
+		lapsed, err := store.TakeLapsedLeases(ctx, tx, rl.now(), sweepBatch)
 		if err != nil {
 			return err
 		}
 		for _, l := range lapsed {
-			g.log.Warn("session lease lapsed; answering its message again", slog.Int64("session_id", l.SessionID),
+			rl.log.Warn("session lease lapsed; answering its message again", slog.Int64("session_id", l.SessionID),
 				slog.Int64("inbound_id", l.InboundID), slog.String("holder", l.Holder))
-			if err := g.leases.handOver(ctx, tx, l.SessionID, 0); err != nil {
+			if err := rl.handOver(ctx, tx, l.SessionID, 0); err != nil {
 				return err
 			}
 		}

@@ -52,63 +52,62 @@ type confirmResult struct {
 // confirmed action happens at most once.
 func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller) (confirmResult, error) {
-	g := rn.g
-	p, ok, err := store.TakePending(ctx, g.pool, sessionID)
+	p, ok, err := store.TakePending(ctx, rn.pool, sessionID)
 	if err != nil || !ok {
 		return confirmResult{}, err
 	}
 	var pc agent.PendingConfirmation
 	if err := json.Unmarshal(p.Payload, &pc); err != nil {
-		g.log.Error("unreadable pending confirmation dropped", "session_id", sessionID, "err", err)
+		rn.log.Error("unreadable pending confirmation dropped", "session_id", sessionID, "err", err)
 		return confirmResult{}, nil
 	}
 	subject := confirmSubject(pc.Prompt)
 	answer := bareAnswer(row.In.Text)
 	switch {
-	case !isOneOf(answer, g.cfg.Messages.ConfirmWords):
-		cancelled := fmt.Sprintf(g.cfg.Messages.Cancelled, subject)
+	case !isOneOf(answer, rn.cfg.Messages.ConfirmWords):
+		cancelled := fmt.Sprintf(rn.cfg.Messages.Cancelled, subject)
 		// A plain "no" is answered here; anything else is a new request the
 		// agent answers after the note.
-		return confirmResult{done: isOneOf(answer, g.cfg.Messages.CancelWords), text: cancelled}, nil
-	case !g.now().Before(p.ExpiresAt):
-		return confirmResult{done: true, text: fmt.Sprintf(g.cfg.Messages.ConfirmLate, subject)}, nil
+		return confirmResult{done: isOneOf(answer, rn.cfg.Messages.CancelWords), text: cancelled}, nil
+	case !rn.now().Before(p.ExpiresAt):
+		return confirmResult{done: true, text: fmt.Sprintf(rn.cfg.Messages.ConfirmLate, subject)}, nil
 	}
 
 	// The call serves the message that asked for it: its attachments go
 	// to a skill that takes files.
-	if asked, err := store.GetRun(ctx, g.pool, p.RunID); err == nil && asked.InboundID != 0 {
+	if asked, err := store.GetRun(ctx, rn.pool, p.RunID); err == nil && asked.InboundID != 0 {
 		caller.FilesOf = skills.InboundID(asked.InboundID)
 	}
-	started := g.now()
-	res, callErr := g.runner.callConfirmed(ctx, row.In, caller, pc.Tool, pc.Args)
+	started := rn.now()
+	res, callErr := rn.callConfirmed(ctx, row.In, caller, pc.Tool, pc.Args)
 	if callErr != nil && ctx.Err() != nil {
 		return confirmResult{}, callErr // shutting down; the claim is spent, the user asks again
 	}
 	// Stored and shown masked, like the agent's own tool steps.
 	step := store.StepRecord{Step: 1, Kind: agent.StepTool, Tool: pc.Tool, Args: agent.MaskedArgs(string(pc.Args)),
-		Latency: g.now().Sub(started)}
+		Latency: rn.now().Sub(started)}
 	cr := confirmResult{done: true}
 	stop := StopConfirmed
 	switch {
 	case callErr != nil:
 		step.Error = callErr.Error()
-		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFail, subject, userFacingError(callErr, g.cfg.Messages.SkillErrors))
+		cr.text = fmt.Sprintf(rn.cfg.Messages.ConfirmFail, subject, userFacingError(callErr, rn.cfg.Messages.SkillErrors))
 	case res.Confirm != nil:
 		// The breaker is open and the fallback needs its own 「确认」:
 		// nothing ran, so nothing is reported as executed. Its prompt is
 		// rendered from the arguments: masked like any reply.
 		res.Confirm.Prompt = agent.MaskedText(res.Confirm.Prompt)
 		step.Observation = "not executed: " + pc.Tool + " is unavailable; its fallback " + res.Confirm.Skill + " awaits confirmation"
-		cr.text = fmt.Sprintf(g.cfg.Messages.ConfirmFallback, subject, res.Confirm.Prompt)
-		cr.pending = g.runner.fallbackPending(sessionID, caller.TraceID, res.Confirm)
+		cr.text = fmt.Sprintf(rn.cfg.Messages.ConfirmFallback, subject, res.Confirm.Prompt)
+		cr.pending = rn.fallbackPending(sessionID, caller.TraceID, res.Confirm)
 		stop = agent.StopAwaitingConfirmation
 	default:
-		masked := agent.MaskedResult(res, g.skills.Load().Spec(res.Skill), 0)
+		masked := agent.MaskedResult(res, rn.skills.Load().Spec(res.Skill), 0)
 		step.Observation = masked
-		cr.text = fmt.Sprintf(g.cfg.Messages.Confirmed, resultSummary(masked, subject))
+		cr.text = fmt.Sprintf(rn.cfg.Messages.Confirmed, resultSummary(masked, subject))
 	}
 	cr.run = &store.RunRecord{ID: caller.TraceID, SessionID: sessionID, InboundID: row.ID, Model: "confirmation",
-		StopReason: stop, Reply: cr.text, StartedAt: started, FinishedAt: g.now()}
+		StopReason: stop, Reply: cr.text, StartedAt: started, FinishedAt: rn.now()}
 	cr.steps = []store.StepRecord{step}
 	return cr, nil
 }
@@ -119,14 +118,13 @@ const StopConfirmed = "confirmed"
 
 // fallbackPending is the confirmation a fallback skill waits for.
 func (rn *runner) fallbackPending(sessionID int64, runID string, c *skills.Confirmation) *store.Pending {
-	g := rn.g
 	payload, err := json.Marshal(agent.PendingConfirmation{Tool: c.Skill, Args: c.Args, Prompt: c.Prompt})
 	if err != nil {
 		return nil // a RawMessage that came from validation marshals
 	}
-	now := g.now()
+	now := rn.now()
 	return &store.Pending{SessionID: sessionID, Kind: store.PendingConfirm, Payload: payload, RunID: runID,
-		CreatedAt: now, ExpiresAt: now.Add(g.cfg.Agent.ConfirmTimeout)}
+		CreatedAt: now, ExpiresAt: now.Add(rn.cfg.Agent.ConfirmTimeout)}
 }
 
 // resultSummary is the line a backend meant for the user ("summary" or
@@ -147,15 +145,14 @@ func resultSummary(masked, subject string) string {
 // callConfirmed runs a call the user confirmed: a feature's tool (its
 // CallConfirmed), or a skill through the registry.
 func (rn *runner) callConfirmed(ctx context.Context, in channels.Inbound, caller skills.Caller, tool string, args json.RawMessage) (skills.Result, error) {
-	g := rn.g
-	for _, f := range g.features {
+	for _, f := range rn.features {
 		if tf, ok := f.(ChatToolFeature); ok {
 			if res, handled, err := tf.CallConfirmed(ctx, in, caller, tool, args); handled {
 				return res, err
 			}
 		}
 	}
-	return g.skills.Load().CallConfirmed(ctx, caller, tool, args)
+	return rn.skills.Load().CallConfirmed(ctx, caller, tool, args)
 }
 
 // A UserFacing error carries the sentence the user is told as it is when

@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/media"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -35,7 +38,18 @@ const leaseLostSnooze = time.Second
 // agent or a command or a confirmation, and the outcome committed with
 // its reply in one transaction.
 type runner struct {
-	g *Gateway
+	cfg      *config.Config
+	pool     *pgxpool.Pool
+	channels map[string]channels.Channel
+	skills   *skills.Live // for /help and a confirmed call
+	features []Feature
+	agent    *AgentRunner
+	outbox   *Outbox
+	jobs     *Jobs
+	leases   *runLeases
+	tracer   trace.Tracer
+	now      func() time.Time
+	log      *slog.Logger
 	// describe and transcribe are media.describe and media.transcribe,
 	// nil when off.
 	describe   media.Describer
@@ -75,23 +89,22 @@ func riverOutcome(err error) error {
 // is swept: the message is answered again. A crash after it finds the
 // message done. No connection is held between queries.
 func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool) (err error) {
-	g := rn.g
-	row, err := store.GetInbound(ctx, g.pool, inboundID)
+	row, err := store.GetInbound(ctx, rn.pool, inboundID)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: %w", errUnknownMessage, err)
 	}
 	if err != nil || row.Status != store.InboundPending {
 		return err
 	}
-	if err := g.runner.fetchMedia(ctx, row, lastAttempt); err != nil {
+	if err := rn.fetchMedia(ctx, row, lastAttempt); err != nil {
 		return err
 	}
-	sessionID, err := store.EnsureSession(ctx, g.pool, store.SessionKeyOf(row.In), g.now())
+	sessionID, err := store.EnsureSession(ctx, rn.pool, store.SessionKeyOf(row.In), rn.now())
 	if err != nil {
 		return err
 	}
 	runID := ops.NewRunID()
-	ctx, span := ops.StartRunSpan(ctx, g.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
+	ctx, span := ops.StartRunSpan(ctx, rn.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
 		attribute.String("hermes.account", row.In.Account), attribute.Int64("hermes.inbound_id", row.ID))
 	defer func() {
 		spanErr := err
@@ -101,14 +114,14 @@ func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool
 		}
 		ops.EndSpan(span, spanErr)
 	}()
-	runCtx, lease, err := g.leases.claimSession(ctx, sessionID, row.ID, runID)
+	runCtx, lease, err := rn.leases.claimSession(ctx, sessionID, row.ID, runID)
 	if err != nil {
 		return err
 	}
 	committed := false
-	defer func() { g.leases.releaseSession(ctx, lease, row.ID, committed) }()
+	defer func() { rn.leases.releaseSession(ctx, lease, row.ID, committed) }()
 	// Re-read under the lease: another run may have answered it meanwhile.
-	status, older, err := store.StatusInSession(runCtx, g.pool, row)
+	status, older, err := store.StatusInSession(runCtx, rn.pool, row)
 	switch {
 	case err != nil:
 		return err
@@ -117,7 +130,7 @@ func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool
 	case older:
 		return errSessionBusy // releasing hands the session to the older one
 	}
-	err = g.runner.answer(runCtx, row, sessionID, runID, lastAttempt)
+	err = rn.answer(runCtx, row, sessionID, runID, lastAttempt)
 	committed = err == nil
 	if err != nil && errors.Is(context.Cause(runCtx), errLeaseLost) {
 		return errLeaseLost
@@ -149,59 +162,58 @@ type outcome struct {
 // outcome. On a failed run it returns the error so the job is retried,
 // unless this is the last attempt: then the user is told it failed.
 func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID int64, runID string, lastAttempt bool) error {
-	g := rn.g
-	started := g.now()
+	started := rn.now()
 	out := outcome{status: store.InboundDone}
 	var images []agent.Image
 	var modelText string // the text the model sees when it is not the stored one
 	switch row.In.MsgType {
 	case channels.TypeText:
 	case channels.TypeMedia:
-		in, err := g.runner.mediaInput(ctx, row)
+		in, err := rn.mediaInput(ctx, row)
 		if err != nil {
 			return err
 		}
 		if in.Refusal != "" {
 			out.reply = in.Refusal
-			return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
+			return rn.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 		row.In.Text, modelText, images = in.History, in.Text, in.Images
 	default:
-		out.reply = g.cfg.Messages.Unsupported
-		return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
+		out.reply = rn.cfg.Messages.Unsupported
+		return rn.commitAnswer(ctx, row, sessionID, runID, out)
 	}
-	g.runner.fillDepartments(ctx, &row)
+	rn.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
-	if mem, ok := FeatureOf[MemoryFeature](g.features); ok {
+	if mem, ok := FeatureOf[MemoryFeature](rn.features); ok {
 		if reply, handled, err := mem.Command(ctx, row.In, row.ID); err != nil {
 			return err
 		} else if handled {
 			out.reply, out.command, out.private = reply, true, true
-			return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
+			return rn.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 	}
-	if name, raw, ok := parseCommand(row.In.Text, g.cfg.Messages); ok {
-		out.reply, out.resetSession = g.runner.runCommand(name, raw, caller)
+	if name, raw, ok := parseCommand(row.In.Text, rn.cfg.Messages); ok {
+		out.reply, out.resetSession = rn.runCommand(name, raw, caller)
 		out.clearPending, out.command = out.resetSession, true
-		return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
+		return rn.commitAnswer(ctx, row, sessionID, runID, out)
 	}
 
 	// What the session waited for: a confirmation is resolved here, a
 	// follow-up question resumes the task it came from.
 	var resume *agent.Continuation
 	var note string
-	pending, hasPending, err := store.GetPending(ctx, g.pool, sessionID)
+	pending, hasPending, err := store.GetPending(ctx, rn.pool, sessionID)
 	if err != nil {
 		return err
 	}
 	if hasPending && pending.Kind == store.PendingConfirm {
-		cr, err := g.runner.resolveConfirmation(ctx, row, sessionID, caller)
+		cr, err := rn.resolveConfirmation(ctx, row, sessionID, caller)
 		if err != nil {
 			return err
 		}
 		if cr.done {
 			out.reply, out.run, out.steps, out.setPending = cr.text, cr.run, cr.steps, cr.pending
-			return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
+			return rn.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 		note = cr.text
 	} else if hasPending {
@@ -209,18 +221,18 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 		if started.Before(pending.ExpiresAt) {
 			resume = new(agent.Continuation)
 			if err := json.Unmarshal(pending.Payload, resume); err != nil {
-				g.log.Error("unreadable continuation dropped", "session_id", sessionID, "err", err)
+				rn.log.Error("unreadable continuation dropped", "session_id", sessionID, "err", err)
 				resume = nil
 			}
 		}
 	}
 
-	g.runner.resolveQuote(ctx, &row)
-	input := turnInput{text: media.WithQuote(row.In.Quote, cmp.Or(modelText, row.In.Text), g.cfg.Messages.Media), images: images}
-	res, runErr := g.runner.runWithProgress(ctx, row, sessionID, caller, resume, input)
+	rn.resolveQuote(ctx, &row)
+	input := turnInput{text: media.WithQuote(row.In.Quote, cmp.Or(modelText, row.In.Text), rn.cfg.Messages.Media), images: images}
+	res, runErr := rn.runWithProgress(ctx, row, sessionID, caller, resume, input)
 	out.run = &store.RunRecord{
-		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: g.agent.ModelName(),
-		StopReason: res.StopReason, StartedAt: started, FinishedAt: g.now(),
+		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: rn.agent.ModelName(),
+		StopReason: res.StopReason, StartedAt: started, FinishedAt: rn.now(),
 	}
 	out.steps = TraceSteps(res.Steps, out.run)
 	out.reply = res.Reply
@@ -233,46 +245,45 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 			return fmt.Errorf("%w: %w", errShuttingDown, runErr)
 		}
 		if !lastAttempt {
-			g.log.Warn("agent run failed; will retry", "inbound_id", row.ID, "run_id", runID, "err", runErr)
+			rn.log.Warn("agent run failed; will retry", "inbound_id", row.ID, "run_id", runID, "err", runErr)
 			return fmt.Errorf("gateway: run inbound %d: %w", row.ID, runErr)
 		}
-		g.log.Error("agent run failed on the last attempt; telling the user", "inbound_id", row.ID, "run_id", runID, "err", runErr)
-		out.reply = g.cfg.Messages.Failed
+		rn.log.Error("agent run failed on the last attempt; telling the user", "inbound_id", row.ID, "run_id", runID, "err", runErr)
+		out.reply = rn.cfg.Messages.Failed
 		out.status = store.InboundFailed
 	}
 	if out.reply == "" {
-		out.reply = g.cfg.Messages.Empty
+		out.reply = rn.cfg.Messages.Empty
 	}
 	if note != "" {
 		out.reply = note + "\n\n" + out.reply
 	}
 	out.run.Reply = out.reply
-	out.setPending = g.runner.nextPending(res, sessionID, runID)
+	out.setPending = rn.nextPending(res, sessionID, runID)
 	out.asyncTasks = res.AsyncTasks
-	return g.runner.commitAnswer(ctx, row, sessionID, runID, out)
+	return rn.commitAnswer(ctx, row, sessionID, runID, out)
 }
 
 // nextPending is what the session waits for after a run that stopped to
 // ask the user something.
 func (rn *runner) nextPending(res agent.Result, sessionID int64, runID string) *store.Pending {
-	g := rn.g
 	var kind string
 	var payload any
 	var ttl time.Duration
 	switch {
 	case res.StopReason == agent.StopAwaitingConfirmation && res.PendingConfirmation != nil:
-		kind, payload, ttl = store.PendingConfirm, res.PendingConfirmation, g.cfg.Agent.ConfirmTimeout
+		kind, payload, ttl = store.PendingConfirm, res.PendingConfirmation, rn.cfg.Agent.ConfirmTimeout
 	case res.StopReason == agent.StopNeedsInput && res.Continuation != nil:
-		kind, payload, ttl = store.PendingFollowup, res.Continuation, g.cfg.Agent.FollowupTimeout
+		kind, payload, ttl = store.PendingFollowup, res.Continuation, rn.cfg.Agent.FollowupTimeout
 	default:
 		return nil
 	}
 	b, err := json.Marshal(payload)
 	if err != nil {
-		g.log.Error("cannot store what the session waits for", "session_id", sessionID, "err", err)
+		rn.log.Error("cannot store what the session waits for", "session_id", sessionID, "err", err)
 		return nil
 	}
-	now := g.now()
+	now := rn.now()
 	return &store.Pending{SessionID: sessionID, Kind: kind, Payload: b, RunID: runID, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 }
 
@@ -280,13 +291,12 @@ func (rn *runner) nextPending(res agent.Result, sessionID int64, runID string) *
 // rules, on channels whose callbacks do not carry them. A failed lookup
 // leaves them empty: skills limited to departments are then not offered.
 func (rn *runner) fillDepartments(ctx context.Context, row *store.InboundRow) {
-	g := rn.g
 	if len(row.In.Sender.Dept) > 0 {
 		return
 	}
-	depts, err := g.departmentsOf(ctx, row.In.Channel, row.In.Account, row.In.Sender.UserID)
+	depts, err := departmentsOf(ctx, rn.channels, row.In.Channel, row.In.Account, row.In.Sender.UserID)
 	if err != nil {
-		g.log.Warn("sender's departments unknown; department-limited skills are not offered",
+		rn.log.Warn("sender's departments unknown; department-limited skills are not offered",
 			"inbound_id", row.ID, "err", err)
 		return
 	}
@@ -295,8 +305,8 @@ func (rn *runner) fillDepartments(ctx context.Context, row *store.InboundRow) {
 
 // departmentsOf are user's departments as the channel's Directory knows
 // them now; none (and no error) on a channel without one.
-func (g *Gateway) departmentsOf(ctx context.Context, channel, account, user string) ([]string, error) {
-	dir, ok := g.channels[channel].(channels.Directory)
+func departmentsOf(ctx context.Context, chs map[string]channels.Channel, channel, account, user string) ([]string, error) {
+	dir, ok := chs[channel].(channels.Directory)
 	if !ok {
 		return nil, nil
 	}
@@ -327,16 +337,15 @@ func callerFor(row store.InboundRow, runID string) skills.Caller {
 // console, a 「处理中…」 once a run takes long elsewhere.
 func (rn *runner) runWithProgress(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, input turnInput) (agent.Result, error) {
-	g := rn.g
-	ch, ok := g.channels[row.In.Channel]
+	ch, ok := rn.channels[row.In.Channel]
 	if !ok {
-		return g.runner.runAgent(ctx, row, sessionID, caller, resume, input, nil, nil)
+		return rn.runAgent(ctx, row, sessionID, caller, resume, input, nil, nil)
 	}
-	draft, stopDrafts := g.runner.startDrafts(ctx, ch, row)
+	draft, stopDrafts := rn.startDrafts(ctx, ch, row)
 	defer stopDrafts()
-	stopHint := g.runner.startProcessingHint(ctx, ch, row)
+	stopHint := rn.startProcessingHint(ctx, ch, row)
 	defer stopHint()
-	report := g.runner.progressFor(ctx, ch, row)
+	report := rn.progressFor(ctx, ch, row)
 	var progress func(agent.Event)
 	var queued func(bool) // a run waiting for the model shows 「排队中…」 in its draft
 	if draft != nil {
@@ -352,7 +361,7 @@ func (rn *runner) runWithProgress(ctx context.Context, row store.InboundRow, ses
 			}
 		}
 	}
-	return g.runner.runAgent(ctx, row, sessionID, caller, resume, input, progress, queued)
+	return rn.runAgent(ctx, row, sessionID, caller, resume, input, progress, queued)
 }
 
 // turnInput is what the model gets of the user's message: its text (with
@@ -367,26 +376,24 @@ type turnInput struct {
 // caller's skills and the features' chat tools.
 func (rn *runner) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, input turnInput, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
-	g := rn.g
-	turn, err := g.agent.NewTurn(ctx, TurnInput{Caller: caller, Session: sessionID, Text: input.text, Images: input.images,
+	turn, err := rn.agent.NewTurn(ctx, TurnInput{Caller: caller, Session: sessionID, Text: input.text, Images: input.images,
 		Message: &row.In, Resume: resume})
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
 	}
-	return g.agent.Run(ctx, row.In.Channel, turn, progress, queued)
+	return rn.agent.Run(ctx, row.In.Channel, turn, progress, queued)
 }
 
 // progressFor forwards tool calls as progress lines to channels that can
 // show them; nil (no streaming) for the others.
 func (rn *runner) progressFor(ctx context.Context, ch channels.Channel, row store.InboundRow) func(agent.Event) {
-	g := rn.g
 	pr, ok := ch.(channels.ProgressReporter)
 	if !ok {
 		return nil
 	}
 	return func(e agent.Event) {
 		if e.Kind == agent.EventToolStart {
-			pr.Report(ctx, row.In.Account, row.In.ReplyTo, fmt.Sprintf(g.cfg.Messages.Working, cmp.Or(e.ToolDisplay, e.Tool)))
+			pr.Report(ctx, row.In.Account, row.In.ReplyTo, fmt.Sprintf(rn.cfg.Messages.Working, cmp.Or(e.ToolDisplay, e.Tool)))
 		}
 	}
 }
@@ -414,9 +421,8 @@ func TraceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 // transaction. It returns errLeaseLost, committing nothing, when the lease
 // lapsed and was taken over: the run that took it answers.
 func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessionID int64, leaseRun string, out outcome) error {
-	g := rn.g
-	now := g.now()
-	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+	now := rn.now()
+	return store.InTx(ctx, rn.pool, func(tx pgx.Tx) error {
 		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)
 		if err != nil {
 			return err
@@ -459,7 +465,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 				return err
 			}
 		}
-		parts, err := g.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
+		parts, err := rn.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
 		if err != nil {
 			return err
 		}
@@ -471,15 +477,15 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 				return err
 			}
 		}
-		if mem, ok := FeatureOf[MemoryFeature](g.features); ok && out.status == store.InboundDone {
+		if mem, ok := FeatureOf[MemoryFeature](rn.features); ok && out.status == store.InboundDone {
 			if err := mem.LearnTx(ctx, tx, row.In, row.ID, runID); err != nil {
 				return err
 			}
 		}
-		if err := g.leases.handOver(ctx, tx, sessionID, row.ID); err != nil {
+		if err := rn.leases.handOver(ctx, tx, sessionID, row.ID); err != nil {
 			return err
 		}
-		g.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),
+		rn.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),
 			slog.String("run_id", runID), slog.Int("parts", parts))
 		return nil
 	})
