@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
@@ -24,31 +27,41 @@ const takenOverPause = 5 * time.Minute
 
 // connections are the long connections this replica keeps.
 type connections struct {
-	g      *Gateway
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	inbox      channels.Sink // where the connections' messages go
+	cfg        *config.Config
+	pool       *pgxpool.Pool
+	channels   map[string]channels.Channel
+	jobs       *Jobs
+	delivery   *delivery    // an account's held connection works its deliveries here
+	live       *liveReplies // which a delivery of a held part waits for
+	connStates *ops.ConnStates
+	replicaID  string // the holder its connection leases name
+	metrics    *ops.Metrics
+	now        func() time.Time
+	log        *slog.Logger
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // startConnections runs every channel's long connections: on every replica
 // for platforms that spread events over clients, on one replica at a time
 // (under a lease) for accounts that allow one connection.
 func (cs *connections) startConnections(ctx context.Context) {
-	g := cs.g
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	g.conns.cancel = cancel
-	for name, ch := range g.channels {
+	cs.cancel = cancel
+	for name, ch := range cs.channels {
 		sr, ok := ch.(channels.StreamReceiver)
 		if !ok {
 			continue
 		}
 		for _, c := range sr.Connections() {
-			g.conns.wg.Add(1)
+			cs.wg.Add(1)
 			go func() {
-				defer g.conns.wg.Done()
+				defer cs.wg.Done()
 				if c.Exclusive {
-					g.conns.holdExclusive(ctx, name, c)
+					cs.holdExclusive(ctx, name, c)
 				} else {
-					g.conns.keepConnection(ctx, name, c)
+					cs.keepConnection(ctx, name, c)
 				}
 			}()
 		}
@@ -58,13 +71,12 @@ func (cs *connections) startConnections(ctx context.Context) {
 // stopConnections closes the connections and waits for them (until ctx
 // ends). Leases are released, so another replica takes over at once.
 func (cs *connections) stopConnections(ctx context.Context) {
-	g := cs.g
-	if g.conns.cancel == nil {
+	if cs.cancel == nil {
 		return
 	}
-	g.conns.cancel()
+	cs.cancel()
 	done := make(chan struct{})
-	go func() { g.conns.wg.Wait(); close(done) }()
+	go func() { cs.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -75,10 +87,9 @@ func (cs *connections) stopConnections(ctx context.Context) {
 // reconnect loop; when the platform gives the account to another client
 // it stands back for takenOverPause, then tries again.
 func (cs *connections) keepConnection(ctx context.Context, channel string, c channels.Connection) {
-	g := cs.g
 	for ctx.Err() == nil {
-		if err := g.conns.reconnect(ctx, channel, c); err != nil {
-			g.conns.standBack(ctx, channel, c, err)
+		if err := cs.reconnect(ctx, channel, c); err != nil {
+			cs.standBack(ctx, channel, c, err)
 		}
 	}
 }
@@ -86,9 +97,8 @@ func (cs *connections) keepConnection(ctx context.Context, channel string, c cha
 // standBack leaves an account alone for takenOverPause after the platform
 // gave its connection to another client (err wraps channels.ErrTakenOver).
 func (cs *connections) standBack(ctx context.Context, channel string, c channels.Connection, err error) {
-	g := cs.g
-	g.connStates.Set(channel, c.Account, ops.ConnStandby)
-	g.log.Error("the platform gave this account's connection to another client; leaving it alone",
+	cs.connStates.Set(channel, c.Account, ops.ConnStandby)
+	cs.log.Error("the platform gave this account's connection to another client; leaving it alone",
 		"channel", channel, "account", c.Account, "for", takenOverPause, "err", err)
 	sleep(ctx, takenOverPause)
 }
@@ -96,23 +106,22 @@ func (cs *connections) standBack(ctx context.Context, channel string, c channels
 // holdExclusive keeps trying to take the account's lease; while it holds
 // it, it runs the connection and works the account's delivery queue.
 func (cs *connections) holdExclusive(ctx context.Context, channel string, c channels.Connection) {
-	g := cs.g
 	lease := "connection:" + channel + "/" + c.Account
-	retry := g.cfg.Worker.ConnectionLease / 4
+	retry := cs.cfg.Worker.ConnectionLease / 4
 	for ctx.Err() == nil {
-		g.connStates.Set(channel, c.Account, ops.ConnStandby)
-		ok, err := store.AcquireLease(ctx, g.pool, lease, g.replicaID, g.now(), g.cfg.Worker.ConnectionLease)
+		cs.connStates.Set(channel, c.Account, ops.ConnStandby)
+		ok, err := store.AcquireLease(ctx, cs.pool, lease, cs.replicaID, cs.now(), cs.cfg.Worker.ConnectionLease)
 		if err != nil && ctx.Err() == nil {
-			g.log.Warn("connection lease unavailable", "lease", lease, "err", err)
+			cs.log.Warn("connection lease unavailable", "lease", lease, "err", err)
 		}
 		if ok {
-			g.log.Info("holding the long connection", "channel", channel, "account", c.Account, "replica", g.replicaID)
-			g.connStates.Set(channel, c.Account, ops.ConnHolding)
-			err := g.conns.runHeld(ctx, lease, channel, c)
+			cs.log.Info("holding the long connection", "channel", channel, "account", c.Account, "replica", cs.replicaID)
+			cs.connStates.Set(channel, c.Account, ops.ConnHolding)
+			err := cs.runHeld(ctx, lease, channel, c)
 			if errors.Is(err, channels.ErrTakenOver) {
-				g.conns.standBack(ctx, channel, c, err)
+				cs.standBack(ctx, channel, c, err)
 			} else if err != nil && ctx.Err() == nil {
-				g.log.Warn("long connection ended", "channel", channel, "account", c.Account, "err", err)
+				cs.log.Warn("long connection ended", "channel", channel, "account", c.Account, "err", err)
 			}
 		}
 		sleep(ctx, retry)
@@ -123,8 +132,7 @@ func (cs *connections) holdExclusive(ctx context.Context, channel string, c chan
 // the lease, stops when it is lost, and works the account's delivery queue
 // meanwhile, so replies produced on any replica go out on this socket.
 func (cs *connections) runHeld(ctx context.Context, lease, channel string, c channels.Connection) (err error) {
-	g := cs.g
-	queue := g.jobs.exclusive[channel+"/"+c.Account]
+	queue := cs.jobs.exclusive[channel+"/"+c.Account]
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer func() {
@@ -134,15 +142,15 @@ func (cs *connections) runHeld(ctx context.Context, lease, channel string, c cha
 			// lease, unrenewed, for the pause, so no other replica
 			// subscribes against the client that took the account (a crash
 			// of this one changes nothing: the lease lapses at the same time).
-			if _, lerr := store.AcquireLease(context.WithoutCancel(ctx), g.pool, lease, g.replicaID, g.now(), takenOverPause); lerr == nil {
+			if _, lerr := store.AcquireLease(context.WithoutCancel(ctx), cs.pool, lease, cs.replicaID, cs.now(), takenOverPause); lerr == nil {
 				return
 			}
 		}
-		if err := store.ReleaseLease(context.WithoutCancel(ctx), g.pool, lease, g.replicaID); err != nil {
-			g.log.Warn("cannot release the connection lease; it expires by itself", "lease", lease, "err", err)
+		if err := store.ReleaseLease(context.WithoutCancel(ctx), cs.pool, lease, cs.replicaID); err != nil {
+			cs.log.Warn("cannot release the connection lease; it expires by itself", "lease", lease, "err", err)
 		}
 	}()
-	deliveries, err := g.conns.newDeliveryClient(queue)
+	deliveries, err := cs.newDeliveryClient(queue)
 	if err != nil {
 		return err
 	}
@@ -154,8 +162,8 @@ func (cs *connections) runHeld(ctx context.Context, lease, channel string, c cha
 		defer stop()
 		_ = deliveries.Stop(stopCtx)
 	}()
-	go g.conns.renewLease(ctx, cancel, lease)
-	return g.conns.reconnect(ctx, channel, c)
+	go cs.renewLease(ctx, cancel, lease)
+	return cs.reconnect(ctx, channel, c)
 }
 
 // reconnect keeps c up with channels.Reconnect, the one reconnect loop,
@@ -163,19 +171,18 @@ func (cs *connections) runHeld(ctx context.Context, lease, channel string, c cha
 // (an error wrapping channels.ErrTakenOver). A panic in a session costs
 // that session only: it is counted, and the loop dials again.
 func (cs *connections) reconnect(ctx context.Context, channel string, c channels.Connection) error {
-	g := cs.g
 	state := ops.ConnRunning
 	if c.Exclusive {
 		state = ops.ConnHolding
 	}
-	return channels.Reconnect(ctx, c, g, channels.Watch{
-		Log:      g.log.With("channel", channel),
-		Panicked: func() { g.metrics.Panicked(channel, c.Account) },
+	return channels.Reconnect(ctx, c, cs.inbox, channels.Watch{
+		Log:      cs.log.With("channel", channel),
+		Panicked: func() { cs.metrics.Panicked(channel, c.Account) },
 		Up: func(up bool) {
 			if up {
-				g.connStates.Set(channel, c.Account, state)
+				cs.connStates.Set(channel, c.Account, state)
 			} else {
-				g.connStates.Set(channel, c.Account, ops.ConnRetrying)
+				cs.connStates.Set(channel, c.Account, ops.ConnRetrying)
 			}
 		},
 	})
@@ -184,21 +191,20 @@ func (cs *connections) reconnect(ctx context.Context, channel string, c channels
 // renewLease renews the lease three times per term; when it cannot (lost
 // to another replica, or Postgres unreachable for the term) it cancels.
 func (cs *connections) renewLease(ctx context.Context, lost context.CancelFunc, lease string) {
-	g := cs.g
-	term := g.cfg.Worker.ConnectionLease
-	lastOK := g.now()
+	term := cs.cfg.Worker.ConnectionLease
+	lastOK := cs.now()
 	for sleep(ctx, term/3) {
-		ok, err := store.AcquireLease(ctx, g.pool, lease, g.replicaID, g.now(), term)
+		ok, err := store.AcquireLease(ctx, cs.pool, lease, cs.replicaID, cs.now(), term)
 		switch {
 		case err == nil && ok:
-			lastOK = g.now()
+			lastOK = cs.now()
 			continue
 		case err == nil:
-			g.log.Warn("connection lease taken by another replica; closing the connection", "lease", lease)
-		case g.now().Sub(lastOK) < term:
+			cs.log.Warn("connection lease taken by another replica; closing the connection", "lease", lease)
+		case cs.now().Sub(lastOK) < term:
 			continue // a blip; the lease still runs
 		default:
-			g.log.Warn("connection lease not renewed in time; closing the connection", "lease", lease, "err", err)
+			cs.log.Warn("connection lease not renewed in time; closing the connection", "lease", lease, "err", err)
 		}
 		lost()
 		return
@@ -215,19 +221,18 @@ const heldDeliveryPoll = 100 * time.Millisecond
 // newDeliveryClient is a job client that works only queue: the deliveries
 // of an account whose connection this replica holds.
 func (cs *connections) newDeliveryClient(queue string) (*river.Client[pgx.Tx], error) {
-	g := cs.g
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &deliverWorker{d: &g.delivery, live: &g.live})
-	client, err := river.NewClient(riverpgxv5.New(g.pool), &river.Config{
+	river.AddWorker(workers, &deliverWorker{d: cs.delivery, live: cs.live})
+	client, err := river.NewClient(riverpgxv5.New(cs.pool), &river.Config{
 		PollOnly:             true,
 		FetchPollInterval:    heldDeliveryPoll,
 		FetchCooldown:        fetchCooldown,
-		Queues:               map[string]river.QueueConfig{queue: {MaxWorkers: g.cfg.Worker.DeliveryConcurrency}},
+		Queues:               map[string]river.QueueConfig{queue: {MaxWorkers: cs.cfg.Worker.DeliveryConcurrency}},
 		Workers:              workers,
-		Logger:               g.log,
-		JobTimeout:           g.cfg.Agent.RunTimeout + JobSlack,
-		RescueStuckJobsAfter: g.cfg.Worker.RescueAfter,
-		MaxAttempts:          g.cfg.Worker.MaxAttempts,
+		Logger:               cs.log,
+		JobTimeout:           cs.cfg.Agent.RunTimeout + JobSlack,
+		RescueStuckJobsAfter: cs.cfg.Worker.RescueAfter,
+		MaxAttempts:          cs.cfg.Worker.MaxAttempts,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: deliveries of %s: %w", queue, err)

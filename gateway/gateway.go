@@ -172,7 +172,6 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		g.jobs.queueFor = func(string) (string, string) { return QueueAgent, QueueDelivery }
 	}
 	g.outbox = &Outbox{channels: g.channels, jobs: g.jobs}
-	g.conns.g, g.live.g = g, g
 	g.runner.describe, g.runner.transcribe = media.NewDescriber(cfg.Media.Describe), media.NewTranscriber(cfg.Media.Transcribe)
 	if g.now == nil {
 		g.now = time.Now
@@ -192,6 +191,10 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	}
 	g.delivery = delivery{pool: g.pool, channels: g.channels, pacer: &g.pacer, metrics: g.metrics, tracer: g.tracer,
 		now: g.now, log: g.log}
+	g.live.cfg, g.live.pool, g.live.channels, g.live.jobs = cfg, g.pool, g.channels, g.jobs
+	g.live.metrics, g.live.now, g.live.log = g.metrics, g.now, g.log
+	g.conns = connections{inbox: g, cfg: cfg, pool: g.pool, channels: g.channels, jobs: g.jobs, delivery: &g.delivery, live: &g.live,
+		connStates: &g.connStates, replicaID: g.replicaID, metrics: g.metrics, now: g.now, log: g.log}
 
 	g.model = deps.Model
 	if g.model == nil {

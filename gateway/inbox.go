@@ -212,7 +212,13 @@ func (w *forgetNoncesWorker) Work(ctx context.Context, _ *river.Job[forgetNonces
 // Progress reads how far the answer to ref has come: the run's draft, then
 // the final reply's first part.
 func (g *Gateway) Progress(ctx context.Context, ref channels.MessageRef) (channels.Progress, error) {
-	p, err := store.ProgressOf(ctx, g.pool, ref.Channel, ref.Account, ref.MsgID)
+	return progressOf(ctx, g.pool, ref)
+}
+
+// progressOf is Progress on q: for the channels (Sink) and the live
+// replies running here alike.
+func progressOf(ctx context.Context, q store.Querier, ref channels.MessageRef) (channels.Progress, error) {
+	p, err := store.ProgressOf(ctx, q, ref.Channel, ref.Account, ref.MsgID)
 	if err != nil {
 		return channels.Progress{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}

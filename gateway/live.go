@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -35,10 +39,16 @@ const liveRecordTimeout = 5 * time.Second
 // liveReplies are the live replies running on this replica, and the
 // renewer of their holds.
 type liveReplies struct {
-	g      *Gateway
-	mu     sync.Mutex
-	ctx    context.Context    // nil before Start and once Stop began
-	cancel context.CancelFunc // ends ctx
+	cfg      *config.Config
+	pool     *pgxpool.Pool
+	channels map[string]channels.Channel
+	jobs     *Jobs
+	metrics  *ops.Metrics
+	now      func() time.Time
+	log      *slog.Logger
+	mu       sync.Mutex
+	ctx      context.Context    // nil before Start and once Stop began
+	cancel   context.CancelFunc // ends ctx
 	// keys are the running answers' reply keys, whose holds are renewed;
 	// each one's channel is closed when its live reply has ended.
 	keys map[string]chan struct{}
@@ -47,32 +57,30 @@ type liveReplies struct {
 
 // startLiveReplies lets Accept start live replies, until stopLiveReplies.
 func (lv *liveReplies) startLiveReplies(ctx context.Context) {
-	g := lv.g
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	g.live.mu.Lock()
-	g.live.ctx, g.live.cancel, g.live.keys = ctx, cancel, map[string]chan struct{}{}
-	g.live.wg.Add(1)
-	g.live.mu.Unlock()
+	lv.mu.Lock()
+	lv.ctx, lv.cancel, lv.keys = ctx, cancel, map[string]chan struct{}{}
+	lv.wg.Add(1)
+	lv.mu.Unlock()
 	go func() {
-		defer g.live.wg.Done()
-		g.live.renewHolds(ctx)
+		defer lv.wg.Done()
+		lv.renewHolds(ctx)
 	}()
 }
 
 // stopLiveReplies ends the running live replies (each is abandoned and its
 // answer goes as a message) and waits for them until ctx ends.
 func (lv *liveReplies) stopLiveReplies(ctx context.Context) {
-	g := lv.g
-	g.live.mu.Lock()
-	cancel := g.live.cancel
-	g.live.ctx, g.live.cancel = nil, nil
-	g.live.mu.Unlock()
+	lv.mu.Lock()
+	cancel := lv.cancel
+	lv.ctx, lv.cancel = nil, nil
+	lv.mu.Unlock()
 	if cancel == nil {
 		return
 	}
 	cancel()
 	done := make(chan struct{})
-	go func() { g.live.wg.Wait(); close(done) }()
+	go func() { lv.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -94,8 +102,7 @@ type liveStart struct {
 // replies, or when it pushes them and this replica runs none (before Start,
 // while stopping): the answer then simply goes as a message.
 func (lv *liveReplies) liveFor(in channels.Inbound, status string, now time.Time) liveStart {
-	g := lv.g
-	ch, ok := g.channels[in.Channel]
+	ch, ok := lv.channels[in.Channel]
 	if !ok || status != store.InboundPending {
 		return liveStart{}
 	}
@@ -108,13 +115,13 @@ func (lv *liveReplies) liveFor(in channels.Inbound, status string, now time.Time
 	if !pushed || lim.LiveInterval <= 0 {
 		return liveStart{hold: store.Hold{Until: closes, ClosesAt: closes}, lim: lim}
 	}
-	g.live.mu.Lock()
-	running := g.live.ctx != nil
-	g.live.mu.Unlock()
+	lv.mu.Lock()
+	running := lv.ctx != nil
+	lv.mu.Unlock()
 	if !running {
 		return liveStart{}
 	}
-	until := now.Add(g.cfg.Worker.RunLease)
+	until := now.Add(lv.cfg.Worker.RunLease)
 	if closes.Before(until) {
 		until = closes
 	}
@@ -124,22 +131,21 @@ func (lv *liveReplies) liveFor(in channels.Inbound, status string, now time.Time
 // startLive runs the live reply to in (stored as inboundID, received at
 // received) in a goroutine of its own, tracked until Stop.
 func (lv *liveReplies) startLive(ls liveStart, in channels.Inbound, inboundID int64, received time.Time) {
-	g := lv.g
 	key := store.AnswerKey(inboundID)
-	g.live.mu.Lock()
-	ctx := g.live.ctx
+	lv.mu.Lock()
+	ctx := lv.ctx
 	if ctx != nil {
-		g.live.keys[key] = make(chan struct{})
-		g.live.wg.Add(1)
+		lv.keys[key] = make(chan struct{})
+		lv.wg.Add(1)
 	}
-	g.live.mu.Unlock()
+	lv.mu.Unlock()
 	if ctx == nil {
 		// Stop began since liveFor: nobody will show it, let it go.
-		g.live.endLive(context.Background(), in, inboundID, false, errors.New("stopping"))
+		lv.endLive(context.Background(), in, inboundID, false, errors.New("stopping"))
 		return
 	}
 	go func() {
-		defer g.live.wg.Done()
+		defer lv.wg.Done()
 		var shown bool
 		// The loop reads what the platform answers: a panic in it ends
 		// this live reply only, and the answer goes as a message.
@@ -147,26 +153,26 @@ func (lv *liveReplies) startLive(ls liveStart, in channels.Inbound, inboundID in
 			shown, err = channels.RunLive(ctx, channels.LiveRun{
 				Replier: ls.replier,
 				Open: channels.Outbound{
-					Account: in.Account, ReplyTo: in.ReplyTo, Format: ls.lim.Format, Text: g.cfg.Messages.Thinking,
+					Account: in.Account, ReplyTo: in.ReplyTo, Format: ls.lim.Format, Text: lv.cfg.Messages.Thinking,
 					Part: 0, Parts: 1, Answer: true, Key: key + "/0",
 				},
 				Progress: channels.ProgressFunc(func(ctx context.Context) (channels.Progress, error) {
-					return g.Progress(ctx, channels.MessageRef{Channel: in.Channel, Account: in.Account, MsgID: in.MsgID})
+					return progressOf(ctx, lv.pool, channels.MessageRef{Channel: in.Channel, Account: in.Account, MsgID: in.MsgID})
 				}),
 				Received: received,
-				Later:    g.cfg.Messages.Later,
-				Now:      g.now,
+				Later:    lv.cfg.Messages.Later,
+				Now:      lv.now,
 			})
 			return err
 		})
 		if errors.Is(err, channels.ErrPanic) {
-			g.metrics.Panicked(in.Channel, in.Account)
+			lv.metrics.Panicked(in.Channel, in.Account)
 		}
-		g.live.endLive(ctx, in, inboundID, shown, err)
-		g.live.mu.Lock()
-		close(g.live.keys[key])
-		delete(g.live.keys, key) // after endLive: the hold is renewed until it is dropped
-		g.live.mu.Unlock()
+		lv.endLive(ctx, in, inboundID, shown, err)
+		lv.mu.Lock()
+		close(lv.keys[key])
+		delete(lv.keys, key) // after endLive: the hold is renewed until it is dropped
+		lv.mu.Unlock()
 	}()
 }
 
@@ -209,23 +215,22 @@ func (lv *liveReplies) awaitLive(ctx context.Context, replyKeys []string) (ended
 // parts after the first are delivered), or not (the hold is dropped and the
 // whole answer delivered, now if it is written).
 func (lv *liveReplies) endLive(ctx context.Context, in channels.Inbound, inboundID int64, shown bool, why error) {
-	g := lv.g
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), liveRecordTimeout)
 	defer cancel()
-	log := g.log.With("channel", in.Channel, "account", in.Account, "msg_id", in.MsgID, "inbound_id", inboundID)
+	log := lv.log.With("channel", in.Channel, "account", in.Account, "msg_id", in.MsgID, "inbound_id", inboundID)
 	if shown {
-		if err := g.live.firstPartShown(ctx, in.Channel, in.Account, inboundID); err != nil {
+		if err := lv.firstPartShown(ctx, in.Channel, in.Account, inboundID); err != nil {
 			log.Warn("live reply showed the answer but it is not recorded; its first part may be sent again", "err", err)
 		}
 		return
 	}
 	key := store.AnswerKey(inboundID)
-	err := store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
+	err := store.InTx(ctx, lv.pool, func(tx pgx.Tx) error {
 		waiting, err := store.DropHold(ctx, tx, key)
 		if err != nil || !waiting {
 			return err // not written yet: its delivery is queued with it
 		}
-		return g.jobs.enqueueDelivery(ctx, tx, in.Channel, in.Account, key)
+		return lv.jobs.enqueueDelivery(ctx, tx, in.Channel, in.Account, key)
 	})
 	switch {
 	case err != nil:
@@ -240,33 +245,31 @@ func (lv *liveReplies) endLive(ctx context.Context, in channels.Inbound, inbound
 // firstPartShown records that the first part of inboundID's answer was
 // shown (a live reply) and has the parts after it delivered now.
 func (lv *liveReplies) firstPartShown(ctx context.Context, channel, account string, inboundID int64) error {
-	g := lv.g
-	return store.InTx(ctx, g.pool, func(tx pgx.Tx) error {
-		rest, err := store.MarkFirstPartShown(ctx, tx, inboundID, g.now())
+	return store.InTx(ctx, lv.pool, func(tx pgx.Tx) error {
+		rest, err := store.MarkFirstPartShown(ctx, tx, inboundID, lv.now())
 		if err != nil || !rest {
 			return err
 		}
-		return g.jobs.enqueueDelivery(ctx, tx, channel, account, store.AnswerKey(inboundID))
+		return lv.jobs.enqueueDelivery(ctx, tx, channel, account, store.AnswerKey(inboundID))
 	})
 }
 
 // renewHolds renews the holds of this replica's running live replies three
 // times per worker.run_lease, until ctx ends.
 func (lv *liveReplies) renewHolds(ctx context.Context) {
-	g := lv.g
-	term := g.cfg.Worker.RunLease
+	term := lv.cfg.Worker.RunLease
 	for sleep(ctx, term/3) {
-		g.live.mu.Lock()
-		keys := make([]string, 0, len(g.live.keys))
-		for k := range g.live.keys {
+		lv.mu.Lock()
+		keys := make([]string, 0, len(lv.keys))
+		for k := range lv.keys {
 			keys = append(keys, k)
 		}
-		g.live.mu.Unlock()
+		lv.mu.Unlock()
 		if len(keys) == 0 {
 			continue
 		}
-		if err := store.RenewHolds(ctx, g.pool, keys, g.now().Add(term)); err != nil && ctx.Err() == nil {
-			g.log.Warn("live-reply holds not renewed; answers may go out as messages meanwhile", "live_replies", len(keys), "err", fmt.Errorf("gateway: %w", err))
+		if err := store.RenewHolds(ctx, lv.pool, keys, lv.now().Add(term)); err != nil && ctx.Err() == nil {
+			lv.log.Warn("live-reply holds not renewed; answers may go out as messages meanwhile", "live_replies", len(keys), "err", fmt.Errorf("gateway: %w", err))
 		}
 	}
 }
