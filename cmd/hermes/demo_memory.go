@@ -12,11 +12,15 @@ import (
 // user controls.
 var demoMemoryScript = []string{
 	"记住 我在上海办公室，工位 12F-031",
-	"我负责华东区的销售，以后回复请简短一些",
+	demoStatement,
 	"/reset",
 	"上海办公室的打印机在哪",
 	"/memory",
 }
+
+// demoStatement is the line the model learns from: after its answer,
+// Hermes says in one more line what it kept.
+const demoStatement = "我负责华东区的销售，以后回复请简短一些"
 
 // learnWait bounds the demo's wait for memory learning (a job after the
 // answer) before it lists the memories.
@@ -33,6 +37,12 @@ func demoMemory(ctx context.Context, sess *consoleSession, stdout io.Writer) err
 		fmt.Fprintf(stdout, "你> %s\n", line)
 		if _, err := sess.ask(ctx, line); err != nil {
 			return err
+		}
+		if line == demoStatement {
+			// The line saying what was learned comes after the answer.
+			if _, err := sess.next(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
