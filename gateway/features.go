@@ -157,7 +157,7 @@ func (g *Gateway) Services() Services {
 			ch, ok := g.channels[name]
 			return ch, ok
 		},
-		Channels: list, Callbacks: callbackPaths(g.channelRoutes()),
+		Channels: list, Callbacks: callbackPaths(g.server.channelRoutes()),
 		Outbox: g.outbox, Agent: g.agent, Jobs: g.jobs,
 		Departments: func(ctx context.Context, channel, account, user string) ([]string, error) {
 			return departmentsOf(ctx, g.channels, channel, account, user)
@@ -168,8 +168,8 @@ func (g *Gateway) Services() Services {
 
 // featureRoutes mounts every feature's endpoints: public ones on public,
 // admin ones on admin (either may be a router whose routes nobody serves).
-func (g *Gateway) featureRoutes(public, admin gin.IRouter) {
-	for _, f := range g.features {
+func (sv *server) featureRoutes(public, admin gin.IRouter) {
+	for _, f := range sv.features {
 		if rf, ok := f.(RouteFeature); ok {
 			rf.Routes(public, admin)
 		}

@@ -81,12 +81,13 @@ type Deps struct {
 
 // Gateway is one Hermes process: HTTP callbacks in, replies out.
 type Gateway struct {
+	*inbox            // the channels.Sink: Accept, Progress, Shown, Refused
+	server     server // the HTTP routes
 	cfg        *config.Config
 	pool       *pgxpool.Pool
 	jobs       *Jobs // the job queue: its client, which queue a job goes to
 	model      agent.Model
-	limiter    *modellimit.Limiter              // in front of model, shared by this replica's runs
-	acks       *groupcommit.Committer[accepted] // the ack path's shared transactions
+	limiter    *modellimit.Limiter // in front of model, shared by this replica's runs
 	skills     *skills.Live
 	skillsFS   fs.FS // where skill definitions are (re)loaded from; nil: none
 	mcp        *skills.MCPClients
@@ -204,8 +205,10 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		}
 		g.model = m
 	}
-	g.acks = groupcommit.New(groupcommit.Config{MaxWait: cfg.Database.GroupCommit.MaxWait,
-		MaxBatch: cfg.Database.GroupCommit.MaxBatch, Writers: cfg.Database.GroupCommit.Writers}, g.pool, g.writeAccepted)
+	g.inbox = &inbox{cfg: cfg, pool: g.pool, live: &g.live, leases: &g.leases, jobs: g.jobs, tracer: g.tracer,
+		metrics: g.metrics, now: g.now, log: g.log}
+	g.inbox.acks = groupcommit.New(groupcommit.Config{MaxWait: cfg.Database.GroupCommit.MaxWait,
+		MaxBatch: cfg.Database.GroupCommit.MaxBatch, Writers: cfg.Database.GroupCommit.Writers}, g.pool, g.inbox.writeAccepted)
 	g.limiter = modellimit.New(cfg.Model, g.pool)
 
 	g.skillsFS = deps.SkillsFS
@@ -234,6 +237,8 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	if err := g.buildChannels(ctx, deps.Platforms, deps.Channels); err != nil {
 		return nil, err
 	}
+	g.server = server{cfg: cfg, pool: g.pool, channels: g.channels, inbox: g, features: g.features, metrics: g.metrics,
+		draining: &g.draining, connStates: &g.connStates, log: g.log}
 	for _, f := range g.features {
 		if err := f.Attach(g.Services()); err != nil {
 			return nil, err
@@ -419,7 +424,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 // unfinished job is taken up again by another replica or the next start.
 func (g *Gateway) Stop(ctx context.Context) error {
 	defer g.mcp.Close() //nolint:errcheck // sessions to MCP servers; nothing to save
-	defer g.acks.Stop()
+	defer g.inbox.acks.Stop()
 	// Deferred, so after the jobs: answers they commit meanwhile may show live.
 	defer g.live.stopLiveReplies(ctx)
 	if !g.works {
@@ -439,4 +444,4 @@ func (g *Gateway) Stop(ctx context.Context) error {
 }
 
 // Handler is the HTTP handler with every callback route.
-func (g *Gateway) Handler() http.Handler { return g.routes() }
+func (g *Gateway) Handler() http.Handler { return g.server.routes() }

@@ -12,6 +12,6 @@ func (g *Gateway) Drain() { g.draining.Store(true) }
 
 // opsRoutes adds the health checks (gateway/ops), which stay on the public
 // listener for the load balancer.
-func (g *Gateway) opsRoutes(r *gin.Engine) {
-	ops.Health{Pool: g.pool, Draining: g.draining.Load, Connections: g.connStates.Snapshot}.Routes(r)
+func (sv *server) opsRoutes(r *gin.Engine) {
+	ops.Health{Pool: sv.pool, Draining: sv.draining.Load, Connections: sv.connStates.Snapshot}.Routes(r)
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/groupcommit"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -47,12 +49,12 @@ var _ channels.Sink = (*Gateway)(nil)
 // Errors wrap channels.ErrUnavailable: nothing was stored, and the caller
 // must answer so that the platform retries; or channels.ErrReplayed:
 // nothing was stored, and the caller refuses the request.
-func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt channels.Receipt, err error) {
+func (ib *inbox) Accept(ctx context.Context, in channels.Inbound) (receipt channels.Receipt, err error) {
 	start := time.Now()
-	ctx, span := g.tracer.Start(ctx, "hermes.accept", trace.WithAttributes(
+	ctx, span := ib.tracer.Start(ctx, "hermes.accept", trace.WithAttributes(
 		attribute.String("hermes.channel", in.Channel), attribute.String("hermes.account", in.Account)))
 	defer func() {
-		g.metrics.Accepted(in.Channel, receipt, err, time.Since(start))
+		ib.metrics.Accepted(in.Channel, receipt, err, time.Since(start))
 		span.SetAttributes(attribute.Bool("hermes.new", receipt.New))
 		ops.EndSpan(span, err)
 	}()
@@ -65,15 +67,15 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		// Events (entering the chat, ...) are recorded, not answered.
 		a.status = store.InboundIgnored
 	case in.ChatType == channels.ChatGroup:
-		a.in.Text, a.addressed = isAddressed(g.groupPolicy(in), in)
+		a.in.Text, a.addressed = isAddressed(ib.groupPolicy(in), in)
 	}
 	if !a.addressed && in.Nonce == "" {
 		return channels.Receipt{}, nil
 	}
-	received := g.now()
-	live := g.live.liveFor(a.in, a.status, received)
+	received := ib.now()
+	live := ib.live.liveFor(a.in, a.status, received)
 	a.hold = live.hold
-	err = g.acks.Do(ctx, a)
+	err = ib.acks.Do(ctx, a)
 	switch {
 	case err == nil && a.err != nil:
 		return channels.Receipt{}, a.err // replayed
@@ -81,9 +83,25 @@ func (g *Gateway) Accept(ctx context.Context, in channels.Inbound) (receipt chan
 		return channels.Receipt{}, fmt.Errorf("%w: %w", channels.ErrUnavailable, err)
 	}
 	if a.receipt.New && live.replier != nil {
-		g.live.startLive(live, a.in, a.id, received)
+		ib.live.startLive(live, a.in, a.id, received)
 	}
 	return a.receipt, nil
+}
+
+// inbox is the channels.Sink: the stage every verified message enters
+// (Accept), and what a channel asks of the answers (Progress, Shown) and
+// tells of refusals (Refused). The Gateway is it (embedded).
+type inbox struct {
+	cfg     *config.Config
+	pool    *pgxpool.Pool
+	acks    *groupcommit.Committer[accepted] // the ack path's shared transactions
+	live    *liveReplies                     // started once a message that shows its answer live commits
+	leases  *runLeases                       // for the job that answers a message
+	jobs    *Jobs
+	tracer  trace.Tracer
+	metrics *ops.Metrics
+	now     func() time.Time
+	log     *slog.Logger
 }
 
 // accepted is one message Accept stores, on its way through a shared
@@ -104,8 +122,8 @@ type accepted struct {
 // claimed in one statement, the new ones in one insert, their jobs in another.
 // A replayed message is refused alone; any other error fails the batch
 // (groupcommit then writes each message alone).
-func (g *Gateway) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepted) error {
-	nonces, err := g.claimNonces(ctx, tx, batch)
+func (ib *inbox) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepted) error {
+	nonces, err := ib.claimNonces(ctx, tx, batch)
 	if err != nil {
 		return err
 	}
@@ -122,7 +140,7 @@ func (g *Gateway) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepte
 		case !n.Claimed:
 			// The same delivery again stores nothing new: its first
 			// stored what was to be stored, or nothing.
-			if a.receipt, err = g.repeatReceipt(ctx, tx, a.in); err != nil {
+			if a.receipt, err = ib.repeatReceipt(ctx, tx, a.in); err != nil {
 				return err
 			}
 			continue
@@ -143,20 +161,20 @@ func (g *Gateway) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepte
 		if ids[i] == 0 {
 			// A repeat: the platform did not get our first answer. Answer
 			// it the same way (a streaming platform reopens the same stream).
-			if a.receipt, err = g.repeatReceipt(ctx, tx, a.in); err != nil {
+			if a.receipt, err = ib.repeatReceipt(ctx, tx, a.in); err != nil {
 				return err
 			}
 			continue
 		}
 		a.id, a.receipt = ids[i], channels.Receipt{New: true, Answer: a.status == store.InboundPending}
 		if a.receipt.Answer {
-			jobs = append(jobs, g.leases.processJob(a.id, a.in.Channel, a.meta))
+			jobs = append(jobs, ib.leases.processJob(a.id, a.in.Channel, a.meta))
 		}
 	}
 	if len(jobs) == 0 {
 		return nil
 	}
-	if _, err := g.jobs.river.InsertManyTx(ctx, tx, jobs); err != nil {
+	if _, err := ib.jobs.river.InsertManyTx(ctx, tx, jobs); err != nil {
 		return fmt.Errorf("gateway: enqueue %d inbound messages: %w", len(jobs), err)
 	}
 	return nil
@@ -165,7 +183,7 @@ func (g *Gateway) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepte
 // claimNonces claims the nonces of batch's messages in tx, in one
 // statement, and returns each message's outcome; a message without a
 // nonce counts as claimed.
-func (g *Gateway) claimNonces(ctx context.Context, tx pgx.Tx, batch []*accepted) ([]store.NonceOutcome, error) {
+func (ib *inbox) claimNonces(ctx context.Context, tx pgx.Tx, batch []*accepted) ([]store.NonceOutcome, error) {
 	out := make([]store.NonceOutcome, len(batch))
 	var claims []store.NonceClaim
 	var of []int // the batch index of each claim
@@ -175,7 +193,7 @@ func (g *Gateway) claimNonces(ctx context.Context, tx pgx.Tx, batch []*accepted)
 			claims, of = append(claims, store.NonceClaim{Channel: in.Channel, Account: in.Account, Nonce: in.Nonce, MsgID: in.MsgID, Expires: in.NonceExpires}), append(of, i)
 		}
 	}
-	found, err := store.ClaimNonces(ctx, tx, claims, g.now())
+	found, err := store.ClaimNonces(ctx, tx, claims, ib.now())
 	for j, f := range found {
 		out[of[j]] = f
 	}
@@ -185,7 +203,7 @@ func (g *Gateway) claimNonces(ctx context.Context, tx pgx.Tx, batch []*accepted)
 // repeatReceipt answers a message delivered before, as the first delivery
 // was answered: a stored message is answered unless it was ignored; one
 // never stored (not for the bot) is not answered.
-func (g *Gateway) repeatReceipt(ctx context.Context, tx pgx.Tx, in channels.Inbound) (channels.Receipt, error) {
+func (ib *inbox) repeatReceipt(ctx context.Context, tx pgx.Tx, in channels.Inbound) (channels.Receipt, error) {
 	prev, err := store.InboundStatus(ctx, tx, in.Channel, in.Account, in.MsgID)
 	return channels.Receipt{Answer: prev != "" && prev != store.InboundIgnored}, err
 }
@@ -211,8 +229,8 @@ func (w *forgetNoncesWorker) Work(ctx context.Context, _ *river.Job[forgetNonces
 
 // Progress reads how far the answer to ref has come: the run's draft, then
 // the final reply's first part.
-func (g *Gateway) Progress(ctx context.Context, ref channels.MessageRef) (channels.Progress, error) {
-	return progressOf(ctx, g.pool, ref)
+func (ib *inbox) Progress(ctx context.Context, ref channels.MessageRef) (channels.Progress, error) {
+	return progressOf(ctx, ib.pool, ref)
 }
 
 // progressOf is Progress on q: for the channels (Sink) and the live
@@ -234,28 +252,28 @@ func progressOf(ctx context.Context, q store.Querier, ref channels.MessageRef) (
 
 // Shown records that a stream the platform polls showed the first part of
 // ref's reply, and has the parts after it delivered now.
-func (g *Gateway) Shown(ctx context.Context, ref channels.MessageRef) error {
-	p, err := store.ProgressOf(ctx, g.pool, ref.Channel, ref.Account, ref.MsgID)
+func (ib *inbox) Shown(ctx context.Context, ref channels.MessageRef) error {
+	p, err := store.ProgressOf(ctx, ib.pool, ref.Channel, ref.Account, ref.MsgID)
 	if err != nil || !p.Found || p.Parts == 0 {
 		return err
 	}
-	return g.live.firstPartShown(ctx, ref.Channel, ref.Account, p.InboundID)
+	return ib.live.firstPartShown(ctx, ref.Channel, ref.Account, p.InboundID)
 }
 
 // Refused counts a refused callback of channel/account by the check it
 // failed (console: the channel's last refusal). Only the check word and
 // the time are stored.
-func (g *Gateway) Refused(ctx context.Context, channel, account, check string) {
-	if err := store.RecordRefusal(ctx, g.pool, channel, account, check, g.now()); err != nil {
-		g.log.Warn("callback refusal not recorded", "channel", channel, "account", account, "check", check, "err", err)
+func (ib *inbox) Refused(ctx context.Context, channel, account, check string) {
+	if err := store.RecordRefusal(ctx, ib.pool, channel, account, check, ib.now()); err != nil {
+		ib.log.Warn("callback refusal not recorded", "channel", channel, "account", account, "check", check, "err", err)
 	}
 }
 
 // groupPolicy is the policy of in's chat: the chat's, else the account's,
 // else the default; a mention is required unless a level says otherwise.
-func (g *Gateway) groupPolicy(in channels.Inbound) config.GroupPolicy {
-	p := g.cfg.Groups.GroupPolicy
-	for _, over := range []config.GroupPolicy{g.cfg.Groups.Accounts[in.Account], g.cfg.Groups.Chats[in.ChatID]} {
+func (ib *inbox) groupPolicy(in channels.Inbound) config.GroupPolicy {
+	p := ib.cfg.Groups.GroupPolicy
+	for _, over := range []config.GroupPolicy{ib.cfg.Groups.Accounts[in.Account], ib.cfg.Groups.Chats[in.ChatID]} {
 		if over.RequireMention != nil {
 			p.RequireMention = over.RequireMention
 		}
