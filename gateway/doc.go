@@ -13,12 +13,32 @@
 // health checks gateway/ops. Everything a message's fate depends on is in
 // Postgres, never only in one replica's memory.
 //
+// The stages. Each is a type with explicit fields for exactly what it
+// uses, built once in New; none holds the Gateway or a stage upstream of
+// it (a message flows inbox → runs → outbox → delivery; the connections
+// and the HTTP server feed the inbox through channels.Sink). Gateway only
+// assembles them (gateway.go), starts and stops them, and embeds the
+// inbox, which is the channels.Sink the platforms get.
+//
+//	stage                  file(s)                              holds
+//	inbox                  inbox.go                             config, pool, the ack path's group commit, live replies, leases (for the job), Jobs, tracer, metrics
+//	runner (the runs)      process.go, commands.go, pending.go, config, pool, channels, skills, features, AgentRunner, Outbox, Jobs, leases, tracer
+//	                       attachments.go, drafts.go
+//	runLeases              leases_run.go                        pool, Jobs, replica id, lease term, whether it sweeps
+//	AgentRunner            agentrun.go                          config, pool, model and its limiter, skills, features, metrics
+//	Outbox                 outbox.go                            channels, Jobs
+//	Jobs (the job queue)   jobs.go                              the River client, which queue a channel's (and an exclusive account's) jobs go to
+//	delivery and pacer     deliver.go, pacing.go                pool, channels, pacer, metrics, tracer
+//	liveReplies            live.go                              config, pool, channels, Jobs, metrics
+//	connections            connections.go                       the inbox (a channels.Sink), config, pool, channels, Jobs, delivery, live replies, connection states
+//	server (HTTP)          server.go, health.go                 config, pool, channels, the inbox (a channels.Sink), features, metrics, draining, connection states
+//
 // Files, by concept:
-//   - Building and running: gateway.go (Deps, New and Check, the job queue
-//     and its workers, Start and Stop), leaderjob.go (LeaderJob, the one
-//     setup of a periodic job the leader runs), channels.go (the channel of each
-//     platform section, and the queues of its jobs), features.go (Feature
-//     and its optional interfaces, the Services a feature gets,
+//   - Building and running: gateway.go (Deps, New and Check wiring the
+//     stages, the job queue's workers, Start and Stop), leaderjob.go
+//     (LeaderJob, the one setup of a periodic job the leader runs),
+//     channels.go (the channel of each platform section), features.go
+//     (Feature and its optional interfaces, the Services a feature gets,
 //     FeatureOf), jobs.go (Jobs: which queue a job goes to, and inserting
 //     it in the caller's transaction, for the stages and the features).
 //   - The inbox: inbox.go (Accept, the channels.Sink: the group rule, the
