@@ -105,24 +105,33 @@ func (c *Console) exportMemories(w http.ResponseWriter, r *request) {
 		c.fail(w, r, err)
 		return
 	}
+	if c.downloadJSON(w, r, exportName("memories", o), out) {
+		c.deps.Logger.Info("console: memories exported", "admin", r.session.Username, "corp", o.CorpID, "user", o.UserID, "count", len(out))
+	}
+}
+
+// downloadJSON answers v as an indented JSON download named name; false
+// (and the error page) when v does not encode.
+func (c *Console) downloadJSON(w http.ResponseWriter, r *request, name string, v any) bool {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	if err := enc.Encode(v); err != nil {
 		c.fail(w, r, err)
-		return
+		return false
 	}
-	c.deps.Logger.Info("console: memories exported", "admin", r.session.Username, "corp", o.CorpID, "user", o.UserID, "count", len(out))
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": exportName(o)}))
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 	_, _ = b.WriteTo(w)
+	return true
 }
 
-// exportName is the download's file name: the owner's ids with anything
-// but letters, digits and ._- replaced, so that no id can shape the header.
-func exportName(o memory.Owner) string {
+// exportName is the download's file name: what it holds, then the owner's
+// ids with anything but letters, digits and ._- replaced, so that no id
+// can shape the header.
+func exportName(what string, o memory.Owner) string {
 	safe := func(s string) string {
 		return strings.Map(func(r rune) rune {
 			if r < 0x80 && (r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') {
@@ -131,7 +140,7 @@ func exportName(o memory.Owner) string {
 			return '_'
 		}, s)
 	}
-	name := "memories"
+	name := what
 	if o.CorpID != "" {
 		name += "-" + safe(o.CorpID)
 	}

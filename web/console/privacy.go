@@ -1,14 +1,10 @@
 package console
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hermes-gw/hermes/gateway/memory"
@@ -58,19 +54,9 @@ func (c *Console) exportPerson(w http.ResponseWriter, r *request) {
 		c.fail(w, r, err)
 		return
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
-		c.fail(w, r, err)
-		return
+	if c.downloadJSON(w, r, exportName("personal-data", o), e) {
+		c.deps.Logger.Info("console: personal data exported", "admin", r.session.Username, "corp", o.CorpID, "user", o.UserID, "records", e.Count())
 	}
-	c.deps.Logger.Info("console: personal data exported", "admin", r.session.Username, "corp", o.CorpID, "user", o.UserID, "records", e.Count())
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": strings.Replace(exportName(o), "memories", "personal-data", 1)}))
-	_, _ = b.WriteTo(w)
 }
 
 // erasePerson erases everything Hermes holds about one employee, audited,
