@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,4 +90,59 @@ func isGatewayPtr(e ast.Expr) bool {
 	}
 	id, ok := star.X.(*ast.Ident)
 	return ok && id.Name == "Gateway"
+}
+
+// TestNoStageReachesBackAndOneHelperSetsUpPeriodicJobs completes
+// TestStagesStandOnTheirOwn: no function in gateway begins by reaching
+// back to the Gateway (g := x.g, 49 before #34), and the module's
+// production code sets up a periodic job only through LeaderJob (six
+// hand-written setups before #34).
+func TestNoStageReachesBackAndOneHelperSetsUpPeriodicJobs(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	periodic := map[string]int{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != ".." && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		inGateway := filepath.Dir(path) == filepath.Join("..", "gateway")
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "NewPeriodicJob" {
+					periodic[path]++
+				}
+			case *ast.FuncDecl:
+				if !inGateway || n.Body == nil || len(n.Body.List) == 0 {
+					return true
+				}
+				if as, ok := n.Body.List[0].(*ast.AssignStmt); ok && as.Tok == token.DEFINE && len(as.Rhs) == 1 {
+					if sel, ok := as.Rhs[0].(*ast.SelectorExpr); ok && sel.Sel.Name == "g" {
+						t.Errorf("%s: %s begins by reaching back to the Gateway (:= x.g)", fset.Position(n.Pos()), n.Name.Name)
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(periodic) != 1 || periodic[filepath.Join("..", "gateway", "leaderjob.go")] != 1 {
+		t.Errorf("river.NewPeriodicJob called in %v, want once, in gateway/leaderjob.go (LeaderJob)", periodic)
+	}
 }
