@@ -35,6 +35,8 @@ type Config struct {
 	Reports  ReportsConfig  `yaml:"reports"`
 	Media    MediaConfig    `yaml:"media"`
 	Memory   MemoryConfig   `yaml:"memory"`
+	// Knowledge is the company's documents the agent searches (knowledge:).
+	Knowledge KnowledgeConfig `yaml:"knowledge"`
 	Privacy  PrivacyConfig  `yaml:"privacy"`
 	Costs    CostsConfig    `yaml:"costs"`
 	Alerts   AlertsConfig   `yaml:"alerts"`
@@ -392,6 +394,7 @@ func (c *Config) ApplyDefaults() {
 	c.Media.Transcribe.inherit(c.Model)
 	c.Memory.applyDefaults()
 	c.Memory.Embeddings.inherit(c.Model)
+	c.Knowledge.applyDefaults(c.Memory.Embeddings, c.Model)
 	c.Privacy.applyDefaults()
 	c.OpsConfig.applyDefaults()
 	c.Messages.applyDefaults()
@@ -475,6 +478,7 @@ func (c *Config) Validate() error {
 	c.Alerts.validate(bad)
 	c.Media.validate(bad)
 	c.Memory.Embeddings.validate(bad)
+	c.Knowledge.validate(bad)
 	c.Privacy.validate(bad)
 	c.Costs.validate(bad)
 	c.Messages.validate(bad)

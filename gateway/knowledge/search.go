@@ -231,3 +231,19 @@ func passages(ctx context.Context, q querier, c Caller, depts []string, hits []s
 	}
 	return out, nil
 }
+
+// SourceOf names p's document as a citation does: its title, version,
+// section and page (《差旅报销标准》2025版 · 住宿 · 第 3 页).
+func SourceOf(p Passage) string {
+	s := "《" + p.Title + "》"
+	if p.Version != "" {
+		s += p.Version
+	}
+	if p.Heading != "" {
+		s += " · " + p.Heading
+	}
+	if p.Page > 0 {
+		s += fmt.Sprintf(" · 第 %d 页", p.Page)
+	}
+	return s
+}
