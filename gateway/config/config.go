@@ -37,9 +37,9 @@ type Config struct {
 	Memory   MemoryConfig   `yaml:"memory"`
 	// Knowledge is the company's documents the agent searches (knowledge:).
 	Knowledge KnowledgeConfig `yaml:"knowledge"`
-	Privacy  PrivacyConfig  `yaml:"privacy"`
-	Costs    CostsConfig    `yaml:"costs"`
-	Alerts   AlertsConfig   `yaml:"alerts"`
+	Privacy   PrivacyConfig   `yaml:"privacy"`
+	Costs     CostsConfig     `yaml:"costs"`
+	Alerts    AlertsConfig    `yaml:"alerts"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
 	OpsConfig `yaml:",inline"`
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
