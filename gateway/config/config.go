@@ -35,13 +35,15 @@ type Config struct {
 	Reports  ReportsConfig  `yaml:"reports"`
 	Media    MediaConfig    `yaml:"media"`
 	Memory   MemoryConfig   `yaml:"memory"`
-	// Knowledge is the company's documents the agent searches (knowledge:).
-	Knowledge KnowledgeConfig `yaml:"knowledge"`
-	Privacy   PrivacyConfig   `yaml:"privacy"`
-	Costs     CostsConfig     `yaml:"costs"`
-	Alerts    AlertsConfig    `yaml:"alerts"`
+	Privacy  PrivacyConfig  `yaml:"privacy"`
+	Costs    CostsConfig    `yaml:"costs"`
+	Alerts   AlertsConfig   `yaml:"alerts"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
 	OpsConfig `yaml:",inline"`
+
+	// Knowledge is the company's documents the agent searches (knowledge:).
+	Knowledge KnowledgeConfig `yaml:"knowledge"`
+
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
 	// ...), each decoded and validated by its own package when the gateway
 	// is built; a key no registered platform claims is an error then.
