@@ -108,7 +108,7 @@ func runKnowledgeAdd(ctx context.Context, args []string, std stdio) error {
 	}
 	// Every file is read and checked before anything is stored, so a
 	// refused one changes nothing.
-	news := make([]knowledge.New, len(files))
+	news := make([]knowledge.NewDocument, len(files))
 	for i, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -119,7 +119,7 @@ func runKnowledgeAdd(ctx context.Context, args []string, std stdio) error {
 			t = strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
 		}
 		abs, _ := filepath.Abs(f)
-		news[i] = knowledge.New{Name: filepath.Base(f), Data: data, Key: *key, Title: t, Owner: *owner, Version: *version,
+		news[i] = knowledge.NewDocument{Name: filepath.Base(f), Data: data, Key: *key, Title: t, Owner: *owner, Version: *version,
 			Effective: eff, Audience: aud, Source: abs, AddedBy: *admin}
 	}
 	kb, closeDB, err := openKnowledge(ctx, *path, std)
@@ -257,7 +257,7 @@ func runKnowledgeSearch(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	for i, p := range ps {
-		fmt.Fprintf(std.out, "%d. %s  (%.2f)\n%s\n\n", i+1, knowledge.SourceOf(p), p.Score, indent(p.Text))
+		fmt.Fprintf(std.out, "%d. %s  (%.2f)\n%s\n\n", i+1, knowledge.SourceOf(p, config.DefaultKnowledgeMessages.Page), p.Score, indent(p.Text))
 	}
 	return nil
 }

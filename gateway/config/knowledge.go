@@ -64,3 +64,19 @@ func (k KnowledgeConfig) validate(bad func(key, format string, args ...any)) {
 	}
 	k.Embeddings.validateAs("knowledge.embeddings", bad)
 }
+
+// KnowledgeMessages are the words of the sources Hermes appends to an
+// answer that used the company's documents (messages.knowledge).
+type KnowledgeMessages struct {
+	Sources string `yaml:"sources"` // the sources line; %s the documents, joined by Separator
+	Page    string `yaml:"page"`    // a page of a PDF; %d the page
+	// Separator joins the documents of the sources line.
+	Separator string `yaml:"separator"`
+}
+
+// DefaultKnowledgeMessages are knowledge's words in Chinese.
+var DefaultKnowledgeMessages = KnowledgeMessages{
+	Sources:   "来源：%s",
+	Page:      "第 %d 页",
+	Separator: "；",
+}

@@ -233,8 +233,9 @@ func passages(ctx context.Context, q querier, c Caller, depts []string, hits []s
 }
 
 // SourceOf names p's document as a citation does: its title, version,
-// section and page (《差旅报销标准》2025版 · 住宿 · 第 3 页).
-func SourceOf(p Passage) string {
+// section and page (《差旅报销标准》2025版 · 住宿 · 第 3 页), the page
+// written with pageFormat (messages.knowledge.page, %d the page).
+func SourceOf(p Passage, pageFormat string) string {
 	s := "《" + p.Title + "》"
 	if p.Version != "" {
 		s += p.Version
@@ -243,7 +244,7 @@ func SourceOf(p Passage) string {
 		s += " · " + p.Heading
 	}
 	if p.Page > 0 {
-		s += fmt.Sprintf(" · 第 %d 页", p.Page)
+		s += " · " + fmt.Sprintf(pageFormat, p.Page)
 	}
 	return s
 }

@@ -39,7 +39,7 @@ func NewBase(pool *pgxpool.Pool, cfg config.KnowledgeConfig, log *slog.Logger, n
 // knowledge.corps, then embeds its passages when embeddings are on. An
 // embeddings failure loses nothing: it is logged, the passages are
 // searched lexically, and their vectors are filled in later (Fill).
-func (b *Base) Add(ctx context.Context, n New) (Added, error) {
+func (b *Base) Add(ctx context.Context, n NewDocument) (Added, error) {
 	if len(n.Audience.Corps) == 0 {
 		n.Audience.Corps = b.Cfg.Corps
 	}

@@ -83,8 +83,8 @@ type Document struct {
 	Chunks    int // passages (List only)
 }
 
-// New is a document to add: its bytes and what an operator says of it.
-type New struct {
+// NewDocument is a document to add: its bytes and what an operator says of it.
+type NewDocument struct {
 	Name      string // file name: a tie-breaker between CSV and text only
 	Data      []byte
 	Key       string // default Title
@@ -117,7 +117,7 @@ type Added struct {
 // ErrUnreadable wrapping the extraction's error (document.ErrBomb,
 // ErrCorrupt, ErrUnsupported…), a database error. On any error nothing
 // is stored.
-func Add(ctx context.Context, pool *pgxpool.Pool, n New, now time.Time) (Added, error) {
+func Add(ctx context.Context, pool *pgxpool.Pool, n NewDocument, now time.Time) (Added, error) {
 	n.Title, n.Key = strings.TrimSpace(n.Title), strings.TrimSpace(n.Key)
 	if n.Key == "" {
 		n.Key = n.Title
@@ -157,7 +157,7 @@ func Add(ctx context.Context, pool *pgxpool.Pool, n New, now time.Time) (Added, 
 	return out, nil
 }
 
-func (n New) validate() error {
+func (n NewDocument) validate() error {
 	a := n.Audience
 	switch {
 	case n.Title == "":

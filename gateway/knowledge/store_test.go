@@ -27,7 +27,7 @@ var (
 	stranger = knowledge.Caller{CorpID: "ww-other", UserID: "lihr", ChatID: "c2", Depts: []string{"9"}}
 )
 
-func add(t *testing.T, pool *pgxpool.Pool, n knowledge.New) knowledge.Added {
+func add(t *testing.T, pool *pgxpool.Pool, n knowledge.NewDocument) knowledge.Added {
 	t.Helper()
 	if n.Name == "" {
 		n.Name = n.Title + ".md"
@@ -62,8 +62,8 @@ const salary = "# 薪酬等级表\n\n| 职级 | 月薪上限 |\n|---|---|\n| 总
 
 func TestOutsiderNeverGetsRestrictedPassage(t *testing.T) {
 	pool := storetest.NewPool(t)
-	add(t, pool, knowledge.New{Title: "休假制度", Data: []byte(leave), Audience: knowledge.Audience{Corps: []string{corp}}})
-	add(t, pool, knowledge.New{Title: "薪酬等级表", Data: []byte(salary),
+	add(t, pool, knowledge.NewDocument{Title: "休假制度", Data: []byte(leave), Audience: knowledge.Audience{Corps: []string{corp}}})
+	add(t, pool, knowledge.NewDocument{Title: "薪酬等级表", Data: []byte(salary),
 		Audience: knowledge.Audience{Corps: []string{corp}, Departments: []string{"9"}}})
 
 	if got := joined(search(t, pool, hrStaff, "总监的月薪上限是多少")); !strings.Contains(got, "58000") {
@@ -86,9 +86,9 @@ func TestOutsiderNeverGetsRestrictedPassage(t *testing.T) {
 
 func TestAudienceOfUsersAndChats(t *testing.T) {
 	pool := storetest.NewPool(t)
-	add(t, pool, knowledge.New{Title: "机房门禁", Data: []byte("机房门禁密码每月更换，找 IT 值班领取。"),
+	add(t, pool, knowledge.NewDocument{Title: "机房门禁", Data: []byte("机房门禁密码每月更换，找 IT 值班领取。"),
 		Audience: knowledge.Audience{Corps: []string{corp}, Users: []string{"lihr"}}})
-	add(t, pool, knowledge.New{Title: "项目群须知", Data: []byte("项目群的周报每周五下午提交。"),
+	add(t, pool, knowledge.NewDocument{Title: "项目群须知", Data: []byte("项目群的周报每周五下午提交。"),
 		Audience: knowledge.Audience{Corps: []string{corp}, Chats: []string{"c1"}}})
 	if got := joined(search(t, pool, zhang, "机房门禁密码")); got != "" {
 		t.Fatalf("a user-limited document reached another user: %q", got)
@@ -107,12 +107,12 @@ func TestAudienceOfUsersAndChats(t *testing.T) {
 func TestNewerVersionSupersedes(t *testing.T) {
 	pool := storetest.NewPool(t)
 	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
-	old := add(t, pool, knowledge.New{Key: "travel", Title: "差旅报销标准", Version: "2024版", Effective: day("2024-01-01"),
+	old := add(t, pool, knowledge.NewDocument{Key: "travel", Title: "差旅报销标准", Version: "2024版", Effective: day("2024-01-01"),
 		Data: []byte("出差住宿标准：一线城市每晚 400 元。")})
-	cur := add(t, pool, knowledge.New{Key: "travel", Title: "差旅报销标准", Version: "2025版", Effective: day("2025-03-01"),
+	cur := add(t, pool, knowledge.NewDocument{Key: "travel", Title: "差旅报销标准", Version: "2025版", Effective: day("2025-03-01"),
 		Data: []byte("出差住宿标准：一线城市每晚 550 元。")})
 	// An older version added late does not take over.
-	add(t, pool, knowledge.New{Key: "travel", Title: "差旅报销标准", Version: "2023版", Effective: day("2023-01-01"),
+	add(t, pool, knowledge.NewDocument{Key: "travel", Title: "差旅报销标准", Version: "2023版", Effective: day("2023-01-01"),
 		Data: []byte("出差住宿标准：一线城市每晚 350 元。")})
 	got := search(t, pool, zhang, "出差住酒店能报多少")
 	if s := joined(got); !strings.Contains(s, "550") || strings.Contains(s, "400") || strings.Contains(s, "350") {
@@ -132,7 +132,7 @@ func TestNewerVersionSupersedes(t *testing.T) {
 
 func TestSameFileTwiceIsNoOp(t *testing.T) {
 	pool := storetest.NewPool(t)
-	n := knowledge.New{Title: "休假制度", Data: []byte(leave)}
+	n := knowledge.NewDocument{Title: "休假制度", Data: []byte(leave)}
 	first := add(t, pool, n)
 	second := add(t, pool, n)
 	if !second.Unchanged || second.Document.ID != first.Document.ID {
@@ -146,7 +146,7 @@ func TestSameFileTwiceIsNoOp(t *testing.T) {
 
 func TestDeleteRemovesPassages(t *testing.T) {
 	pool := storetest.NewPool(t)
-	a := add(t, pool, knowledge.New{Title: "休假制度", Data: []byte(leave)})
+	a := add(t, pool, knowledge.NewDocument{Title: "休假制度", Data: []byte(leave)})
 	if _, err := pool.Exec(context.Background(), `UPDATE knowledge_chunks SET embedding = '{1,0}'`); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestUnreadableFileIsRefusedByNameAndChangesNothing(t *testing.T) {
 		{"tool.exe", append([]byte("MZ\x90\x00\x03\x00\x00\x00"), make([]byte, 200)...), document.ErrUnsupported},
 		{"empty.txt", []byte("   \n\n"), document.ErrEmpty},
 	} {
-		_, err := knowledge.Add(context.Background(), pool, knowledge.New{Name: tc.name, Title: tc.name, Data: tc.data}, t0)
+		_, err := knowledge.Add(context.Background(), pool, knowledge.NewDocument{Name: tc.name, Title: tc.name, Data: tc.data}, t0)
 		if !errors.Is(err, knowledge.ErrUnreadable) || !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.name) {
 			t.Errorf("%s: err = %v, want %v naming the file", tc.name, err, tc.want)
 		}
@@ -207,7 +207,7 @@ func TestUnreadableFileIsRefusedByNameAndChangesNothing(t *testing.T) {
 
 func TestAudienceNeedsItsCorp(t *testing.T) {
 	pool := storetest.NewPool(t)
-	_, err := knowledge.Add(context.Background(), pool, knowledge.New{Name: "a.md", Title: "a", Data: []byte("内容"),
+	_, err := knowledge.Add(context.Background(), pool, knowledge.NewDocument{Name: "a.md", Title: "a", Data: []byte("内容"),
 		Audience: knowledge.Audience{Departments: []string{"9"}}}, t0)
 	if !errors.Is(err, knowledge.ErrInvalid) {
 		t.Fatalf("err = %v", err)
@@ -218,7 +218,7 @@ func TestAnswerSplitOverAdjacentSectionsComesWhole(t *testing.T) {
 	pool := storetest.NewPool(t)
 	doc := "# VPN 使用指南\n\n## Mac 连接 VPN\n\n" + strings.Repeat("打开系统设置，在网络中添加 VPN 配置。", 12) +
 		"\n\n## Mac 连不上怎么办\n\n先退出客户端，删除钥匙串中的旧证书，再重新登录。\n\n## Windows\n\n" + strings.Repeat("Windows 用户请安装客户端。", 20)
-	add(t, pool, knowledge.New{Title: "VPN 使用指南", Data: []byte(doc)})
+	add(t, pool, knowledge.NewDocument{Title: "VPN 使用指南", Data: []byte(doc)})
 	got := search(t, pool, zhang, "mac 上 VPN 连不上咋办")
 	if len(got) == 0 || !strings.Contains(got[0].Text, "钥匙串") {
 		t.Fatalf("top passage: %q", joined(got))
