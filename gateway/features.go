@@ -74,6 +74,14 @@ type ChatToolFeature interface {
 	CallConfirmed(ctx context.Context, in channels.Inbound, caller skills.Caller, tool string, args json.RawMessage) (res skills.Result, handled bool, err error)
 }
 
+// ReplyFeature adds to a chat run's answer what Hermes itself says, not
+// the model (the knowledge base's sources).
+type ReplyFeature interface {
+	Feature
+	// Annotate is the reply to in once its run answered reply (no error).
+	Annotate(in channels.Inbound, reply string) string
+}
+
 // AsyncFeature takes the late results of async skill calls (the tool
 // router's /v1/async): the skill registry, built before the features
 // attach, asks it for each async call's callback URL, which it answers
@@ -164,6 +172,17 @@ func (g *Gateway) Services() Services {
 		},
 		Tracer: g.tracer, Metrics: g.metrics,
 	}
+}
+
+// annotate passes a chat run's answer to in through every ReplyFeature
+// of fs.
+func annotate(fs []Feature, in channels.Inbound, reply string) string {
+	for _, f := range fs {
+		if rf, ok := f.(ReplyFeature); ok {
+			reply = rf.Annotate(in, reply)
+		}
+	}
+	return reply
 }
 
 // featureRoutes mounts every feature's endpoints: public ones on public,

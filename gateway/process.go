@@ -235,7 +235,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: rn.now(),
 	}
 	out.steps = TraceSteps(res.Steps, out.run)
-	out.reply = res.Reply
+	out.reply = annotate(rn.features, row.In, res.Reply)
 	if runErr != nil {
 		out.run.Error = runErr.Error()
 		if errors.Is(ctx.Err(), context.Canceled) {

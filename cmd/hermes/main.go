@@ -24,19 +24,20 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"serve":   {"run the gateway: platform callbacks, agent workers and delivery", runServe},
-	"migrate": {"apply database migrations and exit", runMigrate},
-	"chat":    {"talk to the agent in the terminal (console channel)", runChat},
-	"demo":    {"run Hermes on embedded defaults and play a short conversation", runDemo},
-	"skills":  {"check skill definitions, import skills from OpenAPI", runSkills},
-	"runs":    {"find agent runs (runs list) and print one's trace (runs show)", runRuns},
-	"admin":   {"manage console accounts (admin create)", runAdmin},
-	"reports": {"scheduled reports: list, add, run-now, pause, resume, delete, history", runReports},
-	"words":   {"print every word Hermes says (messages:), with the values in effect, as YAML", runWords},
-	"memory":  {"an employee's memories: list, purge, export (their data request); audited", runMemory},
-	"alerts":  {"the alert rules: list (state and incidents), silence a rule for a while (recorded)", runAlerts},
-	"privacy": {"everything Hermes holds about an employee: export, erase (their data request); audited", runPrivacy},
-	"doctor":  {"check config, database, model, channel credentials and skill endpoints; print fixes", runDoctor},
+	"serve":     {"run the gateway: platform callbacks, agent workers and delivery", runServe},
+	"migrate":   {"apply database migrations and exit", runMigrate},
+	"chat":      {"talk to the agent in the terminal (console channel)", runChat},
+	"demo":      {"run Hermes on embedded defaults and play a short conversation", runDemo},
+	"skills":    {"check skill definitions, import skills from OpenAPI", runSkills},
+	"runs":      {"find agent runs (runs list) and print one's trace (runs show)", runRuns},
+	"admin":     {"manage console accounts (admin create)", runAdmin},
+	"reports":   {"scheduled reports: list, add, run-now, pause, resume, delete, history", runReports},
+	"words":     {"print every word Hermes says (messages:), with the values in effect, as YAML", runWords},
+	"memory":    {"an employee's memories: list, purge, export (their data request); audited", runMemory},
+	"knowledge": {"the company's documents the agent searches: add, list, delete, search --as USER", runKnowledge},
+	"alerts":    {"the alert rules: list (state and incidents), silence a rule for a while (recorded)", runAlerts},
+	"privacy":   {"everything Hermes holds about an employee: export, erase (their data request); audited", runPrivacy},
+	"doctor":    {"check config, database, model, channel credentials and skill endpoints; print fixes", runDoctor},
 	"version": {"print the version", func(_ context.Context, _ []string, io stdio) error {
 		_, err := fmt.Fprintln(io.out, "hermes", version)
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/alerts"
+	"github.com/hermes-gw/hermes/gateway/knowledge"
 	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/privacy"
@@ -34,6 +35,7 @@ func newFeatures() []gateway.Feature {
 		router.New(),
 		skillfiles.New(),
 		memory.New(),
+		knowledge.New(),
 		privacy.New(),
 		alerts.New(),
 	}

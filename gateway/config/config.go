@@ -40,6 +40,10 @@ type Config struct {
 	Alerts   AlertsConfig   `yaml:"alerts"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
 	OpsConfig `yaml:",inline"`
+
+	// Knowledge is the company's documents the agent searches (knowledge:).
+	Knowledge KnowledgeConfig `yaml:"knowledge"`
+
 	// Platforms are the sections of the chat platforms (wecom, dingtalk,
 	// ...), each decoded and validated by its own package when the gateway
 	// is built; a key no registered platform claims is an error then.
@@ -392,6 +396,7 @@ func (c *Config) ApplyDefaults() {
 	c.Media.Transcribe.inherit(c.Model)
 	c.Memory.applyDefaults()
 	c.Memory.Embeddings.inherit(c.Model)
+	c.Knowledge.applyDefaults(c.Memory.Embeddings, c.Model)
 	c.Privacy.applyDefaults()
 	c.OpsConfig.applyDefaults()
 	c.Messages.applyDefaults()
@@ -475,6 +480,7 @@ func (c *Config) Validate() error {
 	c.Alerts.validate(bad)
 	c.Media.validate(bad)
 	c.Memory.Embeddings.validate(bad)
+	c.Knowledge.validate(bad)
 	c.Privacy.validate(bad)
 	c.Costs.validate(bad)
 	c.Messages.validate(bad)

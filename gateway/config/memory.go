@@ -111,7 +111,11 @@ func (m MemoryConfig) EmbeddingsEndpoint(model ModelConfig) (MemoryEmbeddings, e
 // validate checks memory.embeddings (its base_url inherited), naming its
 // keys as media.validate names media's.
 func (e MemoryEmbeddings) validate(bad func(key, format string, args ...any)) {
-	const key = "memory.embeddings"
+	e.validateAs("memory.embeddings", bad)
+}
+
+// validateAs checks an embeddings endpoint configured at key.
+func (e MemoryEmbeddings) validateAs(key string, bad func(key, format string, args ...any)) {
 	switch {
 	case !e.On() && e.BaseURL != "":
 		bad(key+".name", "required with %s.base_url", key)

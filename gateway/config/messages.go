@@ -69,6 +69,9 @@ type Messages struct {
 	// Memory are the words and sentences of long-term memory (memory.go).
 	Memory MemoryMessages `yaml:"memory"`
 
+	// Knowledge are the words of the knowledge base's citations.
+	Knowledge KnowledgeMessages `yaml:"knowledge"`
+
 	// Console overrides the operator console's interface text, by language
 	// (zh, en) and key, e.g. console: {zh: {title: 某某公司 Hermes}}. The
 	// keys are the console's (web/console/texts.go); an unknown one is
@@ -122,6 +125,8 @@ var DefaultMessages = Messages{
 	Reports: DefaultReportMessages,
 	Media:   DefaultMediaMessages,
 	Memory:  DefaultMemoryMessages,
+
+	Knowledge: DefaultKnowledgeMessages,
 }
 
 // applyDefaults fills every entry left out with its default.

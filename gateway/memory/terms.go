@@ -61,9 +61,15 @@ var stopBigrams = map[string]bool{
 //
 // Other characters (punctuation, spaces, symbols, combining marks)
 // separate runs.
-func Terms(text string) []string {
-	text = strings.ToLower(norm.NFKC.String(channels.TruncateUTF8(text, maxTermsInput)))
-	c := collector{seen: map[string]bool{}}
+func Terms(text string) []string { return TermsUpTo(text, MaxTerms, maxTermsInput) }
+
+// TermsUpTo is Terms with other bounds: at most maxTerms terms from the
+// first maxInput bytes of text. A knowledge passage (gateway/knowledge)
+// is longer than a memory and needs all of its terms indexed; a query
+// is still cut by Terms.
+func TermsUpTo(text string, maxTerms, maxInput int) []string {
+	text = strings.ToLower(norm.NFKC.String(channels.TruncateUTF8(text, maxInput)))
+	c := collector{seen: map[string]bool{}, max: maxTerms}
 	for run, han := range runs(text) {
 		if c.full() {
 			break
@@ -82,9 +88,10 @@ func Terms(text string) []string {
 type collector struct {
 	terms []string
 	seen  map[string]bool
+	max   int
 }
 
-func (c *collector) full() bool { return len(c.terms) >= MaxTerms }
+func (c *collector) full() bool { return len(c.terms) >= c.max }
 
 func (c *collector) add(term string) {
 	if c.full() || c.seen[term] {

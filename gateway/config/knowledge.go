@@ -1,0 +1,82 @@
+package config
+
+import (
+	"path/filepath"
+	"slices"
+)
+
+// KnowledgeConfig is the company's own documents (knowledge:), searched
+// by the agent's knowledge_search tool for the verified sender
+// (gateway/knowledge).
+type KnowledgeConfig struct {
+	// Enabled offers the knowledge_search tool, default true (it is
+	// offered only once documents exist and the message asks something).
+	Enabled *bool `yaml:"enabled"`
+	// Dir is a folder of documents kept in step with the index; "": none.
+	Dir string `yaml:"dir"`
+	// Corps is the default audience of a document added without one:
+	// everyone in these corps. Empty: everyone in any corp (a deployment
+	// of one company).
+	Corps []string `yaml:"corps"`
+	// Results is how many passages one search gives the model, default 5.
+	Results int `yaml:"results"`
+	// Embeddings is an OpenAI-compatible embeddings endpoint that makes
+	// search hybrid. Left out: memory.embeddings' (itself defaulting to
+	// the model section's base_url and api_key). Every passage's vector
+	// must come from one model.
+	Embeddings MemoryEmbeddings `yaml:"embeddings"`
+}
+
+const defaultKnowledgeResults = 5
+
+// maxKnowledgeResults bounds knowledge.results: each passage is up to
+// about 1,500 characters of the model's input.
+const maxKnowledgeResults = 20
+
+func (k *KnowledgeConfig) applyDefaults(memory MemoryEmbeddings, model ModelConfig) {
+	if k.Enabled == nil {
+		k.Enabled = ptr(true)
+	}
+	positive(&k.Results, defaultKnowledgeResults)
+	if !k.Embeddings.On() && k.Embeddings.BaseURL == "" {
+		k.Embeddings = memory
+		return
+	}
+	positive(&k.Embeddings.Timeout, defaultEmbeddingsTimeout)
+	if k.Embeddings.MinSimilarity == 0 {
+		k.Embeddings.MinSimilarity = defaultEmbeddingsMinSimilarity
+	}
+	k.Embeddings.inherit(model)
+}
+
+// On reports whether knowledge search is on.
+func (k KnowledgeConfig) On() bool { return k.Enabled == nil || *k.Enabled }
+
+func (k KnowledgeConfig) validate(bad func(key, format string, args ...any)) {
+	if k.Dir != "" && !filepath.IsAbs(k.Dir) {
+		bad("knowledge.dir", "must be an absolute path, got %q", k.Dir)
+	}
+	if k.Results > maxKnowledgeResults {
+		bad("knowledge.results", "must be at most %d, got %d", maxKnowledgeResults, k.Results)
+	}
+	if slices.Contains(k.Corps, "") {
+		bad("knowledge.corps", "must not hold an empty corp id")
+	}
+	k.Embeddings.validateAs("knowledge.embeddings", bad)
+}
+
+// KnowledgeMessages are the words of the sources Hermes appends to an
+// answer that used the company's documents (messages.knowledge).
+type KnowledgeMessages struct {
+	Sources string `yaml:"sources"` // the sources line; %s the documents, joined by Separator
+	Page    string `yaml:"page"`    // a page of a PDF; %d the page
+	// Separator joins the documents of the sources line.
+	Separator string `yaml:"separator"`
+}
+
+// DefaultKnowledgeMessages are knowledge's words in Chinese.
+var DefaultKnowledgeMessages = KnowledgeMessages{
+	Sources:   "来源：%s",
+	Page:      "第 %d 页",
+	Separator: "；",
+}

@@ -1,0 +1,250 @@
+package knowledge
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hermes-gw/hermes/gateway/memory"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+type querier = store.Querier
+
+// Caller is who searches: the verified sender (never what the model
+// says). Depts are their departments from the directory; nil when the
+// lookup failed or the channel has none, and then documents limited to
+// departments are not searched.
+type Caller struct {
+	CorpID string
+	UserID string
+	ChatID string
+	Depts  []string
+}
+
+// Passage is a run of adjacent passages of one document that matched.
+type Passage struct {
+	DocumentID int64
+	Title      string
+	Version    string
+	Effective  time.Time
+	Heading    string
+	Page       int
+	Text       string
+	Score      float64
+	// Seqs are the passages' positions in their document.
+	Seqs []int
+}
+
+// Search bounds.
+const (
+	// candidates is how many passages the lexical ranking hands on to be
+	// merged: more than limit, so that a neighbour of a hit can join it.
+	candidates = 30
+	// maxPassageRunes bounds a merged passage: what one result may put in
+	// the model's input.
+	maxPassageRunes = 1500
+)
+
+// visibleSQL is the audience filter, on knowledge_documents d, of the
+// caller $1 (corp), $2 (user), $3 (departments), $4 (chat): the rule of
+// skills/access.go written in SQL, so that a passage the caller may not
+// see is never read out of Postgres. Only versions in force are searched.
+const visibleSQL = `d.current AND $1 <> ''
+	AND (cardinality(d.corps) = 0 OR $1 = ANY(d.corps))
+	AND ((cardinality(d.users) = 0 AND cardinality(d.departments) = 0)
+	     OR ($2 <> '' AND $2 = ANY(d.users)) OR d.departments && $3::text[])
+	AND (cardinality(d.chats) = 0 OR ($4 <> '' AND $4 = ANY(d.chats)))`
+
+// lexicalSQL ranks the visible passages sharing a term with the query
+// ($5) by BM25 with every term once (k1 1.2, b 0.75): a term's weight is
+// its rarity among the passages that have any query term (a bigram in
+// every passage, 公司 or 员工, weighs little), a long passage's score is
+// damped. The GIN index finds the passages; the audience filter joins
+// their documents.
+const lexicalSQL = `
+WITH cand AS (
+	SELECT c.id, c.terms, c.nterms, avg(c.nterms) OVER () AS avglen, count(*) OVER () AS n
+	FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
+	WHERE c.terms && $5::text[] AND ` + visibleSQL + `
+), hits AS (
+	SELECT cand.id, q.t FROM cand, unnest($5::text[]) AS q(t) WHERE q.t = ANY(cand.terms)
+), df AS (
+	SELECT t, count(*) AS n FROM hits GROUP BY t
+)
+SELECT cand.id, sum(ln(1 + (cand.n - df.n + 0.5) / (df.n + 0.5)))
+	* 2.2 / (1 + 1.2 * (0.25 + 0.75 * cand.nterms / greatest(cand.avglen, 1))) AS score
+FROM hits JOIN df USING (t) JOIN cand USING (id)
+GROUP BY cand.id, cand.nterms, cand.avglen, cand.n
+ORDER BY score DESC, cand.id
+LIMIT $6`
+
+// scored is a passage id with its score.
+type scored struct {
+	id    int64
+	score float64
+}
+
+// Search returns at most limit passages of the documents c may see that
+// best answer query, best first: lexical (Terms, BM25), and hybrid with
+// the vectors of sim when it has a query embedding. Adjacent matching
+// passages of one document are merged into one, so an answer split over
+// two sections comes whole.
+func Search(ctx context.Context, q querier, c Caller, query string, limit int, sim Similar) ([]Passage, error) {
+	if limit <= 0 || strings.TrimSpace(query) == "" {
+		return nil, nil
+	}
+	depts := orEmpty(nonEmpty(c.Depts))
+	lexical, err := lexicalHits(ctx, q, c, depts, memory.Terms(query))
+	if err != nil {
+		return nil, err
+	}
+	hits := lexical
+	if sim.Embedding != nil && sim.Vectors != nil {
+		semantic, err := sim.Vectors.nearest(ctx, q, c, depts, sim.Embedding, candidates)
+		if err != nil {
+			return nil, err
+		}
+		hits = fuse(lexical, semantic, sim.Min)
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	return passages(ctx, q, c, depts, hits, limit)
+}
+
+func lexicalHits(ctx context.Context, q querier, c Caller, depts, terms []string) ([]scored, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	rows, err := q.Query(ctx, lexicalSQL, c.CorpID, c.UserID, depts, c.ChatID, terms, candidates)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: search: %w", err)
+	}
+	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scored, error) {
+		var s scored
+		err := r.Scan(&s.id, &s.score)
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: search: %w", err)
+	}
+	return hits, nil
+}
+
+// fuse merges the lexical and the semantic rankings by reciprocal rank
+// (k 60): a passage both find comes first; one only the vectors find
+// joins when its similarity reaches min.
+func fuse(lexical []scored, semantic []similar, min float64) []scored {
+	const k = 60.0
+	score := map[int64]float64{}
+	for i, h := range lexical {
+		score[h.id] += 1 / (k + float64(i+1))
+	}
+	for i, s := range semantic {
+		if s.sim >= min {
+			score[s.id] += 1 / (k + float64(i+1))
+		}
+	}
+	out := make([]scored, 0, len(score))
+	for id, s := range score {
+		out = append(out, scored{id, s})
+	}
+	slices.SortFunc(out, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id)) })
+	return out
+}
+
+// chunkRow is one passage read for the answer.
+type chunkRow struct {
+	id, doc   int64
+	seq, page int
+	heading   string
+	text      string
+	title     string
+	version   string
+	effective *time.Time
+}
+
+// passages reads the hits (and the audience filter again: a hit is only
+// an id until then) and merges adjacent ones of one document, keeping
+// the best limit groups in the order of their best hit.
+func passages(ctx context.Context, q querier, c Caller, depts []string, hits []scored, limit int) ([]Passage, error) {
+	ids := make([]int64, len(hits))
+	rank := make(map[int64]int, len(hits))
+	for i, h := range hits {
+		ids[i], rank[h.id] = h.id, i
+	}
+	rows, err := q.Query(ctx, `SELECT c.id, c.document_id, c.seq, c.page, c.heading, c.text, d.title, d.version, d.effective
+		FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
+		WHERE c.id = ANY($5) AND `+visibleSQL+`
+		ORDER BY c.document_id, c.seq`, c.CorpID, c.UserID, depts, c.ChatID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: search passages: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (chunkRow, error) {
+		var x chunkRow
+		err := r.Scan(&x.id, &x.doc, &x.seq, &x.page, &x.heading, &x.text, &x.title, &x.version, &x.effective)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: search passages: %w", err)
+	}
+	type group struct {
+		p    Passage
+		best int
+	}
+	var groups []group
+	for i := 0; i < len(list); {
+		x := list[i]
+		g := group{best: rank[x.id], p: Passage{DocumentID: x.doc, Title: x.title, Version: x.version,
+			Heading: x.heading, Page: x.page, Text: x.text, Seqs: []int{x.seq}, Score: hits[rank[x.id]].score}}
+		if x.effective != nil {
+			g.p.Effective = *x.effective
+		}
+		j := i + 1
+		for ; j < len(list); j++ {
+			y, prev := list[j], list[j-1]
+			if y.doc != x.doc || y.seq != prev.seq+1 || runes(g.p.Text)+runes(y.text) > maxPassageRunes {
+				break
+			}
+			if y.heading != prev.heading && y.heading != "" {
+				g.p.Text += "\n[" + y.heading + "]"
+			}
+			g.p.Text += "\n" + y.text
+			g.p.Seqs = append(g.p.Seqs, y.seq)
+			if r := rank[y.id]; r < g.best {
+				g.best, g.p.Score = r, hits[r].score
+			}
+		}
+		groups = append(groups, g)
+		i = j
+	}
+	slices.SortFunc(groups, func(a, b group) int { return cmp.Compare(a.best, b.best) })
+	out := make([]Passage, 0, min(limit, len(groups)))
+	for _, g := range groups[:min(limit, len(groups))] {
+		out = append(out, g.p)
+	}
+	return out, nil
+}
+
+// SourceOf names p's document as a citation does: its title, version,
+// section and page (《差旅报销标准》2025版 · 住宿 · 第 3 页), the page
+// written with pageFormat (messages.knowledge.page, %d the page).
+func SourceOf(p Passage, pageFormat string) string {
+	s := "《" + p.Title + "》"
+	if p.Version != "" {
+		s += p.Version
+	}
+	if p.Heading != "" {
+		s += " · " + p.Heading
+	}
+	if p.Page > 0 {
+		s += " · " + fmt.Sprintf(pageFormat, p.Page)
+	}
+	return s
+}
