@@ -224,27 +224,33 @@ func (m *Service) listHere(ctx context.Context, in channels.Inbound, inboundID i
 }
 
 // privateAddress is the private chat of in's sender on in's account, when
-// the channel can send there unprompted (and, on an account that may push
-// only where someone wrote first, the sender has written to it there).
+// the channel can send there unprompted.
 func (m *Service) privateAddress(ctx context.Context, in channels.Inbound) (gateway.Address, bool) {
+	return m.pushAddress(ctx, in, channels.ChatSingle, in.Sender.UserID)
+}
+
+// pushAddress is a chat (chatID of chatType: a user id for a private chat)
+// of in's account that the channel can send to unprompted: it is a
+// Pusher, the chat is one it can push to, and on an account that may push
+// only where someone wrote first, someone has written there.
+func (m *Service) pushAddress(ctx context.Context, in channels.Inbound, chatType, chatID string) (gateway.Address, bool) {
 	ch, _ := m.s.Channel(in.Channel)
 	p, ok := ch.(channels.Pusher)
 	if !ok {
 		return gateway.Address{}, false
 	}
-	user := in.Sender.UserID
 	if fc, ok := p.(channels.FirstContactPusher); ok && fc.PushNeedsFirstContact(in.Account) {
-		wrote, err := store.ChatHasWritten(ctx, m.s.Pool, in.Channel, in.Account, channels.ChatSingle, user)
+		wrote, err := store.ChatHasWritten(ctx, m.s.Pool, in.Channel, in.Account, chatType, chatID)
 		if err != nil || !wrote {
 			return gateway.Address{}, false
 		}
 	}
-	replyTo, err := p.PushAddress(ctx, in.Account, channels.ChatSingle, user)
+	replyTo, err := p.PushAddress(ctx, in.Account, chatType, chatID)
 	if err != nil {
-		m.log().Info("memory list not sent privately; asking the user to ask there", "channel", in.Channel, "account", in.Account, "err", err)
+		m.log().Info("memory: this chat cannot be sent to unprompted", "channel", in.Channel, "account", in.Account, "err", err)
 		return gateway.Address{}, false
 	}
-	return gateway.Address{Channel: in.Channel, Account: in.Account, ChatID: user, ReplyTo: replyTo}, true
+	return gateway.Address{Channel: in.Channel, Account: in.Account, ChatID: chatID, ReplyTo: replyTo}, true
 }
 
 // chosen are the ids arg names among all: numbers ("2", "1 3", "1，3")

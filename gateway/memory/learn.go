@@ -81,15 +81,26 @@ func (w *learnWorker) Work(ctx context.Context, job *river.Job[LearnArgs]) error
 
 // sayLearned tells the user, in one short line after the answer, what was
 // kept from their message and how to undo it: learning is never silent.
-// The line goes to the conversation the message came from, as a late
-// result does; keyed by the message, so a retry queues it once.
+// The line goes to the chat the message came from as a message of its own
+// (the answer's reply address may take one reply only, as a WeCom AI
+// bot's response_url does), so only where the channel can send there
+// unprompted; elsewhere /memory shows it. Keyed by the message, so a retry
+// queues it once.
 func (m *Service) sayLearned(ctx context.Context, row store.InboundRow, kept []string) error {
 	if len(kept) == 0 {
 		return nil
 	}
+	chatID := row.In.ChatID
+	if row.In.ChatType != channels.ChatGroup {
+		chatID = row.In.Sender.UserID
+	}
+	to, ok := m.pushAddress(ctx, row.In, row.In.ChatType, chatID)
+	if !ok {
+		return nil
+	}
 	line := fmt.Sprintf(m.words().Learned, strings.Join(kept, "；"))
 	return store.InTx(ctx, m.s.Pool, func(tx pgx.Tx) error {
-		_, err := m.s.Outbox.Queue(ctx, tx, learnedKeyPrefix+strconv.FormatInt(row.ID, 10), gateway.AddressOf(row.In), line)
+		_, err := m.s.Outbox.Queue(ctx, tx, learnedKeyPrefix+strconv.FormatInt(row.ID, 10), to, line)
 		return err
 	})
 }
