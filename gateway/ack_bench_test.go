@@ -7,6 +7,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // modelLatency is how long the fake model takes per call in the ack
@@ -19,16 +20,16 @@ const modelLatency = 2 * time.Second
 //
 //	go test -run '^$' -bench CallbackAck -benchtime 500x ./gateway/
 func BenchmarkCallbackAck(b *testing.B) {
-	h := newHarness(b)
+	h := gatewaytest.New(b)
 	slowModel(h)
-	h.start(gateway.Deps{})
+	h.Start(gateway.Deps{})
 
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", i%50), "我还有几天年假？", fmt.Sprintf("bench-%d", i)), time.Now())
+		u, body := h.CallbackRequest(gatewaytest.TextXML(fmt.Sprintf("user%d", i%50), "我还有几天年假？", fmt.Sprintf("bench-%d", i)), time.Now())
 		start := time.Now()
-		status, _ := post(b, u, body)
+		status, _ := gatewaytest.Post(b, u, body)
 		lat = append(lat, time.Since(start))
 		if status != 200 {
 			b.Fatalf("ack %d answered %d", i, status)
@@ -36,7 +37,7 @@ func BenchmarkCallbackAck(b *testing.B) {
 	}
 	b.StopTimer()
 	chantest.ReportPercentiles(b, lat, "ms")
-	if n := len(h.model.Requests()); n == 0 && b.N > 50 {
+	if n := len(h.Model.Requests()); n == 0 && b.N > 50 {
 		b.Log("note: no model call started during the benchmark")
 	}
 }

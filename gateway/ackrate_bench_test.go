@@ -20,6 +20,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/groupcommit"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -44,12 +45,12 @@ const ackRoundSize = 2000
 //
 //	go test -run '^$' -bench AckThroughput -benchtime 1x ./gateway/
 func BenchmarkAckThroughput(b *testing.B) {
-	h := newHarness(b)
+	h := gatewaytest.New(b)
 	slowModel(h)
 	ctx := context.Background()
 	// Durable commits on both sides: the test databases' sessions do not
 	// wait for the WAL to reach the disk (storetest), these do.
-	u, err := url.Parse(h.dbURL)
+	u, err := url.Parse(h.DBURL)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func BenchmarkAckThroughput(b *testing.B) {
 		}
 		b.Cleanup(pools[i].Close)
 	}
-	h.start(gateway.Deps{Pool: pools[0]})
+	h.Start(gateway.Deps{Pool: pools[0]})
 	baselinePool := pools[1]
 	if _, err := baselinePool.Exec(ctx, `CREATE TABLE bench_acks (id bigserial PRIMARY KEY, body bytea NOT NULL)`); err != nil {
 		b.Fatal(err)
@@ -82,8 +83,8 @@ func BenchmarkAckThroughput(b *testing.B) {
 		return err
 	})
 	b.Cleanup(floorRows.Stop)
-	app, err := wecom.NewApp(wecom.AppConfig{Name: testApp, CorpID: testCorpID, AgentID: testAgentID,
-		Secret: h.secret, Token: testToken, EncodingAESKey: testAESKey}, cache.NewMemory(), nil)
+	app, err := wecom.NewApp(wecom.AppConfig{Name: gatewaytest.App, CorpID: gatewaytest.CorpID, AgentID: gatewaytest.AgentID,
+		Secret: h.Secret, Token: gatewaytest.Token, EncodingAESKey: gatewaytest.AESKey}, cache.NewMemory(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func BenchmarkAckThroughput(b *testing.B) {
 		}, ackRoundSize)
 		for i := range reqs {
 			seq++
-			u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", seq%500), "我还有几天年假？", fmt.Sprintf("rate-%d", seq)), time.Now())
+			u, body := h.CallbackRequest(gatewaytest.TextXML(fmt.Sprintf("user%d", seq%500), "我还有几天年假？", fmt.Sprintf("rate-%d", seq)), time.Now())
 			if srv, ok := servers[variant]; ok {
 				_, query, _ := strings.Cut(u, "?")
 				u = srv + "/callback?" + query

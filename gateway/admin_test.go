@@ -8,6 +8,7 @@ import (
 
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // TestAdminListener: with server.admin_listen set, the status page, the
@@ -15,33 +16,33 @@ import (
 // admin one; callbacks and the health checks stay public.
 func TestAdminListener(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	cfg := h.config()
+	h := gatewaytest.New(t)
+	cfg := h.Config()
 	cfg.Server.AdminListen = "127.0.0.1:9091"
-	gw := h.startConfig(cfg, gateway.Deps{})
+	gw := h.StartConfig(cfg, gateway.Deps{})
 	admin := httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(admin.Close)
 
 	askLeave(t, h, "admin-listener-1") // the callback route is public
 	for _, path := range []string{"/", "/console", "/console/", "/console/login", "/console/static/console.css", "/metrics"} {
-		if status, _ := get(t, h.srv.URL+path); status != http.StatusNotFound {
+		if status, _ := get(t, h.Srv.URL+path); status != http.StatusNotFound {
 			t.Errorf("public %s: %d, want 404", path, status)
 		}
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {
-		if status, _ := get(t, h.srv.URL+path); status != http.StatusOK {
+		if status, _ := get(t, h.Srv.URL+path); status != http.StatusOK {
 			t.Errorf("public %s: %d, want 200 (the load balancer's)", path, status)
 		}
 		if status, _ := get(t, admin.URL+path); status != http.StatusNotFound {
 			t.Errorf("admin %s: %d, want 404", path, status)
 		}
 	}
-	if status, _ := get(t, admin.URL+"/wecom/"+testApp+"/callback"); status != http.StatusNotFound {
+	if status, _ := get(t, admin.URL+"/wecom/"+gatewaytest.App+"/callback"); status != http.StatusNotFound {
 		t.Errorf("admin callback path: %d, want 404", status)
 	}
 
 	for path, want := range map[string]string{
-		"/":              "/wecom/" + testApp + "/callback", // the status page lists the callbacks
+		"/":              "/wecom/" + gatewaytest.App + "/callback", // the status page lists the callbacks
 		"/console/login": `name="password"`,
 		"/metrics":       `hermes_callbacks_total{channel="wecom",status="new"} 1`,
 	} {
@@ -69,13 +70,13 @@ func TestAdminListener(t *testing.T) {
 // path is on the one listener, as before, and there is no admin handler.
 func TestNoAdminListenerKeepsOneListener(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	gw := h.start(gateway.Deps{})
+	h := gatewaytest.New(t)
+	gw := h.Start(gateway.Deps{})
 	if gw.AdminHandler() != nil {
 		t.Error("AdminHandler without server.admin_listen: want nil")
 	}
 	for _, path := range []string{"/", "/console/login", "/metrics", "/healthz"} {
-		if status, _ := get(t, h.srv.URL+path); status != http.StatusOK {
+		if status, _ := get(t, h.Srv.URL+path); status != http.StatusOK {
 			t.Errorf("%s: %d, want 200", path, status)
 		}
 	}
@@ -104,16 +105,16 @@ func TestAdminListenValidated(t *testing.T) {
 // a running gateway, and an unknown key stops the gateway naming it.
 func TestConsoleWordsFromYAML(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.startExtra("messages:\n  console:\n    zh:\n      login: 进入控制台\n", gateway.Deps{})
-	if status, body := get(t, h.srv.URL+"/console/login"); status != http.StatusOK || !strings.Contains(body, "进入控制台") {
+	h := gatewaytest.New(t)
+	h.StartExtra("messages:\n  console:\n    zh:\n      login: 进入控制台\n", gateway.Deps{})
+	if status, body := get(t, h.Srv.URL+"/console/login"); status != http.StatusOK || !strings.Contains(body, "进入控制台") {
 		t.Fatalf("login page: %d, want messages.console.zh.login in it:\n%.800s", status, body)
 	}
 	for yaml, want := range map[string]string{
 		"messages:\n  console:\n    zh:\n      titel: x\n": "messages.console.zh.titel: unknown key",
 		"messages:\n  console:\n    fr:\n      title: x\n": "messages.console.fr: unknown language",
 	} {
-		_, err := gateway.New(t.Context(), h.config2(yaml), gateway.Deps{Pool: h.pool, Platforms: platforms, Features: newFeatures(), Logger: testLogger(t)})
+		_, err := gateway.New(t.Context(), h.ConfigWith(yaml), gateway.Deps{Pool: h.Pool, Platforms: gatewaytest.Platforms, Features: gatewaytest.NewFeatures(), Logger: gatewaytest.Logger(t)})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("gateway.New = %v, want %q", err, want)
 		}

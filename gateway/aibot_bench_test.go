@@ -12,12 +12,13 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // slowModel makes every model call take modelLatency: acks must not wait
 // for it.
-func slowModel(h *harness) {
-	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+func slowModel(h *gatewaytest.Harness) {
+	h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Slow("好的", modelLatency)
 	})
 }
@@ -29,9 +30,9 @@ func slowModel(h *harness) {
 //
 //	go test -run '^$' -bench AIBotCallbackAck -benchtime 300x ./gateway/
 func BenchmarkAIBotCallbackAck(b *testing.B) {
-	h := newHarness(b)
+	h := gatewaytest.New(b)
 	slowModel(h)
-	h.startExtra(callbackBotYAML(), gateway.Deps{})
+	h.StartExtra(callbackBotYAML(), gateway.Deps{})
 	bot := newBotCaller(b, h, time.Now)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -59,8 +60,8 @@ func BenchmarkAIBotCallbackAck(b *testing.B) {
 func BenchmarkAIBotFirstChunk(b *testing.B) {
 	answer := strings.Repeat("你好，", 40) // 120 chunks of one rune at 20/s
 	chunks := strings.Split(strings.TrimSuffix(strings.ReplaceAll(answer, "，", "，|"), "|"), "|")
-	streaming := func(h *harness) {
-		h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+	streaming := func(h *gatewaytest.Harness) {
+		h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
 			return openaitest.Reply{Content: answer, Chunks: chunks, ChunkInterval: 50 * time.Millisecond}
 		})
 	}
@@ -69,11 +70,11 @@ func BenchmarkAIBotFirstChunk(b *testing.B) {
 	}
 
 	b.Run("mode=websocket", func(b *testing.B) {
-		h := newHarness(b)
+		h := gatewaytest.New(b)
 		streaming(h)
 		ws := wecomtest.NewBotWSServer(b, wsBotID, wsSecret)
-		h.startExtra(wsBotYAML(ws.URL()), gateway.Deps{})
-		ctx := withTimeout(b, 5*time.Minute)
+		h.StartExtra(gatewaytest.WSBotYAML(ws.URL()), gateway.Deps{})
+		ctx := gatewaytest.WithTimeout(b, 5*time.Minute)
 		if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 			b.Fatal(err)
 		}
@@ -100,9 +101,9 @@ func BenchmarkAIBotFirstChunk(b *testing.B) {
 	})
 
 	b.Run("mode=callback", func(b *testing.B) {
-		h := newHarness(b)
+		h := gatewaytest.New(b)
 		streaming(h)
-		h.startExtra(callbackBotYAML(), gateway.Deps{})
+		h.StartExtra(callbackBotYAML(), gateway.Deps{})
 		bot := newBotCaller(b, h, time.Now)
 		lat := make([]time.Duration, 0, b.N)
 		b.ResetTimer()

@@ -21,51 +21,37 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // The AI bot end to end: WeCom's encrypted JSON callbacks or its long
 // connection in, the real pipeline, the answer streamed back.
 
+// The test AI bot's names and keys, as gatewaytest configures it.
 const (
-	botName   = "bot-it"
-	botToken  = "BotT0ken"
-	botAESKey = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
-	wsBotID   = "aibBOTIT"
-	wsSecret  = "ws-secret-0123456789"
+	botName   = gatewaytest.BotName
+	botToken  = gatewaytest.BotToken
+	botAESKey = gatewaytest.BotAESKey
+	wsBotID   = gatewaytest.WSBotID
+	wsSecret  = gatewaytest.WSSecret
 )
-
-// localFetchYAML lets a bot's callback URLs reach the fakes (response_url,
-// media) on 127.0.0.1, which its default fetch_hosts refuse.
-const localFetchYAML = "      fetch_hosts: [127.0.0.1]\n      fetch_allow_private: true\n"
 
 // callbackBotYAML adds a callback-mode bot to the harness's wecom section.
 func callbackBotYAML() string {
 	return fmt.Sprintf("  bots:\n    - name: %s\n      corp_id: %s\n      token: %s\n      encoding_aes_key: %s\n",
-		botName, testCorpID, botToken, botAESKey) + localFetchYAML
-}
-
-// wsBotYAML adds a long-connection bot dialling url.
-func wsBotYAML(url string) string {
-	return wsBotYAMLFetching(url, localFetchYAML)
-}
-
-// wsBotYAMLFetching is wsBotYAML with fetch (the bot's fetch_ keys; ""
-// for the defaults).
-func wsBotYAMLFetching(url, fetch string) string {
-	return fmt.Sprintf("  bots:\n    - name: %s\n      mode: websocket\n      corp_id: %s\n      bot_id: %s\n      secret: %s\n      url: %s\n",
-		botName, testCorpID, wsBotID, wsSecret, url) + fetch
+		botName, gatewaytest.CorpID, botToken, botAESKey) + gatewaytest.LocalFetchYAML
 }
 
 // botCaller posts AI bot callbacks to the harness, as WeCom does.
 type botCaller struct {
 	t      testing.TB
-	h      *harness
+	h      *gatewaytest.Harness
 	crypto *wecom.Crypto
 	now    func() time.Time
 	nonce  atomic.Int64
 }
 
-func newBotCaller(t testing.TB, h *harness, now func() time.Time) *botCaller {
+func newBotCaller(t testing.TB, h *gatewaytest.Harness, now func() time.Time) *botCaller {
 	c, err := wecom.NewCrypto(botToken, botAESKey, "")
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +72,7 @@ func (b *botCaller) post(plain []byte) wecomtest.BotReply {
 	ts := strconv.FormatInt(b.now().Unix(), 10)
 	nonce := "n" + strconv.FormatInt(b.nonce.Add(1), 10)
 	q, body := wecomtest.BotCallback(b.crypto, plain, ts, nonce)
-	status, resp := post(b.t, b.h.srv.URL+"/wecom/bot/"+botName+"/callback?"+q.Encode(), body)
+	status, resp := gatewaytest.Post(b.t, b.h.Srv.URL+"/wecom/bot/"+botName+"/callback?"+q.Encode(), body)
 	if status != http.StatusOK {
 		b.t.Fatalf("bot callback answered %d %q", status, resp)
 	}
@@ -123,15 +109,15 @@ func (b *botCaller) refreshUntilFinished(ctx context.Context, msg wecomtest.BotM
 
 func TestAIBotCallbackStreamsTheAnswerInAGroup(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	const answer = "你还有 7.5 天年假，其中 2 天今年底过期。"
-	h.model.Script(
+	h.Model.Script(
 		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("hr_leave_balance", `{}`)}},
 		openaitest.Reply{Content: answer, ChunkInterval: 5 * time.Millisecond},
 	)
 	resp := wecomtest.NewResponseURLServer(t)
-	h.startExtra(callbackBotYAML(), gateway.Deps{})
-	ctx := withTimeout(t, 30*time.Second)
+	h.StartExtra(callbackBotYAML(), gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	bot := newBotCaller(t, h, time.Now)
 
 	msg := wecomtest.BotMessage{MsgID: "bm-1", AIBotID: wsBotID, ChatID: "grp-1", ChatType: "group",
@@ -150,21 +136,21 @@ func TestAIBotCallbackStreamsTheAnswerInAGroup(t *testing.T) {
 	if !strings.HasPrefix(final, "<@zhangsan>") || !strings.Contains(final, answer) {
 		t.Fatalf("the stream finished with %q, want the answer mentioning the asker", final)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if n := len(resp.Posts()); n != 0 {
 		t.Fatalf("%d response_url posts; the stream showed the whole answer", n)
 	}
-	if n := h.count(`SELECT count(*) FROM outbox WHERE delivered_at IS NOT NULL AND platform_msg_id = 'stream'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM outbox WHERE delivered_at IS NOT NULL AND platform_msg_id = 'stream'`); n != 1 {
 		t.Fatalf("outbox parts shown by the stream = %d, want 1", n)
 	}
-	if n := h.count(`SELECT count(*) FROM inbound_messages`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM inbound_messages`); n != 1 {
 		t.Fatalf("inbound rows = %d, want 1", n)
 	}
 	// The model saw the question without the mention; the skill ran as the asker.
-	if reqs := h.model.Requests(); reqs[0].Messages[len(reqs[0].Messages)-1].Content != "我还有几天年假？" {
+	if reqs := h.Model.Requests(); reqs[0].Messages[len(reqs[0].Messages)-1].Content != "我还有几天年假？" {
 		t.Fatalf("the model saw %q", reqs[0].Messages[len(reqs[0].Messages)-1].Content)
 	}
-	if calls := h.backend.Calls(); len(calls) != 1 || calls[0].Identity.UserID != "zhangsan" {
+	if calls := h.Backend.Calls(); len(calls) != 1 || calls[0].Identity.UserID != "zhangsan" {
 		t.Fatalf("skill calls %+v, want one as zhangsan", calls)
 	}
 }
@@ -173,13 +159,13 @@ func TestAIBotCallbackStreamsTheAnswerInAGroup(t *testing.T) {
 // with a note, and the answer goes through the message's response_url.
 func TestAIBotStreamDeadlineEndsThroughResponseURL(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var clock atomic.Int64
 	t0 := time.Now()
 	clock.Store(t0.UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	release := make(chan struct{})
-	h.model.Script(openaitest.Reply{Content: "查好了：共 3 张工单。", Hook: func(ctx context.Context) error {
+	h.Model.Script(openaitest.Reply{Content: "查好了：共 3 张工单。", Hook: func(ctx context.Context) error {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -187,8 +173,8 @@ func TestAIBotStreamDeadlineEndsThroughResponseURL(t *testing.T) {
 		return nil
 	}})
 	resp := wecomtest.NewResponseURLServer(t)
-	h.startExtra(callbackBotYAML(), gateway.Deps{Now: now})
-	ctx := withTimeout(t, 30*time.Second)
+	h.StartExtra(callbackBotYAML(), gateway.Deps{Now: now})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	bot := newBotCaller(t, h, now)
 
 	msg := wecomtest.BotMessage{MsgID: "bm-late", AIBotID: wsBotID, ChatID: "zhangsan", ChatType: "single",
@@ -208,7 +194,7 @@ func TestAIBotStreamDeadlineEndsThroughResponseURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if len(resp.Posts()) != 1 || posts[0].Reply.Markdown.Content != "查好了：共 3 张工单。" {
 		t.Fatalf("response_url got %+v, want the answer once", resp.Posts())
 	}
@@ -220,20 +206,20 @@ func TestAIBotStreamDeadlineEndsThroughResponseURL(t *testing.T) {
 // answered once, through the new socket.
 func TestAIBotLongConnectionFailsOverToTheOtherReplica(t *testing.T) {
 	t.Parallel()
-	heavy(t)
-	h := newHarness(t)
+	gatewaytest.Heavy(t)
+	h := gatewaytest.New(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	// Short leases so that the dead holder's connection and session lapse
 	// soon.
-	extra := wsBotYAML(ws.URL()) + "worker:\n  connection_lease: 2s\n  run_lease: 2s\n"
+	extra := gatewaytest.WSBotYAML(ws.URL()) + "worker:\n  connection_lease: 2s\n  run_lease: 2s\n"
 	cfgPath := filepath.Join(t.TempDir(), "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(h.configYAML(extra)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(h.ConfigYAML(extra)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	started := make(chan struct{})
 	var once sync.Once
 	var hung atomic.Bool
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		text := req.Messages[len(req.Messages)-1].Content
 		if text == "第二个问题" && hung.CompareAndSwap(false, true) {
 			return openaitest.Reply{Hook: func(ctx context.Context) error {
@@ -244,7 +230,7 @@ func TestAIBotLongConnectionFailsOverToTheOtherReplica(t *testing.T) {
 		}
 		return openaitest.Reply{Content: "答：" + text}
 	})
-	ctx := withTimeout(t, 120*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 120*time.Second)
 
 	// Replica A, a separate process, holds the socket and answers.
 	a := exec.Command(os.Args[0], "-test.run=^$")
@@ -290,7 +276,7 @@ func TestAIBotLongConnectionFailsOverToTheOtherReplica(t *testing.T) {
 
 	// Replica B (started now, so that it cannot take A's run before the
 	// kill) waits out A's lease, connects, and answers the stored message.
-	h.startExtra(extra, gateway.Deps{})
+	h.StartExtra(extra, gateway.Deps{})
 	subs, err := ws.WaitSubscriptions(ctx, 2, true)
 	if err != nil {
 		t.Fatal(err)
@@ -307,11 +293,11 @@ func TestAIBotLongConnectionFailsOverToTheOtherReplica(t *testing.T) {
 	// rescuer makes it available again after worker.rescue_after. Do what
 	// the rescuer does, now (B's jobs all started after the kill): the job
 	// finds its message answered.
-	if _, err := h.pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
+	if _, err := h.Pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
 		WHERE state = 'running' AND attempted_at < $1`, killed); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	var copies int
 	for _, f := range ws.Frames() {
 		if strings.Contains(f.Reply.Markdown.Content+f.Reply.Stream.Content, "答：第二个问题") {
@@ -329,12 +315,12 @@ func TestAIBotLongConnectionFailsOverToTheOtherReplica(t *testing.T) {
 // subscribe against the client that took the bot.
 func TestAIBotTakeoverKeepsEveryReplicaBack(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
-	extra := wsBotYAML(ws.URL()) + "worker:\n  connection_lease: 2s\n"
-	h.startExtra(extra, gateway.Deps{})
-	h.startExtra(extra, gateway.Deps{})
-	ctx := withTimeout(t, 60*time.Second)
+	extra := gatewaytest.WSBotYAML(ws.URL()) + "worker:\n  connection_lease: 2s\n"
+	h.StartExtra(extra, gateway.Deps{})
+	h.StartExtra(extra, gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
@@ -344,8 +330,8 @@ func TestAIBotTakeoverKeepsEveryReplicaBack(t *testing.T) {
 	// The told replica keeps the lease for the 5-minute pause: far past the
 	// 2 s term a renewal gives. Without it the lease is released and the
 	// other replica takes it within half a second.
-	waitFor(t, ctx, func() bool {
-		return h.count(`SELECT count(*) FROM leases WHERE name = $1 AND expires_at > now() + interval '4 minutes'`,
+	gatewaytest.WaitFor(t, ctx, func() bool {
+		return h.Count(`SELECT count(*) FROM leases WHERE name = $1 AND expires_at > now() + interval '4 minutes'`,
 			"connection:wecom/"+botName) == 1
 	})
 	if subs, _ := ws.WaitSubscriptions(ctx, 1, true); len(subs) != 1 {

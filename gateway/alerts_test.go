@@ -11,6 +11,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/alerts"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // alertsYAML is a rule that fires when more than 2 replies are given up
@@ -20,34 +21,34 @@ const alertsYAML = `alerts:
     - name: 投递失败
       when: deliveries_failed
       above: 2
-      to: {channel: wecom, account: ` + testApp + `, chat_type: single, chat_id: ops-lead}
+      to: {channel: wecom, account: ` + gatewaytest.App + `, chat_type: single, chat_id: ops-lead}
 `
 
 // startAlerts runs a gateway on clock with extra, returning its alerts
 // service.
-func (h *harness) startAlerts(extra string, clock *chantest.Clock) *alerts.Service {
-	h.t.Helper()
-	features := newFeatures()
-	h.startExtra(extra, gateway.Deps{Features: features, Now: clock.Now})
-	return featureOf[*alerts.Service](h.t, features)
+func startAlerts(h *gatewaytest.Harness, extra string, clock *chantest.Clock) *alerts.Service {
+	h.T.Helper()
+	features := gatewaytest.NewFeatures()
+	h.StartExtra(extra, gateway.Deps{Features: features, Now: clock.Now})
+	return gatewaytest.FeatureOf[*alerts.Service](h.T, features)
 }
 
 // giveUp stores n replies given up at at, as the delivery worker leaves
 // them after its last attempt.
-func (h *harness) giveUp(ctx context.Context, prefix string, n int, at time.Time) {
-	h.t.Helper()
-	if _, err := h.pool.Exec(ctx, `INSERT INTO outbox (reply_key, part, channel, account, reply_to, text, last_error, failed_at)
+func giveUp(h *gatewaytest.Harness, ctx context.Context, prefix string, n int, at time.Time) {
+	h.T.Helper()
+	if _, err := h.Pool.Exec(ctx, `INSERT INTO outbox (reply_key, part, channel, account, reply_to, text, last_error, failed_at)
 SELECT $1 || g, 0, 'wecom', 'app', '{}', '…', 'errcode 45009', $3 FROM generate_series(1, $2::int) g`, prefix, n, at); err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 }
 
 // alertsQueued are the alerts in the outbox.
-func (h *harness) alertsQueued(ctx context.Context) int {
-	h.t.Helper()
+func alertsQueued(h *gatewaytest.Harness, ctx context.Context) int {
+	h.T.Helper()
 	var n int
-	if err := h.pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE reply_key LIKE 'alert:%'`).Scan(&n); err != nil {
-		h.t.Fatal(err)
+	if err := h.Pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE reply_key LIKE 'alert:%'`).Scan(&n); err != nil {
+		h.T.Fatal(err)
 	}
 	return n
 }
@@ -60,13 +61,13 @@ func (h *harness) alertsQueued(ctx context.Context) int {
 // the rule is silenced its incidents are recorded and not posted.
 func TestOneIncidentIsOneAlertAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	heavy(t)
-	h := newHarness(t)
-	ctx := withTimeout(t, 60*time.Second)
+	gatewaytest.Heavy(t)
+	h := gatewaytest.New(t)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	start := time.Now().Truncate(10 * time.Minute).Add(time.Minute)
 	clock := chantest.NewClock(start)
-	a := h.startAlerts(alertsYAML, clock)
-	b := h.startAlerts(alertsYAML, clock)
+	a := startAlerts(h, alertsYAML, clock)
+	b := startAlerts(h, alertsYAML, clock)
 	checkBoth := func(minutes int) {
 		t.Helper()
 		for range minutes {
@@ -81,7 +82,7 @@ func TestOneIncidentIsOneAlertAcrossReplicas(t *testing.T) {
 	queued := func() []string {
 		t.Helper()
 		var texts []string
-		rows, err := h.pool.Query(ctx, `SELECT text FROM outbox WHERE reply_key LIKE 'alert:%' ORDER BY id`)
+		rows, err := h.Pool.Query(ctx, `SELECT text FROM outbox WHERE reply_key LIKE 'alert:%' ORDER BY id`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,20 +96,20 @@ func TestOneIncidentIsOneAlertAcrossReplicas(t *testing.T) {
 		return texts
 	}
 
-	h.giveUp(ctx, "old:", 5, start.Add(-11*time.Minute)) // outside the window
-	h.giveUp(ctx, "now:", 2, start.Add(-time.Minute))
+	giveUp(h, ctx, "old:", 5, start.Add(-11*time.Minute)) // outside the window
+	giveUp(h, ctx, "now:", 2, start.Add(-time.Minute))
 	checkBoth(1)
 	if got := queued(); len(got) != 0 {
 		t.Fatalf("2 given up (threshold 2): queued %q; want nothing", got)
 	}
 
-	h.giveUp(ctx, "more:", 1, clock.Now())
+	giveUp(h, ctx, "more:", 1, clock.Now())
 	checkBoth(4)
 	got := queued()
 	if len(got) != 1 || got[0] != "【Hermes 告警】投递失败：最近 10 分钟 放弃投递的回复数为 3，超过阈值 2。" {
 		t.Fatalf("3 given up, 8 checks by 2 replicas: queued %q; want one alert", got)
 	}
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 1)
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestOneIncidentIsOneAlertAcrossReplicas(t *testing.T) {
 
 	// A failure near the end of the window keeps it above into the next:
 	// the same incident, no second alert.
-	h.giveUp(ctx, "late:", 3, clock.Now())
+	giveUp(h, ctx, "late:", 3, clock.Now())
 	checkBoth(8)
 	if got := queued(); len(got) != 1 {
 		t.Fatalf("the incident went on into the next window: queued %q; want still one alert", got)
@@ -132,7 +133,7 @@ func TestOneIncidentIsOneAlertAcrossReplicas(t *testing.T) {
 	}
 
 	// A new incident is a new alert.
-	h.giveUp(ctx, "again:", 3, clock.Now())
+	giveUp(h, ctx, "again:", 3, clock.Now())
 	checkBoth(1)
 	if got := queued(); len(got) != 3 {
 		t.Fatalf("a new incident: queued %q; want a third message", got)
@@ -140,21 +141,21 @@ func TestOneIncidentIsOneAlertAcrossReplicas(t *testing.T) {
 	checkBoth(11) // resolved again
 
 	// Silenced: the incident is recorded, nothing posted.
-	if err := alerts.Silence(ctx, h.pool, h.config2(alertsYAML).Alerts.Rules, "投递失败", clock.Now().Add(time.Hour), "ops-zhang", "planned maintenance", clock.Now()); err != nil {
+	if err := alerts.Silence(ctx, h.Pool, h.ConfigWith(alertsYAML).Alerts.Rules, "投递失败", clock.Now().Add(time.Hour), "ops-zhang", "planned maintenance", clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	h.giveUp(ctx, "muted:", 3, clock.Now())
+	giveUp(h, ctx, "muted:", 3, clock.Now())
 	checkBoth(2)
 	if got := queued(); len(got) != 4 {
 		t.Errorf("while silenced: queued %q; want nothing new after the second resolution", got)
 	}
-	if n := h.count(`SELECT count(*) FROM alert_firings WHERE silenced`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM alert_firings WHERE silenced`); n != 1 {
 		t.Errorf("%d silenced incidents recorded, want 1", n)
 	}
-	if n := h.count(`SELECT count(*) FROM alert_silences WHERE by = 'ops-zhang' AND reason = 'planned maintenance'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM alert_silences WHERE by = 'ops-zhang' AND reason = 'planned maintenance'`); n != 1 {
 		t.Errorf("the silence is not recorded with who and why")
 	}
-	if err := alerts.Silence(ctx, h.pool, h.config2(alertsYAML).Alerts.Rules, "没有这条", clock.Now().Add(time.Hour), "x", "", clock.Now()); !errors.Is(err, alerts.ErrUnknownRule) {
+	if err := alerts.Silence(ctx, h.Pool, h.ConfigWith(alertsYAML).Alerts.Rules, "没有这条", clock.Now().Add(time.Hour), "x", "", clock.Now()); !errors.Is(err, alerts.ErrUnknownRule) {
 		t.Errorf("silencing an unknown rule: %v", err)
 	}
 }
@@ -163,9 +164,9 @@ func TestOneIncidentIsOneAlertAcrossReplicas(t *testing.T) {
 // group chat, so the gateway is not built, naming the rule.
 func TestAlertToAChatTheChannelCannotReach(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	cfg := h.config2(strings.Replace(alertsYAML, "chat_type: single", "chat_type: group", 1))
-	_, err := gateway.New(context.Background(), cfg, gateway.Deps{Pool: h.pool, Platforms: platforms, Features: newFeatures(), Logger: testLogger(t)})
+	h := gatewaytest.New(t)
+	cfg := h.ConfigWith(strings.Replace(alertsYAML, "chat_type: single", "chat_type: group", 1))
+	_, err := gateway.New(context.Background(), cfg, gateway.Deps{Pool: h.Pool, Platforms: gatewaytest.Platforms, Features: gatewaytest.NewFeatures(), Logger: gatewaytest.Logger(t)})
 	if err == nil || !strings.Contains(err.Error(), "alerts.rules[0].to") || !errors.Is(err, channels.ErrCannotPush) {
 		t.Errorf("alert to a group of an app: %v, want an error naming alerts.rules[0].to", err)
 	}
@@ -176,13 +177,13 @@ func TestAlertToAChatTheChannelCannotReach(t *testing.T) {
 // posts the alert.
 func TestAlertCheckedByTheLeader(t *testing.T) {
 	t.Parallel()
-	heavy(t)
-	h := newHarness(t)
-	ctx := withTimeout(t, 60*time.Second)
+	gatewaytest.Heavy(t)
+	h := gatewaytest.New(t)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	clock := chantest.NewClock(time.Now())
-	h.giveUp(ctx, "gone:", 3, clock.Now().Add(-time.Minute))
-	h.startAlerts(alertsYAML, clock)
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 1)
+	giveUp(h, ctx, "gone:", 3, clock.Now().Add(-time.Minute))
+	startAlerts(h, alertsYAML, clock)
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 1)
 	if err != nil {
 		t.Fatalf("no alert from the periodic check: %v", err)
 	}

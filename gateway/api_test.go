@@ -12,25 +12,26 @@ import (
 
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/skills"
 )
 
 // requestVPN has zhangsan ask for VPN access and returns the callback URL
 // the backend was given.
-func requestVPN(t *testing.T, h *harness, ctx context.Context, msgID string) string {
+func requestVPN(t *testing.T, h *gatewaytest.Harness, ctx context.Context, msgID string) string {
 	t.Helper()
-	u, body := h.callbackRequest(textXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", msgID), time.Now())
-	post(t, u, body)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", msgID), time.Now())
+	gatewaytest.Post(t, u, body)
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	return h.callbackURL()
+	return callbackURL(h)
 }
 
 // callbackURL is the last callback URL the backend was given.
-func (h *harness) callbackURL() string {
+func callbackURL(h *gatewaytest.Harness) string {
 	var url string
-	for _, c := range h.backend.Calls() {
+	for _, c := range h.Backend.Calls() {
 		if c.CallbackURL != "" {
 			url = c.CallbackURL
 		}
@@ -54,9 +55,9 @@ func postCallback(t *testing.T, ctx context.Context, url string, cb skills.Async
 	return resp.StatusCode
 }
 
-func postRoute(t *testing.T, h *harness, body string) *http.Response {
+func postRoute(t *testing.T, h *gatewaytest.Harness, body string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/route", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, h.Srv.URL+"/v1/route", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer test-router-key-0123456789")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -79,18 +80,18 @@ func routeBody(calls int) string {
 // requests a minute, then 429 with Retry-After until the bucket refills.
 func TestRouteCapsCallsAndRateLimitsPerKey(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	cfg := h.config()
+	cfg := h.Config()
 	cfg.Router.MaxToolCalls, cfg.Router.RatePerMinute = 2, 2
-	h.startConfig(cfg, gateway.Deps{Now: clock})
+	h.StartConfig(cfg, gateway.Deps{Now: clock})
 
 	if resp := postRoute(t, h, routeBody(3)); resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("3 calls with max_tool_calls 2: %d, want 400", resp.StatusCode)
 	}
-	if n := len(h.backend.Calls()); n != 0 {
+	if n := len(h.Backend.Calls()); n != 0 {
 		t.Fatalf("an oversized request ran %d calls", n)
 	}
 	// The refused request above used one of the two; one more fits.
@@ -113,18 +114,18 @@ func TestRouteCapsCallsAndRateLimitsPerKey(t *testing.T) {
 // logged without its token, and /v1/route refusals under their own name.
 func TestRefusalsLogNoLiveToken(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.model.SetHandler(vpnModel)
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(vpnModel)
 	var logs chantest.LogBuffer
-	h.start(gateway.Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	ctx := withTimeout(t, 30*time.Second)
+	h.Start(gateway.Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	url := requestVPN(t, h, ctx, "tok-1")
 	token := url[strings.LastIndex(url, "/")+1:]
 	// Unsigned, while the skill signs: refused, the token still live.
 	if status := postCallback(t, ctx, url, skills.AsyncCallback{TaskID: "VPN-1001", Status: skills.AsyncSucceeded}, nil); status != http.StatusUnauthorized {
 		t.Fatalf("unsigned callback: %d, want 401", status)
 	}
-	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/route", strings.NewReader(`{}`))
+	req, _ := http.NewRequest(http.MethodPost, h.Srv.URL+"/v1/route", strings.NewReader(`{}`))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -144,16 +145,16 @@ func TestRefusalsLogNoLiveToken(t *testing.T) {
 // like every other result.
 func TestAsyncResultMasked(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.model.SetHandler(vpnModel)
-	h.start(gateway.Deps{})
-	ctx := withTimeout(t, 30*time.Second)
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(vpnModel)
+	h.Start(gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	url := requestVPN(t, h, ctx, "mask-1")
 	cb := skills.AsyncCallback{TaskID: "VPN-1001", Status: skills.AsyncSucceeded, Message: "已开通，有问题联系 IT 13812345678"}
-	if status := postCallback(t, ctx, url, cb, []byte(testHMACKey)); status != http.StatusOK {
+	if status := postCallback(t, ctx, url, cb, []byte(gatewaytest.HMACKey)); status != http.StatusOK {
 		t.Fatalf("callback: %d", status)
 	}
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -87,9 +88,9 @@ func BenchmarkFiveThousandWaiting(b *testing.B) {
 }
 
 func conversations(b *testing.B, sc capacityScenario, replicas int) {
-	h := newHarness(b)
+	h := gatewaytest.New(b)
 	var inFlight, overLimit atomic.Int32
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if int(inFlight.Add(1)) > sc.modelLimit {
 			inFlight.Add(-1)
 			overLimit.Add(1)
@@ -106,18 +107,18 @@ func conversations(b *testing.B, sc capacityScenario, replicas int) {
 	})
 	ch := testChannel(2048)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h.modelYAML = fmt.Sprintf("  max_concurrent: %d", sc.modelLimit/replicas)
+	h.ModelYAML = fmt.Sprintf("  max_concurrent: %d", sc.modelLimit/replicas)
 	extra := fmt.Sprintf("worker:\n  agent_concurrency: %d\n  processing_hint_after: 10m\n", sc.messages)
 	var gws []*gateway.Gateway
 	for r := range replicas {
-		pool, err := store.Open(context.Background(), h.dbURL+fmt.Sprintf("&application_name=hermes-bench-%d", r), int32(sc.maxConns))
+		pool, err := store.Open(context.Background(), h.DBURL+fmt.Sprintf("&application_name=hermes-bench-%d", r), int32(sc.maxConns))
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(pool.Close)
-		gws = append(gws, h.startExtra(extra, gateway.Deps{Pool: pool, Channels: []channels.Channel{ch}, Logger: quiet}))
+		gws = append(gws, h.StartExtra(extra, gateway.Deps{Pool: pool, Channels: []channels.Channel{ch}, Logger: quiet}))
 	}
-	ctx := withTimeout(b, 5*time.Minute)
+	ctx := gatewaytest.WithTimeout(b, 5*time.Minute)
 	resetPeakRSS()
 	idleRSS := procStatus("VmRSS:")
 
@@ -134,10 +135,10 @@ func conversations(b *testing.B, sc capacityScenario, replicas int) {
 				case <-tick.C:
 				}
 				var done, leases int
-				_ = h.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM inbound_messages WHERE status = 'done'),
+				_ = h.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM inbound_messages WHERE status = 'done'),
   (SELECT count(*) FROM session_leases)`).Scan(&done, &leases)
 				fmt.Printf("  t=%.0fs model calls %d (in flight %d), answered %d, leases %d, sent %d\n",
-					time.Since(t0).Seconds(), len(h.model.Requests()), inFlight.Load(), done, leases, len(ch.Sent()))
+					time.Since(t0).Seconds(), len(h.Model.Requests()), inFlight.Load(), done, leases, len(ch.Sent()))
 			}
 		}()
 	}
@@ -191,12 +192,12 @@ type monitor struct {
 	conns, active int
 }
 
-func startMonitor(ctx context.Context, h *harness) *monitor {
+func startMonitor(ctx context.Context, h *gatewaytest.Harness) *monitor {
 	ctx, cancel := context.WithCancel(ctx)
 	m := &monitor{done: make(chan struct{}), cancel: cancel}
-	conn, err := pgx.Connect(ctx, h.dbURL)
+	conn, err := pgx.Connect(ctx, h.DBURL)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	go func() {
 		defer close(m.done)
@@ -259,11 +260,11 @@ func procStatus(key string) int64 {
 //
 //	go test -run '^$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
 func BenchmarkAcceptVsInsert(b *testing.B) {
-	h := newHarness(b)
+	h := gatewaytest.New(b)
 	ch := testChannel(2048)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	gw := h.start(gateway.Deps{Queues: map[string]int{}, Partial: true, Channels: []channels.Channel{ch}, Logger: quiet})
-	rc, err := river.NewClient(riverpgxv5.New(h.pool), &river.Config{Logger: quiet})
+	gw := h.Start(gateway.Deps{Queues: map[string]int{}, Partial: true, Channels: []channels.Channel{ch}, Logger: quiet})
+	rc, err := river.NewClient(riverpgxv5.New(h.Pool), &river.Config{Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -275,7 +276,7 @@ func BenchmarkAcceptVsInsert(b *testing.B) {
 	// insertTx is the inbound row plus then(tx, its id), in one transaction.
 	insertTx := func(kind string, then func(pgx.Tx, int64) error) func(int) error {
 		return func(i int) error {
-			return store.InTx(ctx, h.pool, func(tx pgx.Tx) error {
+			return store.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 				id, _, err := store.InsertInbound(ctx, tx, msg(kind, i), store.InboundPending)
 				if err != nil {
 					return err

@@ -10,25 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
-
-// newPool is a pool of its own on the harness's database, as a replica has.
-func (h *harness) newPool(maxConns int32) *pgxpool.Pool {
-	h.t.Helper()
-	pool, err := store.Open(context.Background(), h.dbURL, maxConns)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(pool.Close)
-	return pool
-}
 
 // replies are the answers among sends (not processing hints).
 func replies(sent []channels.Outbound) []channels.Outbound {
@@ -45,11 +34,11 @@ func replies(sent []channels.Outbound) []channels.Outbound {
 // one at a time and in the order written, each exactly once.
 func TestFiftyMessagesOfOneUserAcrossTwoReplicas(t *testing.T) {
 	t.Parallel()
-	heavy(t)
-	h := newHarness(t)
+	gatewaytest.Heavy(t)
+	h := gatewaytest.New(t)
 	var mu sync.Mutex
 	inFlight, overlap := 0, false
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		text := req.Messages[len(req.Messages)-1].Content
 		return openaitest.Reply{Content: "答：" + text, Hook: func(ctx context.Context) error {
 			mu.Lock()
@@ -69,18 +58,18 @@ func TestFiftyMessagesOfOneUserAcrossTwoReplicas(t *testing.T) {
 	ch := testChannel(2048)
 	extra := "worker:\n  processing_hint_after: 10m\nagent:\n  history_turns: 1\n"
 	gws := []*gateway.Gateway{
-		h.startExtra(extra, gateway.Deps{Pool: h.newPool(20), Channels: []channels.Channel{ch}}),
-		h.startExtra(extra, gateway.Deps{Pool: h.newPool(20), Channels: []channels.Channel{ch}}),
+		h.StartExtra(extra, gateway.Deps{Pool: h.NewPool(20), Channels: []channels.Channel{ch}}),
+		h.StartExtra(extra, gateway.Deps{Pool: h.NewPool(20), Channels: []channels.Channel{ch}}),
 	}
-	ctx := withTimeout(t, 120*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 120*time.Second)
 	const n = 50
 	for i := range n {
-		accept(t, gws[i%2], ch.Message("a", fmt.Sprintf("one-%02d", i), "zhangsan", "zhangsan", fmt.Sprintf("第%02d条", i), false, false))
+		gatewaytest.Accept(t, gws[i%2], ch.Message("a", fmt.Sprintf("one-%02d", i), "zhangsan", "zhangsan", fmt.Sprintf("第%02d条", i), false, false))
 	}
 	if _, err := ch.WaitSent(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	got := replies(ch.Sent())
 	if len(got) != n {
 		t.Fatalf("%d replies, want %d", len(got), n)
@@ -103,36 +92,36 @@ func TestFiftyMessagesOfOneUserAcrossTwoReplicas(t *testing.T) {
 // River, finds it answered.
 func TestLapsedLeaseIsTakenUpAndAnsweredOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	echoModel(h)
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	ch := testChannel(2048)
-	ctx := withTimeout(t, 60*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	// The message is accepted; its job was taken by a replica that then
 	// died mid-run, holding the session's lease.
-	inbox := h.start(gateway.Deps{Queues: map[string]int{}, Partial: true, Channels: []channels.Channel{ch}, Now: clock})
+	inbox := h.Start(gateway.Deps{Queues: map[string]int{}, Partial: true, Channels: []channels.Channel{ch}, Now: clock})
 	in := ch.Message("a", "lapse-1", "zhangsan", "zhangsan", "我还有几天年假？", false, false)
-	accept(t, inbox, in)
-	sessionID, err := store.EnsureSession(ctx, h.pool, store.SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}, clock())
+	gatewaytest.Accept(t, inbox, in)
+	sessionID, err := store.EnsureSession(ctx, h.Pool, store.SessionKey{Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, UserID: in.Sender.UserID}, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var inboundID int64
-	if err := h.pool.QueryRow(ctx, `SELECT id FROM inbound_messages WHERE platform_msg_id = 'lapse-1'`).Scan(&inboundID); err != nil {
+	if err := h.Pool.QueryRow(ctx, `SELECT id FROM inbound_messages WHERE platform_msg_id = 'lapse-1'`).Scan(&inboundID); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := store.ClaimSessionLease(ctx, h.pool, store.SessionLease{SessionID: sessionID, InboundID: inboundID,
+	if ok, err := store.ClaimSessionLease(ctx, h.Pool, store.SessionLease{SessionID: sessionID, InboundID: inboundID,
 		Holder: "dead-replica", RunID: "dead-run"}, clock(), clock().Add(10*time.Second)); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	if _, err := h.pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now()`); err != nil {
+	if _, err := h.Pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now()`); err != nil {
 		t.Fatal(err)
 	}
 
-	live := h.startExtra("worker:\n  run_lease: 2s\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock})
+	live := h.StartExtra("worker:\n  run_lease: 2s\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock})
 	if n, err := live.SweepLeases(ctx); err != nil || n != 0 {
 		t.Fatalf("sweep of a live lease took %d (%v), want 0", n, err)
 	}
@@ -147,17 +136,17 @@ func TestLapsedLeaseIsTakenUpAndAnsweredOnce(t *testing.T) {
 	}
 
 	// River's rescuer makes the dead replica's job available again.
-	if _, err := h.pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now() WHERE state = 'running'`); err != nil {
+	if _, err := h.Pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now() WHERE state = 'running'`); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if got := replies(ch.Sent()); len(got) != 1 || got[0].Text != "答：我还有几天年假？" {
 		t.Fatalf("sent %+v, want one answer", got)
 	}
-	if n := h.count(`SELECT count(*) FROM runs`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM runs`); n != 1 {
 		t.Fatalf("runs = %d, want 1", n)
 	}
-	if n := h.count(`SELECT count(*) FROM session_leases`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM session_leases`); n != 0 {
 		t.Fatalf("%d session leases left", n)
 	}
 }
@@ -167,12 +156,12 @@ func TestLapsedLeaseIsTakenUpAndAnsweredOnce(t *testing.T) {
 // fails, though the storm outlasts the agent's own retries.
 func TestModel429StormSlowsRunsWithoutFailingThem(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	const users, storm = 10, 40 // four waves of 429s: more than agent.DefaultModelAttempts
 	var tooMany atomic.Int32
 	var mu sync.Mutex
 	var first429, firstOK time.Time
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		mu.Lock()
 		defer mu.Unlock()
 		if tooMany.Add(1) <= storm {
@@ -188,24 +177,24 @@ func TestModel429StormSlowsRunsWithoutFailingThem(t *testing.T) {
 		return openaitest.Reply{Content: "答：" + req.Messages[len(req.Messages)-1].Content}
 	})
 	ch := testChannel(2048)
-	gw := h.startExtra("worker:\n  processing_hint_after: 10m\n", gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 60*time.Second)
+	gw := h.StartExtra("worker:\n  processing_hint_after: 10m\n", gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	for i := range users {
-		accept(t, gw, ch.Message("a", fmt.Sprintf("storm-%d", i), fmt.Sprintf("u%d", i), fmt.Sprintf("u%d", i), "你好", false, false))
+		gatewaytest.Accept(t, gw, ch.Message("a", fmt.Sprintf("storm-%d", i), fmt.Sprintf("u%d", i), fmt.Sprintf("u%d", i), "你好", false, false))
 	}
 	if _, err := ch.WaitSent(ctx, users); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	for _, out := range replies(ch.Sent()) {
 		if out.Text != "答：你好" {
 			t.Fatalf("a user got %q, want the answer", out.Text)
 		}
 	}
-	if n := h.count(`SELECT count(*) FROM runs WHERE stop_reason <> 'finished'`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM runs WHERE stop_reason <> 'finished'`); n != 0 {
 		t.Fatalf("%d runs did not finish", n)
 	}
-	if n := h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.process_inbound' AND attempt > 1`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.process_inbound' AND attempt > 1`); n != 0 {
 		t.Fatalf("%d jobs were retried; the storm should be waited out inside the run", n)
 	}
 	mu.Lock()
@@ -224,12 +213,12 @@ func TestModel429StormSlowsRunsWithoutFailingThem(t *testing.T) {
 // they were three quarters of the package's statements.)
 func TestPoolStaysWithinItsSizeWithRunsInFlight(t *testing.T) {
 	t.Parallel()
-	heavy(t)
-	h := newHarness(t)
+	gatewaytest.Heavy(t)
+	h := gatewaytest.New(t)
 	const n = 200
 	var inFlight atomic.Int32
 	all, release := make(chan struct{}), make(chan struct{})
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "好的", Hook: func(ctx context.Context) error {
 			if inFlight.Add(1) == n {
 				close(all)
@@ -242,11 +231,11 @@ func TestPoolStaysWithinItsSizeWithRunsInFlight(t *testing.T) {
 		}}
 	})
 	ch := testChannel(2048)
-	pool := h.newPool(20)
-	h.modelYAML = "  max_concurrent: 1000"
-	gw := h.startExtra("worker:\n  agent_concurrency: 1000\n  processing_hint_after: 10m\n",
+	pool := h.NewPool(20)
+	h.ModelYAML = "  max_concurrent: 1000"
+	gw := h.StartExtra("worker:\n  agent_concurrency: 1000\n  processing_hint_after: 10m\n",
 		gateway.Deps{Pool: pool, Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 180*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 180*time.Second)
 
 	var peak atomic.Int32
 	sampled := make(chan struct{})
@@ -284,7 +273,7 @@ func TestPoolStaysWithinItsSizeWithRunsInFlight(t *testing.T) {
 	if p := peak.Load(); p > 20 {
 		t.Fatalf("the pool grew to %d connections, past its 20", p)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if got := len(replies(ch.Sent())); got != n {
 		t.Fatalf("%d replies, want %d", got, n)
 	}
@@ -292,7 +281,7 @@ func TestPoolStaysWithinItsSizeWithRunsInFlight(t *testing.T) {
 }
 
 // sendAll hands n messages to the gateways in turn, `at` at once, as
-// platforms' callbacks arrive; it returns each Accept's latency.
+// gatewaytest.Platforms' callbacks arrive; it returns each Accept's latency.
 func sendAll(t testing.TB, n, at int, msg func(i int) channels.Inbound, gws []*gateway.Gateway) []time.Duration {
 	t.Helper()
 	lat := make([]time.Duration, n)
@@ -329,14 +318,14 @@ func sendAll(t testing.TB, n, at int, msg func(i int) channels.Inbound, gws []*g
 // hold a connection each: a pool too small for them is refused, naming the key.
 func TestTooSmallPoolIsRefused(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	_, err := gateway.New(context.Background(), h.config2("worker:\n  agent_concurrency: 5000\n"),
-		gateway.Deps{Pool: h.newPool(10), Platforms: platforms, Logger: testLogger(t)})
+	h := gatewaytest.New(t)
+	_, err := gateway.New(context.Background(), h.ConfigWith("worker:\n  agent_concurrency: 5000\n"),
+		gateway.Deps{Pool: h.NewPool(10), Platforms: gatewaytest.Platforms, Logger: gatewaytest.Logger(t)})
 	if err == nil || !strings.Contains(err.Error(), "database.max_conns") {
 		t.Fatalf("err = %v, want one naming database.max_conns", err)
 	}
-	if _, err := gateway.New(context.Background(), h.config2("worker:\n  agent_concurrency: 5000\n"),
-		gateway.Deps{Pool: h.newPool(20), Platforms: platforms, Logger: testLogger(t)}); err != nil {
+	if _, err := gateway.New(context.Background(), h.ConfigWith("worker:\n  agent_concurrency: 5000\n"),
+		gateway.Deps{Pool: h.NewPool(20), Platforms: gatewaytest.Platforms, Logger: gatewaytest.Logger(t)}); err != nil {
 		t.Fatalf("a pool of 20 with 5000 runs in flight refused: %v", err)
 	}
 }

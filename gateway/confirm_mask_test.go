@@ -14,6 +14,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // TestConfirmationPromptIsMasked: a confirm.prompt rendered from the
@@ -45,8 +46,8 @@ func TestConfirmationPromptIsMasked(t *testing.T) {
 		os.MkdirAll(filepath.Join(dir, name), 0o755)
 		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\n"+def+"---\n"), 0o644)
 	}
-	h := newHarness(t)
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role == openai.ChatMessageRoleUser && strings.Contains(last.Content, "开通") {
 			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_vpn_open", `{"phone":"13812345678"}`)}}
@@ -54,7 +55,7 @@ func TestConfirmationPromptIsMasked(t *testing.T) {
 		return openaitest.Reply{Content: "好的。"}
 	})
 	f := &confirmFlow{h: h, clock: time.Now}
-	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
 	const raw, masked = "13812345678", "138****5678"
 
 	ask := f.say(t, "zhangsan", "给 13812345678 开通 VPN")
@@ -73,7 +74,7 @@ func TestConfirmationPromptIsMasked(t *testing.T) {
 		"pending prompts": `SELECT count(*) FROM session_pending WHERE payload->>'Prompt' LIKE '%13812345678%'`,
 		"history":         `SELECT count(*) FROM messages WHERE content LIKE '%13812345678%' AND role = 'assistant'`,
 	} {
-		if n := h.count(query); n != 0 {
+		if n := h.Count(query); n != 0 {
 			t.Errorf("%s: %d rows hold the prompt's number unmasked", what, n)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // resetModel asks to reset the VPN password when told to, and otherwise
@@ -29,9 +30,9 @@ func resetModel(req openai.ChatCompletionRequest) openaitest.Reply {
 }
 
 // resetCalls counts the backend's password resets.
-func (h *harness) resetCalls() int {
+func resetCalls(h *gatewaytest.Harness) int {
 	n := 0
-	for _, c := range h.backend.Calls() {
+	for _, c := range h.Backend.Calls() {
 		if c.Path == "/it/password/reset" {
 			n++
 		}
@@ -40,7 +41,7 @@ func (h *harness) resetCalls() int {
 }
 
 type confirmFlow struct {
-	h     *harness
+	h     *gatewaytest.Harness
 	clock func() time.Time
 	step  func(d time.Duration)
 	seq   int
@@ -50,14 +51,14 @@ func newConfirmFlow(t *testing.T) *confirmFlow { return newConfirmFlowWith(t, ""
 
 // newConfirmFlowWith is newConfirmFlow with configYAML(extra).
 func newConfirmFlowWith(t *testing.T, extra string) *confirmFlow {
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var mu sync.Mutex
 	now := time.Now()
 	f := &confirmFlow{h: h}
 	f.clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	f.step = func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	h.model.SetHandler(resetModel)
-	h.startExtra(extra, gateway.Deps{Now: f.clock})
+	h.Model.SetHandler(resetModel)
+	h.StartExtra(extra, gateway.Deps{Now: f.clock})
 	return f
 }
 
@@ -65,17 +66,17 @@ func newConfirmFlowWith(t *testing.T, extra string) *confirmFlow {
 func (f *confirmFlow) say(t *testing.T, user, text string) string {
 	t.Helper()
 	f.seq++
-	ctx := withTimeout(t, 30*time.Second)
-	before := len(f.h.wecomAPI.Messages())
-	u, body := f.h.callbackRequest(textXML(user, text, "c-"+strings.Repeat("x", f.seq)), f.clock())
-	if status, _ := post(t, u, body); status != 200 {
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	before := len(f.h.WeComAPI.Messages())
+	u, body := f.h.CallbackRequest(gatewaytest.TextXML(user, text, "c-"+strings.Repeat("x", f.seq)), f.clock())
+	if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 		t.Fatalf("callback answered %d", status)
 	}
-	msgs, err := f.h.wecomAPI.WaitMessages(ctx, before+1)
+	msgs, err := f.h.WeComAPI.WaitMessages(ctx, before+1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.h.waitIdle(ctx)
+	f.h.WaitIdle(ctx)
 	m := msgs[len(msgs)-1]
 	if m.ToUser != user {
 		t.Fatalf("reply went to %s, want %s", m.ToUser, user)
@@ -89,19 +90,19 @@ func TestConfirmationFlow(t *testing.T) {
 		t.Parallel()
 		f := newConfirmFlow(t)
 		ask := f.say(t, "zhangsan", "帮我重置 VPN 密码")
-		if !strings.Contains(ask, "确认") || f.h.resetCalls() != 0 {
-			t.Fatalf("asked %q with %d resets; want a question and nothing executed", ask, f.h.resetCalls())
+		if !strings.Contains(ask, "确认") || resetCalls(f.h) != 0 {
+			t.Fatalf("asked %q with %d resets; want a question and nothing executed", ask, resetCalls(f.h))
 		}
 		done := f.say(t, "zhangsan", "确认")
-		if f.h.resetCalls() != 1 || !strings.Contains(done, "已重置") {
-			t.Fatalf("after 确认: %q, %d resets", done, f.h.resetCalls())
+		if resetCalls(f.h) != 1 || !strings.Contains(done, "已重置") {
+			t.Fatalf("after 确认: %q, %d resets", done, resetCalls(f.h))
 		}
-		if c := f.h.backend.Calls(); c[len(c)-1].Identity.UserID != "zhangsan" {
+		if c := f.h.Backend.Calls(); c[len(c)-1].Identity.UserID != "zhangsan" {
 			t.Fatalf("reset ran as %q", c[len(c)-1].Identity.UserID)
 		}
 		// The confirmation is spent: saying it again runs nothing.
 		f.say(t, "zhangsan", "确认")
-		if f.h.resetCalls() != 1 {
+		if resetCalls(f.h) != 1 {
 			t.Fatalf("a second 确认 ran the reset again")
 		}
 	})
@@ -113,7 +114,7 @@ func TestConfirmationFlow(t *testing.T) {
 			t.Fatalf("after 取消: %q", got)
 		}
 		f.say(t, "zhangsan", "确认")
-		if f.h.resetCalls() != 0 {
+		if resetCalls(f.h) != 0 {
 			t.Fatal("a cancelled reset ran")
 		}
 	})
@@ -124,7 +125,7 @@ func TestConfirmationFlow(t *testing.T) {
 		if got := f.say(t, "zhangsan", "今天食堂吃什么"); !strings.Contains(got, "已取消") || !strings.Contains(got, "好的") {
 			t.Fatalf("another request: %q, want the cancel note and an answer", got)
 		}
-		if f.h.resetCalls() != 0 {
+		if resetCalls(f.h) != 0 {
 			t.Fatal("reset ran")
 		}
 	})
@@ -133,8 +134,8 @@ func TestConfirmationFlow(t *testing.T) {
 		f := newConfirmFlow(t)
 		f.say(t, "zhangsan", "帮我重置 VPN 密码")
 		f.step(6 * time.Minute) // agent.confirm_timeout defaults to 5m
-		if got := f.say(t, "zhangsan", "确认"); !strings.Contains(got, "超时") || f.h.resetCalls() != 0 {
-			t.Fatalf("late 确认: %q, %d resets", got, f.h.resetCalls())
+		if got := f.say(t, "zhangsan", "确认"); !strings.Contains(got, "超时") || resetCalls(f.h) != 0 {
+			t.Fatalf("late 确认: %q, %d resets", got, resetCalls(f.h))
 		}
 	})
 	t.Run("AnotherUserAnswering", func(t *testing.T) {
@@ -142,10 +143,10 @@ func TestConfirmationFlow(t *testing.T) {
 		f := newConfirmFlow(t)
 		f.say(t, "zhangsan", "帮我重置 VPN 密码")
 		f.say(t, "lisi", "确认")
-		if f.h.resetCalls() != 0 {
+		if resetCalls(f.h) != 0 {
 			t.Fatal("another user's 确认 ran zhangsan's reset")
 		}
-		if done := f.say(t, "zhangsan", "确认"); f.h.resetCalls() != 1 || !strings.Contains(done, "已重置") {
+		if done := f.say(t, "zhangsan", "确认"); resetCalls(f.h) != 1 || !strings.Contains(done, "已重置") {
 			t.Fatalf("zhangsan's own 确认 afterwards: %q", done)
 		}
 	})
@@ -179,8 +180,8 @@ func TestConfirmedCallWhoseFallbackNeedsConfirmation(t *testing.T) {
 		os.MkdirAll(filepath.Join(dir, name), 0o755)
 		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\n"+def+"---\n"), 0o644)
 	}
-	h := newHarness(t)
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role == openai.ChatMessageRoleUser && strings.Contains(last.Content, "重置") {
 			return openaitest.Reply{ToolCalls: []openai.ToolCall{
@@ -189,7 +190,7 @@ func TestConfirmedCallWhoseFallbackNeedsConfirmation(t *testing.T) {
 		return openaitest.Reply{Content: "好的。"}
 	})
 	f := &confirmFlow{h: h, clock: time.Now}
-	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
 
 	f.say(t, "zhangsan", "帮我重置 VPN 密码")
 	if got := f.say(t, "zhangsan", "确认"); !strings.Contains(got, "执行失败") {
@@ -208,10 +209,10 @@ func TestConfirmedCallWhoseFallbackNeedsConfirmation(t *testing.T) {
 	}
 	// The trace of the confirmation path holds no secret argument, no
 	// personal number and no debug field.
-	if n := h.count(`SELECT count(*) FROM run_steps WHERE args LIKE '%S3cret%' OR observation LIKE '%13812345678%' OR observation LIKE '%db7%'`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM run_steps WHERE args LIKE '%S3cret%' OR observation LIKE '%13812345678%' OR observation LIKE '%db7%'`); n != 0 {
 		t.Errorf("%d run steps store raw secrets, numbers or debug fields", n)
 	}
-	if n := h.count(`SELECT count(*) FROM run_steps WHERE tool = 'it_reset_backup' AND observation LIKE '%138****5678%'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM run_steps WHERE tool = 'it_reset_backup' AND observation LIKE '%138****5678%'`); n != 1 {
 		t.Errorf("the fallback's masked answer is not in the trace (%d steps)", n)
 	}
 }

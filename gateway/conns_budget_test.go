@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -18,16 +19,16 @@ import (
 // has at most max_conns open.
 func TestMaxConnsHoldsWithALongConnectionBot(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	const maxConns = 20
-	ctx := withTimeout(t, 60*time.Second)
-	pool, err := store.Open(ctx, h.dbURL+"&application_name=budgeted", maxConns)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
+	pool, err := store.Open(ctx, h.DBURL+"&application_name=budgeted", maxConns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	h.startExtra(wsBotYAML(ws.URL()), gateway.Deps{Pool: pool})
+	h.StartExtra(gatewaytest.WSBotYAML(ws.URL()), gateway.Deps{Pool: pool})
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestMaxConnsHoldsWithALongConnectionBot(t *testing.T) {
 	if stat := pool.Stat(); stat.TotalConns() != pool.Config().MaxConns {
 		t.Fatalf("pool holds %d connections, want its size %d", stat.TotalConns(), pool.Config().MaxConns)
 	}
-	open := h.count(`SELECT count(*) FROM pg_stat_activity WHERE application_name = 'budgeted'`)
+	open := h.Count(`SELECT count(*) FROM pg_stat_activity WHERE application_name = 'budgeted'`)
 	if open > maxConns {
 		t.Errorf("%d connections open, database.max_conns is %d", open, maxConns)
 	}

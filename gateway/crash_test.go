@@ -19,9 +19,9 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
-	"github.com/hermes-gw/hermes/skills"
 )
 
 // workerProcessEnv makes the test binary run as a bare Hermes worker
@@ -40,10 +40,6 @@ func TestMain(m *testing.M) {
 		runWorkerProcess(path)
 		return
 	}
-	// The sample skills' HMAC keys, the same for every test (tests in
-	// parallel must not set the environment).
-	os.Setenv(skills.SampleHRKeyEnv, testHMACKey)
-	os.Setenv(skills.SampleITKeyEnv, testHMACKey)
 	flag.Parse()
 	if !flagSet("test.parallel") {
 		_ = flag.Set("test.parallel", testParallel)
@@ -74,7 +70,7 @@ func runWorkerProcess(configPath string) {
 	if err != nil {
 		panic(err)
 	}
-	deps := gateway.Deps{Pool: pool, Platforms: platforms}
+	deps := gateway.Deps{Pool: pool, Platforms: gatewaytest.Platforms}
 	listen := os.Getenv(ackProcessEnv)
 	if listen != "" {
 		deps.Queues, deps.Partial = map[string]int{}, true
@@ -97,8 +93,8 @@ func runWorkerProcess(configPath string) {
 // soon as the dead worker's session leases lapse.
 func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	t.Parallel()
-	heavy(t)
-	h := newHarness(t)
+	gatewaytest.Heavy(t)
+	h := gatewaytest.New(t)
 	// A short session lease, so the dead worker's runs are taken up soon;
 	// the README states the figure with the default lease (10 s).
 	lease := cmp.Or(os.Getenv("HERMES_TEST_RUN_LEASE"), "2s")
@@ -106,7 +102,7 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	// hint) before all fifty have started, however loaded the machine.
 	extra := "agent:\n  run_timeout: 60s\nworker:\n  run_lease: " + lease + "\n  processing_hint_after: 10m\n"
 	cfgPath := filepath.Join(t.TempDir(), "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(h.configYAML(extra)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(h.ConfigYAML(extra)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -116,7 +112,7 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	allStarted := make(chan struct{})
 	var killed atomic.Bool
 	var calls atomic.Int32
-	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
 		if killed.Load() {
 			return openaitest.Reply{Content: "重启后的回答"}
 		}
@@ -130,7 +126,7 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	})
 
 	// This process only takes callbacks; the worker is another process.
-	h.start(gateway.Deps{Queues: map[string]int{}, Partial: true})
+	h.Start(gateway.Deps{Queues: map[string]int{}, Partial: true})
 	worker := exec.Command(os.Args[0], "-test.run=^$")
 	worker.Env = append(os.Environ(), workerProcessEnv+"="+cfgPath)
 	worker.Stdout, worker.Stderr = t.Output(), t.Output()
@@ -139,10 +135,10 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = worker.Process.Kill(); _, _ = worker.Process.Wait() })
 
-	ctx := withTimeout(t, 90*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 90*time.Second)
 	for i := range runs {
-		u, body := h.callbackRequest(textXML(fmt.Sprintf("user%02d", i), "我还有几天年假？", fmt.Sprintf("90%02d", i)), time.Now())
-		if status, _ := post(t, u, body); status != 200 {
+		u, body := h.CallbackRequest(gatewaytest.TextXML(fmt.Sprintf("user%02d", i), "我还有几天年假？", fmt.Sprintf("90%02d", i)), time.Now())
+		if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 			t.Fatalf("callback answered %d", status)
 		}
 	}
@@ -160,12 +156,12 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	if err := worker.Wait(); !errors.As(err, &exitErr) {
 		t.Fatalf("worker exit: %v, want killed", err)
 	}
-	if n := len(h.wecomAPI.Messages()); n != 0 {
+	if n := len(h.WeComAPI.Messages()); n != 0 {
 		t.Fatalf("%d messages sent before the runs finished", n)
 	}
 
 	// A fresh worker (another replica, or the restarted one) takes over.
-	restarted, err := gateway.New(ctx, h.config2(extra), gateway.Deps{Pool: h.pool, Logger: testLogger(t), Platforms: platforms})
+	restarted, err := gateway.New(ctx, h.ConfigWith(extra), gateway.Deps{Pool: h.Pool, Logger: gatewaytest.Logger(t), Platforms: gatewaytest.Platforms})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +170,7 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = restarted.Stop(context.Background()) })
 
-	if _, err := h.wecomAPI.WaitMessages(ctx, runs); err != nil {
+	if _, err := h.WeComAPI.WaitMessages(ctx, runs); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("last of %d replies delivered %s after kill -9 (worker.run_lease %s)", runs, time.Since(kill).Round(100*time.Millisecond), lease)
@@ -182,12 +178,12 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	// The dead worker's River jobs are still "running"; River's rescuer
 	// makes them available again after worker.rescue_after. Do what the
 	// rescuer does, now: the jobs find their messages answered.
-	if _, err := h.pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now() WHERE state = 'running'`); err != nil {
+	if _, err := h.Pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now() WHERE state = 'running'`); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	perUser := map[string]int{}
-	for _, m := range h.wecomAPI.Messages() {
+	for _, m := range h.WeComAPI.Messages() {
 		if m.Content != "重启后的回答" {
 			t.Errorf("sent %q to %s, want the answer", m.Content, m.ToUser)
 		}
@@ -201,7 +197,7 @@ func TestWorkerKilledMidRunDeliversOnceAfterRestart(t *testing.T) {
 	if len(perUser) != runs {
 		t.Fatalf("%d users answered, want %d", len(perUser), runs)
 	}
-	if n := h.count(`SELECT count(*) FROM runs`); n != runs {
+	if n := h.Count(`SELECT count(*) FROM runs`); n != runs {
 		t.Fatalf("stored runs = %d, want %d", n, runs)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/reports"
 )
 
@@ -38,15 +39,15 @@ func runChartReport(t *testing.T, ctx context.Context, rs *reports.Service, targ
 func TestImageResentAfterALostAnswerIsOneMessageOnWeCom(t *testing.T) {
 	t.Parallel()
 	h, clock := clockedHarness(t)
-	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
-	ctx := withTimeout(t, 60*time.Second)
-	h.wecomAPI.LoseAnswers("image", 1) // WeCom delivers the chart; its answer is lost
-	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: testApp, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
-	h.waitIdle(ctx)
+	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
+	h.WeComAPI.LoseAnswers("image", 1) // WeCom delivers the chart; its answer is lost
+	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: gatewaytest.App, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
+	h.WaitIdle(ctx)
 
-	uploads := h.wecomAPI.Uploads()
+	uploads := h.WeComAPI.Uploads()
 	var images []wecomtest.SentMessage
-	for _, m := range h.wecomAPI.Requests() {
+	for _, m := range h.WeComAPI.Requests() {
 		if m.MsgType == "image" {
 			images = append(images, m)
 		}
@@ -61,7 +62,7 @@ func TestImageResentAfterALostAnswerIsOneMessageOnWeCom(t *testing.T) {
 		t.Fatalf("the resend %+v: want it to ask for the duplicate check and be dropped", images[1])
 	}
 	delivered := 0
-	for _, m := range h.wecomAPI.Messages() {
+	for _, m := range h.WeComAPI.Messages() {
 		if m.MsgType == "image" {
 			delivered++
 		}
@@ -69,7 +70,7 @@ func TestImageResentAfterALostAnswerIsOneMessageOnWeCom(t *testing.T) {
 	if delivered != 1 {
 		t.Fatalf("the user got the chart %d times, want once", delivered)
 	}
-	if n := h.count(`SELECT count(*) FROM outbox WHERE format = 'image' AND delivered_at IS NOT NULL AND media_id = $1`, uploads[0].MediaID); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM outbox WHERE format = 'image' AND delivered_at IS NOT NULL AND media_id = $1`, uploads[0].MediaID); n != 1 {
 		t.Fatalf("%d image parts delivered with the media id kept, want 1", n)
 	}
 }
@@ -79,7 +80,7 @@ func TestImageResentAfterALostAnswerIsOneUploadOnDingTalk(t *testing.T) {
 	h, clock := clockedHarness(t)
 	const appKey, appSecret = "dingmediaappkey", "media-app-secret-0123456789"
 	ding := dingtalktest.NewServer(t, appKey, appSecret)
-	_, rs := h.startWithReports(fmt.Sprintf(`reports:
+	_, rs := startWithReports(h, fmt.Sprintf(`reports:
   scan_interval: 1h
 dingtalk:
   robots:
@@ -90,10 +91,10 @@ dingtalk:
       api_base_url: %s
       oapi_base_url: %s
 `, appKey, appSecret, ding.URL(), ding.URL()), gateway.Deps{Now: clock.Now, Platforms: []channels.Platform{wecom.Platform, dingtalk.Platform}})
-	ctx := withTimeout(t, 60*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	ding.LoseAnswers("sampleImageMsg", 1) // DingTalk posts the chart; its answer is lost
 	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "dingtalk", Account: "ding-hr", ChatType: channels.ChatSingle, ChatID: "zhangsan"})
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 
 	uploads := ding.Uploads()
 	var images []dingtalktest.Sent
@@ -115,8 +116,8 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 	h, clock := clockedHarness(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	echoModel(h)
-	_, rs := h.startWithReports(wsBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startWithReports(h, gatewaytest.WSBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +131,12 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 	if _, err := ws.WaitFrame(ctx, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_respond_msg" && f.Reply.Stream.Finish }); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 
 	// The chart goes; its ack is lost with the socket.
 	ws.FailNext("aibot_send_msg:image", wecomtest.DropConnection)
 	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: botName, ChatType: channels.ChatGroup, ChatID: "grp-img"})
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 
 	uploads := ws.Uploads()
 	var images []wecomtest.BotFrame
@@ -161,15 +162,15 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 func TestExpiredMediaIsUploadedAgain(t *testing.T) {
 	t.Parallel()
 	h, clock := clockedHarness(t)
-	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	// The chart's first send loses its answer after the upload; the retry
 	// comes four days later.
-	h.wecomAPI.LoseAnswers("image", 1)
-	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: testApp, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
+	h.WeComAPI.LoseAnswers("image", 1)
+	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: gatewaytest.App, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
 	var uploaded bool
 	for !uploaded { // until the first attempt stored its upload
-		uploaded = h.count(`SELECT count(*) FROM outbox WHERE format = 'image' AND media_id <> '' AND attempts = 1 AND delivered_at IS NULL`) == 1
+		uploaded = h.Count(`SELECT count(*) FROM outbox WHERE format = 'image' AND media_id <> '' AND attempts = 1 AND delivered_at IS NULL`) == 1
 		select {
 		case <-ctx.Done():
 			t.Fatal("the chart was never uploaded")
@@ -177,12 +178,12 @@ func TestExpiredMediaIsUploadedAgain(t *testing.T) {
 		}
 	}
 	clock.Add(4 * 24 * time.Hour)
-	h.waitIdle(ctx)
-	uploads := h.wecomAPI.Uploads()
+	h.WaitIdle(ctx)
+	uploads := h.WeComAPI.Uploads()
 	if len(uploads) != 2 {
 		t.Fatalf("%d uploads, want a second one for the expired media id", len(uploads))
 	}
-	last := h.wecomAPI.Requests()[len(h.wecomAPI.Requests())-1]
+	last := h.WeComAPI.Requests()[len(h.WeComAPI.Requests())-1]
 	if last.MsgType != "image" || last.MediaID != uploads[1].MediaID {
 		t.Fatalf("the resend %+v, want the new upload %q", last, uploads[1].MediaID)
 	}

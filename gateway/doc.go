@@ -73,6 +73,7 @@
 //     features' routes, /metrics), health.go (connection states and
 //     draining, for /readyz); every listener is ops.NewHTTPServer.
 //
-// Tests: harness_test.go is the shared harness of the pipeline tests (a
-// migrated database per test, the fake WeCom and model, the demo backend).
+// Tests: gateway/gatewaytest is the shared harness of the tests that run a
+// whole Hermes (a migrated database per test, the fake WeCom and model, the
+// demo backend), here and beside the features.
 package gateway

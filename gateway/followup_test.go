@@ -15,13 +15,14 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // A skill that needs more information asks the user; the user's answer
 // continues the same task (not a new one), also through the store.
 func TestFollowupQuestionContinuesTheTask(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var bodies []string
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -51,7 +52,7 @@ identity: none
 ---
 `), 0o644)
 
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		last := req.Messages[len(req.Messages)-1]
 		switch {
 		case last.Role == openai.ChatMessageRoleTool:
@@ -62,24 +63,24 @@ identity: none
 			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("access_request", `{}`)}}
 		}
 	})
-	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
-	ctx := withTimeout(t, 30*time.Second)
+	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 
-	u, body := h.callbackRequest(textXML("zhangsan", "帮我开通权限", "f-1"), time.Now())
-	post(t, u, body)
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 1)
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "帮我开通权限", "f-1"), time.Now())
+	gatewaytest.Post(t, u, body)
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(msgs[0].Content, "哪个系统") {
 		t.Fatalf("first reply %q, want the skill's question", msgs[0].Content)
 	}
-	if n := h.count(`SELECT count(*) FROM session_pending WHERE kind = 'followup'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM session_pending WHERE kind = 'followup'`); n != 1 {
 		t.Fatalf("pending follow-ups = %d, want 1", n)
 	}
-	u, body = h.callbackRequest(textXML("zhangsan", "OA 系统", "f-2"), time.Now())
-	post(t, u, body)
-	msgs, err = h.wecomAPI.WaitMessages(ctx, 2)
+	u, body = h.CallbackRequest(gatewaytest.TextXML("zhangsan", "OA 系统", "f-2"), time.Now())
+	gatewaytest.Post(t, u, body)
+	msgs, err = h.WeComAPI.WaitMessages(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ identity: none
 	}
 	// The resumed request carries the first request and the question: the
 	// same task, continued.
-	reqs := h.model.Requests()
+	reqs := h.Model.Requests()
 	var sawQuestion bool
 	for _, m := range reqs[len(reqs)-2].Messages {
 		sawQuestion = sawQuestion || strings.Contains(m.Content, "哪个系统")
@@ -96,8 +97,8 @@ identity: none
 	if !sawQuestion {
 		t.Fatal("the continued task does not contain the skill's question")
 	}
-	h.waitIdle(ctx)
-	if n := h.count(`SELECT count(*) FROM session_pending`); n != 0 {
+	h.WaitIdle(ctx)
+	if n := h.Count(`SELECT count(*) FROM session_pending`); n != 0 {
 		t.Fatalf("pending rows = %d after the answer, want 0", n)
 	}
 }

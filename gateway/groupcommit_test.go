@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // A process acknowledging callbacks in shared transactions is killed (kill
@@ -22,10 +23,10 @@ import (
 // stored, with its job; none is stored twice.
 func TestKilledMidBatchLosesNoAckedMessage(t *testing.T) {
 	t.Parallel()
-	heavy(t)
-	h := newHarness(t)
+	gatewaytest.Heavy(t)
+	h := gatewaytest.New(t)
 	cfgPath := filepath.Join(t.TempDir(), "hermes.yaml")
-	if err := os.WriteFile(cfgPath, []byte(h.configYAML("")), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(h.ConfigYAML("")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -41,8 +42,8 @@ func TestKilledMidBatchLosesNoAckedMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = acker.Process.Kill(); _, _ = acker.Process.Wait() })
-	ctx := withTimeout(t, 90*time.Second)
-	waitFor(t, ctx, func() bool {
+	ctx := gatewaytest.WithTimeout(t, 90*time.Second)
+	gatewaytest.WaitFor(t, ctx, func() bool {
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err == nil {
 			resp.Body.Close()
@@ -61,8 +62,8 @@ func TestKilledMidBatchLosesNoAckedMessage(t *testing.T) {
 		wg.Go(func() {
 			for i := range perCaller {
 				msgID := fmt.Sprintf("%d", 500000+c*perCaller+i)
-				u, body := h.callbackRequest(textXML(fmt.Sprintf("user%02d", c), "我还有几天年假？", msgID), time.Now())
-				u = "http://" + addr + u[len(h.srv.URL):]
+				u, body := h.CallbackRequest(gatewaytest.TextXML(fmt.Sprintf("user%02d", c), "我还有几天年假？", msgID), time.Now())
+				u = "http://" + addr + u[len(h.Srv.URL):]
 				resp, err := client.Post(u, "text/xml", bytes.NewReader(body))
 				if err != nil {
 					return // killed
@@ -90,7 +91,7 @@ func TestKilledMidBatchLosesNoAckedMessage(t *testing.T) {
 
 	lost := 0
 	acked.Range(func(k, _ any) bool {
-		n := h.count(`SELECT count(*) FROM inbound_messages m JOIN river_job j
+		n := h.Count(`SELECT count(*) FROM inbound_messages m JOIN river_job j
 			ON j.kind = 'hermes.process_inbound' AND (j.args->>'inbound_id')::bigint = m.id
 			WHERE m.platform_msg_id = $1`, k.(string))
 		if n != 1 {
@@ -104,7 +105,7 @@ func TestKilledMidBatchLosesNoAckedMessage(t *testing.T) {
 	if n := int(oks.Load()); lost > 0 || n < killAfter {
 		t.Errorf("%d of %d acknowledged messages lost", lost, n)
 	}
-	stored := h.count(`SELECT count(*) FROM inbound_messages`)
+	stored := h.Count(`SELECT count(*) FROM inbound_messages`)
 	t.Logf("%d acknowledged, %d stored when killed (a batch committed but killed before its 200s went out is sent again by the platform and stored once)", oks.Load(), stored)
 	if stored < int(oks.Load()) {
 		t.Errorf("%d stored < %d acknowledged", stored, oks.Load())
@@ -116,22 +117,22 @@ func TestKilledMidBatchLosesNoAckedMessage(t *testing.T) {
 // delivery is answered 200.
 func TestConcurrentRepeatsStoreOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.start(gateway.Deps{Queues: map[string]int{}, Partial: true})
-	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", "8801"), time.Now())
+	h := gatewaytest.New(t)
+	h.Start(gateway.Deps{Queues: map[string]int{}, Partial: true})
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "我还有几天年假？", "8801"), time.Now())
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			if status, _ := post(t, u, body); status != 200 {
+			if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 				t.Errorf("a delivery answered %d", status)
 			}
 		})
 	}
 	wg.Wait()
-	if n := h.count(`SELECT count(*) FROM inbound_messages WHERE platform_msg_id = '8801'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM inbound_messages WHERE platform_msg_id = '8801'`); n != 1 {
 		t.Errorf("%d rows, want 1", n)
 	}
-	if n := h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.process_inbound'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.process_inbound'`); n != 1 {
 		t.Errorf("%d jobs, want 1", n)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
@@ -41,10 +42,10 @@ func watchContexts(next http.Handler, cancelled *atomic.Int32) http.Handler {
 // net/http sends only after the handler returned.
 func TestSlowBodyIsCutAtReadTimeout(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.start(gateway.Deps{})
+	h := gatewaytest.New(t)
+	h.Start(gateway.Deps{})
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = ops.NewHTTPServer(shortTimeouts, "", h.gw.Handler())
+	srv.Config = ops.NewHTTPServer(shortTimeouts, "", h.Gateway.Handler())
 	srv.Start()
 	t.Cleanup(srv.Close)
 
@@ -55,7 +56,7 @@ func TestSlowBodyIsCutAtReadTimeout(t *testing.T) {
 	defer conn.Close()
 	began := time.Now()
 	fmt.Fprintf(conn, "POST /wecom/%s/callback?msg_signature=x&timestamp=1&nonce=1 HTTP/1.1\r\nHost: hermes\r\n"+
-		"Content-Type: text/xml\r\nContent-Length: 1000\r\n\r\n<x", testApp)
+		"Content-Type: text/xml\r\nContent-Length: 1000\r\n\r\n<x", gatewaytest.App)
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // generous: the server must close first
 	got, err := io.ReadAll(conn)
 	if err != nil {
@@ -74,23 +75,23 @@ func firstLine(s string) string {
 // and their requests' contexts are not cancelled while they run.
 func TestLongAnswersOutlastReadTimeout(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.startExtra(openAIYAML, gateway.Deps{})
+	h := gatewaytest.New(t)
+	h.StartExtra(openAIYAML, gateway.Deps{})
 	var cancelled atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = ops.NewHTTPServer(shortTimeouts, "", watchContexts(h.gw.Handler(), &cancelled))
+	srv.Config = ops.NewHTTPServer(shortTimeouts, "", watchContexts(h.Gateway.Handler(), &cancelled))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	cfg := openai.DefaultConfig(apiKeyLisi)
 	cfg.BaseURL = srv.URL + "/v1"
 	client := openai.NewClientWithConfig(cfg)
-	ctx := withTimeout(t, 30*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	user := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "你好"}}
 	runFor := 3 * shortTimeouts.ReadTimeout
 
 	t.Run("Stream", func(t *testing.T) {
 		pieces := []string{"第一段。", "第二段。", "第三段。", "第四段。"}
-		h.model.Script(openaitest.Reply{Content: strings.Join(pieces, ""), Chunks: pieces, ChunkInterval: runFor / 3})
+		h.Model.Script(openaitest.Reply{Content: strings.Join(pieces, ""), Chunks: pieces, ChunkInterval: runFor / 3})
 		// Read as a raw HTTP client, to the response's very end: the
 		// SDK stops at [DONE] and closes the connection, which would
 		// cancel the context itself, racing the handler's return.
@@ -120,7 +121,7 @@ func TestLongAnswersOutlastReadTimeout(t *testing.T) {
 		}
 	})
 	t.Run("NotStreaming", func(t *testing.T) {
-		h.model.Script(openaitest.Slow("好的", runFor))
+		h.Model.Script(openaitest.Slow("好的", runFor))
 		resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "hermes", Messages: user})
 		if err != nil || resp.Choices[0].Message.Content != "好的" {
 			t.Fatalf("%v %+v", err, resp)
@@ -129,7 +130,7 @@ func TestLongAnswersOutlastReadTimeout(t *testing.T) {
 	if n := cancelled.Load(); n != 0 {
 		t.Errorf("%d requests had their context cancelled while they ran", n)
 	}
-	if n := h.count(`SELECT count(*) FROM runs WHERE stop_reason = 'finished'`); n != 2 {
+	if n := h.Count(`SELECT count(*) FROM runs WHERE stop_reason = 'finished'`); n != 2 {
 		t.Errorf("%d runs finished, want 2", n)
 	}
 }
@@ -182,7 +183,7 @@ func TestWriteDeadlineDoesNotOutliveItsRequest(t *testing.T) {
 func TestServerTimeoutsConfig(t *testing.T) {
 	t.Parallel()
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
-	cfg, err := config.ParseConfig([]byte(base), env(nil))
+	cfg, err := config.ParseConfig([]byte(base), gatewaytest.Env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestServerTimeoutsConfig(t *testing.T) {
 			srv.WriteTimeout, srv.ReadHeaderTimeout, srv.MaxHeaderBytes)
 	}
 	for _, key := range []string{"read_timeout", "idle_timeout"} {
-		_, err := config.ParseConfig([]byte(base+"server:\n  "+key+": -1s\n"), env(nil))
+		_, err := config.ParseConfig([]byte(base+"server:\n  "+key+": -1s\n"), gatewaytest.Env(nil))
 		if err == nil || !strings.Contains(err.Error(), "server."+key) {
 			t.Errorf("%s: -1s: err = %v", key, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/knowledge"
 )
 
@@ -21,10 +22,10 @@ import (
 // and section, added by Hermes; a greeting is offered no tool.
 func TestKnowledgeAnswerNamesItsSourceAddedByHermes(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var mu sync.Mutex
 	var offered [][]string
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		mu.Lock()
 		defer mu.Unlock()
 		last := req.Messages[len(req.Messages)-1]
@@ -41,12 +42,12 @@ func TestKnowledgeAnswerNamesItsSourceAddedByHermes(t *testing.T) {
 		}
 		return openaitest.Reply{Content: "婚假为 3 天，须在登记后一年内休完。"}
 	})
-	_, err := knowledge.Add(context.Background(), h.pool, knowledge.NewDocument{Name: "leave.md", Title: "休假制度",
+	_, err := knowledge.Add(context.Background(), h.Pool, knowledge.NewDocument{Name: "leave.md", Title: "休假制度",
 		Data: []byte("# 休假制度\n\n## 婚假\n\n员工依法登记结婚的，可享受婚假 3 天，须在登记后一年内休完。\n")}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.startExtra("", gateway.Deps{Features: append(newFeatures(), knowledge.New())})
+	h.StartExtra("", gateway.Deps{Features: append(gatewaytest.NewFeatures(), knowledge.New())})
 	f := &confirmFlow{h: h, clock: time.Now}
 
 	got := f.say(t, "zhangsan", "结婚能休几天婚假？")

@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -104,9 +105,9 @@ func finished(_ int, shows []string) bool {
 }
 
 // heldUntil is the latest hold's end (zero without one).
-func heldUntil(h *harness) time.Time {
+func heldUntil(h *gatewaytest.Harness) time.Time {
 	var until *time.Time
-	if err := h.pool.QueryRow(context.Background(), `SELECT max(held_until) FROM live_holds`).Scan(&until); err != nil || until == nil {
+	if err := h.Pool.QueryRow(context.Background(), `SELECT max(held_until) FROM live_holds`).Scan(&until); err != nil || until == nil {
 		return time.Time{}
 	}
 	return *until
@@ -124,10 +125,10 @@ func (c *liveChannel) snapshot() (int, []string) {
 // time), and only the parts after it are delivered.
 func TestLiveReplyShowsTheFirstPart(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	long := strings.Repeat("这是一段很长的回答。", 100) // 3,000 bytes: two parts of 2,048
 	release := make(chan struct{})
-	h.model.Script(openaitest.Reply{Content: long, Hook: func(ctx context.Context) error {
+	h.Model.Script(openaitest.Reply{Content: long, Hook: func(ctx context.Context) error {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -136,19 +137,19 @@ func TestLiveReplyShowsTheFirstPart(t *testing.T) {
 	}})
 	ch := newLiveChannel(channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, LiveDeadline: time.Hour})
 	ch.finishGate = make(chan struct{})
-	gw := h.startExtra("worker:\n  run_lease: 1s\n", gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 30*time.Second)
-	accept(t, gw, ch.Message("a", "live-1", "zhangsan", "zhangsan", "讲讲制度", false, false))
+	gw := h.StartExtra("worker:\n  run_lease: 1s\n", gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	gatewaytest.Accept(t, gw, ch.Message("a", "live-1", "zhangsan", "zhangsan", "讲讲制度", false, false))
 	ch.waitFor(ctx, t, func(opened int, _ []string) bool { return opened == 1 })
 
 	// Past the hold's first term, renewed, it still holds the part.
 	first := heldUntil(h)
-	waitFor(t, ctx, func() bool { return time.Now().After(first) && heldUntil(h).After(first) })
+	gatewaytest.WaitFor(t, ctx, func() bool { return time.Now().After(first) && heldUntil(h).After(first) })
 	close(release)
 	// The delivery looks at the answer (and holds its first part) before
 	// the live reply shows it.
-	waitFor(t, ctx, func() bool {
-		return h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND attempted_at IS NOT NULL`) > 0
+	gatewaytest.WaitFor(t, ctx, func() bool {
+		return h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND attempted_at IS NOT NULL`) > 0
 	})
 	close(ch.finishGate)
 	ch.waitFor(ctx, t, finished)
@@ -156,17 +157,17 @@ func TestLiveReplyShowsTheFirstPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	_, shows := ch.snapshot()
 	final := strings.TrimPrefix(shows[len(shows)-1], "finish:")
 	if len(ch.Sent()) != 1 || sent[0].Part != 1 || final+sent[0].Text != long {
 		t.Fatalf("sent %d parts (first: part %d), the live reply finished with %d bytes: want it to show part 0, Send part 1",
 			len(ch.Sent()), sent[0].Part, len(final))
 	}
-	if n := h.count(`SELECT count(*) FROM outbox WHERE part = 0 AND platform_msg_id = 'stream' AND delivered_at IS NOT NULL`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM outbox WHERE part = 0 AND platform_msg_id = 'stream' AND delivered_at IS NOT NULL`); n != 1 {
 		t.Fatalf("first parts recorded shown: %d, want 1", n)
 	}
-	if n := h.count(`SELECT count(*) FROM live_holds`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM live_holds`); n != 0 {
 		t.Fatalf("%d holds left", n)
 	}
 }
@@ -175,13 +176,13 @@ func TestLiveReplyShowsTheFirstPart(t *testing.T) {
 // message as soon as it is written, not after a hold's term.
 func TestLiveReplyThatCannotOpenSendsAtOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.model.Script(openaitest.Reply{Content: "查好了"})
+	h := gatewaytest.New(t)
+	h.Model.Script(openaitest.Reply{Content: "查好了"})
 	ch := newLiveChannel(channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, LiveDeadline: time.Hour})
 	ch.openErr = errors.New("card refused")
-	gw := h.startExtra("worker:\n  run_lease: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 30*time.Second)
-	accept(t, gw, ch.Message("a", "live-2", "zhangsan", "zhangsan", "查一下", false, false))
+	gw := h.StartExtra("worker:\n  run_lease: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	gatewaytest.Accept(t, gw, ch.Message("a", "live-2", "zhangsan", "zhangsan", "查一下", false, false))
 	sent, err := ch.WaitSent(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -195,20 +196,20 @@ func TestLiveReplyThatCannotOpenSendsAtOnce(t *testing.T) {
 // reply: the one the first delivery started shows the answer.
 func TestLiveReplyOncePerMessage(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.model.Script(openaitest.Reply{Content: "好"})
+	h := gatewaytest.New(t)
+	h.Model.Script(openaitest.Reply{Content: "好"})
 	ch := newLiveChannel(channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, LiveDeadline: time.Hour})
-	gw := h.start(gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 30*time.Second)
+	gw := h.Start(gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	in := ch.Message("a", "live-3", "zhangsan", "zhangsan", "hi", false, false)
-	if r := accept(t, gw, in); !r.New {
+	if r := gatewaytest.Accept(t, gw, in); !r.New {
 		t.Fatalf("first delivery %+v", r)
 	}
-	if r := accept(t, gw, in); r.New || !r.Answer {
+	if r := gatewaytest.Accept(t, gw, in); r.New || !r.Answer {
 		t.Fatalf("repeat %+v", r)
 	}
 	ch.waitFor(ctx, t, finished)
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if opened, _ := ch.snapshot(); opened != 1 || len(ch.Sent()) != 0 {
 		t.Fatalf("%d live replies opened, %d parts sent; want one live reply showing the answer", opened, len(ch.Sent()))
 	}
@@ -219,9 +220,9 @@ func TestLiveReplyOncePerMessage(t *testing.T) {
 // not at the live reply's deadline (an hour here).
 func TestLiveReplyOfADeadReplicaIsDelivered(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	release := make(chan struct{})
-	h.model.Script(openaitest.Reply{Content: "答：第二个问题", Hook: func(ctx context.Context) error {
+	h.Model.Script(openaitest.Reply{Content: "答：第二个问题", Hook: func(ctx context.Context) error {
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -233,18 +234,18 @@ func TestLiveReplyOfADeadReplicaIsDelivered(t *testing.T) {
 
 	// Replica A takes the message and opens its live reply, then loses
 	// Postgres (as a dead replica does) before the answer is there.
-	poolA, err := store.Open(context.Background(), h.dbURL, 10)
+	poolA, err := store.Open(context.Background(), h.DBURL, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(poolA.Close)
 	chA := newLiveChannel(limits)
-	a := h.startExtra(extra, gateway.Deps{Pool: poolA, Channels: []channels.Channel{chA}, Queues: map[string]int{}, Partial: true})
+	a := h.StartExtra(extra, gateway.Deps{Pool: poolA, Channels: []channels.Channel{chA}, Queues: map[string]int{}, Partial: true})
 	// Replica B works the jobs.
 	chB := newLiveChannel(limits)
-	h.startExtra(extra, gateway.Deps{Channels: []channels.Channel{chB}})
-	ctx := withTimeout(t, 30*time.Second)
-	accept(t, a, chA.Message("a", "live-4", "lisi", "lisi", "第二个问题", false, false))
+	h.StartExtra(extra, gateway.Deps{Channels: []channels.Channel{chB}})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	gatewaytest.Accept(t, a, chA.Message("a", "live-4", "lisi", "lisi", "第二个问题", false, false))
 	chA.waitFor(ctx, t, func(opened int, _ []string) bool { return opened == 1 })
 	poolA.Close()
 	close(release)
@@ -256,8 +257,8 @@ func TestLiveReplyOfADeadReplicaIsDelivered(t *testing.T) {
 	if sent[0].Part != 0 || sent[0].Text != "答：第二个问题" {
 		t.Fatalf("sent %+v, want the answer", sent)
 	}
-	h.waitIdle(ctx)
-	if n := h.count(`SELECT count(*) FROM live_holds`); n != 0 || len(chB.Sent()) != 1 {
+	h.WaitIdle(ctx)
+	if n := h.Count(`SELECT count(*) FROM live_holds`); n != 0 || len(chB.Sent()) != 1 {
 		t.Fatalf("%d holds left, %d parts sent; want none and one", n, len(chB.Sent()))
 	}
 }
@@ -276,10 +277,10 @@ func TestDeliveryWaitsForTheLiveReplyRunningHere(t *testing.T) {
 			t.Fatalf("answer %q", got)
 		}
 	}
-	if n := r.h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply'`); n < 3 {
+	if n := r.h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply'`); n < 3 {
 		t.Fatalf("%d delivery jobs, want one per answer", n)
 	}
-	if n := r.h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND metadata ? 'snoozes'`); n != 0 {
+	if n := r.h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND metadata ? 'snoozes'`); n != 0 {
 		t.Errorf("%d delivery jobs snoozed on the hold, want none", n)
 	}
 }

@@ -40,7 +40,7 @@ func TestAttachmentsPerMinute(t *testing.T) {
 	if n := r.files.Gets(over); n != 0 {
 		t.Errorf("the refused attachment was downloaded %d times", n)
 	}
-	if n := r.h.count(`SELECT count(*) FROM inbound_media m JOIN inbound_messages i ON i.id = m.inbound_id
+	if n := r.h.Count(`SELECT count(*) FROM inbound_media m JOIN inbound_messages i ON i.id = m.inbound_id
 		WHERE i.platform_msg_id = 'intake-2' AND m.error = 'too_fast' AND m.data IS NULL AND m.size = 0`); n != 1 {
 		t.Errorf("%d too_fast rows without bytes for the refused message, want 1", n)
 	}

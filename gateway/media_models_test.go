@@ -16,6 +16,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // describeYAML points media.describe at a vision model server.
@@ -78,13 +79,13 @@ func TestImageIsDescribedForATextOnlyModel(t *testing.T) {
 	}
 	mu.Unlock()
 	var stored string
-	if err := r.h.pool.QueryRow(r.ctx, `SELECT content FROM messages WHERE role = 'user'`).Scan(&stored); err != nil {
+	if err := r.h.Pool.QueryRow(r.ctx, `SELECT content FROM messages WHERE role = 'user'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if stored != "连不上 VPN\n[图片1]\n[图片2]\n怎么办？" {
 		t.Errorf("history keeps %q, want the markers only", stored)
 	}
-	if n := r.h.count(`SELECT count(*) FROM inbound_media WHERE became = '图片 48×48 → 图像识别模型 22 字'`); n != 1 {
+	if n := r.h.Count(`SELECT count(*) FROM inbound_media WHERE became = '图片 48×48 → 图像识别模型 22 字'`); n != 1 {
 		t.Errorf("what the first image became is not recorded")
 	}
 
@@ -104,9 +105,9 @@ func TestImageIsDescribedForATextOnlyModel(t *testing.T) {
 // transcription is answered with messages.media.transcribe_failed.
 func TestVoiceIsTranscribedWhenThePlatformSendsNone(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	amr := append([]byte("#!AMR\n"), bytes.Repeat([]byte{0x3c, 0x48}, 200)...)
-	h.model.SetTranscriber(func(tr openaitest.Transcription) openaitest.Reply {
+	h.Model.SetTranscriber(func(tr openaitest.Transcription) openaitest.Reply {
 		if bytes.Equal(tr.Audio, amr) {
 			return openaitest.Reply{Content: "帮我查一下年假还有几天"}
 		}
@@ -114,26 +115,26 @@ func TestVoiceIsTranscribedWhenThePlatformSendsNone(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var seen []string
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		mu.Lock()
 		seen = append(seen, req.Messages[len(req.Messages)-1].Content)
 		mu.Unlock()
 		return openaitest.Reply{Content: "你还有 5 天年假"}
 	})
-	h.startExtra("media:\n  transcribe:\n    name: whisper-1\n", gateway.Deps{})
-	ctx := withTimeout(t, 30*time.Second)
+	h.StartExtra("media:\n  transcribe:\n    name: whisper-1\n", gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	for i, audio := range [][]byte{amr, []byte("#!AMR\nbroken")} {
-		id := h.wecomAPI.AddMedia(audio, "")
-		xml := wecomtest.VoiceMessageXML(testCorpID, "zhangsan", id, fmt.Sprint(7100+i), testAgentID, time.Now().Unix())
-		u, body := h.callbackRequest(xml, time.Now())
-		if status, _ := post(t, u, body); status != 200 {
+		id := h.WeComAPI.AddMedia(audio, "")
+		xml := wecomtest.VoiceMessageXML(gatewaytest.CorpID, "zhangsan", id, fmt.Sprint(7100+i), gatewaytest.AgentID, time.Now().Unix())
+		u, body := h.CallbackRequest(xml, time.Now())
+		if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 			t.Fatalf("voice callback answered %d", status)
 		}
-		if _, err := h.wecomAPI.WaitMessages(ctx, i+1); err != nil {
+		if _, err := h.WeComAPI.WaitMessages(ctx, i+1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	msgs := h.wecomAPI.Messages()
+	msgs := h.WeComAPI.Messages()
 	if msgs[0].Content != "你还有 5 天年假" || msgs[1].Content != config.DefaultMediaMessages.TranscribeFailed {
 		t.Fatalf("replies %q, %q; want the model's, then transcribe_failed", msgs[0].Content, msgs[1].Content)
 	}
@@ -142,15 +143,15 @@ func TestVoiceIsTranscribedWhenThePlatformSendsNone(t *testing.T) {
 		t.Fatalf("model saw %q, want the transcript once", seen)
 	}
 	mu.Unlock()
-	trs := h.model.Transcriptions()
+	trs := h.Model.Transcriptions()
 	if len(trs) != 2 || trs[0].Model != "whisper-1" || trs[0].Language != "zh" || trs[0].FileName != "voice.amr" || trs[0].ResponseFormat != "json" {
 		t.Fatalf("transcription requests %+v", trs)
 	}
-	h.waitIdle(ctx)
-	if n := h.count(`SELECT count(*) FROM messages WHERE role = 'user' AND content = '帮我查一下年假还有几天'`); n != 1 {
+	h.WaitIdle(ctx)
+	if n := h.Count(`SELECT count(*) FROM messages WHERE role = 'user' AND content = '帮我查一下年假还有几天'`); n != 1 {
 		t.Errorf("the conversation does not keep the transcript")
 	}
-	if n := h.count(`SELECT count(*) FROM inbound_media WHERE became = '语音 → 转写 11 字'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM inbound_media WHERE became = '语音 → 转写 11 字'`); n != 1 {
 		t.Errorf("what the voice became is not recorded")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // memoryModel is a fake model that records each run's system prompt and
@@ -85,11 +86,11 @@ func (m *memoryModel) extractCalls() int {
 func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 	t.Parallel()
 	model := &memoryModel{}
-	h := newHarness(t)
-	h.model.SetHandler(model.handle)
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(model.handle)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
-	h.startExtra(wsBotYAML(ws.URL()), gateway.Deps{})
-	ctx := withTimeout(t, 60*time.Second)
+	h.StartExtra(gatewaytest.WSBotYAML(ws.URL()), gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 	if _, err := ws.WaitFrame(ctx, func(fr wecomtest.BotFrame) bool { return fr.ReqID == reqID && fr.Reply.Stream.Finish }); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if s := model.lastPrompt(); !strings.Contains(s, words.Notes+"\n"+words.Group+"\n[\"我在上海办公室") {
 		t.Fatalf("the group prompt ends %q, want the note and the do-not-recite line", tail(s))
 	}
@@ -141,7 +142,7 @@ func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 	if s := model.lastPrompt(); strings.Contains(s, "USER_NOTES") {
 		t.Errorf("a forgotten note is still in the prompt: %q", tail(s))
 	}
-	if n := h.count(`SELECT count(*) FROM memories`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM memories`); n != 0 {
 		t.Errorf("%d memories left in the database after /forget", n)
 	}
 	if got := f.say(t, "zhangsan", "/memory"); got != words.None {
@@ -169,9 +170,9 @@ func TestMemoryLearnsWhatTheUserStatesAndKeepsNoSecret(t *testing.T) {
 		}
 		return `{"memories":[]}`
 	}}
-	h := newHarness(t)
-	h.model.SetHandler(model.handle)
-	h.start(gateway.Deps{})
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(model.handle)
+	h.Start(gateway.Deps{})
 	f := &confirmFlow{h: h, clock: time.Now}
 	words := config.DefaultMemoryMessages
 
@@ -201,7 +202,7 @@ func TestMemoryLearnsWhatTheUserStatesAndKeepsNoSecret(t *testing.T) {
 	f.say(t, "zhangsan", "确认")
 
 	var kept []string
-	rows, err := h.pool.Query(t.Context(), `SELECT kind || ':' || text FROM memories WHERE user_id = 'zhangsan' ORDER BY id`)
+	rows, err := h.Pool.Query(t.Context(), `SELECT kind || ':' || text FROM memories WHERE user_id = 'zhangsan' ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestMemoryLearnsWhatTheUserStatesAndKeepsNoSecret(t *testing.T) {
 		!strings.HasPrefix(kept[2], "outcome:"+time.Now().Format("2006-01-02")+" 已执行：") {
 		t.Fatalf("memories kept %q; want the two statements and the confirmed reset", kept)
 	}
-	if n := h.count(`SELECT count(*) FROM memories WHERE text LIKE '%Abc12345%' OR text LIKE '%13812345678%' OR text LIKE '%****%'`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM memories WHERE text LIKE '%Abc12345%' OR text LIKE '%13812345678%' OR text LIKE '%****%'`); n != 0 {
 		t.Errorf("a secret or a masked value was stored")
 	}
 }
@@ -234,9 +235,9 @@ func tail(s string) string {
 func TestMemoryOutlivesARestart(t *testing.T) {
 	t.Parallel()
 	model := &memoryModel{}
-	h := newHarness(t)
-	h.model.SetHandler(model.handle)
-	first := h.start(gateway.Deps{})
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(model.handle)
+	first := h.Start(gateway.Deps{})
 	f := &confirmFlow{h: h, clock: time.Now}
 	f.say(t, "zhangsan", "记住 叫我小王")
 	stopCtx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -244,7 +245,7 @@ func TestMemoryOutlivesARestart(t *testing.T) {
 	if err := first.Stop(stopCtx); err != nil {
 		t.Fatal(err)
 	}
-	h.start(gateway.Deps{})
+	h.Start(gateway.Deps{})
 	f.say(t, "zhangsan", "小王的工位在哪")
 	if s := model.lastPrompt(); !strings.Contains(s, "[\"叫我小王（") && !strings.Contains(s, ",\"叫我小王（") {
 		t.Fatalf("after a restart the prompt ends %q, want the note", tail(s))
@@ -263,9 +264,9 @@ func TestMemoryWorksAsEmployeesExpect(t *testing.T) {
 		}
 		return `{"memories":[]}`
 	}}
-	h := newHarness(t)
-	h.model.SetHandler(model.handle)
-	h.start(gateway.Deps{})
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(model.handle)
+	h.Start(gateway.Deps{})
 	f := &confirmFlow{h: h, clock: time.Now}
 	words := config.DefaultMemoryMessages
 
@@ -273,7 +274,7 @@ func TestMemoryWorksAsEmployeesExpect(t *testing.T) {
 	if model.extractCalls() != 1 {
 		t.Fatalf("%d extraction calls for 「我常驻上海办公室」, want 1", model.extractCalls())
 	}
-	sent := h.wecomAPI.Messages()
+	sent := h.WeComAPI.Messages()
 	if last := sent[len(sent)-1].Content; last != fmt.Sprintf(words.Learned, "常驻上海办公室") {
 		t.Errorf("the last message after the answer is %q, want the learned line", last)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -15,10 +16,10 @@ import (
 // periodic job used to do it), and keeps the live ones.
 func TestExpiredNoncesForgotten(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	ctx := withTimeout(t, 60*time.Second)
+	h := gatewaytest.New(t)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	now := time.Now()
-	err := store.InTx(ctx, h.pool, func(tx pgx.Tx) error {
+	err := store.InTx(ctx, h.Pool, func(tx pgx.Tx) error {
 		_, err := store.ClaimNonces(ctx, tx, []store.NonceClaim{
 			{Channel: "dingtalk", Account: "bot", Nonce: "gone", MsgID: "msg-gone", Expires: now.Add(-time.Minute)},
 			{Channel: "dingtalk", Account: "bot", Nonce: "live", MsgID: "msg-live", Expires: now.Add(time.Hour)},
@@ -28,17 +29,17 @@ func TestExpiredNoncesForgotten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.start(gateway.Deps{Features: []gateway.Feature{}})
+	h.Start(gateway.Deps{Features: []gateway.Feature{}})
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for h.count(`SELECT count(*) FROM callback_nonces WHERE nonce = 'gone'`) != 0 {
+	for h.Count(`SELECT count(*) FROM callback_nonces WHERE nonce = 'gone'`) != 0 {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the expired nonce claim was never forgotten")
 		case <-tick.C:
 		}
 	}
-	if n := h.count(`SELECT count(*) FROM callback_nonces WHERE nonce = 'live'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM callback_nonces WHERE nonce = 'live'`); n != 1 {
 		t.Fatalf("live nonce claims = %d, want 1", n)
 	}
 }

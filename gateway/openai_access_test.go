@@ -14,6 +14,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/skills"
 )
 
@@ -30,7 +31,7 @@ func groupSkills(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, s := range []struct{ name, endpoint, access string }{
-		{groupSkill, "/hr/team-leave", "access:\n  corps: [\"" + testCorpID + "\"]\n  chats: [\"" + financeGroup + "\"]\n"},
+		{groupSkill, "/hr/team-leave", "access:\n  corps: [\"" + gatewaytest.CorpID + "\"]\n  chats: [\"" + financeGroup + "\"]\n"},
 		{leaveTool, "/hr/leave-balance", ""},
 	} {
 		os.MkdirAll(filepath.Join(dir, s.name), 0o755)
@@ -50,9 +51,9 @@ func groupSkills(t *testing.T) string {
 // signed. The same holds for /v1/route, whose body cannot name a chat.
 func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.startExtra(openAIYAML, gateway.Deps{SkillsFS: os.DirFS(groupSkills(t))})
-	ctx := withTimeout(t, 30*time.Second)
+	h := gatewaytest.New(t)
+	h.StartExtra(openAIYAML, gateway.Deps{SkillsFS: os.DirFS(groupSkills(t))})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 
 	for _, tc := range []struct {
 		name         string
@@ -62,17 +63,17 @@ func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 		{"SessionHeader", "someone", financeGroup},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := len(h.model.Requests())
+			before := len(h.Model.Requests())
 			// The model tries the group's skill, then the open one, then answers.
-			h.model.Script(
+			h.Model.Script(
 				openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(groupSkill, `{}`)}},
 				openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(leaveTool, `{}`)}},
 				openaitest.Reply{Content: "好的"},
 			)
-			calls := len(h.backend.Calls())
+			calls := len(h.Backend.Calls())
 			body, _ := json.Marshal(openai.ChatCompletionRequest{Model: "hermes", User: tc.user,
 				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "看一下财务报表"}}})
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(string(body)))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.Srv.URL+"/v1/chat/completions", strings.NewReader(string(body)))
 			req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
 			if tc.header != "" {
 				req.Header.Set("X-Session-Id", tc.header)
@@ -86,7 +87,7 @@ func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 				t.Fatalf("status %d", resp.StatusCode)
 			}
 
-			first := h.model.Requests()[before]
+			first := h.Model.Requests()[before]
 			var offered []string
 			for _, tool := range first.Tools {
 				offered = append(offered, tool.Function.Name)
@@ -94,7 +95,7 @@ func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 			if slices.Contains(offered, groupSkill) || !slices.Contains(offered, leaveTool) {
 				t.Errorf("offered %v: want hr_leave_balance and never hr_team_leave", offered)
 			}
-			got := h.backend.Calls()[calls:]
+			got := h.Backend.Calls()[calls:]
 			for _, c := range got {
 				if c.Identity.ChatID == financeGroup {
 					t.Fatalf("the backend received the group's chat id, signed: %+v", c.Identity)
@@ -108,23 +109,23 @@ func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 	}
 
 	// Another key naming the same session gets a chat (and history) of its own.
-	h.model.Script(openaitest.Reply{Content: "好的"})
+	h.Model.Script(openaitest.Reply{Content: "好的"})
 	if _, err := apiClient(h, apiKeyOnly).CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "hermes-lite",
 		User: financeGroup, Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "你好"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.count(`SELECT count(*) FROM sessions WHERE chat_id = $1`, financeGroup); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM sessions WHERE chat_id = $1`, financeGroup); n != 0 {
 		t.Errorf("%d sessions have the group's chat id", n)
 	}
-	if n := h.count(`SELECT count(DISTINCT chat_id) FROM sessions WHERE channel = 'api' AND chat_id LIKE '%' || $1`, financeGroup); n != 2 {
+	if n := h.Count(`SELECT count(DISTINCT chat_id) FROM sessions WHERE channel = 'api' AND chat_id LIKE '%' || $1`, financeGroup); n != 2 {
 		t.Errorf("lisi and wangwu naming the same session: %d chats, want 2", n)
 	}
 
 	t.Run("Route", func(t *testing.T) {
-		calls := len(h.backend.Calls())
+		calls := len(h.Backend.Calls())
 		body := `{"request_id":"r1","chat_id":"` + financeGroup + `","user":"` + financeGroup +
 			`","tool_calls":[{"tool_call_id":"c1","name":"` + groupSkill + `","arguments":{}}]}`
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL+"/v1/route", strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.Srv.URL+"/v1/route", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer test-router-key-0123456789")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -138,7 +139,7 @@ func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 		if len(out.Results) != 1 || !strings.Contains(out.Results[0].Error, "not available") {
 			t.Errorf("route results %+v, want hr_team_leave refused", out.Results)
 		}
-		if n := len(h.backend.Calls()) - calls; n != 0 {
+		if n := len(h.Backend.Calls()) - calls; n != 0 {
 			t.Errorf("the route ran %d backend calls", n)
 		}
 	})

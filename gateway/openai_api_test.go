@@ -13,6 +13,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 const (
@@ -32,33 +33,33 @@ openai_api:
     - key: ` + apiKeyLisi + `
       user_id: lisi
       name: open-webui
-      corp_id: ` + testCorpID + `
+      corp_id: ` + gatewaytest.CorpID + `
     - key: ` + apiKeyOnly + `
       user_id: wangwu
       models: [hermes-lite]
 `
 
 // apiClient is a real OpenAI client pointed at the gateway.
-func apiClient(h *harness, key string) *openai.Client {
+func apiClient(h *gatewaytest.Harness, key string) *openai.Client {
 	cfg := openai.DefaultConfig(key)
-	cfg.BaseURL = h.srv.URL + "/v1"
+	cfg.BaseURL = h.Srv.URL + "/v1"
 	return openai.NewClientWithConfig(cfg)
 }
 
 // scriptLeave has the model call the leave-balance skill, then answer.
-func scriptLeave(h *harness) {
-	h.model.Script(
+func scriptLeave(h *gatewaytest.Harness) {
+	h.Model.Script(
 		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(leaveTool, `{}`)}},
 		openaitest.Reply{Content: leaveReply, Chunks: []string{"你今年", "还剩 12 天", "年假。"}},
 	)
 }
 
 // startLeaveAPI runs a gateway with the API keys and the leave script.
-func startLeaveAPI(t *testing.T) (*harness, context.Context) {
-	h := newHarness(t)
+func startLeaveAPI(t *testing.T) (*gatewaytest.Harness, context.Context) {
+	h := gatewaytest.New(t)
 	scriptLeave(h)
-	h.startExtra(openAIYAML, gateway.Deps{})
-	return h, withTimeout(t, 30*time.Second)
+	h.StartExtra(openAIYAML, gateway.Deps{})
+	return h, gatewaytest.WithTimeout(t, 30*time.Second)
 }
 
 // TestOpenAIChatCompletion: a client's question runs the agent as the
@@ -82,7 +83,7 @@ func TestOpenAIChatCompletion(t *testing.T) {
 	if resp.Usage.PromptTokens == 0 || resp.Usage.CompletionTokens == 0 || resp.Choices[0].FinishReason != openai.FinishReasonStop {
 		t.Errorf("usage %+v, finish %q", resp.Usage, resp.Choices[0].FinishReason)
 	}
-	calls := h.backend.Calls()
+	calls := h.Backend.Calls()
 	if len(calls) != 1 || calls[0].Identity.UserID != "lisi" || calls[0].Identity.Channel != "api" {
 		t.Fatalf("backend calls = %+v, want one as lisi over api", calls)
 	}
@@ -90,18 +91,18 @@ func TestOpenAIChatCompletion(t *testing.T) {
 	if calls[0].RequestID != runID {
 		t.Errorf("skill got X-Request-ID %q, want the run id %q", calls[0].RequestID, runID)
 	}
-	if n := h.count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
+	if n := h.Count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
 		WHERE r.id = $1 AND s.channel = 'api' AND s.account = 'open-webui' AND s.chat_id = 'api:open-webui:lisi:chat-42' AND s.user_id = 'lisi'
 		AND r.stop_reason = 'finished'`, runID); n != 1 {
 		t.Errorf("run %s not recorded in session api/open-webui/api:open-webui:lisi:chat-42/lisi", runID)
 	}
-	if n := h.count(`SELECT count(*) FROM run_steps WHERE run_id = $1 AND tool = $2`, runID, leaveTool); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM run_steps WHERE run_id = $1 AND tool = $2`, runID, leaveTool); n != 1 {
 		t.Errorf("tool step recorded %d times", n)
 	}
 
 	// The same session, the client sending only its new message: the
 	// session's history is the model's context.
-	h.model.Script(openaitest.Reply{Content: "好的"})
+	h.Model.Script(openaitest.Reply{Content: "好的"})
 	if _, err := apiClient(h, apiKeyLisi).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 		Model:    "hermes",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "谢谢"}},
@@ -109,7 +110,7 @@ func TestOpenAIChatCompletion(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	reqs := h.model.Requests()
+	reqs := h.Model.Requests()
 	last := reqs[len(reqs)-1]
 	if !containsMessage(last.Messages, leaveReply) {
 		t.Errorf("second turn's model request lacks the first answer: %+v", last.Messages)
@@ -177,7 +178,7 @@ func TestOpenAIChatCompletionStream(t *testing.T) {
 	if finish != openai.FinishReasonStop || usage == nil || usage.TotalTokens == 0 {
 		t.Errorf("finish %q usage %+v", finish, usage)
 	}
-	if calls := h.backend.Calls(); len(calls) != 1 || calls[0].Identity.UserID != "lisi" {
+	if calls := h.Backend.Calls(); len(calls) != 1 || calls[0].Identity.UserID != "lisi" {
 		t.Errorf("backend calls = %+v, want one as lisi", calls)
 	}
 }
@@ -187,9 +188,9 @@ func TestOpenAIChatCompletionStream(t *testing.T) {
 // reaches the model.
 func TestOpenAIRefusals(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.startExtra(openAIYAML, gateway.Deps{})
-	ctx := withTimeout(t, 30*time.Second)
+	h := gatewaytest.New(t)
+	h.StartExtra(openAIYAML, gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	user := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "你好"}}
 	many := make([]openai.ChatCompletionMessage, 5)
 	for i := range many {
@@ -225,7 +226,7 @@ func TestOpenAIRefusals(t *testing.T) {
 	}
 	t.Run("BodyTooLarge", func(t *testing.T) {
 		body := `{"model":"hermes","messages":[{"role":"user","content":"` + strings.Repeat("a", 1<<20) + `"}]}`
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.Srv.URL+"/v1/chat/completions", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -238,7 +239,7 @@ func TestOpenAIRefusals(t *testing.T) {
 			t.Errorf("oversized body: %d %s", resp.StatusCode, b)
 		}
 	})
-	if n := len(h.model.Requests()); n != 0 {
+	if n := len(h.Model.Requests()); n != 0 {
 		t.Errorf("refused requests reached the model %d times", n)
 	}
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // limitsYAML: lisi may run one request at once and start two a minute;
@@ -35,11 +36,11 @@ openai_api:
 
 // complete posts one non-streaming completion of text with key and
 // returns the status, the Retry-After header and the decoded error.
-func complete(t *testing.T, ctx context.Context, h *harness, key, text string) (int, string, map[string]any) {
+func complete(t *testing.T, ctx context.Context, h *gatewaytest.Harness, key, text string) (int, string, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(openai.ChatCompletionRequest{Model: "hermes",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: text}}})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL+"/v1/chat/completions", strings.NewReader(string(body)))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.Srv.URL+"/v1/chat/completions", strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -72,7 +73,7 @@ func wantRateLimited(t *testing.T, status int, retryAfter string, e map[string]a
 // the key is admitted again when a request ends or the minute refills.
 func TestOpenAIPerKeyLimits(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	// The gateway's clock stands still but for offset, which the test
 	// moves: on a loaded machine real seconds pass between two requests.
 	var offset atomic.Int64
@@ -81,7 +82,7 @@ func TestOpenAIPerKeyLimits(t *testing.T) {
 	held, hold := make(chan struct{}, 1), make(chan struct{})
 	release := sync.OnceFunc(func() { close(hold) })
 	t.Cleanup(release)
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if req.Messages[len(req.Messages)-1].Content != "hold" {
 			return openaitest.Reply{Content: "好的"}
 		}
@@ -94,8 +95,8 @@ func TestOpenAIPerKeyLimits(t *testing.T) {
 			return nil
 		}}
 	})
-	h.startExtra(limitsYAML, gateway.Deps{Now: clock})
-	ctx := withTimeout(t, 30*time.Second)
+	h.StartExtra(limitsYAML, gateway.Deps{Now: clock})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 
 	t.Run("Concurrent", func(t *testing.T) {
 		defer release()
@@ -136,7 +137,7 @@ func TestOpenAIPerKeyLimits(t *testing.T) {
 			t.Errorf("after the refill: %d %v", status, e)
 		}
 	})
-	if n := h.count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.user_id = 'lisi'`); n != 4 {
+	if n := h.Count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE s.user_id = 'lisi'`); n != 4 {
 		t.Errorf("lisi has %d runs, want 4: a refused request must not run", n)
 	}
 }
@@ -147,7 +148,7 @@ func TestOpenAIPerKeyLimits(t *testing.T) {
 func TestOpenAILimitsConfig(t *testing.T) {
 	t.Parallel()
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
-	cfg, err := config.ParseConfig([]byte(base), env(nil))
+	cfg, err := config.ParseConfig([]byte(base), gatewaytest.Env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +166,13 @@ func TestOpenAILimitsConfig(t *testing.T) {
 		{key("      requests_per_minute: -2\n"), "openai_api.keys[0].requests_per_minute"},
 		{key("    - key: other-long-enough-key-0123\n      user_id: u\n"), "openai_api.keys[1]: same name and user_id"},
 	} {
-		_, err := config.ParseConfig([]byte(base+tc.yaml), env(nil))
+		_, err := config.ParseConfig([]byte(base+tc.yaml), gatewaytest.Env(nil))
 		if err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("%q: err = %v, want one naming %s", tc.yaml, err, tc.key)
 		}
 	}
 	two := key("    - key: other-long-enough-key-0123\n      user_id: u\n      name: second\n")
-	if _, err := config.ParseConfig([]byte(base+two), env(nil)); err != nil {
+	if _, err := config.ParseConfig([]byte(base+two), gatewaytest.Env(nil)); err != nil {
 		t.Errorf("two keys of one user with their own names: %v", err)
 	}
 }

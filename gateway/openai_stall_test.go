@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
@@ -30,7 +31,7 @@ openai_api:
     - key: ` + apiKeyLisi + `
       user_id: lisi
       name: open-webui
-      corp_id: ` + testCorpID + `
+      corp_id: ` + gatewaytest.CorpID + `
     - key: ` + apiKeyOnly + `
       user_id: wangwu
 `
@@ -51,11 +52,11 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 
 // serveReal serves the harness's gateway as `hermes serve` does
 // (NewHTTPServer) on a listener with small send buffers.
-func serveReal(t *testing.T, h *harness, server config.ServerConfig) *httptest.Server {
+func serveReal(t *testing.T, h *gatewaytest.Harness, server config.ServerConfig) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Listener = smallSendBuffers{srv.Listener}
-	srv.Config = ops.NewHTTPServer(server, "", h.gw.Handler())
+	srv.Config = ops.NewHTTPServer(server, "", h.Gateway.Handler())
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
@@ -122,11 +123,11 @@ func TestStalledStreamDoesNotStallOthers(t *testing.T) {
 // stall runs one stalled client against a gateway with one model slot.
 func stall(t *testing.T, writeTimeout time.Duration, answer openaitest.Reply, dropped string) {
 	const stalled = "stalled"
-	h := newHarness(t)
-	h.modelYAML = "  max_concurrent: 1\n"
+	h := gatewaytest.New(t)
+	h.ModelYAML = "  max_concurrent: 1\n"
 	answer.Content = strings.Join(answer.Chunks, "")
 	started := make(chan struct{}, 1)
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if req.Messages[len(req.Messages)-1].Content != stalled {
 			return openaitest.Reply{Content: "好的"}
 		}
@@ -135,9 +136,9 @@ func stall(t *testing.T, writeTimeout time.Duration, answer openaitest.Reply, dr
 		return r
 	})
 	var logs chantest.LogBuffer
-	h.startExtra(stallYAML(writeTimeout), gateway.Deps{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, t.Output()), nil))})
+	h.StartExtra(stallYAML(writeTimeout), gateway.Deps{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, t.Output()), nil))})
 	srv := serveReal(t, h, config.ServerConfig{})
-	ctx := withTimeout(t, 90*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 90*time.Second)
 	cfg := openai.DefaultConfig(apiKeyOnly)
 	cfg.BaseURL = srv.URL + "/v1"
 	client := openai.NewClientWithConfig(cfg)
@@ -157,9 +158,9 @@ func stall(t *testing.T, writeTimeout time.Duration, answer openaitest.Reply, dr
 	if err != nil || resp.Choices[0].Message.Content != "好的" {
 		t.Fatalf("another key while a stream stalls: %v %+v", err, resp)
 	}
-	u, body := h.callbackRequest(textXML("zhangsan", "你好", "stall-1"), time.Now())
-	post(t, u, body)
-	if _, err := h.wecomAPI.WaitMessages(reqCtx, 1); err != nil {
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "你好", "stall-1"), time.Now())
+	gatewaytest.Post(t, u, body)
+	if _, err := h.WeComAPI.WaitMessages(reqCtx, 1); err != nil {
 		t.Fatalf("a WeCom user while a stream stalls: %v", err)
 	}
 
@@ -178,12 +179,12 @@ func stall(t *testing.T, writeTimeout time.Duration, answer openaitest.Reply, dr
 		t.Errorf("want the client dropped for %q, logged:\n%s", dropped, text)
 	}
 	chat := "api:open-webui:lisi:" + stalled
-	if n := h.count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
+	if n := h.Count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
 		JOIN inbound_messages m ON m.id = r.inbound_id
 		WHERE s.chat_id = $1 AND r.stop_reason = 'finished' AND r.reply = $2 AND m.status = 'done'`, chat, answer.Content); n != 1 {
 		t.Errorf("the stalled run is not recorded finished with its %d-byte reply", len(answer.Content))
 	}
-	if n := h.count(`SELECT count(*) FROM messages g JOIN sessions s ON s.id = g.session_id
+	if n := h.Count(`SELECT count(*) FROM messages g JOIN sessions s ON s.id = g.session_id
 		WHERE s.chat_id = $1 AND g.role = 'assistant' AND g.content = $2`, chat, answer.Content); n != 1 {
 		t.Errorf("the stalled run's answer is not in the session's history")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkAckObservability(b *testing.B) {
 		metrics, tracing bool
 	}{{"off", false, false}, {"metrics", true, false}, {"tracing", false, true}, {"on", true, true}} {
 		b.Run("observability="+mode.name, func(b *testing.B) {
-			h := newHarness(b)
+			h := gatewaytest.New(b)
 			deps := gateway.Deps{Queues: map[string]int{}, Partial: true}
 			extra := "metrics:\n  enabled: false\n"
 			if mode.metrics {
@@ -39,19 +40,19 @@ func BenchmarkAckObservability(b *testing.B) {
 				b.Cleanup(func() { _ = tp.Shutdown(b.Context()) })
 				deps.Tracing = tp
 			}
-			h.startExtra(extra, deps)
+			h.StartExtra(extra, deps)
 			// Warm up connections and code paths outside the measurement.
 			for i := range 20 {
-				u, body := h.callbackRequest(textXML("warm", "你好", fmt.Sprintf("warm-%s-%d", mode.name, i)), time.Now())
-				post(b, u, body)
+				u, body := h.CallbackRequest(gatewaytest.TextXML("warm", "你好", fmt.Sprintf("warm-%s-%d", mode.name, i)), time.Now())
+				gatewaytest.Post(b, u, body)
 			}
 			lat := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", i%50), "我还有几天年假？", fmt.Sprintf("obs-%s-%d", mode.name, i)), time.Now())
+				u, body := h.CallbackRequest(gatewaytest.TextXML(fmt.Sprintf("user%d", i%50), "我还有几天年假？", fmt.Sprintf("obs-%s-%d", mode.name, i)), time.Now())
 				start := time.Now()
-				if status, _ := post(b, u, body); status != http.StatusOK {
+				if status, _ := gatewaytest.Post(b, u, body); status != http.StatusOK {
 					b.Fatalf("ack %d answered %d", i, status)
 				}
 				lat = append(lat, time.Since(start))
@@ -71,16 +72,16 @@ func BenchmarkAckObservability(b *testing.B) {
 //
 //	go test -run '^$' -bench MetricsScrape -benchmem ./gateway/
 func BenchmarkMetricsScrape(b *testing.B) {
-	h := newHarness(b)
-	h.start(gateway.Deps{Queues: map[string]int{}, Partial: true})
+	h := gatewaytest.New(b)
+	h.Start(gateway.Deps{Queues: map[string]int{}, Partial: true})
 	for i := range 200 {
-		u, body := h.callbackRequest(textXML(fmt.Sprintf("user%d", i%50), "你好", fmt.Sprintf("scrape-%d", i)), time.Now())
-		post(b, u, body)
+		u, body := h.CallbackRequest(gatewaytest.TextXML(fmt.Sprintf("user%d", i%50), "你好", fmt.Sprintf("scrape-%d", i)), time.Now())
+		gatewaytest.Post(b, u, body)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		resp, err := http.Get(h.srv.URL + "/metrics")
+		resp, err := http.Get(h.Srv.URL + "/metrics")
 		if err != nil {
 			b.Fatal(err)
 		}

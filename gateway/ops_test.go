@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
@@ -35,36 +36,36 @@ func get(t *testing.T, url string) (int, string) {
 // askLeave posts zhangsan's leave question through the WeCom callback,
 // with the model calling the leave skill, and waits until the reply is
 // delivered.
-func askLeave(t *testing.T, h *harness, msgID string) {
+func askLeave(t *testing.T, h *gatewaytest.Harness, msgID string) {
 	t.Helper()
-	h.model.Script(
+	h.Model.Script(
 		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(leaveTool, `{}`)}},
 		openaitest.Reply{Content: leaveReply},
 	)
-	ctx := withTimeout(t, 30*time.Second)
-	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", msgID), time.Now())
-	if status, _ := post(t, u, body); status != http.StatusOK {
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "我还有几天年假？", msgID), time.Now())
+	if status, _ := gatewaytest.Post(t, u, body); status != http.StatusOK {
 		t.Fatalf("callback: %d", status)
 	}
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 }
 
 // TestMetrics: one message through callback, run, skill and delivery
 // shows in each of the metrics, on a registry of the gateway's own.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	reg := prometheus.NewRegistry()
-	h.start(gateway.Deps{Metrics: reg})
+	h.Start(gateway.Deps{Metrics: reg})
 	askLeave(t, h, "metrics-1")
 	// A repeated callback is counted as such.
-	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", "metrics-1"), time.Now())
-	post(t, u, body)
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "我还有几天年假？", "metrics-1"), time.Now())
+	gatewaytest.Post(t, u, body)
 
-	status, text := get(t, h.srv.URL+"/metrics")
+	status, text := get(t, h.Srv.URL+"/metrics")
 	if status != http.StatusOK {
 		t.Fatalf("/metrics: %d", status)
 	}
@@ -93,7 +94,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// A second gateway in the same process registers on its own registry.
-	if _, err := gateway.New(context.Background(), h.config(), gateway.Deps{Pool: h.pool, Platforms: platforms, Logger: testLogger(t)}); err != nil {
+	if _, err := gateway.New(context.Background(), h.Config(), gateway.Deps{Pool: h.Pool, Platforms: gatewaytest.Platforms, Logger: gatewaytest.Logger(t)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -101,9 +102,9 @@ func TestMetrics(t *testing.T) {
 // TestMetricsOff: metrics.enabled: false serves no /metrics.
 func TestMetricsOff(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.startExtra("metrics:\n  enabled: false\n", gateway.Deps{})
-	if status, _ := get(t, h.srv.URL+"/metrics"); status != http.StatusNotFound {
+	h := gatewaytest.New(t)
+	h.StartExtra("metrics:\n  enabled: false\n", gateway.Deps{})
+	if status, _ := get(t, h.Srv.URL+"/metrics"); status != http.StatusNotFound {
 		t.Errorf("/metrics with metrics off: %d, want 404", status)
 	}
 }
@@ -112,16 +113,16 @@ func TestMetricsOff(t *testing.T) {
 // trace whose id is the run id, linked to the callback.
 func TestTracing(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	exp := tracetest.NewInMemoryExporter()
 	tp := ops.NewTracerProvider(exp)
-	h.start(gateway.Deps{Tracing: tp})
+	h.Start(gateway.Deps{Tracing: tp})
 	askLeave(t, h, "trace-1")
 	if err := tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var runID string
-	if err := h.pool.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
+	if err := h.Pool.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
 		t.Fatal(err)
 	}
 	spans := map[string]tracetest.SpanStub{}
@@ -142,7 +143,7 @@ func TestTracing(t *testing.T) {
 		t.Errorf("run span links %v, want the callback's span", run.Links)
 	}
 	// The skill backend got the run's trace in its traceparent.
-	if calls := h.backend.Calls(); len(calls) != 1 || !strings.Contains(calls[0].Traceparent, hex.EncodeToString(mustHex(t, runID))) {
+	if calls := h.Backend.Calls(); len(calls) != 1 || !strings.Contains(calls[0].Traceparent, hex.EncodeToString(mustHex(t, runID))) {
 		t.Errorf("skill traceparent %+v, want the run id", calls)
 	}
 }
@@ -167,38 +168,38 @@ func keys[V any](m map[string]V) []string {
 // migration is missing and once the replica drains.
 func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	gw := h.start(gateway.Deps{})
-	if status, _ := get(t, h.srv.URL+"/healthz"); status != http.StatusOK {
+	h := gatewaytest.New(t)
+	gw := h.Start(gateway.Deps{})
+	if status, _ := get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
 		t.Errorf("/healthz: %d", status)
 	}
 	ready := func(status int, body string) bool {
 		return status == http.StatusOK && strings.Contains(body, `{"name":"migrations","ok":true}`) && strings.Contains(body, `{"name":"postgres","ok":true}`)
 	}
-	if status, body := probe(t, h.srv.URL+"/readyz", ready); !ready(status, body) {
+	if status, body := probe(t, h.Srv.URL+"/readyz", ready); !ready(status, body) {
 		t.Errorf("/readyz: %d %s", status, body)
 	}
 
 	ctx := context.Background()
 	var last int64
-	if err := h.pool.QueryRow(ctx, `DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version) RETURNING version_id`).Scan(&last); err != nil {
+	if err := h.Pool.QueryRow(ctx, `DELETE FROM goose_db_version WHERE version_id = (SELECT max(version_id) FROM goose_db_version) RETURNING version_id`).Scan(&last); err != nil {
 		t.Fatal(err)
 	}
 	pending := func(status int, body string) bool {
 		return status == http.StatusServiceUnavailable && strings.Contains(body, "migrations pending")
 	}
-	if status, body := probe(t, h.srv.URL+"/readyz", pending); !pending(status, body) {
+	if status, body := probe(t, h.Srv.URL+"/readyz", pending); !pending(status, body) {
 		t.Errorf("/readyz with migration %d missing: %d %s", last, status, body)
 	}
-	if _, err := h.pool.Exec(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, last); err != nil {
+	if _, err := h.Pool.Exec(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, last); err != nil {
 		t.Fatal(err)
 	}
 
 	gw.Drain()
-	if status, body := get(t, h.srv.URL+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
+	if status, body := get(t, h.Srv.URL+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
 		t.Errorf("/readyz while draining: %d %s", status, body)
 	}
-	if status, _ := get(t, h.srv.URL+"/healthz"); status != http.StatusOK {
+	if status, _ := get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
 		t.Errorf("/healthz while draining: %d, want 200", status)
 	}
 }
@@ -224,13 +225,13 @@ func probe(t *testing.T, url string, want func(status int, body string) bool) (i
 // client's traceparent.
 func TestAPIRunTrace(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	exp := tracetest.NewInMemoryExporter()
 	tp := ops.NewTracerProvider(exp)
-	h.startExtra(openAIYAML, gateway.Deps{Tracing: tp})
-	h.model.Script(openaitest.Reply{Content: "你好"})
+	h.StartExtra(openAIYAML, gateway.Deps{Tracing: tp})
+	h.Model.Script(openaitest.Reply{Content: "你好"})
 	const client = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/chat/completions",
+	req, _ := http.NewRequest(http.MethodPost, h.Srv.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"hermes","messages":[{"role":"user","content":"你好"}]}`))
 	req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
 	req.Header.Set("traceparent", client)
@@ -243,7 +244,7 @@ func TestAPIRunTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runID string
-	if err := h.pool.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
+	if err := h.Pool.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range exp.GetSpans() {
@@ -272,10 +273,10 @@ func (panickyChannel) Routes(channels.Sink) []channels.Route {
 // process serves the next request.
 func TestHandlerPanicCostsOneRequest(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	reg := prometheus.NewRegistry()
-	h.start(gateway.Deps{Metrics: reg, Channels: []channels.Channel{panickyChannel{chantest.New("panicky", channels.Limits{MaxBytes: 2048})}}})
-	resp, err := http.Post(h.srv.URL+"/panicky/callback", "text/plain", strings.NewReader("x"))
+	h.Start(gateway.Deps{Metrics: reg, Channels: []channels.Channel{panickyChannel{chantest.New("panicky", channels.Limits{MaxBytes: 2048})}}})
+	resp, err := http.Post(h.Srv.URL+"/panicky/callback", "text/plain", strings.NewReader("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +284,11 @@ func TestHandlerPanicCostsOneRequest(t *testing.T) {
 	if resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("status %d, want 500", resp.StatusCode)
 	}
-	status, text := get(t, h.srv.URL+"/metrics")
+	status, text := get(t, h.Srv.URL+"/metrics")
 	if want := `hermes_connection_panics_total{account="/panicky/callback",channel="http"} 1`; status != http.StatusOK || !strings.Contains(text, want) {
 		t.Fatalf("/metrics %d lacks %s", status, want)
 	}
-	if status, _ := get(t, h.srv.URL+"/healthz"); status != http.StatusOK {
+	if status, _ := get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
 		t.Fatalf("/healthz after the panic: %d", status)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // jumpClock is the gateways' clock in the pacing tests: the real time plus
@@ -73,41 +74,41 @@ func maxInWindow(at []time.Time, w time.Duration) int {
 // driveTime runs the deliveries until done: whenever no job runs or is
 // due, it jumps clock and River's schedule to the next scheduled delivery
 // (a real minute of pacing takes a moment).
-func (h *harness) driveTime(ctx context.Context, clock *jumpClock, done func() bool) {
-	h.t.Helper()
+func driveTime(h *gatewaytest.Harness, ctx context.Context, clock *jumpClock, done func() bool) {
+	h.T.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for !done() {
 		var busy int
 		var wait *float64 // seconds
-		err := h.pool.QueryRow(ctx, `
+		err := h.Pool.QueryRow(ctx, `
 SELECT count(*) FILTER (WHERE state = 'running' OR (state = 'available' AND scheduled_at <= now())),
        extract(epoch FROM min(scheduled_at - now()) FILTER (WHERE kind = 'hermes.deliver_reply' AND state IN ('available', 'scheduled', 'retryable') AND scheduled_at > now()))
 FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled')`).Scan(&busy, &wait)
 		if err != nil {
-			h.t.Fatal(err)
+			h.T.Fatal(err)
 		}
 		if busy == 0 && wait != nil {
 			d := time.Duration(*wait * float64(time.Second))
 			clock.mu.Lock()
 			clock.offset += d
 			clock.mu.Unlock()
-			_, err := h.pool.Exec(ctx, `
+			_, err := h.Pool.Exec(ctx, `
 UPDATE river_job SET scheduled_at = scheduled_at - $1 * interval '1 microsecond',
        state = CASE WHEN scheduled_at - $1 * interval '1 microsecond' <= now() THEN 'available'::river_job_state ELSE state END
 WHERE kind = 'hermes.deliver_reply' AND state IN ('available', 'scheduled', 'retryable')`, d.Microseconds())
 			if err != nil {
-				h.t.Fatal(err)
+				h.T.Fatal(err)
 			}
 			// Wake the queue's producers as a River insert does, rather
 			// than leave them to their next poll.
-			if _, err := h.pool.Exec(ctx, `SELECT pg_notify(current_schema() || '.river_insert', $1)`, `{"queue":"`+gateway.QueueDelivery+`"}`); err != nil {
-				h.t.Fatal(err)
+			if _, err := h.Pool.Exec(ctx, `SELECT pg_notify(current_schema() || '.river_insert', $1)`, `{"queue":"`+gateway.QueueDelivery+`"}`); err != nil {
+				h.T.Fatal(err)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			h.t.Fatalf("deliveries not done: %v", ctx.Err())
+			h.T.Fatalf("deliveries not done: %v", ctx.Err())
 		case <-tick.C:
 		}
 	}
@@ -120,19 +121,19 @@ WHERE kind = 'hermes.deliver_reply' AND state IN ('available', 'scheduled', 'ret
 // (the replies of different users are in the order their runs commit).
 func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	heavy(t)
+	gatewaytest.Heavy(t)
 	const perMinute = 20
 	h, ch, clock, replicas := pacedReplicas(t, channels.Limits{PerMinute: perMinute})
-	ctx := withTimeout(t, 90*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 90*time.Second)
 	const users, each = 3, 12
 	for m := range each {
 		for u := range users {
 			user := fmt.Sprintf("user%d", u)
-			accept(t, replicas[(u+m)%2], ch.Message("a", fmt.Sprintf("%s-%d", user, m), "group-1", user, fmt.Sprintf("问题%d", m), true, true))
+			gatewaytest.Accept(t, replicas[(u+m)%2], ch.Message("a", fmt.Sprintf("%s-%d", user, m), "group-1", user, fmt.Sprintf("问题%d", m), true, true))
 		}
 	}
-	h.driveTime(ctx, clock, func() bool { return len(ch.Sent()) >= users*each })
-	h.waitIdle(ctx)
+	driveTime(h, ctx, clock, func() bool { return len(ch.Sent()) >= users*each })
+	h.WaitIdle(ctx)
 
 	sent, at := ch.Sent(), ch.times()
 	if len(sent) != users*each {
@@ -157,7 +158,7 @@ func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
 	}
 	// Each part of the group's outbox went out exactly once.
 	var want []string
-	rows, err := h.pool.Query(ctx, `SELECT reply_key || '/' || part FROM outbox WHERE order_key = 'test/a/group-1' AND delivered_at IS NOT NULL`)
+	rows, err := h.Pool.Query(ctx, `SELECT reply_key || '/' || part FROM outbox WHERE order_key = 'test/a/group-1' AND delivered_at IS NOT NULL`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,15 +182,15 @@ func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
 
 // pacedReplicas are two replicas on one stamped channel with the pacing
 // limits of limits, on a clock the test drives.
-func pacedReplicas(t *testing.T, limits channels.Limits) (*harness, *stampedChannel, *jumpClock, []*gateway.Gateway) {
-	h := newHarness(t)
+func pacedReplicas(t *testing.T, limits channels.Limits) (*gatewaytest.Harness, *stampedChannel, *jumpClock, []*gateway.Gateway) {
+	h := gatewaytest.New(t)
 	echoModel(h)
 	clock := &jumpClock{}
 	limits.MaxBytes, limits.Format, limits.Dialect = 2048, channels.FormatMarkdown, channels.DialectStandard
 	ch := newStampedChannel(limits, clock)
 	replicas := []*gateway.Gateway{
-		h.start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
-		h.start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
+		h.Start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
+		h.Start(gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now}),
 	}
 	return h, ch, clock, replicas
 }
@@ -209,19 +210,19 @@ func textsByUser(sent []channels.Outbound) map[string][]string {
 // minute carries more than 20, and all 30 arrive once, in order per user.
 func TestPacingHoldsAnAccountToItsLimitAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	heavy(t)
+	gatewaytest.Heavy(t)
 	const perMinute = 20
 	h, ch, clock, replicas := pacedReplicas(t, channels.Limits{AccountPerMinute: perMinute})
-	ctx := withTimeout(t, 90*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 90*time.Second)
 	const users, each = 6, 5
 	for m := range each {
 		for u := range users {
 			user := fmt.Sprintf("user%d", u)
-			accept(t, replicas[(u+m)%2], ch.Message("a", fmt.Sprintf("%s-%d", user, m), user, user, fmt.Sprintf("问题%d", m), false, false))
+			gatewaytest.Accept(t, replicas[(u+m)%2], ch.Message("a", fmt.Sprintf("%s-%d", user, m), user, user, fmt.Sprintf("问题%d", m), false, false))
 		}
 	}
-	h.driveTime(ctx, clock, func() bool { return len(ch.Sent()) >= users*each })
-	h.waitIdle(ctx)
+	driveTime(h, ctx, clock, func() bool { return len(ch.Sent()) >= users*each })
+	h.WaitIdle(ctx)
 
 	sent, at := ch.Sent(), ch.times()
 	if len(sent) != users*each {
@@ -251,14 +252,14 @@ func TestPacingHoldsAnAccountToItsLimitAcrossReplicas(t *testing.T) {
 // still goes at once.
 func TestDeferredPartUsesNoSlot(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	long := strings.Repeat("这是一段很长的回答。", 100) // two parts of 2,048 bytes
-	h.model.Script(openaitest.Reply{Content: long})
+	h.Model.Script(openaitest.Reply{Content: long})
 	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, Streams: true, PerMinute: 1,
 		LiveDeadline: time.Hour})
-	gw := h.start(gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 30*time.Second)
-	accept(t, gw, ch.Message("a", "st-1", "zhangsan", "zhangsan", "讲讲制度", false, false))
+	gw := h.Start(gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	gatewaytest.Accept(t, gw, ch.Message("a", "st-1", "zhangsan", "zhangsan", "讲讲制度", false, false))
 	ref := channels.MessageRef{Channel: "test", Account: "a", MsgID: "st-1"}
 	for p := (channels.Progress{}); !p.Done; {
 		var err error
@@ -268,7 +269,7 @@ func TestDeferredPartUsesNoSlot(t *testing.T) {
 	}
 	// The delivery looked at part 0 (and held it) before the stream showed
 	// it.
-	for h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND attempted_at IS NOT NULL`) == 0 {
+	for h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND attempted_at IS NOT NULL`) == 0 {
 		select {
 		case <-ctx.Done():
 			t.Fatal("part 0 was never tried")
@@ -278,7 +279,7 @@ func TestDeferredPartUsesNoSlot(t *testing.T) {
 	if err := gw.Shown(ctx, ref); err != nil {
 		t.Fatal(err)
 	}
-	sent, err := ch.WaitSent(withTimeout(t, 10*time.Second), 1)
+	sent, err := ch.WaitSent(gatewaytest.WithTimeout(t, 10*time.Second), 1)
 	if err != nil {
 		t.Fatalf("the part after the deferred one waits for a slot: %v", err)
 	}

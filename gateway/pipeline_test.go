@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // The pipeline tests go in through the gateway's Sink with the in-memory
@@ -27,8 +28,8 @@ func testChannel(maxBytes int) *chantest.Channel {
 }
 
 // echoModel answers every message with "答：" and its text.
-func echoModel(h *harness) {
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+func echoModel(h *gatewaytest.Harness) {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "答：" + req.Messages[len(req.Messages)-1].Content}
 	})
 }
@@ -44,26 +45,26 @@ func accept(t *testing.T, gw *gateway.Gateway, in channels.Inbound) channels.Rec
 
 func TestGroupMessagesNeedAMentionOrAPrefix(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	echoModel(h)
 	ch := testChannel(2048)
-	gw := h.startExtra("groups:\n  prefixes: [\"/ai\"]\n  chats:\n    open-chat: {require_mention: false}\n",
+	gw := h.StartExtra("groups:\n  prefixes: [\"/ai\"]\n  chats:\n    open-chat: {require_mention: false}\n",
 		gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 30*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 
-	if r := accept(t, gw, ch.Message("a", "g-1", "chat-1", "zhangsan", "大家好", true, false)); r.New || r.Answer {
+	if r := gatewaytest.Accept(t, gw, ch.Message("a", "g-1", "chat-1", "zhangsan", "大家好", true, false)); r.New || r.Answer {
 		t.Fatalf("unaddressed group message: %+v, want nothing stored", r)
 	}
-	if r := accept(t, gw, ch.Message("a", "g-2", "chat-1", "zhangsan", "我还有几天年假？", true, true)); !r.New || !r.Answer {
+	if r := gatewaytest.Accept(t, gw, ch.Message("a", "g-2", "chat-1", "zhangsan", "我还有几天年假？", true, true)); !r.New || !r.Answer {
 		t.Fatalf("mentioned group message: %+v, want stored and answered", r)
 	}
-	accept(t, gw, ch.Message("a", "g-3", "chat-1", "lisi", "/ai 工资哪天发？", true, false))
-	accept(t, gw, ch.Message("a", "g-4", "open-chat", "wangwu", "随便聊聊", true, false))
-	accept(t, gw, ch.Message("a", "d-1", "zhangsan", "zhangsan", "私聊不用 @", false, false))
+	gatewaytest.Accept(t, gw, ch.Message("a", "g-3", "chat-1", "lisi", "/ai 工资哪天发？", true, false))
+	gatewaytest.Accept(t, gw, ch.Message("a", "g-4", "open-chat", "wangwu", "随便聊聊", true, false))
+	gatewaytest.Accept(t, gw, ch.Message("a", "d-1", "zhangsan", "zhangsan", "私聊不用 @", false, false))
 	if _, err := ch.WaitSent(ctx, 4); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	got := map[string]bool{}
 	for _, out := range ch.Sent() {
 		got[chantest.AddressOf(out).UserID+":"+out.Text] = true
@@ -76,21 +77,21 @@ func TestGroupMessagesNeedAMentionOrAPrefix(t *testing.T) {
 	if n := len(ch.Sent()); n != 4 {
 		t.Errorf("sent %d replies, want 4", n)
 	}
-	if n := h.count(`SELECT count(*) FROM inbound_messages WHERE platform_msg_id = 'g-1'`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM inbound_messages WHERE platform_msg_id = 'g-1'`); n != 0 {
 		t.Errorf("the unaddressed group message was stored")
 	}
 }
 
 func TestResetAndHelpCommands(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	echoModel(h)
 	ch := testChannel(4096)
-	gw := h.start(gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 30*time.Second)
+	gw := h.Start(gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	send := func(id, text string, n int) string {
 		t.Helper()
-		accept(t, gw, ch.Message("a", id, "zhangsan", "zhangsan", text, false, false))
+		gatewaytest.Accept(t, gw, ch.Message("a", id, "zhangsan", "zhangsan", text, false, false))
 		sent, err := ch.WaitSent(ctx, n)
 		if err != nil {
 			t.Fatal(err)
@@ -112,7 +113,7 @@ func TestResetAndHelpCommands(t *testing.T) {
 		t.Errorf("/reset answered %q", got)
 	}
 	send("c-6", "新的问题", 6)
-	reqs := h.model.Requests()
+	reqs := h.Model.Requests()
 	last := reqs[len(reqs)-1]
 	for _, m := range last.Messages {
 		if strings.Contains(m.Content, "第一个问题") {
@@ -128,7 +129,7 @@ func TestResetAndHelpCommands(t *testing.T) {
 // within the channel's limit, each valid UTF-8, with code fences closed.
 func TestLongReplyArrivesWholeAndInOrder(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var b strings.Builder
 	for i := 0; utf8.RuneCountInString(b.String()) < 10000; i++ {
 		fmt.Fprintf(&b, "第%d段：员工手册规定年假按工龄计算，满一年五天，满十年十天，满二十年十五天。", i)
@@ -140,12 +141,12 @@ func TestLongReplyArrivesWholeAndInOrder(t *testing.T) {
 		}
 	}
 	long := b.String()
-	h.model.Script(openaitest.Reply{Content: long})
+	h.Model.Script(openaitest.Reply{Content: long})
 	ch := testChannel(2048)
-	gw := h.start(gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 30*time.Second)
-	accept(t, gw, ch.Message("a", "long-1", "zhangsan", "zhangsan", "把员工手册的年假部分发我", false, false))
-	h.waitIdle(ctx)
+	gw := h.Start(gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	gatewaytest.Accept(t, gw, ch.Message("a", "long-1", "zhangsan", "zhangsan", "把员工手册的年假部分发我", false, false))
+	h.WaitIdle(ctx)
 	sent := ch.Sent()
 	if len(sent) < 15 {
 		t.Fatalf("%d parts for %d bytes, want at least 15", len(sent), len(long))
@@ -178,8 +179,8 @@ func TestLongReplyArrivesWholeAndInOrder(t *testing.T) {
 // order of their messages.
 func TestRepliesInOrderAcrossTwoReplicas(t *testing.T) {
 	t.Parallel()
-	heavy(t)
-	h := newHarness(t)
+	gatewaytest.Heavy(t)
+	h := gatewaytest.New(t)
 	echoModel(h)
 	ch := testChannel(2048)
 	var mu sync.Mutex
@@ -192,21 +193,21 @@ func TestRepliesInOrderAcrossTwoReplicas(t *testing.T) {
 		return nil
 	})
 	replicas := []*gateway.Gateway{
-		h.start(gateway.Deps{Channels: []channels.Channel{ch}}),
-		h.start(gateway.Deps{Channels: []channels.Channel{ch}}),
+		h.Start(gateway.Deps{Channels: []channels.Channel{ch}}),
+		h.Start(gateway.Deps{Channels: []channels.Channel{ch}}),
 	}
-	ctx := withTimeout(t, 90*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 90*time.Second)
 	const users, each = 20, 5
 	for m := range each {
 		for u := range users {
 			user := fmt.Sprintf("user%02d", u)
-			accept(t, replicas[(u+m)%2], ch.Message("a", fmt.Sprintf("%s-%d", user, m), user, user, fmt.Sprintf("问题%d", m), false, false))
+			gatewaytest.Accept(t, replicas[(u+m)%2], ch.Message("a", fmt.Sprintf("%s-%d", user, m), user, user, fmt.Sprintf("问题%d", m), false, false))
 		}
 	}
 	if _, err := ch.WaitSent(ctx, users*each); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	for u, texts := range textsByUser(ch.Sent()) {
 		for i, text := range texts {
 			if want := fmt.Sprintf("答：问题%d", i); text != want {
@@ -223,20 +224,20 @@ func TestRepliesInOrderAcrossTwoReplicas(t *testing.T) {
 // channel that cannot show progress.
 func TestSlowRunGetsOneProcessingHint(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	ch := testChannel(2048)
-	ctxWait := withTimeout(t, 30*time.Second)
-	h.model.Script(openaitest.Reply{Content: "查好了", Hook: func(ctx context.Context) error {
+	ctxWait := gatewaytest.WithTimeout(t, 30*time.Second)
+	h.Model.Script(openaitest.Reply{Content: "查好了", Hook: func(ctx context.Context) error {
 		_, err := ch.WaitSent(ctx, 1) // the model answers once the hint is out
 		return err
 	}})
-	gw := h.startExtra("worker:\n  processing_hint_after: 50ms\n", gateway.Deps{Channels: []channels.Channel{ch}})
-	accept(t, gw, ch.Message("a", "slow-1", "zhangsan", "zhangsan", "查一下", false, false))
+	gw := h.StartExtra("worker:\n  processing_hint_after: 50ms\n", gateway.Deps{Channels: []channels.Channel{ch}})
+	gatewaytest.Accept(t, gw, ch.Message("a", "slow-1", "zhangsan", "zhangsan", "查一下", false, false))
 	sent, err := ch.WaitSent(ctxWait, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctxWait)
+	h.WaitIdle(ctxWait)
 	if len(ch.Sent()) != 2 || sent[0].Text != config.DefaultMessages.Processing || sent[1].Text != "查好了" {
 		t.Fatalf("sent %+v, want the hint then the answer", ch.Sent())
 	}
@@ -248,14 +249,14 @@ func TestSlowRunGetsOneProcessingHint(t *testing.T) {
 // polls: a LiveDeadline without a LiveInterval).
 func TestStreamShowsFirstPartAndDeliveryTheRest(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	long := strings.Repeat("这是一段很长的回答。", 100) // 3,000 bytes: two parts of 2,048
-	h.model.Script(openaitest.Reply{Content: long})
+	h.Model.Script(openaitest.Reply{Content: long})
 	ch := chantest.New("test", channels.Limits{MaxBytes: 2048, Format: channels.FormatMarkdown, Streams: true, LiveDeadline: time.Hour})
-	gw := h.start(gateway.Deps{Channels: []channels.Channel{ch}})
-	ctx := withTimeout(t, 30*time.Second)
+	gw := h.Start(gateway.Deps{Channels: []channels.Channel{ch}})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	in := ch.Message("a", "st-1", "zhangsan", "zhangsan", "讲讲制度", false, false)
-	accept(t, gw, in)
+	gatewaytest.Accept(t, gw, in)
 	ref := channels.MessageRef{Channel: "test", Account: "a", MsgID: "st-1"}
 	var p channels.Progress
 	for !p.Done { // the refresh callbacks of a platform, as fast as it likes
@@ -271,8 +272,8 @@ func TestStreamShowsFirstPartAndDeliveryTheRest(t *testing.T) {
 		t.Fatalf("progress %+v", p)
 	}
 	// The delivery looks at the answer before the stream shows it.
-	waitFor(t, ctx, func() bool {
-		return h.count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND attempted_at IS NOT NULL`) > 0
+	gatewaytest.WaitFor(t, ctx, func() bool {
+		return h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND attempted_at IS NOT NULL`) > 0
 	})
 	if len(ch.Sent()) != 0 {
 		t.Fatal("a part went out before the stream showed the first")

@@ -8,6 +8,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
 
@@ -23,9 +24,9 @@ func TestForgettingLeavesNoCopy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			model := &memoryModel{}
-			h := newHarness(t)
-			h.model.SetHandler(model.handle)
-			h.start(gateway.Deps{})
+			h := gatewaytest.New(t)
+			h.Model.SetHandler(model.handle)
+			h.Start(gateway.Deps{})
 			f := &confirmFlow{h: h, clock: time.Now}
 
 			if got := f.say(t, "zhangsan", "记住 "+secretish); !strings.Contains(got, secretish) {
@@ -42,10 +43,10 @@ func TestForgettingLeavesNoCopy(t *testing.T) {
 			if p := model.lastPrompt(); strings.Contains(p, "12F-031") || strings.Contains(p, "我记下了这些") {
 				t.Errorf("the request after %s still carries the forgotten text or a memory command: %q", forget, p)
 			}
-			if found := storetest.CopiesOf(t, h.pool, secretish); len(found) > 0 {
+			if found := storetest.CopiesOf(t, h.Pool, secretish); len(found) > 0 {
 				t.Errorf("after %s the forgotten text is still stored in %v", forget, found)
 			}
-			if n := h.count(`SELECT count(*) FROM memory_audit`); n != 0 {
+			if n := h.Count(`SELECT count(*) FROM memory_audit`); n != 0 {
 				t.Errorf("%d audit rows for the user's own commands", n)
 			}
 		})
@@ -59,11 +60,11 @@ func TestForgettingLeavesNoCopy(t *testing.T) {
 func TestMemoryListInAGroupIsSentPrivately(t *testing.T) {
 	t.Parallel()
 	const note = "我在上海办公室，只告诉机器人"
-	h := newHarness(t)
-	h.model.SetHandler((&memoryModel{}).handle)
+	h := gatewaytest.New(t)
+	h.Model.SetHandler((&memoryModel{}).handle)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
-	h.startExtra(wsBotYAML(ws.URL()), gateway.Deps{})
-	ctx := withTimeout(t, 60*time.Second)
+	h.StartExtra(gatewaytest.WSBotYAML(ws.URL()), gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestMemoryListInAGroupIsSentPrivately(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.waitIdle(ctx)
+		h.WaitIdle(ctx)
 		return fr.Reply.Stream.Content
 	}
 	private := wecomtest.BotMessage{MsgID: "p1", AIBotID: wsBotID, ChatType: "single", UserID: "zhangsan"}
@@ -112,14 +113,14 @@ func TestMemoryListInAGroupIsSentPrivately(t *testing.T) {
 // once answered, and the refusal does not repeat it).
 func TestRefusedRememberKeepsNoCopy(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.model.SetHandler((&memoryModel{}).handle)
-	h.start(gateway.Deps{})
+	h := gatewaytest.New(t)
+	h.Model.SetHandler((&memoryModel{}).handle)
+	h.Start(gateway.Deps{})
 	f := &confirmFlow{h: h, clock: time.Now}
 	if got := f.say(t, "zhangsan", "记住 我的手机号是 13812345678"); got != config.DefaultMemoryMessages.Refused {
 		t.Fatalf("记住 of a mobile number answered %q", got)
 	}
-	if found := storetest.CopiesOf(t, h.pool, "13812345678"); len(found) > 0 {
+	if found := storetest.CopiesOf(t, h.Pool, "13812345678"); len(found) > 0 {
 		t.Errorf("the refused number is stored in %v", found)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -40,8 +41,8 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 	h, ch, clock := reportRig(t)
 	dir := t.TempDir()
 	weeklySkill(t, dir, "zhangsan")
-	gw, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
-	ctx := withTimeout(t, 60*time.Second)
+	gw, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	lisi := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
 	lisi.Owner.User = "lisi"
@@ -60,8 +61,8 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
-	run, err := store.GetReportRun(ctx, h.pool, runID)
+	h.WaitIdle(ctx)
+	run, err := store.GetReportRun(ctx, h.Pool, runID)
 	if err != nil || run.Status != store.RunFailed || !strings.Contains(run.Error, "not available to this user") {
 		t.Errorf("run %+v %v, want failed for access", run, err)
 	}
@@ -70,7 +71,7 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 		!strings.Contains(sent[0].Text, "这次没有发送") {
 		t.Errorf("sent %+v for a refused report, want only the note to its owner", sent)
 	}
-	for _, c := range h.backend.Calls() {
+	for _, c := range h.Backend.Calls() {
 		if c.Path == "/it/tickets/weekly" {
 			t.Errorf("the backend was called as %s", c.Identity.UserID)
 		}
@@ -82,11 +83,11 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 func TestPromptReport(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "本周 IT 要点：网络故障最多，共 12 张。"}
 	})
-	_, rs := h.startReports(ch, clock)
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	nr := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
 	nr.Spec = reports.Spec{Prompt: "总结上周的 IT 工单"}
 	rep, err := rs.CreateReport(ctx, nr)
@@ -103,7 +104,7 @@ func TestPromptReport(t *testing.T) {
 	if !strings.Contains(sent[0].Text, "网络故障最多") {
 		t.Errorf("sent %q", sent[0].Text)
 	}
-	reqs := h.model.Requests()
+	reqs := h.Model.Requests()
 	if last := reqs[len(reqs)-1]; !strings.Contains(last.Messages[len(last.Messages)-1].Content, "总结上周的 IT 工单") {
 		t.Errorf("the model was not given the prompt: %+v", last.Messages)
 	}

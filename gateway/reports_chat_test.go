@@ -10,6 +10,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // reportModel plays the model of a chat that manages reports: 「每周一 9
@@ -37,20 +38,20 @@ func reportModel(req openai.ChatCompletionRequest) openaitest.Reply {
 func TestReportFromChatAsksForConfirmation(t *testing.T) {
 	t.Parallel()
 	h, clock := clockedHarness(t)
-	h.model.SetHandler(reportModel)
+	h.Model.SetHandler(reportModel)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
 	clock.Set(time.Date(2026, 12, 1, 10, 0, 0, 0, shanghai)) // a Tuesday
-	gw, _ := h.startReports(ch, clock)
-	ctx := withTimeout(t, 60*time.Second)
+	gw, _ := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	say := func(id, user, text string) string {
 		t.Helper()
 		n := len(ch.Sent())
-		accept(t, gw, ch.Message("a", id, "it-group", user, text, true, true))
+		gatewaytest.Accept(t, gw, ch.Message("a", id, "it-group", user, text, true, true))
 		sent, err := ch.WaitSent(ctx, n+1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.waitIdle(ctx)
+		h.WaitIdle(ctx)
 		return sent[len(sent)-1].Text
 	}
 
@@ -60,30 +61,30 @@ func TestReportFromChatAsksForConfirmation(t *testing.T) {
 			t.Errorf("confirmation lacks %q: %s", want, ask)
 		}
 	}
-	if n := h.count(`SELECT count(*) FROM reports`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM reports`); n != 0 {
 		t.Fatalf("%d reports saved before 「确认」", n)
 	}
 	say("m2", "zhangsan", "确认")
-	if n := h.count(`SELECT count(*) FROM reports WHERE owner_user = 'zhangsan' AND cron = '0 9 * * 1' AND targets->0->>'chat_id' = 'it-group'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM reports WHERE owner_user = 'zhangsan' AND cron = '0 9 * * 1' AND targets->0->>'chat_id' = 'it-group'`); n != 1 {
 		t.Fatalf("%d reports after 「确认」, want 1", n)
 	}
 
 	// Bad input: the model's cron is refused and nothing is saved.
 	say("m3", "zhangsan", "每天 25 点发工单统计")
 	say("m4", "zhangsan", "确认")
-	if n := h.count(`SELECT count(*) FROM reports`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM reports`); n != 1 {
 		t.Errorf("%d reports after an invalid cron, want 1", n)
 	}
 
 	// Only the owner manages it: lisi cannot delete zhangsan's report.
 	say("m5", "lisi", "删除定时报告 1")
 	say("m6", "lisi", "确认")
-	if n := h.count(`SELECT count(*) FROM reports`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM reports`); n != 1 {
 		t.Errorf("another user deleted the report")
 	}
 	say("m7", "zhangsan", "删除定时报告 1")
 	say("m8", "zhangsan", "确认")
-	if n := h.count(`SELECT count(*) FROM reports`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM reports`); n != 0 {
 		t.Errorf("the owner could not delete the report")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
@@ -18,7 +19,7 @@ func deptWeeklySkill(t *testing.T) string {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "weekly"), 0o755)
 	def := "---\nname: it_ticket_weekly\ndescription: 上周工单统计\nread_only: true\nendpoint: /it/tickets/weekly\n" +
-		"identity:\n  hmac_key_env: HERMES_DEMO_IT_KEY\naccess:\n  corps: [" + testCorpID + "]\n  departments: [\"7\"]\n---\n"
+		"identity:\n  hmac_key_env: HERMES_DEMO_IT_KEY\naccess:\n  corps: [" + gatewaytest.CorpID + "]\n  departments: [\"7\"]\n---\n"
 	if err := os.WriteFile(filepath.Join(dir, "weekly", "SKILL.md"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -33,9 +34,9 @@ func deptWeeklySkill(t *testing.T) string {
 func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 	t.Parallel()
 	h, clock := clockedHarness(t)
-	h.wecomAPI.SetDepartments("zhangsan", 7)
-	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now, SkillsFS: os.DirFS(deptWeeklySkill(t))})
-	ctx := withTimeout(t, 60*time.Second)
+	h.WeComAPI.SetDepartments("zhangsan", 7)
+	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now, SkillsFS: os.DirFS(deptWeeklySkill(t))})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	nr := wecomReport("0 9 * * 1", channels.ChatSingle, "zhangsan")
 	nr.Spec.Chart = nil
@@ -44,39 +45,39 @@ func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.wecomAPI.SetDepartments("zhangsan", 3) // moved to another department
+	h.WeComAPI.SetDepartments("zhangsan", 3) // moved to another department
 
 	clock.Set(monday9) // an hour on: the address book is asked again
 	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("tick: %d runs, %v", n, err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	var status, why string
-	if err := h.pool.QueryRow(ctx, `SELECT status, error FROM report_runs WHERE report_id = $1`, rep.ID).Scan(&status, &why); err != nil {
+	if err := h.Pool.QueryRow(ctx, `SELECT status, error FROM report_runs WHERE report_id = $1`, rep.ID).Scan(&status, &why); err != nil {
 		t.Fatal(err)
 	}
 	if status != store.RunFailed || !strings.Contains(why, "not available to this user") {
 		t.Errorf("run %s (%s), want failed for access", status, why)
 	}
-	msgs := h.wecomAPI.Messages()
+	msgs := h.WeComAPI.Messages()
 	if len(msgs) != 1 || msgs[0].ToUser != "zhangsan" || !strings.Contains(msgs[0].Content, "「上周工单统计」这次没有发送") {
 		t.Fatalf("WeCom got %+v, want only the note to the owner", msgs)
 	}
-	for _, c := range h.backend.Calls() {
+	for _, c := range h.Backend.Calls() {
 		if c.Path == "/it/tickets/weekly" {
 			t.Fatalf("the backend was called as %s of department 3", c.Identity.UserID)
 		}
 	}
 
-	h.wecomAPI.SetDepartments("zhangsan", 7) // back
+	h.WeComAPI.SetDepartments("zhangsan", 7) // back
 	clock.Set(monday9.AddDate(0, 0, 7))
 	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("next tick: %d runs, %v", n, err)
 	}
-	if _, err := h.wecomAPI.WaitMessages(ctx, 2); err != nil {
+	if _, err := h.WeComAPI.WaitMessages(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.wecomAPI.Messages()[1]; !strings.Contains(got.Content, "上周共新建工单 37 张") {
+	if got := h.WeComAPI.Messages()[1]; !strings.Contains(got.Content, "上周共新建工单 37 张") {
 		t.Errorf("the report after moving back: %+v", got)
 	}
 }

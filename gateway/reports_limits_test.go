@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -53,8 +54,8 @@ func TestChatReportLimits(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
 	clock.Set(time.Date(2026, 12, 8, 10, 0, 0, 0, shanghai)) // a Tuesday: the 1st is three weeks away
-	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n  max_per_user: 2\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n  max_per_user: 2\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	for _, cron := range []string{"* * * * *", "*/10 * * * * *", "*/30 9 * * 1", "0,30 9 1 * *"} {
 		_, err := rs.CreateReport(ctx, chatReport("频繁", cron, "it_ticket_weekly", ""))
@@ -67,7 +68,7 @@ func TestChatReportLimits(t *testing.T) {
 	if r := refusal(t, err, reports.ErrWriteSkill); !strings.Contains(r.Sentence, "「提 IT 工单」会修改数据") {
 		t.Errorf("write skill: %q", r.Sentence)
 	}
-	if n := h.count(`SELECT count(*) FROM reports`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM reports`); n != 0 {
 		t.Fatalf("%d reports saved after refusals", n)
 	}
 
@@ -97,10 +98,10 @@ func TestChatReportLimits(t *testing.T) {
 	if _, err := rs.CreateReport(ctx, admin); err != nil {
 		t.Fatalf("admin report: %v", err)
 	}
-	if n := h.count(`SELECT count(*) FROM reports WHERE owner_user = 'zhangsan' AND created_by = 'chat'`); n != 2 {
+	if n := h.Count(`SELECT count(*) FROM reports WHERE owner_user = 'zhangsan' AND created_by = 'chat'`); n != 2 {
 		t.Errorf("%d reports of zhangsan from chat, want 2", n)
 	}
-	if n := h.count(`SELECT count(*) FROM reports WHERE created_by = 'admin' AND cron = '* * * * *'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM reports WHERE created_by = 'admin' AND cron = '* * * * *'`); n != 1 {
 		t.Errorf("the admin's report is not stored as the admin's")
 	}
 }
@@ -118,8 +119,8 @@ func TestChatReportAllowedWriteSkill(t *testing.T) {
 			"display_name: 发布通知\nendpoint: /it/tickets/weekly\nconfirm: false\n"+reports+"identity:\n  hmac_key_env: HERMES_DEMO_IT_KEY\n---\n"), 0o644)
 	}
 	define("reports: allow\n")
-	gw, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
-	ctx := withTimeout(t, 60*time.Second)
+	gw, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	rep, err := rs.CreateReport(ctx, chatReport("每周通知", "0 9 * * 1", "it_notice_post", ""))
 	if err != nil {
 		t.Fatalf("a write skill with reports: allow: %v", err)
@@ -132,8 +133,8 @@ func TestChatReportAllowedWriteSkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
-	run, err := store.GetReportRun(ctx, h.pool, runID)
+	h.WaitIdle(ctx)
+	run, err := store.GetReportRun(ctx, h.Pool, runID)
 	if err != nil || run.Status != store.RunFailed || !strings.Contains(run.Error, "会修改数据") {
 		t.Errorf("run %+v %v, want refused as a write skill", run, err)
 	}
@@ -150,11 +151,11 @@ func TestChatReportAllowedWriteSkill(t *testing.T) {
 func TestChatPromptReportOffersOnlyUnattendedSkills(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
-	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "本周工单平稳。"}
 	})
-	_, rs := h.startReports(ch, clock)
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	offered := func(byAdmin bool) []string {
 		t.Helper()
 		nr := chatReport(fmt.Sprintf("工单小结 %v", byAdmin), "0 9 * * 1", "", "")
@@ -166,8 +167,8 @@ func TestChatPromptReportOffersOnlyUnattendedSkills(t *testing.T) {
 		if _, err := rs.RunReportNow(ctx, rep.ID, nil); err != nil {
 			t.Fatal(err)
 		}
-		h.waitIdle(ctx)
-		reqs := h.model.Requests()
+		h.WaitIdle(ctx)
+		reqs := h.Model.Requests()
 		var names []string
 		for _, tool := range reqs[len(reqs)-1].Tools {
 			names = append(names, tool.Function.Name)
@@ -209,19 +210,19 @@ func relayModel(req openai.ChatCompletionRequest) openaitest.Reply {
 func TestChatReportRefusalsAreSaid(t *testing.T) {
 	t.Parallel()
 	h, clock := clockedHarness(t)
-	h.model.SetHandler(relayModel)
+	h.Model.SetHandler(relayModel)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
-	gw, rs := h.startWithReports("reports:\n  scan_interval: 1h\n  max_per_user: 1\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
-	ctx := withTimeout(t, 60*time.Second)
+	gw, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n  max_per_user: 1\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	say := func(id, text string) string {
 		t.Helper()
 		n := len(ch.Sent())
-		accept(t, gw, ch.Message("a", id, "it-group", "zhangsan", text, true, true))
+		gatewaytest.Accept(t, gw, ch.Message("a", id, "it-group", "zhangsan", text, true, true))
 		sent, err := ch.WaitSent(ctx, n+1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.waitIdle(ctx)
+		h.WaitIdle(ctx)
 		return sent[len(sent)-1].Text
 	}
 	if got := say("m1", "每分钟发一次工单统计"); !strings.Contains(got, "定时报告两次发送之间至少要隔 1 小时") {
@@ -239,7 +240,7 @@ func TestChatReportRefusalsAreSaid(t *testing.T) {
 	if got := say("m4", "确认"); !strings.Contains(got, "每人最多可以在对话中创建 1 个定时报告") {
 		t.Errorf("confirmed past the limit: %q", got)
 	}
-	if n := h.count(`SELECT count(*) FROM reports`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM reports`); n != 1 {
 		t.Errorf("%d reports, want 1", n)
 	}
 }
@@ -247,7 +248,7 @@ func TestChatReportRefusalsAreSaid(t *testing.T) {
 func TestReportLimitsConfig(t *testing.T) {
 	t.Parallel()
 	base := "database:\n  url: postgres://x@127.0.0.1/x\nmodel:\n  provider: offline\n"
-	cfg, err := config.ParseConfig([]byte(base), env(nil))
+	cfg, err := config.ParseConfig([]byte(base), gatewaytest.Env(nil))
 	if err != nil || cfg.Reports.MinInterval != time.Hour || cfg.Reports.MaxPerUser != 10 {
 		t.Fatalf("defaults: %+v %v", cfg.Reports, err)
 	}
@@ -257,7 +258,7 @@ func TestReportLimitsConfig(t *testing.T) {
 		"reports:\n  min_interval: 720h\n": "reports.min_interval: must be between",
 		"reports:\n  max_per_user: -1\n":   "reports.max_per_user: must be between 1 and 1000, got -1",
 	} {
-		if _, err := config.ParseConfig([]byte(base+yaml), env(nil)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := config.ParseConfig([]byte(base+yaml), gatewaytest.Env(nil)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", yaml, err, want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -16,7 +17,7 @@ import (
 // runs then reach the outbox together, as they can when a tick and a
 // run-now fall at the same moment. It is a trigger on the test's own
 // database, holding back our code without changing it.
-func holdReportTexts(t *testing.T, h *harness, ctx context.Context) (release func()) {
+func holdReportTexts(t *testing.T, h *gatewaytest.Harness, ctx context.Context) (release func()) {
 	t.Helper()
 	const gate = 4242
 	for _, q := range []string{
@@ -29,11 +30,11 @@ BEGIN
 END $$`,
 		`CREATE TRIGGER test_hold_report_text AFTER INSERT ON outbox FOR EACH ROW EXECUTE FUNCTION test_hold_report_text()`,
 	} {
-		if _, err := h.pool.Exec(ctx, q); err != nil {
+		if _, err := h.Pool.Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	conn, err := h.pool.Acquire(ctx)
+	conn, err := h.Pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +50,14 @@ END $$`,
 }
 
 // waitFor polls query (a count) until it reaches n.
-func (h *harness) waitFor(ctx context.Context, n int, query string, args ...any) {
-	h.t.Helper()
+func waitRows(h *gatewaytest.Harness, ctx context.Context, n int, query string, args ...any) {
+	h.T.Helper()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	for h.count(query, args...) < n {
+	for h.Count(query, args...) < n {
 		select {
 		case <-ctx.Done():
-			h.t.Fatalf("waited for %d of %s: %v", n, query, ctx.Err())
+			h.T.Fatalf("waited for %d of %s: %v", n, query, ctx.Err())
 		case <-tick.C:
 		}
 	}
@@ -68,8 +69,8 @@ func (h *harness) waitFor(ctx context.Context, n int, query string, args ...any)
 func TestReportPartsGoOutTogether(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
-	_, rs := h.startReports(ch, clock)
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	nr := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
 	nr.ByAdmin = true
 	rep, err := rs.CreateReport(ctx, nr)
@@ -80,7 +81,7 @@ func TestReportPartsGoOutTogether(t *testing.T) {
 	// Nothing is delivered until both runs have written their parts, so
 	// the platform sees the conversation's order as written: the delivery
 	// layer's own per-chat lock, held here.
-	deliveries, ok, err := store.TryLock(ctx, h.pool, "deliver:test/a/it-group")
+	deliveries, ok, err := store.TryLock(ctx, h.Pool, "deliver:test/a/it-group")
 	if err != nil || !ok {
 		t.Fatalf("delivery lock: %v %v", ok, err)
 	}
@@ -91,9 +92,9 @@ func TestReportPartsGoOutTogether(t *testing.T) {
 	}
 	// Both runs are in their transaction, each held at a lock: at the
 	// gate after its text, or waiting for the chat while the other is.
-	h.waitFor(ctx, 2, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)
+	waitRows(h, ctx, 2, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)
 	release()
-	h.waitFor(ctx, 2, `SELECT count(*) FROM report_runs WHERE report_id = $1 AND status = 'done'`, rep.ID)
+	waitRows(h, ctx, 2, `SELECT count(*) FROM report_runs WHERE report_id = $1 AND status = 'done'`, rep.ID)
 	deliveries.Unlock(ctx)
 
 	sent, err := ch.WaitSent(ctx, 4)

@@ -15,6 +15,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills/demobackend"
@@ -45,7 +46,7 @@ func group(chat string) reports.TargetRef {
 }
 
 // reportRig is a harness whose channel shows pictures, on a fake clock.
-func reportRig(t *testing.T) (*harness, *chantest.Channel, *chantest.Clock) {
+func reportRig(t *testing.T) (*gatewaytest.Harness, *chantest.Channel, *chantest.Clock) {
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard, Images: true})
 	h, clock := clockedHarness(t)
 	return h, ch, clock
@@ -53,41 +54,41 @@ func reportRig(t *testing.T) (*harness, *chantest.Channel, *chantest.Clock) {
 
 // clockedHarness is a harness whose demo backend checks signatures by the
 // same fake clock as the gateway signs them.
-func clockedHarness(t testing.TB) (*harness, *chantest.Clock) {
-	h := newHarness(t)
+func clockedHarness(t testing.TB) (*gatewaytest.Harness, *chantest.Clock) {
+	h := gatewaytest.New(t)
 	clock := chantest.NewClock(monday9.Add(-time.Hour))
-	h.backend = demobackend.New([]byte(testHMACKey), clock.Now)
-	srv := httptest.NewServer(h.backend)
+	h.Backend = demobackend.New([]byte(gatewaytest.HMACKey), clock.Now)
+	srv := httptest.NewServer(h.Backend)
 	t.Cleanup(srv.Close)
-	h.backendURL = srv.URL
+	h.BackendURL = srv.URL
 	return h, clock
 }
 
 // startReports runs a gateway on ch and clock whose scanner waits an
 // hour (the tests scan themselves), with its reports service.
-func (h *harness) startReports(ch channels.Channel, clock *chantest.Clock) (*gateway.Gateway, *reports.Service) {
-	return h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+func startReports(h *gatewaytest.Harness, ch channels.Channel, clock *chantest.Clock) (*gateway.Gateway, *reports.Service) {
+	return startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 }
 
 // startWithReports is startExtra with the features the test gateways run
 // (newFeatures), returning the reports service among them too.
-func (h *harness) startWithReports(extra string, deps gateway.Deps) (*gateway.Gateway, *reports.Service) {
-	h.t.Helper()
-	deps.Features = newFeatures()
+func startWithReports(h *gatewaytest.Harness, extra string, deps gateway.Deps) (*gateway.Gateway, *reports.Service) {
+	h.T.Helper()
+	deps.Features = gatewaytest.NewFeatures()
 	rs, ok := gateway.FeatureOf[*reports.Service](deps.Features)
 	if !ok {
-		h.t.Fatal("newFeatures has no reports feature")
+		h.T.Fatal("newFeatures has no reports feature")
 	}
-	return h.startExtra(extra, deps), rs
+	return h.StartExtra(extra, deps), rs
 }
 
 func TestReportTickTwoReplicasOneRun(t *testing.T) {
 	t.Parallel()
-	heavy(t)
+	gatewaytest.Heavy(t)
 	h, ch, clock := reportRig(t)
-	_, a := h.startReports(ch, clock)
-	_, b := h.startReports(ch, clock)
-	ctx := withTimeout(t, 60*time.Second)
+	_, a := startReports(h, ch, clock)
+	_, b := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	rep, err := a.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
@@ -114,13 +115,13 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 		// Each replica's scanner also scans once when it starts, which on
 		// a loaded machine may come after the clock moved: the claim that
 		// counts is the one in the table, whoever made it.
-		if runs := h.count(`SELECT count(*) FROM report_runs WHERE report_id = $1`, rep.ID); total > 1 || runs != week+1 {
+		if runs := h.Count(`SELECT count(*) FROM report_runs WHERE report_id = $1`, rep.ID); total > 1 || runs != week+1 {
 			t.Fatalf("week %d: %d runs claimed by these scans, %d runs in all; want one per week", week, total, runs)
 		}
-		h.waitIdle(ctx) // a week apart
+		h.WaitIdle(ctx) // a week apart
 	}
-	h.waitIdle(ctx)
-	if n := h.count(`SELECT count(*) FROM report_runs WHERE report_id = $1 AND status = 'done'`, rep.ID); n != 3 {
+	h.WaitIdle(ctx)
+	if n := h.Count(`SELECT count(*) FROM report_runs WHERE report_id = $1 AND status = 'done'`, rep.ID); n != 3 {
 		t.Errorf("%d runs done, want 3", n)
 	}
 	sent := ch.Sent()
@@ -139,12 +140,12 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 		t.Errorf("chart: %v %v", err, img.Bounds())
 	}
 	// The skill ran as the owner, signed like any call.
-	for _, c := range h.backend.Calls() {
+	for _, c := range h.Backend.Calls() {
 		if c.Path == "/it/tickets/weekly" && c.Identity.UserID != "zhangsan" {
 			t.Errorf("report skill ran as %q", c.Identity.UserID)
 		}
 	}
-	hist, err := store.ReportHistory(ctx, h.pool, rep.ID, 10)
+	hist, err := store.ReportHistory(ctx, h.Pool, rep.ID, 10)
 	if err != nil || len(hist) != 3 || hist[0].Deliveries[0].Status != store.DeliveryDelivered {
 		t.Errorf("history: %+v %v", hist, err)
 	}
@@ -156,8 +157,8 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 func TestReportScannerRunsOnAFullReplica(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
-	_, rs := h.startWithReports("reports:\n  scan_interval: 20ms\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startWithReports(h, "reports:\n  scan_interval: 20ms\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpSkip, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestReportScannerRunsOnAFullReplica(t *testing.T) {
 	if _, err := ch.WaitSent(ctx, 2); err != nil {
 		t.Fatalf("the tick was not sent: %v", err)
 	}
-	h.waitFor(ctx, 1, `SELECT count(*) FROM report_runs WHERE report_id = $1 AND trigger = 'schedule' AND status = 'done'`, rep.ID)
+	waitRows(h, ctx, 1, `SELECT count(*) FROM report_runs WHERE report_id = $1 AND trigger = 'schedule' AND status = 'done'`, rep.ID)
 }
 
 func TestReportRestartAcrossTick(t *testing.T) {
@@ -177,8 +178,8 @@ func TestReportRestartAcrossTick(t *testing.T) {
 	}{{reports.CatchUpRunOnce, 1}, {reports.CatchUpSkip, 0}} {
 		t.Run(tc.catchUp, func(t *testing.T) {
 			h, ch, clock := reportRig(t)
-			ctx := withTimeout(t, 60*time.Second)
-			first, firstReports := h.startReports(ch, clock)
+			ctx := gatewaytest.WithTimeout(t, 60*time.Second)
+			first, firstReports := startReports(h, ch, clock)
 			rep, err := firstReports.CreateReport(ctx, weeklyTickets(tc.catchUp, group("it-group")))
 			if err != nil {
 				t.Fatal(err)
@@ -191,15 +192,15 @@ func TestReportRestartAcrossTick(t *testing.T) {
 			// Down across two Mondays; back an hour after the second.
 			clock.Set(monday9.AddDate(0, 0, 7).Add(time.Hour))
 			// The new replica scans at start; a scan more changes nothing.
-			_, second := h.startReports(ch, clock)
+			_, second := startReports(h, ch, clock)
 			if _, err := second.ScheduleReports(ctx); err != nil {
 				t.Fatal(err)
 			}
-			h.waitIdle(ctx)
-			if got := h.count(`SELECT count(*) FROM report_runs WHERE report_id = $1`, rep.ID); got != tc.runs {
+			h.WaitIdle(ctx)
+			if got := h.Count(`SELECT count(*) FROM report_runs WHERE report_id = $1`, rep.ID); got != tc.runs {
 				t.Errorf("%d runs after the restart, want %d", got, tc.runs)
 			}
-			if got := h.count(`SELECT count(*) FROM report_runs WHERE report_id = $1 AND trigger = 'catch_up' AND status = 'done'
+			if got := h.Count(`SELECT count(*) FROM report_runs WHERE report_id = $1 AND trigger = 'catch_up' AND status = 'done'
 				AND fire_at = $2`, rep.ID, monday9.AddDate(0, 0, 7)); got != tc.runs {
 				t.Errorf("%d catch-up runs of the latest missed tick, want %d", got, tc.runs)
 			}
@@ -218,8 +219,8 @@ func TestReportRestartAcrossTick(t *testing.T) {
 func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
-	_, rs := h.startReports(ch, clock)
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	// The platform refuses sends to the left group (the bot was removed
 	// after the report was made).
 	ch.FailWith(func(out channels.Outbound) error {
@@ -236,8 +237,8 @@ func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
-	ds, err := store.RunDeliveries(ctx, h.pool, runID)
+	h.WaitIdle(ctx)
+	ds, err := store.RunDeliveries(ctx, h.Pool, runID)
 	if err != nil || len(ds) != 2 {
 		t.Fatalf("deliveries %+v %v", ds, err)
 	}
@@ -253,8 +254,8 @@ func TestReportTextTableWhereNoImages(t *testing.T) {
 	t.Parallel()
 	h, clock := clockedHarness(t)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectBasic})
-	_, rs := h.startReports(ch, clock)
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +267,7 @@ func TestReportTextTableWhereNoImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if len(ch.Sent()) != 1 || sent[0].Format == channels.FormatImage || !strings.Contains(sent[0].Text, "网络故障 | 12 | 10") {
 		t.Errorf("want one text with the table as lines, got %+v", ch.Sent())
 	}
@@ -276,8 +277,8 @@ func TestBadReportSavesNothing(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
 	ch.Unreachable("secret-group")
-	_, rs := h.startReports(ch, clock)
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	wangwu := zhangsan
 	wangwu.User = "wangwu"
 	for name, mut := range map[string]func(*reports.NewReport){
@@ -299,7 +300,7 @@ func TestBadReportSavesNothing(t *testing.T) {
 			t.Errorf("%s: err %v, want ErrBadReport", name, err)
 		}
 	}
-	if n := h.count(`SELECT count(*) FROM reports`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM reports`); n != 0 {
 		t.Errorf("%d reports saved", n)
 	}
 }
@@ -308,13 +309,13 @@ func TestBadReportSavesNothing(t *testing.T) {
 // reaches every one of them exactly once.
 func TestReportToFiveHundredUsersLosesNone(t *testing.T) {
 	t.Parallel()
-	heavy(t)
+	gatewaytest.Heavy(t)
 	h, clock := clockedHarness(t)
 	// 30,000 a minute: 500 a second, so the pacing shows but the test stays short.
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown,
 		Dialect: channels.DialectStandard, AccountPerMinute: 30000})
-	_, rs := h.startReports(ch, clock)
-	ctx := withTimeout(t, 120*time.Second)
+	_, rs := startReports(h, ch, clock)
+	ctx := gatewaytest.WithTimeout(t, 120*time.Second)
 	targets := make([]reports.TargetRef, 500)
 	for i := range targets {
 		targets[i] = reports.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatSingle, ChatID: fmt.Sprintf("u%03d", i)}
@@ -331,7 +332,7 @@ func TestReportToFiveHundredUsersLosesNone(t *testing.T) {
 	if _, err := ch.WaitSent(ctx, 500); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	got := map[string]int{}
 	for _, out := range ch.Sent() {
 		got[chantest.AddressOf(out).ChatID]++

@@ -15,15 +15,16 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // wecomOwner owns reports made on the WeCom app of the harness.
-var wecomOwner = store.ReportOwner{Channel: "wecom", Account: testApp, Corp: testCorpID, User: "zhangsan", Name: "张三"}
+var wecomOwner = store.ReportOwner{Channel: "wecom", Account: gatewaytest.App, Corp: gatewaytest.CorpID, User: "zhangsan", Name: "张三"}
 
 func wecomReport(cron string, chatType, chatID string) reports.NewReport {
-	nr := weeklyTickets(reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: testApp, ChatType: chatType, ChatID: chatID})
+	nr := weeklyTickets(reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: gatewaytest.App, ChatType: chatType, ChatID: chatID})
 	nr.Cron, nr.Owner = cron, wecomOwner
 	return nr
 }
@@ -35,8 +36,8 @@ func wecomReport(cron string, chatType, chatID string) reports.NewReport {
 func TestReportThroughWeComApp(t *testing.T) {
 	t.Parallel()
 	h, clock := clockedHarness(t)
-	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
-	ctx := withTimeout(t, 60*time.Second)
+	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	if _, err := rs.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatGroup, "wrkSFfCgAAxxx")); !errors.Is(err, channels.ErrCannotPush) {
 		t.Fatalf("group target on an app: %v, want ErrCannotPush", err)
@@ -48,7 +49,7 @@ func TestReportThroughWeComApp(t *testing.T) {
 	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("tick: %d runs, %v", n, err)
 	}
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestReportThroughWeComApp(t *testing.T) {
 	if text.ToUser != "zhangsan" || text.MsgType != "text" || !strings.Contains(text.Content, "上周共新建工单 37 张") {
 		t.Errorf("WeCom got the text %+v", text)
 	}
-	uploads := h.wecomAPI.Uploads()
+	uploads := h.WeComAPI.Uploads()
 	if image.ToUser != "zhangsan" || image.MsgType != "image" || len(uploads) != 1 || image.MediaID != uploads[0].MediaID {
 		t.Fatalf("WeCom got the image %+v after uploads %d, want the uploaded chart", image, len(uploads))
 	}
@@ -71,8 +72,8 @@ func TestReportThroughWeComApp(t *testing.T) {
 // call as the owner, the outbox and the delivery. Run with -benchtime 100x.
 func BenchmarkReportTickToMessage(b *testing.B) {
 	h, clock := clockedHarness(b)
-	_, rs := h.startWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
-	ctx := withTimeout(b, 10*time.Minute)
+	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(b, 10*time.Minute)
 	nr := wecomReport("* * * * *", channels.ChatSingle, "zhangsan")
 	nr.Spec.Chart, nr.ByAdmin = nil, true // every minute: only an operator may
 	if _, err := rs.CreateReport(ctx, nr); err != nil {
@@ -85,7 +86,7 @@ func BenchmarkReportTickToMessage(b *testing.B) {
 		if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 			b.Fatalf("tick %d: %d runs, %v", i, n, err)
 		}
-		if _, err := h.wecomAPI.WaitMessages(ctx, i+1); err != nil {
+		if _, err := h.WeComAPI.WaitMessages(ctx, i+1); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -102,15 +103,15 @@ func TestReportTargetOnLongConnectionBotNeedsFirstContact(t *testing.T) {
 	t.Parallel()
 	h, clock := clockedHarness(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
-	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply { return openaitest.Reply{Content: "你好"} })
-	_, rs := h.startWithReports(wsBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
-	ctx := withTimeout(t, 60*time.Second)
+	h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply { return openaitest.Reply{Content: "你好"} })
+	_, rs := startWithReports(h, gatewaytest.WSBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
 	report := func(chatType, chat string) reports.NewReport {
 		nr := weeklyTickets(reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: botName, ChatType: chatType, ChatID: chat})
-		nr.Owner, nr.Spec.Chart, nr.ByAdmin = store.ReportOwner{Channel: "wecom", Account: botName, Corp: testCorpID, User: "zhangsan"}, nil, true
+		nr.Owner, nr.Spec.Chart, nr.ByAdmin = store.ReportOwner{Channel: "wecom", Account: botName, Corp: gatewaytest.CorpID, User: "zhangsan"}, nil, true
 		return nr
 	}
 	for _, tc := range []struct{ chatType, chat string }{{channels.ChatGroup, "grp-9"}, {channels.ChatSingle, "zhangsan"}} {
@@ -132,7 +133,7 @@ func TestReportTargetOnLongConnectionBotNeedsFirstContact(t *testing.T) {
 	if _, err := ws.WaitFrame(ctx, func(f wecomtest.BotFrame) bool { return f.Cmd == "aibot_respond_msg" && f.Reply.Stream.Finish }); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if _, err := rs.CreateReport(ctx, report(channels.ChatSingle, "zhangsan")); !errors.Is(err, channels.ErrCannotPush) {
 		t.Errorf("private chat only opened, never written in: %v, want refused", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // Two messages of one user arriving together are answered one at a time,
@@ -17,12 +18,12 @@ import (
 // user's message is not held up by them.
 func TestOneRunPerSessionInOrderWithHistory(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var mu sync.Mutex
 	zhangInFlight, overlap := 0, false
 	var secondReq []openai.ChatCompletionMessage
 	firstStarted, release := make(chan struct{}), make(chan struct{})
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		text := req.Messages[len(req.Messages)-1].Content
 		reply := openaitest.Reply{Content: "答：" + text}
 		if text == "第一条" || text == "第二条" {
@@ -47,19 +48,19 @@ func TestOneRunPerSessionInOrderWithHistory(t *testing.T) {
 		}
 		return reply
 	})
-	h.start(gateway.Deps{})
-	ctx := withTimeout(t, 60*time.Second)
+	h.Start(gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
-	u, body := h.callbackRequest(textXML("zhangsan", "第一条", "s-1"), time.Now())
-	post(t, u, body)
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "第一条", "s-1"), time.Now())
+	gatewaytest.Post(t, u, body)
 	<-firstStarted
-	u, body = h.callbackRequest(textXML("zhangsan", "第二条", "s-2"), time.Now())
-	post(t, u, body)
-	u, body = h.callbackRequest(textXML("lisi", "别人的问题", "s-3"), time.Now())
-	post(t, u, body)
+	u, body = h.CallbackRequest(gatewaytest.TextXML("zhangsan", "第二条", "s-2"), time.Now())
+	gatewaytest.Post(t, u, body)
+	u, body = h.CallbackRequest(gatewaytest.TextXML("lisi", "别人的问题", "s-3"), time.Now())
+	gatewaytest.Post(t, u, body)
 
 	// lisi is answered while zhangsan's first run is still thinking.
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 1)
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +68,12 @@ func TestOneRunPerSessionInOrderWithHistory(t *testing.T) {
 		t.Fatalf("first delivery went to %s, want lisi (not held up by zhangsan's session)", msgs[0].ToUser)
 	}
 	close(release)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 3); err != nil {
+	if _, err := h.WeComAPI.WaitMessages(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	var zhang []string
-	for _, m := range h.wecomAPI.Messages() {
+	for _, m := range h.WeComAPI.Messages() {
 		if m.ToUser == "zhangsan" {
 			zhang = append(zhang, m.Content)
 		}
@@ -94,28 +95,28 @@ func TestOneRunPerSessionInOrderWithHistory(t *testing.T) {
 // A conversation idle for longer than agent.history_idle starts afresh.
 func TestIdleSessionStartsWithoutHistory(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h.model.Script(openaitest.Reply{Content: "好的"})
-	h.start(gateway.Deps{Now: clock})
-	ctx := withTimeout(t, 30*time.Second)
+	h.Model.Script(openaitest.Reply{Content: "好的"})
+	h.Start(gateway.Deps{Now: clock})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 
-	u, body := h.callbackRequest(textXML("zhangsan", "第一条", "idle-1"), clock())
-	post(t, u, body)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "第一条", "idle-1"), clock())
+	gatewaytest.Post(t, u, body)
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	now = now.Add(3 * time.Hour) // default history_idle is 2h
 	mu.Unlock()
-	u, body = h.callbackRequest(textXML("zhangsan", "第二条", "idle-2"), clock())
-	post(t, u, body)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 2); err != nil {
+	u, body = h.CallbackRequest(gatewaytest.TextXML("zhangsan", "第二条", "idle-2"), clock())
+	gatewaytest.Post(t, u, body)
+	if _, err := h.WeComAPI.WaitMessages(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	reqs := h.model.Requests()
+	reqs := h.Model.Requests()
 	if got := len(reqs[len(reqs)-1].Messages); got != 2 {
 		t.Fatalf("after 3 idle hours the model saw %d messages, want system + the new question", got)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // The signal (the context Start was given ending, as SIGTERM ends serve's)
@@ -18,13 +19,13 @@ import (
 // its model call is made once, and its answer is delivered once.
 func TestSignalLetsARunningRunFinish(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	m := holdModel(h)
 	started, release, calls, cancelled := m.started, m.release, &m.calls, &m.cancelled
 
 	signalCtx, signal := context.WithCancel(context.Background())
 	defer signal()
-	gw, err := gateway.New(signalCtx, h.config(), gateway.Deps{Pool: h.pool, Logger: testLogger(t), Platforms: platforms, Features: newFeatures()})
+	gw, err := gateway.New(signalCtx, h.Config(), gateway.Deps{Pool: h.Pool, Logger: gatewaytest.Logger(t), Platforms: gatewaytest.Platforms, Features: gatewaytest.NewFeatures()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +33,9 @@ func TestSignalLetsARunningRunFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	hd := gw.Handler()
-	h.handler.Store(&hd)
+	h.Serve(hd)
 
-	ctx := withTimeout(t, 60*time.Second)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	askUntilModelCalled(t, ctx, h, "7001", started)
 
 	// SIGTERM: serve's context ends, then Stop is given the grace.
@@ -57,18 +58,18 @@ func TestSignalLetsARunningRunFinish(t *testing.T) {
 	if n := cancelled.Load(); n != 0 {
 		t.Errorf("%d model calls were cancelled by the signal, want 0", n)
 	}
-	if n := h.count(`SELECT count(*) FROM runs WHERE error = ''`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM runs WHERE error = ''`); n != 1 {
 		t.Errorf("%d finished runs after Stop, want 1", n)
 	}
 
 	// Whatever the stopped replica had not delivered, the next one does,
 	// without asking the model again.
-	h.start(gateway.Deps{})
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	h.Start(gateway.Deps{})
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
-	if msgs := h.wecomAPI.Messages(); len(msgs) != 1 {
+	h.WaitIdle(ctx)
+	if msgs := h.WeComAPI.Messages(); len(msgs) != 1 {
 		t.Errorf("%d messages delivered, want 1", len(msgs))
 	}
 	if n := calls.Load(); n != 1 {
@@ -82,12 +83,12 @@ func TestSignalLetsARunningRunFinish(t *testing.T) {
 // answered once.
 func TestLeaseRenewalHoldsWhenThePoolIsFull(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	m := holdModel(h)
 	started, release, calls := m.started, m.release, &m.calls
-	h.startExtra("worker:\n  run_lease: 1s\n", gateway.Deps{})
-	ctx := withTimeout(t, 60*time.Second)
-	observer, err := pgxpool.New(ctx, h.dbURL)
+	h.StartExtra("worker:\n  run_lease: 1s\n", gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
+	observer, err := pgxpool.New(ctx, h.DBURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestLeaseRenewalHoldsWhenThePoolIsFull(t *testing.T) {
 	var held []*pgxpool.Conn
 	for {
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		c, err := h.pool.Acquire(short)
+		c, err := h.Pool.Acquire(short)
 		cancel()
 		if err != nil {
 			break
@@ -114,21 +115,21 @@ func TestLeaseRenewalHoldsWhenThePoolIsFull(t *testing.T) {
 	defer releaseHeld() // also when the wait below fails
 	full := time.Now()
 	// The lease is renewed past three lease terms after the pool filled.
-	waitFor(t, withTimeout(t, 15*time.Second), func() bool {
+	gatewaytest.WaitFor(t, gatewaytest.WithTimeout(t, 15*time.Second), func() bool {
 		var renewed bool
 		err := observer.QueryRow(ctx, `SELECT coalesce(bool_or(expires_at > $1), false) FROM session_leases`, full.Add(3*time.Second)).Scan(&renewed)
 		return err == nil && renewed
 	})
 	releaseHeld()
 	close(release)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
+	h.WaitIdle(ctx)
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the model was called %d times, want 1 (the run was stopped and run again)", n)
 	}
-	if msgs := h.wecomAPI.Messages(); len(msgs) != 1 {
+	if msgs := h.WeComAPI.Messages(); len(msgs) != 1 {
 		t.Errorf("%d messages delivered, want 1", len(msgs))
 	}
 }
@@ -141,9 +142,9 @@ type heldModel struct {
 	calls, cancelled atomic.Int32
 }
 
-func holdModel(h *harness) *heldModel {
+func holdModel(h *gatewaytest.Harness) *heldModel {
 	m := &heldModel{started: make(chan struct{}), release: make(chan struct{})}
-	h.model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
 		return openaitest.Reply{Content: "你还有 5 天年假。", Hook: func(ctx context.Context) error {
 			if m.calls.Add(1) == 1 {
 				close(m.started)
@@ -162,10 +163,10 @@ func holdModel(h *harness) *heldModel {
 
 // askUntilModelCalled posts zhangsan's leave question as message msgID
 // and returns once the held model has been called for it.
-func askUntilModelCalled(t *testing.T, ctx context.Context, h *harness, msgID string, started <-chan struct{}) {
+func askUntilModelCalled(t *testing.T, ctx context.Context, h *gatewaytest.Harness, msgID string, started <-chan struct{}) {
 	t.Helper()
-	u, body := h.callbackRequest(textXML("zhangsan", "我还有几天年假？", msgID), time.Now())
-	if status, _ := post(t, u, body); status != 200 {
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "我还有几天年假？", msgID), time.Now())
+	if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 		t.Fatalf("callback answered %d", status)
 	}
 	select {

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/skillfiles"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -69,8 +70,8 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 		os.MkdirAll(filepath.Join(dir, name), 0o755)
 		os.WriteFile(filepath.Join(dir, name, "SKILL.md"), []byte("---\n"+def+"---\n"), 0o644)
 	}
-	h := newHarness(t)
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		last := req.Messages[len(req.Messages)-1]
 		switch {
 		case last.Role == openai.ChatMessageRoleTool:
@@ -81,20 +82,20 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 		return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("hr_note", `{}`)}}
 	})
 	clock := &jumpClock{}
-	h.modelYAML = "  vision: true"
-	h.start(gateway.Deps{SkillsFS: os.DirFS(dir), Now: clock.Now})
-	ctx := withTimeout(t, 30*time.Second)
+	h.ModelYAML = "  vision: true"
+	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir), Now: clock.Now})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	photo := pngOf(t, 20, 30)
-	id := h.wecomAPI.AddMedia(photo, "请假单.png")
+	id := h.WeComAPI.AddMedia(photo, "请假单.png")
 	for i, xml := range []string{
-		wecomtest.ImageMessageXML(testCorpID, "zhangsan", h.wecomAPI.URL()+"/pic.png", id, "7300", testAgentID, time.Now().Unix()),
-		textXML("zhangsan", "记一下", "7301"),
+		wecomtest.ImageMessageXML(gatewaytest.CorpID, "zhangsan", h.WeComAPI.URL()+"/pic.png", id, "7300", gatewaytest.AgentID, time.Now().Unix()),
+		gatewaytest.TextXML("zhangsan", "记一下", "7301"),
 	} {
-		u, body := h.callbackRequest(xml, time.Now())
-		if status, _ := post(t, u, body); status != 200 {
+		u, body := h.CallbackRequest(xml, time.Now())
+		if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 			t.Fatalf("callback answered %d", status)
 		}
-		if _, err := h.wecomAPI.WaitMessages(ctx, i+1); err != nil {
+		if _, err := h.WeComAPI.WaitMessages(ctx, i+1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +106,7 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 		t.Fatalf("backend got URLs %q, want one for the form skill, none for the other", urls)
 	}
 	u := urls[0][0]
-	if !strings.HasPrefix(u, h.srv.URL+"/v1/files/") || strings.Contains(u, id) || strings.Contains(u, h.wecomAPI.URL()) {
+	if !strings.HasPrefix(u, h.Srv.URL+"/v1/files/") || strings.Contains(u, id) || strings.Contains(u, h.WeComAPI.URL()) {
 		t.Fatalf("file URL %q, want one of Hermes's own, naming nothing of WeCom's", u)
 	}
 	if len(got) != 1 || string(got[0]) != string(photo) {
@@ -115,7 +116,7 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 		cd != `attachment; filename*=utf-8''%E8%AF%B7%E5%81%87%E5%8D%95.png` || cc != "no-store" {
 		t.Errorf("file served with Content-Type %q, Content-Disposition %q, Cache-Control %q", ct, cd, cc)
 	}
-	if m := h.wecomAPI.Messages(); m[0].Content != "已提交。" {
+	if m := h.WeComAPI.Messages(); m[0].Content != "已提交。" {
 		t.Errorf("reply %q", m[0].Content)
 	}
 	status := func(u string) int {
@@ -130,7 +131,7 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 	if s := status(forged); s != http.StatusNotFound {
 		t.Errorf("altered token answered %d, want 404", s)
 	}
-	if s := status(h.srv.URL + "/v1/files/nothing"); s != http.StatusNotFound {
+	if s := status(h.Srv.URL + "/v1/files/nothing"); s != http.StatusNotFound {
 		t.Errorf("made-up token answered %d, want 404", s)
 	}
 	if s := status(u); s != http.StatusOK {
@@ -142,7 +143,7 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 	if s := status(u); s != http.StatusGone {
 		t.Errorf("the URL after media.file_url_ttl answered %d, want 410", s)
 	}
-	if n := h.count(`SELECT count(*) FROM skill_files WHERE skill = 'hr_form_submit' AND user_id = 'zhangsan' AND fetches = 3`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM skill_files WHERE skill = 'hr_form_submit' AND user_id = 'zhangsan' AND fetches = 3`); n != 1 {
 		t.Errorf("the URL's fetches are not recorded")
 	}
 }
@@ -151,24 +152,24 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 // is another employee's, and gives a message without attachments none.
 func TestFilesAreOnlyTheCallersOwn(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	features := newFeatures()
-	h.start(gateway.Deps{Features: features})
-	ctx := withTimeout(t, 30*time.Second)
-	id := h.wecomAPI.AddMedia(pngOf(t, 4, 4), "")
-	u, body := h.callbackRequest(wecomtest.ImageMessageXML(testCorpID, "zhangsan", "", id, "7310", testAgentID, time.Now().Unix()), time.Now())
-	if status, _ := post(t, u, body); status != 200 {
+	h := gatewaytest.New(t)
+	features := gatewaytest.NewFeatures()
+	h.Start(gateway.Deps{Features: features})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	id := h.WeComAPI.AddMedia(pngOf(t, 4, 4), "")
+	u, body := h.CallbackRequest(wecomtest.ImageMessageXML(gatewaytest.CorpID, "zhangsan", "", id, "7310", gatewaytest.AgentID, time.Now().Unix()), time.Now())
+	if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 		t.Fatalf("callback answered %d", status)
 	}
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	var inbound int64
-	if err := h.pool.QueryRow(ctx, `SELECT id FROM inbound_messages WHERE platform_msg_id = '7310'`).Scan(&inbound); err != nil {
+	if err := h.Pool.QueryRow(ctx, `SELECT id FROM inbound_messages WHERE platform_msg_id = '7310'`).Scan(&inbound); err != nil {
 		t.Fatal(err)
 	}
-	files := featureOf[*skillfiles.Service](t, features)
-	owner := skills.Caller{UserID: "zhangsan", Channel: "wecom", Account: testApp, ChatID: "zhangsan", Origin: skills.InboundID(inbound)}
+	files := gatewaytest.FeatureOf[*skillfiles.Service](t, features)
+	owner := skills.Caller{UserID: "zhangsan", Channel: "wecom", Account: gatewaytest.App, ChatID: "zhangsan", Origin: skills.InboundID(inbound)}
 	if urls, err := files.Files(ctx, owner, "hr_form_submit"); err != nil || len(urls) != 1 {
 		t.Fatalf("the sender's own call got %q, %v; want one URL", urls, err)
 	}
@@ -180,7 +181,7 @@ func TestFilesAreOnlyTheCallersOwn(t *testing.T) {
 	if urls, err := files.Files(ctx, skills.Caller{UserID: "zhangsan"}, "hr_form_submit"); err != nil || urls != nil {
 		t.Fatalf("a call without a message got %q, %v; want none", urls, err)
 	}
-	if h.count(`SELECT count(*) FROM skill_files`) != 1 {
+	if h.Count(`SELECT count(*) FROM skill_files`) != 1 {
 		t.Errorf("refused calls stored URLs")
 	}
 }
@@ -197,27 +198,27 @@ func TestConfirmedCallGetsTheFilesOfTheMessageThatAsked(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "form"), 0o755)
 	os.WriteFile(filepath.Join(dir, "form", "SKILL.md"), []byte("---\nname: hr_form_submit\ndescription: 提交表单照片\nendpoint: "+
 		srv.URL+"/forms\nfiles: true\nconfirm: {prompt: \"提交这张表单\"}\nidentity: none\n---\n"), 0o644)
-	h := newHarness(t)
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if last := req.Messages[len(req.Messages)-1]; len(last.MultiContent) > 0 {
 			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("hr_form_submit", `{}`)}}
 		}
 		return openaitest.Reply{Content: "好的。"}
 	})
-	h.modelYAML = "  vision: true"
-	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
-	ctx := withTimeout(t, 30*time.Second)
+	h.ModelYAML = "  vision: true"
+	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	photo := pngOf(t, 12, 12)
-	id := h.wecomAPI.AddMedia(photo, "")
+	id := h.WeComAPI.AddMedia(photo, "")
 	for i, xml := range []string{
-		wecomtest.ImageMessageXML(testCorpID, "zhangsan", "", id, "7320", testAgentID, time.Now().Unix()),
-		textXML("zhangsan", "确认", "7321"),
+		wecomtest.ImageMessageXML(gatewaytest.CorpID, "zhangsan", "", id, "7320", gatewaytest.AgentID, time.Now().Unix()),
+		gatewaytest.TextXML("zhangsan", "确认", "7321"),
 	} {
-		u, body := h.callbackRequest(xml, time.Now())
-		if status, _ := post(t, u, body); status != 200 {
+		u, body := h.CallbackRequest(xml, time.Now())
+		if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 			t.Fatalf("callback answered %d", status)
 		}
-		if _, err := h.wecomAPI.WaitMessages(ctx, i+1); err != nil {
+		if _, err := h.WeComAPI.WaitMessages(ctx, i+1); err != nil {
 			t.Fatal(err)
 		}
 	}

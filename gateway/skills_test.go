@@ -17,6 +17,7 @@ import (
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/router"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -26,58 +27,58 @@ import (
 // when the gateway restarted in between. A replayed callback is refused.
 func TestAsyncResultDeliveredOnceAcrossRestart(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.model.SetHandler(vpnModel)
-	first := h.start(gateway.Deps{})
-	ctx := withTimeout(t, 60*time.Second)
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(vpnModel)
+	first := h.Start(gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
-	u, body := h.callbackRequest(textXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", "vpn-1"), time.Now())
-	post(t, u, body)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "我下周出差，帮我申请 7 天 VPN", "vpn-1"), time.Now())
+	gatewaytest.Post(t, u, body)
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(h.backend.Pending()); n != 1 {
+	if n := len(h.Backend.Pending()); n != 1 {
 		t.Fatalf("backend holds %d pending tasks, want 1", n)
 	}
 	// A result for another task, correctly signed for this call's URL, is
 	// refused: the 202 named the task this URL reports.
-	url := h.callbackURL()
+	url := callbackURL(h)
 	other := skills.AsyncCallback{TaskID: "VPN-9999", Status: skills.AsyncSucceeded, Message: "别的任务"}
-	if status := postCallback(t, ctx, url, other, []byte(testHMACKey)); status != http.StatusBadRequest {
+	if status := postCallback(t, ctx, url, other, []byte(gatewaytest.HMACKey)); status != http.StatusBadRequest {
 		t.Fatalf("callback for another task answered %d, want 400", status)
 	}
 	// The workers stop (a deploy); the HTTP side keeps taking callbacks.
 	if err := first.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.backend.CompleteAsync(ctx); err != nil {
+	if err := h.Backend.CompleteAsync(ctx); err != nil {
 		t.Fatalf("backend posting the result: %v", err)
 	}
-	if n := h.count(`SELECT count(*) FROM async_tasks WHERE status = 'done'`); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM async_tasks WHERE status = 'done'`); n != 1 {
 		t.Fatalf("done tasks = %d, want 1", n)
 	}
-	h.start(gateway.Deps{}) // the new release delivers what was stored
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
+	h.Start(gateway.Deps{}) // the new release delivers what was stored
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitIdle(ctx)
-	msgs = h.wecomAPI.Messages()
+	h.WaitIdle(ctx)
+	msgs = h.WeComAPI.Messages()
 	if len(msgs) != 2 || msgs[1].ToUser != "zhangsan" || !strings.Contains(msgs[1].Content, "已处理完成") || !strings.Contains(msgs[1].Content, "VPN-") {
 		t.Fatalf("messages %+v, want the acceptance then the async result to zhangsan", msgs)
 	}
 	// The same callback again (a backend retry, or a replay) changes nothing.
 	replay := skills.AsyncCallback{TaskID: "x", Status: skills.AsyncSucceeded, Message: "再来一次"}
-	if status := postCallback(t, ctx, url, replay, []byte(testHMACKey)); status != http.StatusGone {
+	if status := postCallback(t, ctx, url, replay, []byte(gatewaytest.HMACKey)); status != http.StatusGone {
 		t.Fatalf("replayed callback answered %d, want 410", status)
 	}
 	// A forged token is refused before any lookup.
 	forged := strings.TrimSuffix(url, url[len(url)-4:]) + "AAAA"
-	if status := postCallback(t, ctx, forged, replay, []byte(testHMACKey)); status != http.StatusUnauthorized {
+	if status := postCallback(t, ctx, forged, replay, []byte(gatewaytest.HMACKey)); status != http.StatusUnauthorized {
 		t.Fatalf("forged callback answered %d, want 401", status)
 	}
-	h.waitIdle(ctx)
-	if n := len(h.wecomAPI.Messages()); n != 2 {
+	h.WaitIdle(ctx)
+	if n := len(h.WeComAPI.Messages()); n != 2 {
 		t.Fatalf("messages = %d after replays, want 2", n)
 	}
 }
@@ -92,19 +93,19 @@ func vpnModel(req openai.ChatCompletionRequest) openaitest.Reply {
 
 func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	h.model.SetHandler(vpnModel)
-	features := newFeatures()
-	h.start(gateway.Deps{Now: clock, Features: features})
-	rt := featureOf[*router.Router](t, features)
-	ctx := withTimeout(t, 60*time.Second)
+	h.Model.SetHandler(vpnModel)
+	features := gatewaytest.NewFeatures()
+	h.Start(gateway.Deps{Now: clock, Features: features})
+	rt := gatewaytest.FeatureOf[*router.Router](t, features)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
-	u, body := h.callbackRequest(textXML("lisi", "帮我申请 7 天 VPN", "vpn-2"), clock())
-	post(t, u, body)
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	u, body := h.CallbackRequest(gatewaytest.TextXML("lisi", "帮我申请 7 天 VPN", "vpn-2"), clock())
+	gatewaytest.Post(t, u, body)
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := rt.ExpireAsyncTasks(ctx); err != nil || n != 0 {
@@ -116,7 +117,7 @@ func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
 	if n, err := rt.ExpireAsyncTasks(ctx); err != nil || n != 1 {
 		t.Fatalf("expired %d (%v), want 1", n, err)
 	}
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 2)
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,17 +125,17 @@ func TestAsyncTaskWithoutAnswerTimesOut(t *testing.T) {
 		t.Fatalf("timeout message %+v", msgs[1])
 	}
 	// The backend answering afterwards is too late.
-	if err := h.backend.CompleteAsync(ctx); err == nil {
+	if err := h.Backend.CompleteAsync(ctx); err == nil {
 		t.Fatal("a callback after the timeout was accepted")
 	}
 }
 
 func TestRouteAPI(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.start(gateway.Deps{})
+	h := gatewaytest.New(t)
+	h.Start(gateway.Deps{})
 	call := func(auth, body string) (int, skills.RouteResponse) {
-		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/v1/route", strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, h.Srv.URL+"/v1/route", strings.NewReader(body))
 		if auth != "" {
 			req.Header.Set("Authorization", "Bearer "+auth)
 		}
@@ -170,14 +171,14 @@ func TestRouteAPI(t *testing.T) {
 		t.Fatalf("results %+v", resp.Results)
 	}
 	// The backend saw the key's identity, never one from the request.
-	if calls := h.backend.Calls(); len(calls) == 0 || calls[0].Identity.UserID != "zhangsan" || calls[0].Identity.Channel != "router" {
+	if calls := h.Backend.Calls(); len(calls) == 0 || calls[0].Identity.UserID != "zhangsan" || calls[0].Identity.Channel != "router" {
 		t.Fatalf("backend calls %+v", calls)
 	}
 }
 
 func TestSkillsReloadKeepsOldSetWhenBroken(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	dir := t.TempDir()
 	write := func(name, content string) {
 		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
@@ -191,9 +192,9 @@ func TestSkillsReloadKeepsOldSetWhenBroken(t *testing.T) {
 		return "---\nname: " + name + "\ndescription: test skill\nendpoint: /hr/leave-balance\nidentity: none\n---\n"
 	}
 	write("one", skill("skill_one"))
-	gw := h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	gw := h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
 	names := func() string {
-		resp, err := http.Get(h.srv.URL + "/")
+		resp, err := http.Get(h.Srv.URL + "/")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,27 +224,27 @@ func TestSkillsReloadKeepsOldSetWhenBroken(t *testing.T) {
 // reaches zhangsan.
 func TestModelCannotSpoofTheCaller(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	h.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+	h := gatewaytest.New(t)
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if req.Messages[len(req.Messages)-1].Role == openai.ChatMessageRoleTool {
 			return openaitest.Reply{Content: "抱歉，只能查询你本人的工资条。"}
 		}
 		return openaitest.Reply{ToolCalls: []openai.ToolCall{
 			openaitest.ToolCall("hr_payslip_summary", `{"employee_id":"lisi","month":"2026-10"}`)}}
 	})
-	h.start(gateway.Deps{})
-	ctx := withTimeout(t, 30*time.Second)
-	u, body := h.callbackRequest(textXML("zhangsan", "帮我查一下 lisi 上个月的工资", "spoof-1"), time.Now())
-	post(t, u, body)
-	msgs, err := h.wecomAPI.WaitMessages(ctx, 1)
+	h.Start(gateway.Deps{})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "帮我查一下 lisi 上个月的工资", "spoof-1"), time.Now())
+	gatewaytest.Post(t, u, body)
+	msgs, err := h.WeComAPI.WaitMessages(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := h.backend.Calls()
+	calls := h.Backend.Calls()
 	if len(calls) != 1 || calls[0].Identity.UserID != "zhangsan" || calls[0].Status != http.StatusForbidden {
 		t.Fatalf("backend calls %+v, want one as zhangsan, refused", calls)
 	}
-	reqs := h.model.Requests()
+	reqs := h.Model.Requests()
 	toolMsg := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1]
 	for _, leaked := range []string{"李四", "实发", "22000"} {
 		if strings.Contains(msgs[0].Content, leaked) || strings.Contains(toolMsg.Content, leaked) {
@@ -256,27 +257,27 @@ func TestModelCannotSpoofTheCaller(t *testing.T) {
 // callback carries no departments, so the worker looks them up (user/get).
 func TestDepartmentAccessOnWeCom(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "finance"), 0o755)
 	os.WriteFile(filepath.Join(dir, "finance", "SKILL.md"), []byte(
-		"---\nname: finance_report\ndescription: 财务报表\nendpoint: /hr/leave-balance\nidentity: none\naccess:\n  corps: [\""+testCorpID+"\"]\n  departments: [\"7\"]\n---\n"), 0o644)
+		"---\nname: finance_report\ndescription: 财务报表\nendpoint: /hr/leave-balance\nidentity: none\naccess:\n  corps: [\""+gatewaytest.CorpID+"\"]\n  departments: [\"7\"]\n---\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "leave"), 0o755)
 	os.WriteFile(filepath.Join(dir, "leave", "SKILL.md"), []byte(
 		"---\nname: leave_balance\ndescription: 年假余额\nendpoint: /hr/leave-balance\nidentity: none\n---\n"), 0o644)
-	h.wecomAPI.SetDepartments("zhangsan", 7)
-	h.wecomAPI.SetDepartments("lisi", 3)
-	h.model.Script(openaitest.Reply{Content: "好的"})
-	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
-	ctx := withTimeout(t, 30*time.Second)
+	h.WeComAPI.SetDepartments("zhangsan", 7)
+	h.WeComAPI.SetDepartments("lisi", 3)
+	h.Model.Script(openaitest.Reply{Content: "好的"})
+	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 
 	offered := func(user, msgID string, n int) []string {
-		u, body := h.callbackRequest(textXML(user, "帮我看看报表", msgID), time.Now())
-		post(t, u, body)
-		if _, err := h.wecomAPI.WaitMessages(ctx, n); err != nil {
+		u, body := h.CallbackRequest(gatewaytest.TextXML(user, "帮我看看报表", msgID), time.Now())
+		gatewaytest.Post(t, u, body)
+		if _, err := h.WeComAPI.WaitMessages(ctx, n); err != nil {
 			t.Fatal(err)
 		}
-		reqs := h.model.Requests()
+		reqs := h.Model.Requests()
 		var names []string
 		for _, tool := range reqs[len(reqs)-1].Tools {
 			names = append(names, tool.Function.Name)
@@ -296,7 +297,7 @@ func TestDepartmentAccessOnWeCom(t *testing.T) {
 // the recorder the gateway gives its registry.
 func TestBreakerOpeningIsStored(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
+	h := gatewaytest.New(t)
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))
@@ -310,25 +311,25 @@ func TestBreakerOpeningIsStored(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "status", "SKILL.md"), []byte(skill), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.model.Script(
+	h.Model.Script(
 		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_status", `{}`)}},
 		openaitest.Reply{Content: "系统暂时查不到"},
 	)
-	h.start(gateway.Deps{SkillsFS: os.DirFS(dir)})
-	ctx := withTimeout(t, 30*time.Second)
-	u, body := h.callbackRequest(textXML("zhangsan", "系统状态怎么样？", "breaker-1"), time.Now())
-	if status, _ := post(t, u, body); status != http.StatusOK {
+	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
+	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
+	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "系统状态怎么样？", "breaker-1"), time.Now())
+	if status, _ := gatewaytest.Post(t, u, body); status != http.StatusOK {
 		t.Fatalf("callback: %d", status)
 	}
-	if _, err := h.wecomAPI.WaitMessages(ctx, 1); err != nil {
+	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	// The event is written beside the call, off its path: wait for it.
 	const opened = `SELECT count(*) FROM skill_breaker_events WHERE skill = 'it_status' AND from_state = 'closed' AND to_state = 'open'`
-	for h.count(opened) != 1 {
+	for h.Count(opened) != 1 {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("no breaker opening stored; events: %d", h.count(`SELECT count(*) FROM skill_breaker_events`))
+			t.Fatalf("no breaker opening stored; events: %d", h.Count(`SELECT count(*) FROM skill_breaker_events`))
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -1,4 +1,4 @@
-package gateway_test
+package gatewaytest
 
 import (
 	"testing"
@@ -14,10 +14,10 @@ import (
 	"github.com/hermes-gw/hermes/gateway/skillfiles"
 )
 
-// newFeatures are the features a test gateway runs, as cmd/hermes wires
+// NewFeatures are the features a test gateway runs, as cmd/hermes wires
 // them (cmd/hermes/platforms.go, and serve's operators' pages), made anew
 // for each gateway.
-func newFeatures() []gateway.Feature {
+func NewFeatures() []gateway.Feature {
 	rep := reports.New()
 	return []gateway.Feature{
 		rep,
@@ -31,14 +31,12 @@ func newFeatures() []gateway.Feature {
 	}
 }
 
-// featureOf is the feature of type F among features (one newFeatures
+// FeatureOf is the feature of type F among features (one NewFeatures
 // made), for a test that drives it directly.
-func featureOf[F gateway.Feature](t testing.TB, features []gateway.Feature) F {
+func FeatureOf[F gateway.Feature](t testing.TB, features []gateway.Feature) F {
 	t.Helper()
-	for _, f := range features {
-		if ff, ok := f.(F); ok {
-			return ff
-		}
+	if f, ok := gateway.FeatureOf[F](features); ok {
+		return f
 	}
 	var zero F
 	t.Fatalf("no %T among the features", zero)
