@@ -59,7 +59,7 @@ bench:
 	$(GO) test -run '^$$' -bench Image5MB -benchtime 5x ./gateway/media/
 	$(GO) test -run '^$$' -bench ExtractPDF20MB -benchtime 3x ./gateway/media/document/
 	$(GO) test -run '^$$' -bench HostileFiles -benchtime 3x ./gateway/media/document/
-	$(GO) test -run '^$$' -bench ReportTickToMessage -benchtime 100x ./gateway/
+	$(GO) test -run '^$$' -bench ReportTickToMessage -benchtime 100x ./gateway/reports/
 	$(GO) test -run '^$$' -bench RenderBarChart -benchmem ./gateway/reports/
 	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/
 	$(GO) test -run '^$$' -bench '^BenchmarkRecall$$' -benchtime 2000x ./gateway/memory/

@@ -25,9 +25,7 @@ import (
 // target and runs it now.
 func runChartReport(t *testing.T, ctx context.Context, rs *reports.Service, target reports.TargetRef) {
 	t.Helper()
-	nr := weeklyTickets(reports.CatchUpSkip, target)
-	nr.Owner = wecomOwner
-	rep, err := rs.CreateReport(ctx, nr)
+	rep, err := rs.CreateReport(ctx, gatewaytest.WeeklyTickets(gatewaytest.AppOwner, reports.CatchUpSkip, target))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +36,8 @@ func runChartReport(t *testing.T, ctx context.Context, rs *reports.Service, targ
 
 func TestImageResentAfterALostAnswerIsOneMessageOnWeCom(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
-	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	h, clock := gatewaytest.NewClocked(t)
+	_, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	h.WeComAPI.LoseAnswers("image", 1) // WeCom delivers the chart; its answer is lost
 	runChartReport(t, ctx, rs, reports.TargetRef{Channel: "wecom", Account: gatewaytest.App, ChatType: channels.ChatSingle, ChatID: "zhangsan"})
@@ -77,10 +75,10 @@ func TestImageResentAfterALostAnswerIsOneMessageOnWeCom(t *testing.T) {
 
 func TestImageResentAfterALostAnswerIsOneUploadOnDingTalk(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
+	h, clock := gatewaytest.NewClocked(t)
 	const appKey, appSecret = "dingmediaappkey", "media-app-secret-0123456789"
 	ding := dingtalktest.NewServer(t, appKey, appSecret)
-	_, rs := startWithReports(h, fmt.Sprintf(`reports:
+	_, rs := h.StartWithReports(fmt.Sprintf(`reports:
   scan_interval: 1h
 dingtalk:
   robots:
@@ -113,10 +111,10 @@ dingtalk:
 
 func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
+	h, clock := gatewaytest.NewClocked(t)
 	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
 	echoModel(h)
-	_, rs := startWithReports(h, gatewaytest.WSBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	_, rs := h.StartWithReports(gatewaytest.WSBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
@@ -161,8 +159,8 @@ func TestImageResentAfterALostAckIsOneUploadOnTheAIBot(t *testing.T) {
 // media three days) is uploaded again before the part is sent.
 func TestExpiredMediaIsUploadedAgain(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
-	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	h, clock := gatewaytest.NewClocked(t)
+	_, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	// The chart's first send loses its answer after the upload; the retry
 	// comes four days later.

@@ -1,4 +1,4 @@
-package gateway_test
+package reports_test
 
 import (
 	"bytes"
@@ -20,12 +20,9 @@ import (
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
-// wecomOwner owns reports made on the WeCom app of the harness.
-var wecomOwner = store.ReportOwner{Channel: "wecom", Account: gatewaytest.App, Corp: gatewaytest.CorpID, User: "zhangsan", Name: "张三"}
-
 func wecomReport(cron string, chatType, chatID string) reports.NewReport {
-	nr := weeklyTickets(reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: gatewaytest.App, ChatType: chatType, ChatID: chatID})
-	nr.Cron, nr.Owner = cron, wecomOwner
+	nr := gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: gatewaytest.App, ChatType: chatType, ChatID: chatID})
+	nr.Cron, nr.Owner = cron, gatewaytest.AppOwner
 	return nr
 }
 
@@ -35,8 +32,8 @@ func wecomReport(cron string, chatType, chatID string) reports.NewReport {
 // refused at creation.
 func TestReportThroughWeComApp(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
-	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	h, clock := gatewaytest.NewClocked(t)
+	_, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	if _, err := rs.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatGroup, "wrkSFfCgAAxxx")); !errors.Is(err, channels.ErrCannotPush) {
@@ -45,7 +42,7 @@ func TestReportThroughWeComApp(t *testing.T) {
 	if _, err := rs.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatSingle, "zhangsan")); err != nil {
 		t.Fatal(err)
 	}
-	clock.Set(monday9)
+	clock.Set(gatewaytest.Monday9)
 	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("tick: %d runs, %v", n, err)
 	}
@@ -71,8 +68,8 @@ func TestReportThroughWeComApp(t *testing.T) {
 // report's message at the fake WeCom API: the claim and job, the skill
 // call as the owner, the outbox and the delivery. Run with -benchtime 100x.
 func BenchmarkReportTickToMessage(b *testing.B) {
-	h, clock := clockedHarness(b)
-	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	h, clock := gatewaytest.NewClocked(b)
+	_, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(b, 10*time.Minute)
 	nr := wecomReport("* * * * *", channels.ChatSingle, "zhangsan")
 	nr.Spec.Chart, nr.ByAdmin = nil, true // every minute: only an operator may
@@ -101,17 +98,17 @@ func BenchmarkReportTickToMessage(b *testing.B) {
 // count); then it is accepted and the report is pushed there.
 func TestReportTargetOnLongConnectionBotNeedsFirstContact(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
-	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	h, clock := gatewaytest.NewClocked(t)
+	ws := wecomtest.NewBotWSServer(t, gatewaytest.WSBotID, gatewaytest.WSSecret)
 	h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply { return openaitest.Reply{Content: "你好"} })
-	_, rs := startWithReports(h, gatewaytest.WSBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
+	_, rs := h.StartWithReports(gatewaytest.WSBotYAML(ws.URL())+"reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
 	report := func(chatType, chat string) reports.NewReport {
-		nr := weeklyTickets(reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: botName, ChatType: chatType, ChatID: chat})
-		nr.Owner, nr.Spec.Chart, nr.ByAdmin = store.ReportOwner{Channel: "wecom", Account: botName, Corp: gatewaytest.CorpID, User: "zhangsan"}, nil, true
+		nr := gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpSkip, reports.TargetRef{Channel: "wecom", Account: gatewaytest.BotName, ChatType: chatType, ChatID: chat})
+		nr.Owner, nr.Spec.Chart, nr.ByAdmin = store.ReportOwner{Channel: "wecom", Account: gatewaytest.BotName, Corp: gatewaytest.CorpID, User: "zhangsan"}, nil, true
 		return nr
 	}
 	for _, tc := range []struct{ chatType, chat string }{{channels.ChatGroup, "grp-9"}, {channels.ChatSingle, "zhangsan"}} {
@@ -122,11 +119,11 @@ func TestReportTargetOnLongConnectionBotNeedsFirstContact(t *testing.T) {
 		}
 	}
 	// zhangsan opens the private chat (an event) and writes in the group.
-	opened := wecomtest.BotMessage{MsgID: "ev-1", AIBotID: wsBotID, ChatType: "single", UserID: "zhangsan", CreateTime: clock.Now().Unix()}
+	opened := wecomtest.BotMessage{MsgID: "ev-1", AIBotID: gatewaytest.WSBotID, ChatType: "single", UserID: "zhangsan", CreateTime: clock.Now().Unix()}
 	if _, err := ws.PushEvent(ctx, opened.EnterChat()); err != nil {
 		t.Fatal(err)
 	}
-	spoke := wecomtest.BotMessage{MsgID: "ws-1", AIBotID: wsBotID, ChatID: "grp-9", ChatType: "group", UserID: "zhangsan"}
+	spoke := wecomtest.BotMessage{MsgID: "ws-1", AIBotID: gatewaytest.WSBotID, ChatID: "grp-9", ChatType: "group", UserID: "zhangsan"}
 	if _, err := ws.PushMessage(ctx, spoke.Text("@Hermes 你好")); err != nil {
 		t.Fatal(err)
 	}

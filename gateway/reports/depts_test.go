@@ -1,4 +1,4 @@
-package gateway_test
+package reports_test
 
 import (
 	"os"
@@ -33,9 +33,9 @@ func deptWeeklySkill(t *testing.T) string {
 // the backend never called); moved back, the next run goes out.
 func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
+	h, clock := gatewaytest.NewClocked(t)
 	h.WeComAPI.SetDepartments("zhangsan", 7)
-	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now, SkillsFS: os.DirFS(deptWeeklySkill(t))})
+	_, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Now: clock.Now, SkillsFS: os.DirFS(deptWeeklySkill(t))})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	nr := wecomReport("0 9 * * 1", channels.ChatSingle, "zhangsan")
@@ -47,7 +47,7 @@ func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 	}
 	h.WeComAPI.SetDepartments("zhangsan", 3) // moved to another department
 
-	clock.Set(monday9) // an hour on: the address book is asked again
+	clock.Set(gatewaytest.Monday9) // an hour on: the address book is asked again
 	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("tick: %d runs, %v", n, err)
 	}
@@ -70,7 +70,7 @@ func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 	}
 
 	h.WeComAPI.SetDepartments("zhangsan", 7) // back
-	clock.Set(monday9.AddDate(0, 0, 7))
+	clock.Set(gatewaytest.Monday9.AddDate(0, 0, 7))
 	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
 		t.Fatalf("next tick: %d runs, %v", n, err)
 	}

@@ -1,4 +1,4 @@
-package gateway_test
+package reports_test
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func TestReportPartsGoOutTogether(t *testing.T) {
 	h, ch, clock := reportRig(t)
 	_, rs := startReports(h, ch, clock)
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
-	nr := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
+	nr := gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpRunOnce, group("it-group"))
 	nr.ByAdmin = true
 	rep, err := rs.CreateReport(ctx, nr)
 	if err != nil {

@@ -1,4 +1,4 @@
-package gateway_test
+package reports_test
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ import (
 // chatReport is a report an employee asks for in chat (ByAdmin false):
 // skill with args, on cron, into the IT group.
 func chatReport(name, cron, skill, args string) reports.NewReport {
-	nr := weeklyTickets(reports.CatchUpSkip, group("it-group"))
+	nr := gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpSkip, group("it-group"))
 	nr.Name, nr.Cron, nr.Spec.Skill, nr.Spec.Chart = name, cron, skill, nil
 	if args != "" {
 		nr.Spec.Args, nr.Spec.Template = json.RawMessage(args), "{{.Data}}"
@@ -53,8 +53,8 @@ func refusal(t *testing.T, err error, kind error) *reports.Refusal {
 func TestChatReportLimits(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
-	clock.Set(time.Date(2026, 12, 8, 10, 0, 0, 0, shanghai)) // a Tuesday: the 1st is three weeks away
-	_, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n  max_per_user: 2\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	clock.Set(time.Date(2026, 12, 8, 10, 0, 0, 0, gatewaytest.Shanghai)) // a Tuesday: the 1st is three weeks away
+	_, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n  max_per_user: 2\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	for _, cron := range []string{"* * * * *", "*/10 * * * * *", "*/30 9 * * 1", "0,30 9 1 * *"} {
@@ -119,7 +119,7 @@ func TestChatReportAllowedWriteSkill(t *testing.T) {
 			"display_name: 发布通知\nendpoint: /it/tickets/weekly\nconfirm: false\n"+reports+"identity:\n  hmac_key_env: HERMES_DEMO_IT_KEY\n---\n"), 0o644)
 	}
 	define("reports: allow\n")
-	gw, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
+	gw, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	rep, err := rs.CreateReport(ctx, chatReport("每周通知", "0 9 * * 1", "it_notice_post", ""))
 	if err != nil {
@@ -209,10 +209,10 @@ func relayModel(req openai.ChatCompletionRequest) openaitest.Reply {
 // confirms (the last place was taken meanwhile) is said as it is.
 func TestChatReportRefusalsAreSaid(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
+	h, clock := gatewaytest.NewClocked(t)
 	h.Model.SetHandler(relayModel)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
-	gw, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n  max_per_user: 1\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	gw, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n  max_per_user: 1\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	say := func(id, text string) string {
 		t.Helper()

@@ -1,4 +1,4 @@
-package gateway_test
+package reports_test
 
 import (
 	"strings"
@@ -37,10 +37,10 @@ func reportModel(req openai.ChatCompletionRequest) openaitest.Reply {
 
 func TestReportFromChatAsksForConfirmation(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
+	h, clock := gatewaytest.NewClocked(t)
 	h.Model.SetHandler(reportModel)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
-	clock.Set(time.Date(2026, 12, 1, 10, 0, 0, 0, shanghai)) // a Tuesday
+	clock.Set(time.Date(2026, 12, 1, 10, 0, 0, 0, gatewaytest.Shanghai)) // a Tuesday
 	gw, _ := startReports(h, ch, clock)
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	say := func(id, user, text string) string {

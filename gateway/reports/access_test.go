@@ -1,4 +1,4 @@
-package gateway_test
+package reports_test
 
 import (
 	"errors"
@@ -41,15 +41,15 @@ func TestReportRunsUnderTheOwnersAccess(t *testing.T) {
 	h, ch, clock := reportRig(t)
 	dir := t.TempDir()
 	weeklySkill(t, dir, "zhangsan")
-	gw, rs := startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
+	gw, rs := h.StartWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now, SkillsFS: os.DirFS(dir)})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
-	lisi := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
+	lisi := gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpRunOnce, group("it-group"))
 	lisi.Owner.User = "lisi"
 	if _, err := rs.CreateReport(ctx, lisi); !errors.Is(err, reports.ErrBadReport) || !strings.Contains(err.Error(), "may not use") {
 		t.Fatalf("lisi's report: %v, want refused", err)
 	}
-	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("it-group")))
+	rep, err := rs.CreateReport(ctx, gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpRunOnce, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestPromptReport(t *testing.T) {
 	})
 	_, rs := startReports(h, ch, clock)
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
-	nr := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
+	nr := gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpRunOnce, group("it-group"))
 	nr.Spec = reports.Spec{Prompt: "总结上周的 IT 工单"}
 	rep, err := rs.CreateReport(ctx, nr)
 	if err != nil {

@@ -1,4 +1,4 @@
-package gateway_test
+package reports_test
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -18,28 +17,10 @@ import (
 	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
-	"github.com/hermes-gw/hermes/skills/demobackend"
 )
-
-var shanghai, _ = time.LoadLocation("Asia/Shanghai")
-
-// monday9 is a Monday 09:00 in Shanghai, the weekly report's tick.
-var monday9 = time.Date(2026, 12, 7, 9, 0, 0, 0, shanghai)
 
 // zhangsan owns the test reports (a demo employee the backend knows).
 var zhangsan = store.ReportOwner{Channel: "test", Account: "a", Corp: "corp-test", User: "zhangsan", Name: "张三", Chat: "it-group"}
-
-// weeklyTickets is the sample weekly IT-ticket report with a bar chart.
-func weeklyTickets(catchUp string, targets ...reports.TargetRef) reports.NewReport {
-	return reports.NewReport{
-		Name: "上周工单统计", Cron: "0 9 * * 1", TZ: "Asia/Shanghai", CatchUp: catchUp, Owner: zhangsan,
-		Spec: reports.Spec{Skill: "it_ticket_weekly",
-			Template: "**{{.Report}}**（{{.Data.week}}）\n\n{{.Data.summary}}",
-			Chart: &reports.ChartSpec{Type: reports.ChartBar, Title: "上周工单", Rows: "categories", Label: "category",
-				Values: []string{"opened", "resolved"}, Names: []string{"新建", "已解决"}}},
-		Targets: targets,
-	}
-}
 
 func group(chat string) reports.TargetRef {
 	return reports.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatGroup, ChatID: chat}
@@ -48,38 +29,14 @@ func group(chat string) reports.TargetRef {
 // reportRig is a harness whose channel shows pictures, on a fake clock.
 func reportRig(t *testing.T) (*gatewaytest.Harness, *chantest.Channel, *chantest.Clock) {
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard, Images: true})
-	h, clock := clockedHarness(t)
+	h, clock := gatewaytest.NewClocked(t)
 	return h, ch, clock
-}
-
-// clockedHarness is a harness whose demo backend checks signatures by the
-// same fake clock as the gateway signs them.
-func clockedHarness(t testing.TB) (*gatewaytest.Harness, *chantest.Clock) {
-	h := gatewaytest.New(t)
-	clock := chantest.NewClock(monday9.Add(-time.Hour))
-	h.Backend = demobackend.New([]byte(gatewaytest.HMACKey), clock.Now)
-	srv := httptest.NewServer(h.Backend)
-	t.Cleanup(srv.Close)
-	h.BackendURL = srv.URL
-	return h, clock
 }
 
 // startReports runs a gateway on ch and clock whose scanner waits an
 // hour (the tests scan themselves), with its reports service.
 func startReports(h *gatewaytest.Harness, ch channels.Channel, clock *chantest.Clock) (*gateway.Gateway, *reports.Service) {
-	return startWithReports(h, "reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
-}
-
-// startWithReports is startExtra with the features the test gateways run
-// (newFeatures), returning the reports service among them too.
-func startWithReports(h *gatewaytest.Harness, extra string, deps gateway.Deps) (*gateway.Gateway, *reports.Service) {
-	h.T.Helper()
-	deps.Features = gatewaytest.NewFeatures()
-	rs, ok := gateway.FeatureOf[*reports.Service](deps.Features)
-	if !ok {
-		h.T.Fatal("newFeatures has no reports feature")
-	}
-	return h.StartExtra(extra, deps), rs
+	return h.StartWithReports("reports:\n  scan_interval: 1h\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 }
 
 func TestReportTickTwoReplicasOneRun(t *testing.T) {
@@ -89,12 +46,12 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 	_, a := startReports(h, ch, clock)
 	_, b := startReports(h, ch, clock)
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
-	rep, err := a.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("it-group")))
+	rep, err := a.CreateReport(ctx, gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpRunOnce, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for week := range 3 {
-		clock.Set(monday9.AddDate(0, 0, 7*week).Add(time.Second))
+		clock.Set(gatewaytest.Monday9.AddDate(0, 0, 7*week).Add(time.Second))
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		total := 0
@@ -157,13 +114,13 @@ func TestReportTickTwoReplicasOneRun(t *testing.T) {
 func TestReportScannerRunsOnAFullReplica(t *testing.T) {
 	t.Parallel()
 	h, ch, clock := reportRig(t)
-	_, rs := startWithReports(h, "reports:\n  scan_interval: 20ms\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
+	_, rs := h.StartWithReports("reports:\n  scan_interval: 20ms\n", gateway.Deps{Channels: []channels.Channel{ch}, Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
-	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpSkip, group("it-group")))
+	rep, err := rs.CreateReport(ctx, gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpSkip, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.Set(monday9.Add(time.Second))
+	clock.Set(gatewaytest.Monday9.Add(time.Second))
 	if _, err := ch.WaitSent(ctx, 2); err != nil {
 		t.Fatalf("the tick was not sent: %v", err)
 	}
@@ -180,7 +137,7 @@ func TestReportRestartAcrossTick(t *testing.T) {
 			h, ch, clock := reportRig(t)
 			ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 			first, firstReports := startReports(h, ch, clock)
-			rep, err := firstReports.CreateReport(ctx, weeklyTickets(tc.catchUp, group("it-group")))
+			rep, err := firstReports.CreateReport(ctx, gatewaytest.WeeklyTickets(zhangsan, tc.catchUp, group("it-group")))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +147,7 @@ func TestReportRestartAcrossTick(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Down across two Mondays; back an hour after the second.
-			clock.Set(monday9.AddDate(0, 0, 7).Add(time.Hour))
+			clock.Set(gatewaytest.Monday9.AddDate(0, 0, 7).Add(time.Hour))
 			// The new replica scans at start; a scan more changes nothing.
 			_, second := startReports(h, ch, clock)
 			if _, err := second.ScheduleReports(ctx); err != nil {
@@ -201,14 +158,14 @@ func TestReportRestartAcrossTick(t *testing.T) {
 				t.Errorf("%d runs after the restart, want %d", got, tc.runs)
 			}
 			if got := h.Count(`SELECT count(*) FROM report_runs WHERE report_id = $1 AND trigger = 'catch_up' AND status = 'done'
-				AND fire_at = $2`, rep.ID, monday9.AddDate(0, 0, 7)); got != tc.runs {
+				AND fire_at = $2`, rep.ID, gatewaytest.Monday9.AddDate(0, 0, 7)); got != tc.runs {
 				t.Errorf("%d catch-up runs of the latest missed tick, want %d", got, tc.runs)
 			}
 			// Nothing more until the next tick, which runs on time.
 			if n, _ := second.ScheduleReports(ctx); n != 0 {
 				t.Errorf("a second scan claimed %d more", n)
 			}
-			clock.Set(monday9.AddDate(0, 0, 14))
+			clock.Set(gatewaytest.Monday9.AddDate(0, 0, 14))
 			if n, _ := second.ScheduleReports(ctx); n != 1 {
 				t.Errorf("next tick: %d runs, want 1", n)
 			}
@@ -229,7 +186,7 @@ func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
 		}
 		return nil
 	})
-	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("left-group"), group("it-group")))
+	rep, err := rs.CreateReport(ctx, gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpRunOnce, group("left-group"), group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,11 +209,11 @@ func TestReportUnreachableTargetIsRecordedFailure(t *testing.T) {
 
 func TestReportTextTableWhereNoImages(t *testing.T) {
 	t.Parallel()
-	h, clock := clockedHarness(t)
+	h, clock := gatewaytest.NewClocked(t)
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown, Dialect: channels.DialectBasic})
 	_, rs := startReports(h, ch, clock)
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
-	rep, err := rs.CreateReport(ctx, weeklyTickets(reports.CatchUpRunOnce, group("it-group")))
+	rep, err := rs.CreateReport(ctx, gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpRunOnce, group("it-group")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +251,7 @@ func TestBadReportSavesNothing(t *testing.T) {
 		"both kinds": func(r *reports.NewReport) { r.Spec.Prompt = "写周报" },
 		"template":   func(r *reports.NewReport) { r.Spec.Template = "{{.Data" },
 	} {
-		nr := weeklyTickets(reports.CatchUpRunOnce, group("it-group"))
+		nr := gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpRunOnce, group("it-group"))
 		mut(&nr)
 		if _, err := rs.CreateReport(ctx, nr); !errors.Is(err, reports.ErrBadReport) {
 			t.Errorf("%s: err %v, want ErrBadReport", name, err)
@@ -310,7 +267,7 @@ func TestBadReportSavesNothing(t *testing.T) {
 func TestReportToFiveHundredUsersLosesNone(t *testing.T) {
 	t.Parallel()
 	gatewaytest.Heavy(t)
-	h, clock := clockedHarness(t)
+	h, clock := gatewaytest.NewClocked(t)
 	// 30,000 a minute: 500 a second, so the pacing shows but the test stays short.
 	ch := chantest.New("test", channels.Limits{MaxBytes: 4096, Format: channels.FormatMarkdown,
 		Dialect: channels.DialectStandard, AccountPerMinute: 30000})
@@ -320,7 +277,7 @@ func TestReportToFiveHundredUsersLosesNone(t *testing.T) {
 	for i := range targets {
 		targets[i] = reports.TargetRef{Channel: "test", Account: "a", ChatType: channels.ChatSingle, ChatID: fmt.Sprintf("u%03d", i)}
 	}
-	nr := weeklyTickets(reports.CatchUpSkip, targets...)
+	nr := gatewaytest.WeeklyTickets(zhangsan, reports.CatchUpSkip, targets...)
 	nr.Spec.Chart = nil
 	rep, err := rs.CreateReport(ctx, nr)
 	if err != nil {
