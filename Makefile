@@ -61,7 +61,7 @@ bench:
 	$(GO) test -run '^$$' -bench HostileFiles -benchtime 3x ./gateway/media/document/
 	$(GO) test -run '^$$' -bench ReportTickToMessage -benchtime 100x ./gateway/reports/
 	$(GO) test -run '^$$' -bench RenderBarChart -benchmem ./gateway/reports/
-	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/
+	$(GO) test -run '^$$' -bench 'AckObservability|MetricsScrape' -benchmem -benchtime 3000x ./gateway/ops/
 	$(GO) test -run '^$$' -bench '^BenchmarkRecall$$' -benchtime 2000x ./gateway/memory/
 	$(GO) test -run '^$$' -bench LimiterCall -benchtime 2000x ./gateway/modellimit/
 	$(GO) test -run '^$$' -bench ConsoleCharts1M -benchtime 5x -timeout 20m ./gateway/store/

@@ -23,21 +23,21 @@ func TestAdminListener(t *testing.T) {
 	admin := httptest.NewServer(gw.AdminHandler())
 	t.Cleanup(admin.Close)
 
-	askLeave(t, h, "admin-listener-1") // the callback route is public
+	gatewaytest.AskLeave(t, h, "admin-listener-1") // the callback route is public
 	for _, path := range []string{"/", "/console", "/console/", "/console/login", "/console/static/console.css", "/metrics"} {
-		if status, _ := get(t, h.Srv.URL+path); status != http.StatusNotFound {
+		if status, _ := gatewaytest.Get(t, h.Srv.URL+path); status != http.StatusNotFound {
 			t.Errorf("public %s: %d, want 404", path, status)
 		}
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {
-		if status, _ := get(t, h.Srv.URL+path); status != http.StatusOK {
+		if status, _ := gatewaytest.Get(t, h.Srv.URL+path); status != http.StatusOK {
 			t.Errorf("public %s: %d, want 200 (the load balancer's)", path, status)
 		}
-		if status, _ := get(t, admin.URL+path); status != http.StatusNotFound {
+		if status, _ := gatewaytest.Get(t, admin.URL+path); status != http.StatusNotFound {
 			t.Errorf("admin %s: %d, want 404", path, status)
 		}
 	}
-	if status, _ := get(t, admin.URL+"/wecom/"+gatewaytest.App+"/callback"); status != http.StatusNotFound {
+	if status, _ := gatewaytest.Get(t, admin.URL+"/wecom/"+gatewaytest.App+"/callback"); status != http.StatusNotFound {
 		t.Errorf("admin callback path: %d, want 404", status)
 	}
 
@@ -46,7 +46,7 @@ func TestAdminListener(t *testing.T) {
 		"/console/login": `name="password"`,
 		"/metrics":       `hermes_callbacks_total{channel="wecom",status="new"} 1`,
 	} {
-		status, body := get(t, admin.URL+path)
+		status, body := gatewaytest.Get(t, admin.URL+path)
 		if status != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("admin %s: %d, want 200 with %q:\n%.500s", path, status, want, body)
 		}
@@ -61,7 +61,7 @@ func TestAdminListener(t *testing.T) {
 		t.Errorf("admin /console: %d, want a redirect", resp.StatusCode)
 	}
 	// The admin listener's requests are measured too.
-	if _, body := get(t, admin.URL+"/metrics"); !strings.Contains(body, `hermes_http_requests_total{code="200",route="/console/*path"}`) {
+	if _, body := gatewaytest.Get(t, admin.URL+"/metrics"); !strings.Contains(body, `hermes_http_requests_total{code="200",route="/console/*path"}`) {
 		t.Errorf("/metrics lacks the console's requests")
 	}
 }
@@ -76,7 +76,7 @@ func TestNoAdminListenerKeepsOneListener(t *testing.T) {
 		t.Error("AdminHandler without server.admin_listen: want nil")
 	}
 	for _, path := range []string{"/", "/console/login", "/metrics", "/healthz"} {
-		if status, _ := get(t, h.Srv.URL+path); status != http.StatusOK {
+		if status, _ := gatewaytest.Get(t, h.Srv.URL+path); status != http.StatusOK {
 			t.Errorf("%s: %d, want 200", path, status)
 		}
 	}
@@ -107,7 +107,7 @@ func TestConsoleWordsFromYAML(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
 	h.StartExtra("messages:\n  console:\n    zh:\n      login: 进入控制台\n", gateway.Deps{})
-	if status, body := get(t, h.Srv.URL+"/console/login"); status != http.StatusOK || !strings.Contains(body, "进入控制台") {
+	if status, body := gatewaytest.Get(t, h.Srv.URL+"/console/login"); status != http.StatusOK || !strings.Contains(body, "进入控制台") {
 		t.Fatalf("login page: %d, want messages.console.zh.login in it:\n%.800s", status, body)
 	}
 	for yaml, want := range map[string]string{

@@ -76,13 +76,13 @@ func firstLine(s string) string {
 func TestLongAnswersOutlastReadTimeout(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
-	h.StartExtra(openAIYAML, gateway.Deps{})
+	h.StartExtra(gatewaytest.OpenAIYAML, gateway.Deps{})
 	var cancelled atomic.Int32
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config = ops.NewHTTPServer(shortTimeouts, "", watchContexts(h.Gateway.Handler(), &cancelled))
 	srv.Start()
 	t.Cleanup(srv.Close)
-	cfg := openai.DefaultConfig(apiKeyLisi)
+	cfg := openai.DefaultConfig(gatewaytest.APIKeyLisi)
 	cfg.BaseURL = srv.URL + "/v1"
 	client := openai.NewClientWithConfig(cfg)
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
@@ -97,7 +97,7 @@ func TestLongAnswersOutlastReadTimeout(t *testing.T) {
 		// cancel the context itself, racing the handler's return.
 		body := `{"model":"hermes","stream":true,"messages":[{"role":"user","content":"你好"}]}`
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
+		req.Header.Set("Authorization", "Bearer "+gatewaytest.APIKeyLisi)
 		resp, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)

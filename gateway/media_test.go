@@ -268,7 +268,7 @@ func TestMediaURLOutsideWeComIsAnsweredAsAnyFailedFetch(t *testing.T) {
 	if calls := r.calls(); len(calls) != 0 {
 		t.Errorf("the model was called %d times", len(calls))
 	}
-	status, text := get(t, r.h.Srv.URL+"/metrics")
+	status, text := gatewaytest.Get(t, r.h.Srv.URL+"/metrics")
 	if want := fmt.Sprintf(`hermes_fetch_refused_total{account=%q,channel="wecom"} 1`, botName); status != http.StatusOK || !strings.Contains(text, want) {
 		t.Errorf("/metrics %d lacks %s", status, want)
 	}

@@ -172,9 +172,6 @@ wecom:
 		App, CorpID, AgentID, h.Secret, Token, AESKey, h.WeComAPI.URL(), extra)
 }
 
-// RouterKey is the tool router's API key in ConfigYAML (zhangsan's).
-const RouterKey = "test-router-key-0123456789"
-
 // Config parses ConfigYAML("").
 func (h *Harness) Config() *config.Config { return h.ConfigWith("") }
 

@@ -1,4 +1,4 @@
-package gateway_test
+package openaiapi_test
 
 import (
 	"encoding/json"
@@ -32,7 +32,7 @@ func groupSkills(t *testing.T) string {
 	dir := t.TempDir()
 	for _, s := range []struct{ name, endpoint, access string }{
 		{groupSkill, "/hr/team-leave", "access:\n  corps: [\"" + gatewaytest.CorpID + "\"]\n  chats: [\"" + financeGroup + "\"]\n"},
-		{leaveTool, "/hr/leave-balance", ""},
+		{gatewaytest.LeaveTool, "/hr/leave-balance", ""},
 	} {
 		os.MkdirAll(filepath.Join(dir, s.name), 0o755)
 		skill := "---\nname: " + s.name + "\ndescription: 团队休假\nendpoint: " + s.endpoint + "\nread_only: true\n" +
@@ -52,7 +52,7 @@ func groupSkills(t *testing.T) string {
 func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
-	h.StartExtra(openAIYAML, gateway.Deps{SkillsFS: os.DirFS(groupSkills(t))})
+	h.StartExtra(gatewaytest.OpenAIYAML, gateway.Deps{SkillsFS: os.DirFS(groupSkills(t))})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 
 	for _, tc := range []struct {
@@ -67,14 +67,14 @@ func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 			// The model tries the group's skill, then the open one, then answers.
 			h.Model.Script(
 				openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(groupSkill, `{}`)}},
-				openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(leaveTool, `{}`)}},
+				openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(gatewaytest.LeaveTool, `{}`)}},
 				openaitest.Reply{Content: "好的"},
 			)
 			calls := len(h.Backend.Calls())
 			body, _ := json.Marshal(openai.ChatCompletionRequest{Model: "hermes", User: tc.user,
 				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "看一下财务报表"}}})
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.Srv.URL+"/v1/chat/completions", strings.NewReader(string(body)))
-			req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
+			req.Header.Set("Authorization", "Bearer "+gatewaytest.APIKeyLisi)
 			if tc.header != "" {
 				req.Header.Set("X-Session-Id", tc.header)
 			}
@@ -92,7 +92,7 @@ func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 			for _, tool := range first.Tools {
 				offered = append(offered, tool.Function.Name)
 			}
-			if slices.Contains(offered, groupSkill) || !slices.Contains(offered, leaveTool) {
+			if slices.Contains(offered, groupSkill) || !slices.Contains(offered, gatewaytest.LeaveTool) {
 				t.Errorf("offered %v: want hr_leave_balance and never hr_team_leave", offered)
 			}
 			got := h.Backend.Calls()[calls:]
@@ -110,7 +110,7 @@ func TestAPIClientCannotBorrowAGroupChat(t *testing.T) {
 
 	// Another key naming the same session gets a chat (and history) of its own.
 	h.Model.Script(openaitest.Reply{Content: "好的"})
-	if _, err := apiClient(h, apiKeyOnly).CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "hermes-lite",
+	if _, err := apiClient(h, gatewaytest.APIKeyOnly).CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "hermes-lite",
 		User: financeGroup, Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "你好"}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package gateway_test
+package ops_test
 
 import (
 	"fmt"

@@ -1,16 +1,14 @@
-package gateway_test
+package ops_test
 
 import (
 	"context"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	openai "github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
@@ -21,38 +19,6 @@ import (
 	"github.com/hermes-gw/hermes/gateway/ops"
 )
 
-// get fetches a gateway URL and returns status and body.
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-// askLeave posts zhangsan's leave question through the WeCom callback,
-// with the model calling the leave skill, and waits until the reply is
-// delivered.
-func askLeave(t *testing.T, h *gatewaytest.Harness, msgID string) {
-	t.Helper()
-	h.Model.Script(
-		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(leaveTool, `{}`)}},
-		openaitest.Reply{Content: leaveReply},
-	)
-	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
-	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "我还有几天年假？", msgID), time.Now())
-	if status, _ := gatewaytest.Post(t, u, body); status != http.StatusOK {
-		t.Fatalf("callback: %d", status)
-	}
-	if _, err := h.WeComAPI.WaitMessages(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	h.WaitIdle(ctx)
-}
-
 // TestMetrics: one message through callback, run, skill and delivery
 // shows in each of the metrics, on a registry of the gateway's own.
 func TestMetrics(t *testing.T) {
@@ -60,12 +26,12 @@ func TestMetrics(t *testing.T) {
 	h := gatewaytest.New(t)
 	reg := prometheus.NewRegistry()
 	h.Start(gateway.Deps{Metrics: reg})
-	askLeave(t, h, "metrics-1")
+	gatewaytest.AskLeave(t, h, "metrics-1")
 	// A repeated callback is counted as such.
 	u, body := h.CallbackRequest(gatewaytest.TextXML("zhangsan", "我还有几天年假？", "metrics-1"), time.Now())
 	gatewaytest.Post(t, u, body)
 
-	status, text := get(t, h.Srv.URL+"/metrics")
+	status, text := gatewaytest.Get(t, h.Srv.URL+"/metrics")
 	if status != http.StatusOK {
 		t.Fatalf("/metrics: %d", status)
 	}
@@ -104,7 +70,7 @@ func TestMetricsOff(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
 	h.StartExtra("metrics:\n  enabled: false\n", gateway.Deps{})
-	if status, _ := get(t, h.Srv.URL+"/metrics"); status != http.StatusNotFound {
+	if status, _ := gatewaytest.Get(t, h.Srv.URL+"/metrics"); status != http.StatusNotFound {
 		t.Errorf("/metrics with metrics off: %d, want 404", status)
 	}
 }
@@ -117,7 +83,7 @@ func TestTracing(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := ops.NewTracerProvider(exp)
 	h.Start(gateway.Deps{Tracing: tp})
-	askLeave(t, h, "trace-1")
+	gatewaytest.AskLeave(t, h, "trace-1")
 	if err := tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +136,13 @@ func TestHealthAndReadiness(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
 	gw := h.Start(gateway.Deps{})
-	if status, _ := get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
+	if status, _ := gatewaytest.Get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
 		t.Errorf("/healthz: %d", status)
 	}
 	ready := func(status int, body string) bool {
 		return status == http.StatusOK && strings.Contains(body, `{"name":"migrations","ok":true}`) && strings.Contains(body, `{"name":"postgres","ok":true}`)
 	}
-	if status, body := probe(t, h.Srv.URL+"/readyz", ready); !ready(status, body) {
+	if status, body := gatewaytest.Probe(t, h.Srv.URL+"/readyz", ready); !ready(status, body) {
 		t.Errorf("/readyz: %d %s", status, body)
 	}
 
@@ -188,7 +154,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	pending := func(status int, body string) bool {
 		return status == http.StatusServiceUnavailable && strings.Contains(body, "migrations pending")
 	}
-	if status, body := probe(t, h.Srv.URL+"/readyz", pending); !pending(status, body) {
+	if status, body := gatewaytest.Probe(t, h.Srv.URL+"/readyz", pending); !pending(status, body) {
 		t.Errorf("/readyz with migration %d missing: %d %s", last, status, body)
 	}
 	if _, err := h.Pool.Exec(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, last); err != nil {
@@ -196,29 +162,12 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 
 	gw.Drain()
-	if status, body := get(t, h.Srv.URL+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
+	if status, body := gatewaytest.Get(t, h.Srv.URL+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
 		t.Errorf("/readyz while draining: %d %s", status, body)
 	}
-	if status, _ := get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
+	if status, _ := gatewaytest.Get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
 		t.Errorf("/healthz while draining: %d, want 200", status)
 	}
-}
-
-// probe asks url as a readiness probe does, again while the answer is one
-// of an unfinished check (its 2 s budget spent on a loaded machine) rather
-// than want, at most probeTries times; it returns the last answer.
-func probe(t *testing.T, url string, want func(status int, body string) bool) (int, string) {
-	t.Helper()
-	const probeTries = 10
-	var status int
-	var body string
-	for range probeTries {
-		status, body = get(t, url)
-		if want(status, body) || !strings.Contains(body, context.DeadlineExceeded.Error()) {
-			break
-		}
-	}
-	return status, body
 }
 
 // TestAPIRunTrace: an API turn's trace id is its run id, linked to the
@@ -228,12 +177,12 @@ func TestAPIRunTrace(t *testing.T) {
 	h := gatewaytest.New(t)
 	exp := tracetest.NewInMemoryExporter()
 	tp := ops.NewTracerProvider(exp)
-	h.StartExtra(openAIYAML, gateway.Deps{Tracing: tp})
+	h.StartExtra(gatewaytest.OpenAIYAML, gateway.Deps{Tracing: tp})
 	h.Model.Script(openaitest.Reply{Content: "你好"})
 	const client = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	req, _ := http.NewRequest(http.MethodPost, h.Srv.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"hermes","messages":[{"role":"user","content":"你好"}]}`))
-	req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
+	req.Header.Set("Authorization", "Bearer "+gatewaytest.APIKeyLisi)
 	req.Header.Set("traceparent", client)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -284,11 +233,11 @@ func TestHandlerPanicCostsOneRequest(t *testing.T) {
 	if resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("status %d, want 500", resp.StatusCode)
 	}
-	status, text := get(t, h.Srv.URL+"/metrics")
+	status, text := gatewaytest.Get(t, h.Srv.URL+"/metrics")
 	if want := `hermes_connection_panics_total{account="/panicky/callback",channel="http"} 1`; status != http.StatusOK || !strings.Contains(text, want) {
 		t.Fatalf("/metrics %d lacks %s", status, want)
 	}
-	if status, _ := get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
+	if status, _ := gatewaytest.Get(t, h.Srv.URL+"/healthz"); status != http.StatusOK {
 		t.Fatalf("/healthz after the panic: %d", status)
 	}
 }

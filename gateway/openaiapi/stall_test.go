@@ -1,4 +1,4 @@
-package gateway_test
+package openaiapi_test
 
 import (
 	"context"
@@ -28,11 +28,11 @@ func stallYAML(writeTimeout time.Duration) string {
 openai_api:
   write_timeout: ` + writeTimeout.String() + `
   keys:
-    - key: ` + apiKeyLisi + `
+    - key: ` + gatewaytest.APIKeyLisi + `
       user_id: lisi
       name: open-webui
       corp_id: ` + gatewaytest.CorpID + `
-    - key: ` + apiKeyOnly + `
+    - key: ` + gatewaytest.APIKeyOnly + `
       user_id: wangwu
 `
 }
@@ -139,11 +139,11 @@ func stall(t *testing.T, writeTimeout time.Duration, answer openaitest.Reply, dr
 	h.StartExtra(stallYAML(writeTimeout), gateway.Deps{Logger: slog.New(slog.NewTextHandler(io.MultiWriter(&logs, t.Output()), nil))})
 	srv := serveReal(t, h, config.ServerConfig{})
 	ctx := gatewaytest.WithTimeout(t, 90*time.Second)
-	cfg := openai.DefaultConfig(apiKeyOnly)
+	cfg := openai.DefaultConfig(gatewaytest.APIKeyOnly)
 	cfg.BaseURL = srv.URL + "/v1"
 	client := openai.NewClientWithConfig(cfg)
 
-	conn := stallingClient(t, srv.Listener.Addr().String(), apiKeyLisi, stalled)
+	conn := stallingClient(t, srv.Listener.Addr().String(), gatewaytest.APIKeyLisi, stalled)
 	select {
 	case <-started: // the stalled run holds the model's only slot now
 	case <-ctx.Done():

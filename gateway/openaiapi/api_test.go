@@ -1,4 +1,4 @@
-package gateway_test
+package openaiapi_test
 
 import (
 	"context"
@@ -16,29 +16,6 @@ import (
 	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
-const (
-	apiKeyLisi = "test-openai-key-lisi-0123456789"
-	apiKeyOnly = "test-openai-key-only-0123456789"
-	leaveTool  = "hr_leave_balance"
-	leaveReply = "你今年还剩 12 天年假。"
-)
-
-// openAIYAML configures two keys: lisi's for every model, one limited to
-// "hermes-lite".
-const openAIYAML = `
-openai_api:
-  models: [hermes, hermes-lite]
-  max_messages: 4
-  keys:
-    - key: ` + apiKeyLisi + `
-      user_id: lisi
-      name: open-webui
-      corp_id: ` + gatewaytest.CorpID + `
-    - key: ` + apiKeyOnly + `
-      user_id: wangwu
-      models: [hermes-lite]
-`
-
 // apiClient is a real OpenAI client pointed at the gateway.
 func apiClient(h *gatewaytest.Harness, key string) *openai.Client {
 	cfg := openai.DefaultConfig(key)
@@ -49,8 +26,8 @@ func apiClient(h *gatewaytest.Harness, key string) *openai.Client {
 // scriptLeave has the model call the leave-balance skill, then answer.
 func scriptLeave(h *gatewaytest.Harness) {
 	h.Model.Script(
-		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(leaveTool, `{}`)}},
-		openaitest.Reply{Content: leaveReply, Chunks: []string{"你今年", "还剩 12 天", "年假。"}},
+		openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall(gatewaytest.LeaveTool, `{}`)}},
+		openaitest.Reply{Content: gatewaytest.LeaveReply, Chunks: []string{"你今年", "还剩 12 天", "年假。"}},
 	)
 }
 
@@ -58,7 +35,7 @@ func scriptLeave(h *gatewaytest.Harness) {
 func startLeaveAPI(t *testing.T) (*gatewaytest.Harness, context.Context) {
 	h := gatewaytest.New(t)
 	scriptLeave(h)
-	h.StartExtra(openAIYAML, gateway.Deps{})
+	h.StartExtra(gatewaytest.OpenAIYAML, gateway.Deps{})
 	return h, gatewaytest.WithTimeout(t, 30*time.Second)
 }
 
@@ -69,7 +46,7 @@ func TestOpenAIChatCompletion(t *testing.T) {
 	t.Parallel()
 	h, ctx := startLeaveAPI(t)
 
-	resp, err := apiClient(h, apiKeyLisi).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+	resp, err := apiClient(h, gatewaytest.APIKeyLisi).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 		Model:    "hermes",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "我还有几天年假？"}},
 		User:     "chat-42",
@@ -77,8 +54,8 @@ func TestOpenAIChatCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resp.Choices[0].Message.Content; got != leaveReply {
-		t.Errorf("content = %q, want %q", got, leaveReply)
+	if got := resp.Choices[0].Message.Content; got != gatewaytest.LeaveReply {
+		t.Errorf("content = %q, want %q", got, gatewaytest.LeaveReply)
 	}
 	if resp.Usage.PromptTokens == 0 || resp.Usage.CompletionTokens == 0 || resp.Choices[0].FinishReason != openai.FinishReasonStop {
 		t.Errorf("usage %+v, finish %q", resp.Usage, resp.Choices[0].FinishReason)
@@ -96,14 +73,14 @@ func TestOpenAIChatCompletion(t *testing.T) {
 		AND r.stop_reason = 'finished'`, runID); n != 1 {
 		t.Errorf("run %s not recorded in session api/open-webui/api:open-webui:lisi:chat-42/lisi", runID)
 	}
-	if n := h.Count(`SELECT count(*) FROM run_steps WHERE run_id = $1 AND tool = $2`, runID, leaveTool); n != 1 {
+	if n := h.Count(`SELECT count(*) FROM run_steps WHERE run_id = $1 AND tool = $2`, runID, gatewaytest.LeaveTool); n != 1 {
 		t.Errorf("tool step recorded %d times", n)
 	}
 
 	// The same session, the client sending only its new message: the
 	// session's history is the model's context.
 	h.Model.Script(openaitest.Reply{Content: "好的"})
-	if _, err := apiClient(h, apiKeyLisi).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+	if _, err := apiClient(h, gatewaytest.APIKeyLisi).CreateChatCompletion(ctx, openai.ChatCompletionRequest{
 		Model:    "hermes",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "谢谢"}},
 		User:     "chat-42",
@@ -112,7 +89,7 @@ func TestOpenAIChatCompletion(t *testing.T) {
 	}
 	reqs := h.Model.Requests()
 	last := reqs[len(reqs)-1]
-	if !containsMessage(last.Messages, leaveReply) {
+	if !containsMessage(last.Messages, gatewaytest.LeaveReply) {
 		t.Errorf("second turn's model request lacks the first answer: %+v", last.Messages)
 	}
 }
@@ -133,7 +110,7 @@ func TestOpenAIChatCompletionStream(t *testing.T) {
 	t.Parallel()
 	h, ctx := startLeaveAPI(t)
 
-	stream, err := apiClient(h, apiKeyLisi).CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
+	stream, err := apiClient(h, gatewaytest.APIKeyLisi).CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
 		Model:         "hermes",
 		Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "我还有几天年假？"}},
 		Stream:        true,
@@ -169,8 +146,8 @@ func TestOpenAIChatCompletionStream(t *testing.T) {
 			}
 		}
 	}
-	if content.String() != leaveReply || deltas < 2 {
-		t.Errorf("content = %q in %d deltas, want %q streamed", content.String(), deltas, leaveReply)
+	if content.String() != gatewaytest.LeaveReply || deltas < 2 {
+		t.Errorf("content = %q in %d deltas, want %q streamed", content.String(), deltas, gatewaytest.LeaveReply)
 	}
 	if !strings.Contains(reasoning.String(), "正在调用") {
 		t.Errorf("no tool progress in reasoning_content: %q", reasoning.String())
@@ -189,7 +166,7 @@ func TestOpenAIChatCompletionStream(t *testing.T) {
 func TestOpenAIRefusals(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
-	h.StartExtra(openAIYAML, gateway.Deps{})
+	h.StartExtra(gatewaytest.OpenAIYAML, gateway.Deps{})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	user := []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "你好"}}
 	many := make([]openai.ChatCompletionMessage, 5)
@@ -204,10 +181,10 @@ func TestOpenAIRefusals(t *testing.T) {
 		code   string
 	}{
 		{"BadKey", "wrong-key-0123456789abcdef", openai.ChatCompletionRequest{Model: "hermes", Messages: user}, 401, "invalid_api_key"},
-		{"UnknownModel", apiKeyLisi, openai.ChatCompletionRequest{Model: "gpt-4o", Messages: user}, 404, "model_not_found"},
-		{"ModelNotForKey", apiKeyOnly, openai.ChatCompletionRequest{Model: "hermes", Messages: user}, 404, "model_not_found"},
-		{"TooManyMessages", apiKeyLisi, openai.ChatCompletionRequest{Model: "hermes", Messages: many}, 400, ""},
-		{"LastNotUser", apiKeyLisi, openai.ChatCompletionRequest{Model: "hermes",
+		{"UnknownModel", gatewaytest.APIKeyLisi, openai.ChatCompletionRequest{Model: "gpt-4o", Messages: user}, 404, "model_not_found"},
+		{"ModelNotForKey", gatewaytest.APIKeyOnly, openai.ChatCompletionRequest{Model: "hermes", Messages: user}, 404, "model_not_found"},
+		{"TooManyMessages", gatewaytest.APIKeyLisi, openai.ChatCompletionRequest{Model: "hermes", Messages: many}, 400, ""},
+		{"LastNotUser", gatewaytest.APIKeyLisi, openai.ChatCompletionRequest{Model: "hermes",
 			Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleAssistant, Content: "hi"}}}, 400, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,7 +204,7 @@ func TestOpenAIRefusals(t *testing.T) {
 	t.Run("BodyTooLarge", func(t *testing.T) {
 		body := `{"model":"hermes","messages":[{"role":"user","content":"` + strings.Repeat("a", 1<<20) + `"}]}`
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.Srv.URL+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+apiKeyLisi)
+		req.Header.Set("Authorization", "Bearer "+gatewaytest.APIKeyLisi)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -244,7 +221,7 @@ func TestOpenAIRefusals(t *testing.T) {
 	}
 
 	t.Run("Models", func(t *testing.T) {
-		list, err := apiClient(h, apiKeyOnly).ListModels(ctx)
+		list, err := apiClient(h, gatewaytest.APIKeyOnly).ListModels(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

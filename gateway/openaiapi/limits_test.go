@@ -1,4 +1,4 @@
-package gateway_test
+package openaiapi_test
 
 import (
 	"context"
@@ -25,11 +25,11 @@ const limitsYAML = `
 openai_api:
   requests_per_minute_per_key: 2
   keys:
-    - key: ` + apiKeyLisi + `
+    - key: ` + gatewaytest.APIKeyLisi + `
       user_id: lisi
       name: open-webui
       max_concurrent: 1
-    - key: ` + apiKeyOnly + `
+    - key: ` + gatewaytest.APIKeyOnly + `
       user_id: wangwu
       requests_per_minute: 100
 `
@@ -102,13 +102,13 @@ func TestOpenAIPerKeyLimits(t *testing.T) {
 		defer release()
 		first := make(chan int, 1)
 		go func() {
-			status, _, _ := complete(t, ctx, h, apiKeyLisi, "hold")
+			status, _, _ := complete(t, ctx, h, gatewaytest.APIKeyLisi, "hold")
 			first <- status
 		}()
 		<-held
-		status, retry, e := complete(t, ctx, h, apiKeyLisi, "你好")
+		status, retry, e := complete(t, ctx, h, gatewaytest.APIKeyLisi, "你好")
 		wantRateLimited(t, status, retry, e, "1")
-		if status, _, _ := complete(t, ctx, h, apiKeyOnly, "你好"); status != http.StatusOK {
+		if status, _, _ := complete(t, ctx, h, gatewaytest.APIKeyOnly, "你好"); status != http.StatusOK {
 			t.Errorf("another key while lisi is at her limit: %d", status)
 		}
 		release()
@@ -123,17 +123,17 @@ func TestOpenAIPerKeyLimits(t *testing.T) {
 		// half a minute has passed.
 		offset.Add(int64(time.Minute))
 		for i := range 2 {
-			if status, _, e := complete(t, ctx, h, apiKeyLisi, "你好"); status != http.StatusOK {
+			if status, _, e := complete(t, ctx, h, gatewaytest.APIKeyLisi, "你好"); status != http.StatusOK {
 				t.Fatalf("request %d within the rate: %d %v", i, status, e)
 			}
 		}
-		status, retry, e := complete(t, ctx, h, apiKeyLisi, "你好")
+		status, retry, e := complete(t, ctx, h, gatewaytest.APIKeyLisi, "你好")
 		wantRateLimited(t, status, retry, e, "30")
-		if status, _, _ := complete(t, ctx, h, apiKeyOnly, "你好"); status != http.StatusOK {
+		if status, _, _ := complete(t, ctx, h, gatewaytest.APIKeyOnly, "你好"); status != http.StatusOK {
 			t.Errorf("wangwu, with a limit of his own: %d", status)
 		}
 		offset.Add(int64(30 * time.Second))
-		if status, _, e := complete(t, ctx, h, apiKeyLisi, "你好"); status != http.StatusOK {
+		if status, _, e := complete(t, ctx, h, gatewaytest.APIKeyLisi, "你好"); status != http.StatusOK {
 			t.Errorf("after the refill: %d %v", status, e)
 		}
 	})
