@@ -14,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
@@ -234,7 +235,7 @@ func TestAppImageIsFetchedByMediaGet(t *testing.T) {
 	})
 	h.Start(gateway.Deps{})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
-	shot := pngOf(t, 32, 16)
+	shot := chantest.PNG(t, 32, 16)
 	id := h.WeComAPI.AddMedia(shot, "截图.png")
 	for i, mediaID := range []string{id, "MEDIA_unknown"} {
 		xml := wecomtest.ImageMessageXML(gatewaytest.CorpID, "wangwu", "https://example.invalid/p.png", mediaID, fmt.Sprint(7000+i), gatewaytest.AgentID, time.Now().Unix())

@@ -105,7 +105,7 @@ func conversations(b *testing.B, sc capacityScenario, replicas int) {
 			return nil
 		}}
 	})
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h.ModelYAML = fmt.Sprintf("  max_concurrent: %d", sc.modelLimit/replicas)
 	extra := fmt.Sprintf("worker:\n  agent_concurrency: %d\n  processing_hint_after: 10m\n", sc.messages)
@@ -261,7 +261,7 @@ func procStatus(key string) int64 {
 //	go test -run '^$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
 func BenchmarkAcceptVsInsert(b *testing.B) {
 	h := gatewaytest.New(b)
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	gw := h.Start(gateway.Deps{Queues: map[string]int{}, Partial: true, Channels: []channels.Channel{ch}, Logger: quiet})
 	rc, err := river.NewClient(riverpgxv5.New(h.Pool), &river.Config{Logger: quiet})

@@ -55,7 +55,7 @@ func TestFiftyMessagesOfOneUserAcrossTwoReplicas(t *testing.T) {
 			return nil
 		}}
 	})
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	extra := "worker:\n  processing_hint_after: 10m\nagent:\n  history_turns: 1\n"
 	gws := []*gateway.Gateway{
 		h.StartExtra(extra, gateway.Deps{Pool: h.NewPool(20), Channels: []channels.Channel{ch}}),
@@ -97,7 +97,7 @@ func TestLapsedLeaseIsTakenUpAndAnsweredOnce(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 
 	// The message is accepted; its job was taken by a replica that then
@@ -176,7 +176,7 @@ func TestModel429StormSlowsRunsWithoutFailingThem(t *testing.T) {
 		}
 		return openaitest.Reply{Content: "答：" + req.Messages[len(req.Messages)-1].Content}
 	})
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	gw := h.StartExtra("worker:\n  processing_hint_after: 10m\n", gateway.Deps{Channels: []channels.Channel{ch}})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	for i := range users {
@@ -230,7 +230,7 @@ func TestPoolStaysWithinItsSizeWithRunsInFlight(t *testing.T) {
 			return nil
 		}}
 	})
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	pool := h.NewPool(20)
 	h.ModelYAML = "  max_concurrent: 1000"
 	gw := h.StartExtra("worker:\n  agent_concurrency: 1000\n  processing_hint_after: 10m\n",

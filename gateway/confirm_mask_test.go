@@ -54,17 +54,17 @@ func TestConfirmationPromptIsMasked(t *testing.T) {
 		}
 		return openaitest.Reply{Content: "好的。"}
 	})
-	f := &confirmFlow{h: h, clock: time.Now}
+	f := &gatewaytest.Chat{H: h, Clock: time.Now}
 	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
 	const raw, masked = "13812345678", "138****5678"
 
-	ask := f.say(t, "zhangsan", "给 13812345678 开通 VPN")
+	ask := f.Say(t, "zhangsan", "给 13812345678 开通 VPN")
 	if strings.Contains(ask, raw) || !strings.Contains(ask, "给 "+masked+" 开通 VPN") {
 		t.Fatalf("the 「确认」 question shows %q, want the number masked", ask)
 	}
-	f.say(t, "zhangsan", "确认") // the primary is down: the breaker opens
-	f.say(t, "zhangsan", "给 13812345678 开通 VPN")
-	fb := f.say(t, "zhangsan", "确认")
+	f.Say(t, "zhangsan", "确认") // the primary is down: the breaker opens
+	f.Say(t, "zhangsan", "给 13812345678 开通 VPN")
+	fb := f.Say(t, "zhangsan", "确认")
 	if strings.Contains(fb, raw) || !strings.Contains(fb, "用备用系统给 "+masked+" 开通 VPN") {
 		t.Fatalf("the fallback's question shows %q, want the number masked", fb)
 	}
@@ -78,7 +78,7 @@ func TestConfirmationPromptIsMasked(t *testing.T) {
 			t.Errorf("%s: %d rows hold the prompt's number unmasked", what, n)
 		}
 	}
-	f.say(t, "zhangsan", "确认")
+	f.Say(t, "zhangsan", "确认")
 	if !strings.Contains(string(got), raw) {
 		t.Errorf("the confirmed call sent %s, want the number itself", got)
 	}

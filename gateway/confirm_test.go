@@ -40,11 +40,10 @@ func resetCalls(h *gatewaytest.Harness) int {
 	return n
 }
 
+// confirmFlow is a chat on a clock the test moves (step).
 type confirmFlow struct {
-	h     *gatewaytest.Harness
-	clock func() time.Time
-	step  func(d time.Duration)
-	seq   int
+	gatewaytest.Chat
+	step func(d time.Duration)
 }
 
 func newConfirmFlow(t *testing.T) *confirmFlow { return newConfirmFlowWith(t, "") }
@@ -54,34 +53,12 @@ func newConfirmFlowWith(t *testing.T, extra string) *confirmFlow {
 	h := gatewaytest.New(t)
 	var mu sync.Mutex
 	now := time.Now()
-	f := &confirmFlow{h: h}
-	f.clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	f := &confirmFlow{Chat: gatewaytest.Chat{H: h}}
+	f.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	f.step = func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	h.Model.SetHandler(resetModel)
-	h.StartExtra(extra, gateway.Deps{Now: f.clock})
+	h.StartExtra(extra, gateway.Deps{Now: f.Clock})
 	return f
-}
-
-// say sends text as user and returns the reply it gets.
-func (f *confirmFlow) say(t *testing.T, user, text string) string {
-	t.Helper()
-	f.seq++
-	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
-	before := len(f.h.WeComAPI.Messages())
-	u, body := f.h.CallbackRequest(gatewaytest.TextXML(user, text, "c-"+strings.Repeat("x", f.seq)), f.clock())
-	if status, _ := gatewaytest.Post(t, u, body); status != 200 {
-		t.Fatalf("callback answered %d", status)
-	}
-	msgs, err := f.h.WeComAPI.WaitMessages(ctx, before+1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.h.WaitIdle(ctx)
-	m := msgs[len(msgs)-1]
-	if m.ToUser != user {
-		t.Fatalf("reply went to %s, want %s", m.ToUser, user)
-	}
-	return m.Content
 }
 
 func TestConfirmationFlow(t *testing.T) {
@@ -89,64 +66,64 @@ func TestConfirmationFlow(t *testing.T) {
 	t.Run("Confirm", func(t *testing.T) {
 		t.Parallel()
 		f := newConfirmFlow(t)
-		ask := f.say(t, "zhangsan", "帮我重置 VPN 密码")
-		if !strings.Contains(ask, "确认") || resetCalls(f.h) != 0 {
-			t.Fatalf("asked %q with %d resets; want a question and nothing executed", ask, resetCalls(f.h))
+		ask := f.Say(t, "zhangsan", "帮我重置 VPN 密码")
+		if !strings.Contains(ask, "确认") || resetCalls(f.H) != 0 {
+			t.Fatalf("asked %q with %d resets; want a question and nothing executed", ask, resetCalls(f.H))
 		}
-		done := f.say(t, "zhangsan", "确认")
-		if resetCalls(f.h) != 1 || !strings.Contains(done, "已重置") {
-			t.Fatalf("after 确认: %q, %d resets", done, resetCalls(f.h))
+		done := f.Say(t, "zhangsan", "确认")
+		if resetCalls(f.H) != 1 || !strings.Contains(done, "已重置") {
+			t.Fatalf("after 确认: %q, %d resets", done, resetCalls(f.H))
 		}
-		if c := f.h.Backend.Calls(); c[len(c)-1].Identity.UserID != "zhangsan" {
+		if c := f.H.Backend.Calls(); c[len(c)-1].Identity.UserID != "zhangsan" {
 			t.Fatalf("reset ran as %q", c[len(c)-1].Identity.UserID)
 		}
 		// The confirmation is spent: saying it again runs nothing.
-		f.say(t, "zhangsan", "确认")
-		if resetCalls(f.h) != 1 {
+		f.Say(t, "zhangsan", "确认")
+		if resetCalls(f.H) != 1 {
 			t.Fatalf("a second 确认 ran the reset again")
 		}
 	})
 	t.Run("Refuse", func(t *testing.T) {
 		t.Parallel()
 		f := newConfirmFlow(t)
-		f.say(t, "zhangsan", "帮我重置 VPN 密码")
-		if got := f.say(t, "zhangsan", "取消"); !strings.Contains(got, "已取消") {
+		f.Say(t, "zhangsan", "帮我重置 VPN 密码")
+		if got := f.Say(t, "zhangsan", "取消"); !strings.Contains(got, "已取消") {
 			t.Fatalf("after 取消: %q", got)
 		}
-		f.say(t, "zhangsan", "确认")
-		if resetCalls(f.h) != 0 {
+		f.Say(t, "zhangsan", "确认")
+		if resetCalls(f.H) != 0 {
 			t.Fatal("a cancelled reset ran")
 		}
 	})
 	t.Run("SomethingElseCancels", func(t *testing.T) {
 		t.Parallel()
 		f := newConfirmFlow(t)
-		f.say(t, "zhangsan", "帮我重置 VPN 密码")
-		if got := f.say(t, "zhangsan", "今天食堂吃什么"); !strings.Contains(got, "已取消") || !strings.Contains(got, "好的") {
+		f.Say(t, "zhangsan", "帮我重置 VPN 密码")
+		if got := f.Say(t, "zhangsan", "今天食堂吃什么"); !strings.Contains(got, "已取消") || !strings.Contains(got, "好的") {
 			t.Fatalf("another request: %q, want the cancel note and an answer", got)
 		}
-		if resetCalls(f.h) != 0 {
+		if resetCalls(f.H) != 0 {
 			t.Fatal("reset ran")
 		}
 	})
 	t.Run("Timeout", func(t *testing.T) {
 		t.Parallel()
 		f := newConfirmFlow(t)
-		f.say(t, "zhangsan", "帮我重置 VPN 密码")
+		f.Say(t, "zhangsan", "帮我重置 VPN 密码")
 		f.step(6 * time.Minute) // agent.confirm_timeout defaults to 5m
-		if got := f.say(t, "zhangsan", "确认"); !strings.Contains(got, "超时") || resetCalls(f.h) != 0 {
-			t.Fatalf("late 确认: %q, %d resets", got, resetCalls(f.h))
+		if got := f.Say(t, "zhangsan", "确认"); !strings.Contains(got, "超时") || resetCalls(f.H) != 0 {
+			t.Fatalf("late 确认: %q, %d resets", got, resetCalls(f.H))
 		}
 	})
 	t.Run("AnotherUserAnswering", func(t *testing.T) {
 		t.Parallel()
 		f := newConfirmFlow(t)
-		f.say(t, "zhangsan", "帮我重置 VPN 密码")
-		f.say(t, "lisi", "确认")
-		if resetCalls(f.h) != 0 {
+		f.Say(t, "zhangsan", "帮我重置 VPN 密码")
+		f.Say(t, "lisi", "确认")
+		if resetCalls(f.H) != 0 {
 			t.Fatal("another user's 确认 ran zhangsan's reset")
 		}
-		if done := f.say(t, "zhangsan", "确认"); resetCalls(f.h) != 1 || !strings.Contains(done, "已重置") {
+		if done := f.Say(t, "zhangsan", "确认"); resetCalls(f.H) != 1 || !strings.Contains(done, "已重置") {
 			t.Fatalf("zhangsan's own 确认 afterwards: %q", done)
 		}
 	})
@@ -189,21 +166,21 @@ func TestConfirmedCallWhoseFallbackNeedsConfirmation(t *testing.T) {
 		}
 		return openaitest.Reply{Content: "好的。"}
 	})
-	f := &confirmFlow{h: h, clock: time.Now}
+	f := &gatewaytest.Chat{H: h, Clock: time.Now}
 	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
 
-	f.say(t, "zhangsan", "帮我重置 VPN 密码")
-	if got := f.say(t, "zhangsan", "确认"); !strings.Contains(got, "执行失败") {
+	f.Say(t, "zhangsan", "帮我重置 VPN 密码")
+	if got := f.Say(t, "zhangsan", "确认"); !strings.Contains(got, "执行失败") {
 		t.Fatalf("first 确认 (backend down): %q", got)
 	} // the breaker is open now
-	f.say(t, "zhangsan", "帮我重置 VPN 密码")
-	got := f.say(t, "zhangsan", "确认")
+	f.Say(t, "zhangsan", "帮我重置 VPN 密码")
+	got := f.Say(t, "zhangsan", "确认")
 	if strings.Contains(got, "已执行") || !strings.Contains(got, "未执行") || !strings.Contains(got, "用备用系统重置 VPN 密码") ||
 		fallbackCalls.Load() != 0 {
 		t.Fatalf("breaker open, fallback needs confirmation: replied %q with %d fallback calls; want no 已执行 and a question",
 			got, fallbackCalls.Load())
 	}
-	got = f.say(t, "zhangsan", "确认")
+	got = f.Say(t, "zhangsan", "确认")
 	if fallbackCalls.Load() != 1 || !strings.Contains(got, "已执行：备用系统已重置") || strings.Contains(got, "13812345678") {
 		t.Fatalf("confirming the fallback: %q (%d calls), want it run and the number masked", got, fallbackCalls.Load())
 	}

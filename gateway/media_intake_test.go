@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // TestAttachmentsPerMinute: with media.attachments_per_minute 3, a
@@ -17,10 +19,10 @@ import (
 // minute later (on the gateway's clock) the same sender is answered again.
 func TestAttachmentsPerMinute(t *testing.T) {
 	t.Parallel()
-	clock := &jumpClock{}
+	clock := &gatewaytest.JumpClock{}
 	r := newMediaRigDeps(t, "  vision: true", "media:\n  max_attachments: 3\n  attachments_per_minute: 3\n", gateway.Deps{Now: clock.Now})
 	key := wecomtest.BotFileKey(fileKey)
-	shot := func() string { return r.files.Add(pngOf(t, 8, 8), fileKey, "") }
+	shot := func() string { return r.files.Add(chantest.PNG(t, 8, 8), fileKey, "") }
 	msg := func(id, user string) wecomtest.BotMessage {
 		return wecomtest.BotMessage{MsgID: id, AIBotID: wsBotID, ChatID: user, ChatType: "single", UserID: user}
 	}
@@ -49,9 +51,7 @@ func TestAttachmentsPerMinute(t *testing.T) {
 		t.Errorf("another sender: answer %q", got)
 	}
 
-	clock.mu.Lock()
-	clock.offset += time.Minute + time.Second
-	clock.mu.Unlock()
+	clock.Jump(time.Minute + time.Second)
 	later := shot()
 	if got := r.ask(t, msg("intake-4", "zhaoliu").ImageWithKey(later, key)); !strings.Contains(got, "收到") {
 		t.Fatalf("a minute later: answer %q", got)

@@ -13,6 +13,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
@@ -36,7 +37,7 @@ func TestImageIsDescribedForATextOnlyModel(t *testing.T) {
 	vision := openaitest.NewServer(t)
 	var mu sync.Mutex
 	var asked []openai.ChatCompletionRequest
-	first, second := pngOf(t, 48, 48), pngOf(t, 24, 24)
+	first, second := chantest.PNG(t, 48, 48), chantest.PNG(t, 24, 24)
 	broken := append(bytes.Clone(first), "trailing"...) // a PNG with trailing bytes still has its header
 	dataURL := func(b []byte) string { return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b) }
 	descriptions := map[string]string{dataURL(first): "弹窗报错：VPN 连接失败，错误代码 809", dataURL(second): "网络设置页面，DNS 为空"}

@@ -8,9 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"image"
-	"image/color"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,24 +20,13 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
-
-// pngOf is a w×h PNG.
-func pngOf(t *testing.T, w, h int) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	img.Set(0, 0, color.RGBA{R: 255, A: 255})
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // mediaRig is one Hermes with an AI bot on a long connection, WeCom's
 // file server, and a model that records what it was sent.
@@ -123,7 +109,7 @@ var fileKey = bytes.Repeat([]byte{0x5a}, 32)
 func TestScreenshotReachesTheModelAsAnImage(t *testing.T) {
 	t.Parallel()
 	r := newMediaRig(t, "  vision: true")
-	shot := pngOf(t, 640, 480)
+	shot := chantest.PNG(t, 640, 480)
 	url := r.files.Add(shot, fileKey, "")
 	m := wecomtest.BotMessage{MsgID: "mx-1", AIBotID: wsBotID, ChatID: "zhangsan", ChatType: "single", UserID: "zhangsan"}
 	answer := r.ask(t, m.Mixed(wecomtest.MixedText("登录时报这个错"), wecomtest.MixedImageWithKey(url, wecomtest.BotFileKey(fileKey)), wecomtest.MixedText("怎么办？")))
@@ -181,12 +167,12 @@ func TestMediaThatCannotBeUsedIsAnsweredClearly(t *testing.T) {
 	t.Parallel()
 	words := config.DefaultMediaMessages
 	r := newMediaRig(t, "  vision: true")
-	bomb := pngOf(t, 1, 1)
+	bomb := chantest.PNG(t, 1, 1)
 	// IHDR width and height (bytes 16..23) say 100000 × 100000, under a
 	// valid checksum: ten billion pixels from a 70-byte file.
 	copy(bomb[16:24], []byte{0, 1, 0x86, 0xa0, 0, 1, 0x86, 0xa0})
 	binary.BigEndian.PutUint32(bomb[29:33], crc32.ChecksumIEEE(bomb[12:29]))
-	expired := r.files.Add(pngOf(t, 2, 2), fileKey, "")
+	expired := r.files.Add(chantest.PNG(t, 2, 2), fileKey, "")
 	r.files.Expire(expired)
 	cases := []struct {
 		name, url, want, code string
@@ -279,7 +265,7 @@ func TestImageWithoutVisionAsksForADescription(t *testing.T) {
 	t.Parallel()
 	r := newMediaRig(t, "")
 	m := wecomtest.BotMessage{MsgID: "nv-1", AIBotID: wsBotID, ChatID: "wangwu", ChatType: "single", UserID: "wangwu"}
-	got := r.ask(t, m.ImageWithKey(r.files.Add(pngOf(t, 10, 10), fileKey, ""), wecomtest.BotFileKey(fileKey)))
+	got := r.ask(t, m.ImageWithKey(r.files.Add(chantest.PNG(t, 10, 10), fileKey, ""), wecomtest.BotFileKey(fileKey)))
 	if !strings.Contains(got, config.DefaultMediaMessages.NeedsVision) || len(r.calls()) != 0 {
 		t.Fatalf("answer %q after %d model calls, want needs_vision and none", got, len(r.calls()))
 	}

@@ -16,22 +16,6 @@ import (
 	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
-// jumpClock is the gateways' clock in the pacing tests: the real time plus
-// the jumps made so far. River schedules snoozes on the real clock, so a
-// jump moves every scheduled delivery job earlier by as much (jump): to
-// the code under test, that much time passed, and a minute of pacing
-// takes a moment.
-type jumpClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *jumpClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.offset)
-}
-
 // stampedChannel is the test channel, recording the gateway clock's time
 // of every send as the platform would count it.
 type stampedChannel struct {
@@ -40,7 +24,7 @@ type stampedChannel struct {
 	at []time.Time // at[i] is when Sent()[i] went out
 }
 
-func newStampedChannel(limits channels.Limits, clock *jumpClock) *stampedChannel {
+func newStampedChannel(limits channels.Limits, clock *gatewaytest.JumpClock) *stampedChannel {
 	c := &stampedChannel{Channel: chantest.New("test", limits)}
 	c.FailWith(func(channels.Outbound) error { // called just before the send is recorded
 		c.mu.Lock()
@@ -74,7 +58,7 @@ func maxInWindow(at []time.Time, w time.Duration) int {
 // driveTime runs the deliveries until done: whenever no job runs or is
 // due, it jumps clock and River's schedule to the next scheduled delivery
 // (a real minute of pacing takes a moment).
-func driveTime(h *gatewaytest.Harness, ctx context.Context, clock *jumpClock, done func() bool) {
+func driveTime(h *gatewaytest.Harness, ctx context.Context, clock *gatewaytest.JumpClock, done func() bool) {
 	h.T.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -90,9 +74,7 @@ FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled')`).Scan
 		}
 		if busy == 0 && wait != nil {
 			d := time.Duration(*wait * float64(time.Second))
-			clock.mu.Lock()
-			clock.offset += d
-			clock.mu.Unlock()
+			clock.Jump(d)
 			_, err := h.Pool.Exec(ctx, `
 UPDATE river_job SET scheduled_at = scheduled_at - $1 * interval '1 microsecond',
        state = CASE WHEN scheduled_at - $1 * interval '1 microsecond' <= now() THEN 'available'::river_job_state ELSE state END
@@ -182,10 +164,10 @@ func TestPacingHoldsAGroupToItsLimitAcrossReplicas(t *testing.T) {
 
 // pacedReplicas are two replicas on one stamped channel with the pacing
 // limits of limits, on a clock the test drives.
-func pacedReplicas(t *testing.T, limits channels.Limits) (*gatewaytest.Harness, *stampedChannel, *jumpClock, []*gateway.Gateway) {
+func pacedReplicas(t *testing.T, limits channels.Limits) (*gatewaytest.Harness, *stampedChannel, *gatewaytest.JumpClock, []*gateway.Gateway) {
 	h := gatewaytest.New(t)
 	echoModel(h)
-	clock := &jumpClock{}
+	clock := &gatewaytest.JumpClock{}
 	limits.MaxBytes, limits.Format, limits.Dialect = 2048, channels.FormatMarkdown, channels.DialectStandard
 	ch := newStampedChannel(limits, clock)
 	replicas := []*gateway.Gateway{

@@ -23,10 +23,6 @@ import (
 // The pipeline tests go in through the gateway's Sink with the in-memory
 // channel, as any platform package hands messages over.
 
-func testChannel(maxBytes int) *chantest.Channel {
-	return chantest.New("test", channels.Limits{MaxBytes: maxBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
-}
-
 // echoModel answers every message with "答：" and its text.
 func echoModel(h *gatewaytest.Harness) {
 	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
@@ -47,7 +43,7 @@ func TestGroupMessagesNeedAMentionOrAPrefix(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
 	echoModel(h)
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	gw := h.StartExtra("groups:\n  prefixes: [\"/ai\"]\n  chats:\n    open-chat: {require_mention: false}\n",
 		gateway.Deps{Channels: []channels.Channel{ch}})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
@@ -86,7 +82,7 @@ func TestResetAndHelpCommands(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
 	echoModel(h)
-	ch := testChannel(4096)
+	ch := gatewaytest.Channel(4096)
 	gw := h.Start(gateway.Deps{Channels: []channels.Channel{ch}})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	send := func(id, text string, n int) string {
@@ -142,7 +138,7 @@ func TestLongReplyArrivesWholeAndInOrder(t *testing.T) {
 	}
 	long := b.String()
 	h.Model.Script(openaitest.Reply{Content: long})
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	gw := h.Start(gateway.Deps{Channels: []channels.Channel{ch}})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	gatewaytest.Accept(t, gw, ch.Message("a", "long-1", "zhangsan", "zhangsan", "把员工手册的年假部分发我", false, false))
@@ -182,7 +178,7 @@ func TestRepliesInOrderAcrossTwoReplicas(t *testing.T) {
 	gatewaytest.Heavy(t)
 	h := gatewaytest.New(t)
 	echoModel(h)
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(1, 2))
 	ch.FailWith(func(channels.Outbound) error {
@@ -225,7 +221,7 @@ func TestRepliesInOrderAcrossTwoReplicas(t *testing.T) {
 func TestSlowRunGetsOneProcessingHint(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	ctxWait := gatewaytest.WithTimeout(t, 30*time.Second)
 	h.Model.Script(openaitest.Reply{Content: "查好了", Hook: func(ctx context.Context) error {
 		_, err := ch.WaitSent(ctx, 1) // the model answers once the hint is out

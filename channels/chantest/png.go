@@ -3,6 +3,7 @@ package chantest
 import (
 	"bytes"
 	"image"
+	"image/color"
 	"image/png"
 	"math/rand/v2"
 	"testing"
@@ -18,6 +19,18 @@ func NoisePNG(t testing.TB, n int) []byte {
 	for i := range img.Pix {
 		img.Pix[i] = uint8(rng.Uint32())
 	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// PNG encodes a w×h picture, blank but for one red pixel.
+func PNG(t testing.TB, w, h int) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
 		t.Fatal(err)

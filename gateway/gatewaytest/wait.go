@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/memory"
 )
@@ -97,4 +98,10 @@ func Accept(t *testing.T, gw *gateway.Gateway, in channels.Inbound) channels.Rec
 // config.ParseConfig.
 func Env(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// Channel is the in-memory test channel ("test") cutting texts at
+// maxBytes, in standard Markdown.
+func Channel(maxBytes int) *chantest.Channel {
+	return chantest.New("test", channels.Limits{MaxBytes: maxBytes, Format: channels.FormatMarkdown, Dialect: channels.DialectStandard})
 }

@@ -1,81 +1,18 @@
-package gateway_test
+package memory_test
 
 import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/sashabaranov/go-openai"
 
-	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
-
-// memoryModel is a fake model that records each run's system prompt and
-// answers the memory extraction call with extracted, counting those calls.
-type memoryModel struct {
-	mu        sync.Mutex
-	systems   []string // the system prompt of each run's first call
-	prompts   []string // the whole first request of each run, every message's text
-	extracts  int
-	extracted func(user string) string
-}
-
-func (m *memoryModel) handle(req openai.ChatCompletionRequest) openaitest.Reply {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	system, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1]
-	if strings.HasPrefix(system, "你负责为企业助手整理") {
-		m.extracts++
-		if m.extracted == nil {
-			return openaitest.Reply{Content: `{"memories":[]}`}
-		}
-		return openaitest.Reply{Content: m.extracted(last.Content)}
-	}
-	if len(req.Messages) == 2 || last.Role == openai.ChatMessageRoleUser {
-		m.systems = append(m.systems, system)
-		var all []string
-		for _, msg := range req.Messages {
-			all = append(all, msg.Role+": "+msg.Content)
-		}
-		m.prompts = append(m.prompts, strings.Join(all, "\n"))
-	}
-	if last.Role == openai.ChatMessageRoleUser && strings.Contains(last.Content, "重置") {
-		return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_password_reset", `{"system":"vpn"}`)}}
-	}
-	return openaitest.Reply{Content: "好的。"}
-}
-
-func (m *memoryModel) lastSystem() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.systems) == 0 {
-		return ""
-	}
-	return m.systems[len(m.systems)-1]
-}
-
-// lastPrompt is the last run's first request, every message's text.
-func (m *memoryModel) lastPrompt() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.prompts) == 0 {
-		return ""
-	}
-	return m.prompts[len(m.prompts)-1]
-}
-
-func (m *memoryModel) extractCalls() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.extracts
-}
 
 // TestMemoryIsRecalledAcrossResetAndChatsAndForgotten: 「记住 …」 is kept
 // for zhangsan of this corp: after /reset, in a group on the AI bot of the
@@ -85,40 +22,40 @@ func (m *memoryModel) extractCalls() int {
 // from the database.
 func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 	t.Parallel()
-	model := &memoryModel{}
+	model := &gatewaytest.MemoryModel{}
 	h := gatewaytest.New(t)
-	h.Model.SetHandler(model.handle)
-	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	h.Model.SetHandler(model.Handle)
+	ws := wecomtest.NewBotWSServer(t, gatewaytest.WSBotID, gatewaytest.WSSecret)
 	h.StartExtra(gatewaytest.WSBotYAML(ws.URL()), gateway.Deps{})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
 		t.Fatal(err)
 	}
-	f := &confirmFlow{h: h, clock: time.Now}
+	f := &gatewaytest.Chat{H: h, Clock: time.Now}
 	words := config.DefaultMemoryMessages
 
-	if got := f.say(t, "zhangsan", "记住 我在上海办公室，工位 12F-031"); !strings.Contains(got, "好的，我记住了：我在上海办公室") {
+	if got := f.Say(t, "zhangsan", "记住 我在上海办公室，工位 12F-031"); !strings.Contains(got, "好的，我记住了：我在上海办公室") {
 		t.Fatalf("记住 answered %q", got)
 	}
-	f.say(t, "zhangsan", "/reset")
-	f.say(t, "zhangsan", "上海办公室的打印机在哪？")
-	if s := model.lastPrompt(); !strings.Contains(s, "user: <USER_NOTES>\n"+words.Notes+"\n[\"我在上海办公室，工位 12F-031（") {
+	f.Say(t, "zhangsan", "/reset")
+	f.Say(t, "zhangsan", "上海办公室的打印机在哪？")
+	if s := model.LastPrompt(); !strings.Contains(s, "user: <USER_NOTES>\n"+words.Notes+"\n[\"我在上海办公室，工位 12F-031（") {
 		t.Fatalf("after /reset the prompt ends %q, want the note", tail(s))
 	}
-	if s := model.lastSystem(); strings.Contains(s, "USER_NOTES") || strings.Contains(s, "12F-031") {
+	if s := model.LastSystem(); strings.Contains(s, "USER_NOTES") || strings.Contains(s, "12F-031") {
 		t.Fatalf("the note is in the system prompt: %q", tail(s))
 	}
-	f.say(t, "zhangsan", "今天食堂吃什么？")
-	if s := model.lastPrompt(); strings.Contains(s, "USER_NOTES") {
+	f.Say(t, "zhangsan", "今天食堂吃什么？")
+	if s := model.LastPrompt(); strings.Contains(s, "USER_NOTES") {
 		t.Errorf("a message the note does not bear on carried it: %q", tail(s))
 	}
-	f.say(t, "lisi", "上海办公室的打印机在哪？")
-	if s := model.lastPrompt(); strings.Contains(s, "上海办公室，工位") {
+	f.Say(t, "lisi", "上海办公室的打印机在哪？")
+	if s := model.LastPrompt(); strings.Contains(s, "上海办公室，工位") {
 		t.Fatalf("lisi's prompt holds zhangsan's note: %q", tail(s))
 	}
 
 	// A group on the AI bot of the same corp.
-	m := wecomtest.BotMessage{MsgID: "mem-g1", AIBotID: wsBotID, ChatID: "wrGroup1", ChatType: "group", UserID: "zhangsan"}
+	m := wecomtest.BotMessage{MsgID: "mem-g1", AIBotID: gatewaytest.WSBotID, ChatID: "wrGroup1", ChatType: "group", UserID: "zhangsan"}
 	reqID, err := ws.PushMessage(ctx, m.Text("@IT助手 上海办公室 Wi-Fi 密码在哪里看"))
 	if err != nil {
 		t.Fatal(err)
@@ -127,25 +64,25 @@ func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.WaitIdle(ctx)
-	if s := model.lastPrompt(); !strings.Contains(s, words.Notes+"\n"+words.Group+"\n[\"我在上海办公室") {
+	if s := model.LastPrompt(); !strings.Contains(s, words.Notes+"\n"+words.Group+"\n[\"我在上海办公室") {
 		t.Fatalf("the group prompt ends %q, want the note and the do-not-recite line", tail(s))
 	}
 
-	list := f.say(t, "zhangsan", "/memory")
+	list := f.Say(t, "zhangsan", "/memory")
 	if !strings.Contains(list, "1. 我在上海办公室，工位 12F-031") {
 		t.Fatalf("/memory answered %q", list)
 	}
-	if got := f.say(t, "zhangsan", "/forget 1"); got != "已删除 1 条记忆。" {
+	if got := f.Say(t, "zhangsan", "/forget 1"); got != "已删除 1 条记忆。" {
 		t.Fatalf("/forget 1 answered %q", got)
 	}
-	f.say(t, "zhangsan", "上海办公室的打印机在哪？")
-	if s := model.lastPrompt(); strings.Contains(s, "USER_NOTES") {
+	f.Say(t, "zhangsan", "上海办公室的打印机在哪？")
+	if s := model.LastPrompt(); strings.Contains(s, "USER_NOTES") {
 		t.Errorf("a forgotten note is still in the prompt: %q", tail(s))
 	}
 	if n := h.Count(`SELECT count(*) FROM memories`); n != 0 {
 		t.Errorf("%d memories left in the database after /forget", n)
 	}
-	if got := f.say(t, "zhangsan", "/memory"); got != words.None {
+	if got := f.Say(t, "zhangsan", "/memory"); got != words.None {
 		t.Errorf("/memory after /forget answered %q", got)
 	}
 }
@@ -157,7 +94,7 @@ func TestMemoryIsRecalledAcrossResetAndChatsAndForgotten(t *testing.T) {
 // refused; a confirmed write's outcome is kept as what the user was told.
 func TestMemoryLearnsWhatTheUserStatesAndKeepsNoSecret(t *testing.T) {
 	t.Parallel()
-	model := &memoryModel{extracted: func(user string) string {
+	model := &gatewaytest.MemoryModel{Extracted: func(user string) string {
 		switch {
 		case strings.Contains(user, "华东"):
 			return `{"memories":[{"text":"负责华东区的销售"},{"text":"希望回复简短"}]}`
@@ -171,35 +108,35 @@ func TestMemoryLearnsWhatTheUserStatesAndKeepsNoSecret(t *testing.T) {
 		return `{"memories":[]}`
 	}}
 	h := gatewaytest.New(t)
-	h.Model.SetHandler(model.handle)
+	h.Model.SetHandler(model.Handle)
 	h.Start(gateway.Deps{})
-	f := &confirmFlow{h: h, clock: time.Now}
+	f := &gatewaytest.Chat{H: h, Clock: time.Now}
 	words := config.DefaultMemoryMessages
 
-	f.say(t, "zhangsan", "我负责华东区的销售，以后回复请简短一些")
-	if n := model.extractCalls(); n != 1 {
+	f.Say(t, "zhangsan", "我负责华东区的销售，以后回复请简短一些")
+	if n := model.ExtractCalls(); n != 1 {
 		t.Fatalf("%d extraction calls for a statement, want 1", n)
 	}
 	for _, text := range []string{"我的年假还有几天？", "今天天气不错", "好的"} {
-		f.say(t, "zhangsan", text)
+		f.Say(t, "zhangsan", text)
 	}
-	if n := model.extractCalls(); n != 1 {
+	if n := model.ExtractCalls(); n != 1 {
 		t.Fatalf("%d extraction calls after a question and small talk, want still 1", n)
 	}
 	for _, text := range []string{"我在北京出差这周", "我现在在深圳开会", "我的邮箱以后改用新的"} {
-		f.say(t, "zhangsan", text)
+		f.Say(t, "zhangsan", text)
 	}
-	if n := model.extractCalls(); n != 4 {
+	if n := model.ExtractCalls(); n != 4 {
 		t.Fatalf("%d extraction calls, want 4", n)
 	}
-	if got := f.say(t, "zhangsan", "记住 我的 VPN 密码是 Abc12345"); got != words.Refused {
+	if got := f.Say(t, "zhangsan", "记住 我的 VPN 密码是 Abc12345"); got != words.Refused {
 		t.Errorf("记住 a password answered %q", got)
 	}
-	if got := f.say(t, "zhangsan", "记住 我的手机 13812345678"); got != words.Refused {
+	if got := f.Say(t, "zhangsan", "记住 我的手机 13812345678"); got != words.Refused {
 		t.Errorf("记住 a mobile number answered %q", got)
 	}
-	f.say(t, "zhangsan", "帮我重置 VPN 密码")
-	f.say(t, "zhangsan", "确认")
+	f.Say(t, "zhangsan", "帮我重置 VPN 密码")
+	f.Say(t, "zhangsan", "确认")
 
 	var kept []string
 	rows, err := h.Pool.Query(t.Context(), `SELECT kind || ':' || text FROM memories WHERE user_id = 'zhangsan' ORDER BY id`)
@@ -234,20 +171,20 @@ func tail(s string) string {
 // by a gateway started afresh on the same database.
 func TestMemoryOutlivesARestart(t *testing.T) {
 	t.Parallel()
-	model := &memoryModel{}
+	model := &gatewaytest.MemoryModel{}
 	h := gatewaytest.New(t)
-	h.Model.SetHandler(model.handle)
+	h.Model.SetHandler(model.Handle)
 	first := h.Start(gateway.Deps{})
-	f := &confirmFlow{h: h, clock: time.Now}
-	f.say(t, "zhangsan", "记住 叫我小王")
+	f := &gatewaytest.Chat{H: h, Clock: time.Now}
+	f.Say(t, "zhangsan", "记住 叫我小王")
 	stopCtx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := first.Stop(stopCtx); err != nil {
 		t.Fatal(err)
 	}
 	h.Start(gateway.Deps{})
-	f.say(t, "zhangsan", "小王的工位在哪")
-	if s := model.lastPrompt(); !strings.Contains(s, "[\"叫我小王（") && !strings.Contains(s, ",\"叫我小王（") {
+	f.Say(t, "zhangsan", "小王的工位在哪")
+	if s := model.LastPrompt(); !strings.Contains(s, "[\"叫我小王（") && !strings.Contains(s, ",\"叫我小王（") {
 		t.Fatalf("after a restart the prompt ends %q, want the note", tail(s))
 	}
 }
@@ -258,35 +195,35 @@ func TestMemoryOutlivesARestart(t *testing.T) {
 // request it shares no word with; /help lists the memory commands.
 func TestMemoryWorksAsEmployeesExpect(t *testing.T) {
 	t.Parallel()
-	model := &memoryModel{extracted: func(user string) string {
+	model := &gatewaytest.MemoryModel{Extracted: func(user string) string {
 		if strings.Contains(user, "常驻上海办公室") {
 			return `{"memories":[{"text":"常驻上海办公室","kind":"fact"}]}`
 		}
 		return `{"memories":[]}`
 	}}
 	h := gatewaytest.New(t)
-	h.Model.SetHandler(model.handle)
+	h.Model.SetHandler(model.Handle)
 	h.Start(gateway.Deps{})
-	f := &confirmFlow{h: h, clock: time.Now}
+	f := &gatewaytest.Chat{H: h, Clock: time.Now}
 	words := config.DefaultMemoryMessages
 
-	f.say(t, "zhangsan", "我常驻上海办公室")
-	if model.extractCalls() != 1 {
-		t.Fatalf("%d extraction calls for 「我常驻上海办公室」, want 1", model.extractCalls())
+	f.Say(t, "zhangsan", "我常驻上海办公室")
+	if model.ExtractCalls() != 1 {
+		t.Fatalf("%d extraction calls for 「我常驻上海办公室」, want 1", model.ExtractCalls())
 	}
 	sent := h.WeComAPI.Messages()
 	if last := sent[len(sent)-1].Content; last != fmt.Sprintf(words.Learned, "常驻上海办公室") {
 		t.Errorf("the last message after the answer is %q, want the learned line", last)
 	}
 
-	if got := f.say(t, "zhangsan", "记住 以后回复我请用英文"); !strings.Contains(got, "/forget") {
+	if got := f.Say(t, "zhangsan", "记住 以后回复我请用英文"); !strings.Contains(got, "/forget") {
 		t.Errorf("记住 answered %q, want how to undo it", got)
 	}
-	f.say(t, "zhangsan", "帮我写一封请假邮件")
-	if p := model.lastPrompt(); !strings.Contains(p, "以后回复我请用英文") {
+	f.Say(t, "zhangsan", "帮我写一封请假邮件")
+	if p := model.LastPrompt(); !strings.Contains(p, "以后回复我请用英文") {
 		t.Errorf("the preference does not reach a request it shares no word with: %q", tail(p))
 	}
-	if help := f.say(t, "zhangsan", "/help"); !strings.Contains(help, words.Help) {
+	if help := f.Say(t, "zhangsan", "/help"); !strings.Contains(help, words.Help) {
 		t.Errorf("/help = %q, want the memory commands", help)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway_test
+package skillfiles_test
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/gatewaytest"
@@ -81,11 +82,11 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 		}
 		return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("hr_note", `{}`)}}
 	})
-	clock := &jumpClock{}
+	clock := &gatewaytest.JumpClock{}
 	h.ModelYAML = "  vision: true"
 	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir), Now: clock.Now})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
-	photo := pngOf(t, 20, 30)
+	photo := chantest.PNG(t, 20, 30)
 	id := h.WeComAPI.AddMedia(photo, "请假单.png")
 	for i, xml := range []string{
 		wecomtest.ImageMessageXML(gatewaytest.CorpID, "zhangsan", h.WeComAPI.URL()+"/pic.png", id, "7300", gatewaytest.AgentID, time.Now().Unix()),
@@ -137,9 +138,7 @@ func TestSkillThatTakesFilesGetsTheSendersAttachment(t *testing.T) {
 	if s := status(u); s != http.StatusOK {
 		t.Errorf("the URL within its time answered %d, want 200", s)
 	}
-	clock.mu.Lock()
-	clock.offset = 10*time.Minute + time.Second // media.file_url_ttl
-	clock.mu.Unlock()
+	clock.Jump(10*time.Minute + time.Second) // media.file_url_ttl
 	if s := status(u); s != http.StatusGone {
 		t.Errorf("the URL after media.file_url_ttl answered %d, want 410", s)
 	}
@@ -156,7 +155,7 @@ func TestFilesAreOnlyTheCallersOwn(t *testing.T) {
 	features := gatewaytest.NewFeatures()
 	h.Start(gateway.Deps{Features: features})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
-	id := h.WeComAPI.AddMedia(pngOf(t, 4, 4), "")
+	id := h.WeComAPI.AddMedia(chantest.PNG(t, 4, 4), "")
 	u, body := h.CallbackRequest(wecomtest.ImageMessageXML(gatewaytest.CorpID, "zhangsan", "", id, "7310", gatewaytest.AgentID, time.Now().Unix()), time.Now())
 	if status, _ := gatewaytest.Post(t, u, body); status != 200 {
 		t.Fatalf("callback answered %d", status)
@@ -208,7 +207,7 @@ func TestConfirmedCallGetsTheFilesOfTheMessageThatAsked(t *testing.T) {
 	h.ModelYAML = "  vision: true"
 	h.Start(gateway.Deps{SkillsFS: os.DirFS(dir)})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
-	photo := pngOf(t, 12, 12)
+	photo := chantest.PNG(t, 12, 12)
 	id := h.WeComAPI.AddMedia(photo, "")
 	for i, xml := range []string{
 		wecomtest.ImageMessageXML(gatewaytest.CorpID, "zhangsan", "", id, "7320", gatewaytest.AgentID, time.Now().Unix()),

@@ -1,4 +1,4 @@
-package gateway_test
+package modellimit_test
 
 import (
 	"context"
@@ -75,7 +75,7 @@ func TestModel429RetriedOnceByTheRun(t *testing.T) {
 		}
 		return openaitest.Reply{Content: "答：" + req.Messages[len(req.Messages)-1].Content}
 	})
-	ch := testChannel(2048)
+	ch := gatewaytest.Channel(2048)
 	gw := h.StartExtra("", gateway.Deps{Channels: []channels.Channel{ch}})
 	ctx := gatewaytest.WithTimeout(t, 30*time.Second)
 	gatewaytest.Accept(t, gw, ch.Message("a", "rl-1", "zhangsan", "zhangsan", "你好", false, false))

@@ -1,4 +1,4 @@
-package gateway_test
+package admin_test
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package gateway_test
+package knowledge_test
 
 import (
 	"context"
@@ -48,13 +48,13 @@ func TestKnowledgeAnswerNamesItsSourceAddedByHermes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.StartExtra("", gateway.Deps{Features: append(gatewaytest.NewFeatures(), knowledge.New())})
-	f := &confirmFlow{h: h, clock: time.Now}
+	f := &gatewaytest.Chat{H: h, Clock: time.Now}
 
-	got := f.say(t, "zhangsan", "结婚能休几天婚假？")
+	got := f.Say(t, "zhangsan", "结婚能休几天婚假？")
 	if !strings.HasSuffix(got, "\n\n来源：《休假制度》 · 休假制度 > 婚假") || !strings.Contains(got, "婚假为 3 天") {
 		t.Fatalf("reply = %q", got)
 	}
-	f.say(t, "zhangsan", "你好")
+	f.Say(t, "zhangsan", "你好")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(offered) != 2 || !slices.Contains(offered[0], knowledge.ToolName) || len(offered[1]) != 0 {

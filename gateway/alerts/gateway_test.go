@@ -1,4 +1,4 @@
-package gateway_test
+package alerts_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package gateway_test
+package privacy_test
 
 import (
 	"strings"
@@ -23,24 +23,24 @@ func TestForgettingLeavesNoCopy(t *testing.T) {
 	for name, forget := range map[string]string{"ByNumber": "/forget 1", "All": "/forget all", "ByWords": "忘掉 12F-031"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			model := &memoryModel{}
+			model := &gatewaytest.MemoryModel{}
 			h := gatewaytest.New(t)
-			h.Model.SetHandler(model.handle)
+			h.Model.SetHandler(model.Handle)
 			h.Start(gateway.Deps{})
-			f := &confirmFlow{h: h, clock: time.Now}
+			f := &gatewaytest.Chat{H: h, Clock: time.Now}
 
-			if got := f.say(t, "zhangsan", "记住 "+secretish); !strings.Contains(got, secretish) {
+			if got := f.Say(t, "zhangsan", "记住 "+secretish); !strings.Contains(got, secretish) {
 				t.Fatalf("记住 answered %q", got)
 			}
-			f.say(t, "zhangsan", secretish+"，这层的打印机在哪？")
-			if list := f.say(t, "zhangsan", "/memory"); !strings.Contains(list, "1. "+secretish) {
+			f.Say(t, "zhangsan", secretish+"，这层的打印机在哪？")
+			if list := f.Say(t, "zhangsan", "/memory"); !strings.Contains(list, "1. "+secretish) {
 				t.Fatalf("/memory answered %q", list)
 			}
-			if got := f.say(t, "zhangsan", forget); got != "已删除 1 条记忆。" {
+			if got := f.Say(t, "zhangsan", forget); got != "已删除 1 条记忆。" {
 				t.Fatalf("%s answered %q", forget, got)
 			}
-			f.say(t, "zhangsan", "打印机在哪？")
-			if p := model.lastPrompt(); strings.Contains(p, "12F-031") || strings.Contains(p, "我记下了这些") {
+			f.Say(t, "zhangsan", "打印机在哪？")
+			if p := model.LastPrompt(); strings.Contains(p, "12F-031") || strings.Contains(p, "我记下了这些") {
 				t.Errorf("the request after %s still carries the forgotten text or a memory command: %q", forget, p)
 			}
 			if found := storetest.CopiesOf(t, h.Pool, secretish); len(found) > 0 {
@@ -61,8 +61,8 @@ func TestMemoryListInAGroupIsSentPrivately(t *testing.T) {
 	t.Parallel()
 	const note = "我在上海办公室，只告诉机器人"
 	h := gatewaytest.New(t)
-	h.Model.SetHandler((&memoryModel{}).handle)
-	ws := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
+	h.Model.SetHandler((&gatewaytest.MemoryModel{}).Handle)
+	ws := wecomtest.NewBotWSServer(t, gatewaytest.WSBotID, gatewaytest.WSSecret)
 	h.StartExtra(gatewaytest.WSBotYAML(ws.URL()), gateway.Deps{})
 	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
 	if _, err := ws.WaitSubscriptions(ctx, 1, true); err != nil {
@@ -82,11 +82,11 @@ func TestMemoryListInAGroupIsSentPrivately(t *testing.T) {
 		h.WaitIdle(ctx)
 		return fr.Reply.Stream.Content
 	}
-	private := wecomtest.BotMessage{MsgID: "p1", AIBotID: wsBotID, ChatType: "single", UserID: "zhangsan"}
+	private := wecomtest.BotMessage{MsgID: "p1", AIBotID: gatewaytest.WSBotID, ChatType: "single", UserID: "zhangsan"}
 	if got := ask(private, "记住 "+note); !strings.Contains(got, note) {
 		t.Fatalf("记住 answered %q", got)
 	}
-	group := wecomtest.BotMessage{MsgID: "g1", AIBotID: wsBotID, ChatID: "wrGroup1", ChatType: "group", UserID: "zhangsan"}
+	group := wecomtest.BotMessage{MsgID: "g1", AIBotID: gatewaytest.WSBotID, ChatID: "wrGroup1", ChatType: "group", UserID: "zhangsan"}
 	if got := ask(group, "@IT助手 /memory"); !strings.HasSuffix(got, words.SentPrivately) || strings.Contains(got, note) {
 		t.Fatalf("/memory in the group answered %q, want %q", got, words.SentPrivately)
 	}
@@ -102,7 +102,7 @@ func TestMemoryListInAGroupIsSentPrivately(t *testing.T) {
 			t.Fatalf("the group saw the note: %s", fr.Body)
 		}
 	}
-	lisi := wecomtest.BotMessage{MsgID: "g2", AIBotID: wsBotID, ChatID: "wrGroup1", ChatType: "group", UserID: "lisi"}
+	lisi := wecomtest.BotMessage{MsgID: "g2", AIBotID: gatewaytest.WSBotID, ChatID: "wrGroup1", ChatType: "group", UserID: "lisi"}
 	if got := ask(lisi, "@IT助手 /memory"); !strings.HasSuffix(got, words.AskPrivately) {
 		t.Fatalf("/memory of a user who never wrote privately answered %q, want %q", got, words.AskPrivately)
 	}
@@ -114,10 +114,10 @@ func TestMemoryListInAGroupIsSentPrivately(t *testing.T) {
 func TestRefusedRememberKeepsNoCopy(t *testing.T) {
 	t.Parallel()
 	h := gatewaytest.New(t)
-	h.Model.SetHandler((&memoryModel{}).handle)
+	h.Model.SetHandler((&gatewaytest.MemoryModel{}).Handle)
 	h.Start(gateway.Deps{})
-	f := &confirmFlow{h: h, clock: time.Now}
-	if got := f.say(t, "zhangsan", "记住 我的手机号是 13812345678"); got != config.DefaultMemoryMessages.Refused {
+	f := &gatewaytest.Chat{H: h, Clock: time.Now}
+	if got := f.Say(t, "zhangsan", "记住 我的手机号是 13812345678"); got != config.DefaultMemoryMessages.Refused {
 		t.Fatalf("记住 of a mobile number answered %q", got)
 	}
 	if found := storetest.CopiesOf(t, h.Pool, "13812345678"); len(found) > 0 {
