@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
