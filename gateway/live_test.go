@@ -270,17 +270,17 @@ func TestLiveReplyOfADeadReplicaIsDelivered(t *testing.T) {
 // streamed answer's job linger in the queue).
 func TestDeliveryWaitsForTheLiveReplyRunningHere(t *testing.T) {
 	t.Parallel()
-	r := newMediaRig(t, "")
+	r := gatewaytest.NewBotRig(t, "")
 	for i := range 3 {
 		m := wecomtest.BotMessage{MsgID: fmt.Sprint("lw-", i), AIBotID: wsBotID, ChatID: "zhangsan", ChatType: "single", UserID: "zhangsan"}
-		if got := r.ask(t, m.Text("你好")); got != "收到" {
+		if got := r.Ask(t, m.Text("你好")); got != "收到" {
 			t.Fatalf("answer %q", got)
 		}
 	}
-	if n := r.h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply'`); n < 3 {
+	if n := r.H.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply'`); n < 3 {
 		t.Fatalf("%d delivery jobs, want one per answer", n)
 	}
-	if n := r.h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND metadata ? 'snoozes'`); n != 0 {
+	if n := r.H.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply' AND metadata ? 'snoozes'`); n != 0 {
 		t.Errorf("%d delivery jobs snoozed on the hold, want none", n)
 	}
 }

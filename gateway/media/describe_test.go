@@ -1,4 +1,4 @@
-package gateway_test
+package media_test
 
 import (
 	"bytes"
@@ -54,16 +54,16 @@ func TestImageIsDescribedForATextOnlyModel(t *testing.T) {
 		}
 		return openaitest.Reply{Status: http.StatusServiceUnavailable, Content: "overloaded"}
 	})
-	r := newMediaRigWith(t, "", describeYAML(vision.URL()))
-	m := wecomtest.BotMessage{MsgID: "dsc-1", AIBotID: wsBotID, ChatID: "zhangsan", ChatType: "single", UserID: "zhangsan"}
-	answer := r.ask(t, m.Mixed(wecomtest.MixedText("连不上 VPN"),
-		wecomtest.MixedImageWithKey(r.files.Add(first, fileKey, ""), wecomtest.BotFileKey(fileKey)),
-		wecomtest.MixedImageWithKey(r.files.Add(second, fileKey, ""), wecomtest.BotFileKey(fileKey)),
+	r := gatewaytest.NewBotRigWith(t, "", describeYAML(vision.URL()))
+	m := wecomtest.BotMessage{MsgID: "dsc-1", AIBotID: gatewaytest.WSBotID, ChatID: "zhangsan", ChatType: "single", UserID: "zhangsan"}
+	answer := r.Ask(t, m.Mixed(wecomtest.MixedText("连不上 VPN"),
+		wecomtest.MixedImageWithKey(r.Files.Add(first, fileKey, ""), wecomtest.BotFileKey(fileKey)),
+		wecomtest.MixedImageWithKey(r.Files.Add(second, fileKey, ""), wecomtest.BotFileKey(fileKey)),
 		wecomtest.MixedText("怎么办？")))
 	if !strings.Contains(answer, "收到") {
 		t.Fatalf("answer %q, want the model's", answer)
 	}
-	calls := r.calls()
+	calls := r.Calls()
 	want := "连不上 VPN\n[图片1]\n（图片内容，由图像识别模型描述：弹窗报错：VPN 连接失败，错误代码 809）\n" +
 		"[图片2]\n（图片内容，由图像识别模型描述：网络设置页面，DNS 为空）\n怎么办？"
 	if len(calls) != 1 || len(calls[0].MultiContent) != 0 || calls[0].Content != want {
@@ -80,21 +80,21 @@ func TestImageIsDescribedForATextOnlyModel(t *testing.T) {
 	}
 	mu.Unlock()
 	var stored string
-	if err := r.h.Pool.QueryRow(r.ctx, `SELECT content FROM messages WHERE role = 'user'`).Scan(&stored); err != nil {
+	if err := r.H.Pool.QueryRow(r.Ctx, `SELECT content FROM messages WHERE role = 'user'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if stored != "连不上 VPN\n[图片1]\n[图片2]\n怎么办？" {
 		t.Errorf("history keeps %q, want the markers only", stored)
 	}
-	if n := r.h.Count(`SELECT count(*) FROM inbound_media WHERE became = '图片 48×48 → 图像识别模型 22 字'`); n != 1 {
+	if n := r.H.Count(`SELECT count(*) FROM inbound_media WHERE became = '图片 48×48 → 图像识别模型 22 字'`); n != 1 {
 		t.Errorf("what the first image became is not recorded")
 	}
 
 	// The vision model fails: a clear answer, the model is not called.
 	m.MsgID = "dsc-2"
-	got := r.ask(t, m.ImageWithKey(r.files.Add(broken, fileKey, ""), wecomtest.BotFileKey(fileKey)))
-	if !strings.Contains(got, config.DefaultMediaMessages.DescribeFailed) || len(r.calls()) != 1 {
-		t.Fatalf("answer %q after %d model calls, want describe_failed and no new call", got, len(r.calls()))
+	got := r.Ask(t, m.ImageWithKey(r.Files.Add(broken, fileKey, ""), wecomtest.BotFileKey(fileKey)))
+	if !strings.Contains(got, config.DefaultMediaMessages.DescribeFailed) || len(r.Calls()) != 1 {
+		t.Fatalf("answer %q after %d model calls, want describe_failed and no new call", got, len(r.Calls()))
 	}
 }
 
