@@ -14,14 +14,18 @@ export GOFLAGS += -tags=nomsgpack
 demo:
 	$(GO) run ./cmd/hermes demo
 
-# The gateway's tests run alone, the other packages after them: the
-# gateway's run four at once and use up to ~85 of the local server's 100
-# connections, so another database-heavy package beside them can hit
-# "too many clients".
+# The gateway's tests run alone, then the features' tests that run a whole
+# Hermes (those importing gateway/gatewaytest, ~20 connections a test
+# process, two processes at once: 41 at the peak measured), then the rest:
+# the gateway's run four at once and use up to ~85 of the local server's
+# 100 connections, and a whole Hermes per package beside as many packages
+# as cores could pass 100 and hit "too many clients".
+WHOLE_HERMES = $(GO) list -f '{{.ImportPath}}{{range .XTestImports}} {{.}}{{end}}' ./... | awk '$$1 !~ /\/gateway$$/ && / .*gateway\/gatewaytest/ {print $$1}'
 test:
 	.ci/prepare
 	$(GO) test ./gateway/
-	$(GO) test $$($(GO) list ./... | grep -v '/gateway$$')
+	$(GO) test -p 2 $$($(WHOLE_HERMES))
+	$(GO) test $$($(GO) list ./... | grep -v '/gateway$$' | grep -vxF "$$($(WHOLE_HERMES))")
 
 # Benchmarks: 1,000 conversations at once against a 2 s model on one and on
 # two replicas (figures and ratios printed), 5,000 runs waiting at once on

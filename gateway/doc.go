@@ -75,5 +75,8 @@
 //
 // Tests: gateway/gatewaytest is the shared harness of the tests that run a
 // whole Hermes (a migrated database per test, the fake WeCom and model, the
-// demo backend), here and beside the features.
+// demo backend). The tests here are the pipeline's; each feature's sit
+// beside it (gateway/reports, openaiapi, router, memory, ...).
+// outbox_stage_test.go tests the outbox and delivery stages alone, on a pool
+// and the in-memory channel, without a Gateway.
 package gateway
