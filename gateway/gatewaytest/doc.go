@@ -9,9 +9,15 @@
 // It is for tests only and tests nothing itself. Files, by concept:
 //   - harness.go: Harness and New; the configuration it runs with; Start
 //     and its variants (a gateway with every feature, as cmd/hermes wires
-//     them); Heavy, the per-process bound on connection-hungry tests.
+//     them); Heavy and the bound on harnesses alive at once, which keep a
+//     test process within the server's connections.
 //   - wecom.go: the test WeCom app and AI bot, a signed callback, Post.
+//   - api.go: the tool router's and the OpenAI-compatible API's keys.
 //   - wait.go: waiting for the queues to empty or a condition to hold,
-//     counting rows.
+//     counting rows, Accept, the in-memory Channel.
 //   - features.go: NewFeatures and FeatureOf.
+//   - chat.go, ask.go, botrig.go: conversations (Chat.Say, AskLeave, an AI
+//     bot on a long connection with a recording model), Get and Probe.
+//   - clock.go, memory.go, reports.go: a JumpClock, the memory feature's
+//     fake model, the reports' clock, owner and sample report.
 package gatewaytest

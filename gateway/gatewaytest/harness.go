@@ -47,6 +47,14 @@ func Heavy(t testing.TB) {
 	t.Cleanup(func() { <-heavyTests })
 }
 
+// alive bounds the harnesses alive at once in one test process: a
+// harness's gateway may hold up to 20 connections (its pool), so four keep
+// a process within ~85 of the server's 100 whatever -test.parallel it runs
+// with (GOMAXPROCS by default outside gateway, which runs four at once).
+// A test waits for a place in New; Heavy, where a test calls it, comes
+// first, so the two never wait on each other in a circle.
+var alive = make(chan struct{}, 4)
+
 // Platforms are the platforms the test gateways know, as cmd/hermes
 // registers them.
 var Platforms = []channels.Platform{wecom.Platform}
@@ -100,6 +108,8 @@ type Harness struct {
 func New(t testing.TB) *Harness {
 	t.Helper()
 	sampleKeys()
+	alive <- struct{}{}
+	t.Cleanup(func() { <-alive }) // the last cleanup: after the gateway and pool
 	h := &Harness{T: t}
 	h.DBURL = storetest.URL(t)
 	pool, err := store.Open(context.Background(), h.DBURL, 20)
