@@ -133,6 +133,8 @@ type RunFilter struct {
 	UserID     string    // the sender the run answered
 	ChatID     string    // the conversation
 	StopReason string    // e.g. "timeout", "fatal_tool_error"
+	Channel    string    // the platform of the conversation
+	Account    string    // the account (app or bot) of the conversation
 	Since      time.Time // started at or after
 	Until      time.Time // started before
 	Limit      int       // newest first, default 50
@@ -154,8 +156,9 @@ SELECT r.id, r.stop_reason, s.channel, s.account, s.user_id, s.chat_id, i.platfo
 FROM runs r JOIN sessions s ON s.id = r.session_id JOIN inbound_messages i ON i.id = r.inbound_id
 WHERE ($1 = '' OR s.user_id = $1) AND ($2 = '' OR s.chat_id = $2) AND ($3 = '' OR r.stop_reason = $3)
   AND ($4::timestamptz IS NULL OR r.started_at >= $4) AND ($5::timestamptz IS NULL OR r.started_at < $5)
+  AND ($7 = '' OR s.channel = $7) AND ($8 = '' OR s.account = $8)
 ORDER BY r.started_at DESC, r.id LIMIT $6`,
-		f.UserID, f.ChatID, f.StopReason, timeOrNil(f.Since), timeOrNil(f.Until), f.Limit)
+		f.UserID, f.ChatID, f.StopReason, timeOrNil(f.Since), timeOrNil(f.Until), f.Limit, f.Channel, f.Account)
 	if err != nil {
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}

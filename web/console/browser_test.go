@@ -130,6 +130,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	chartsMatch(t, ctx, f, base)
 	fillHistory(t, f)
 	chartsMatch(t, ctx, f, base)
+	checkAxes(t, ctx, base)
+	checkDrillDown(t, ctx, base)
+	do("overview with history", chromedp.Navigate(base+"/?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-stops svg")))
+	swatches, err := chromedp.Run(ctx, chromedp.Evaluate[[]legendSwatch](legendSwatches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStopColors(t, swatches)
 	do("overview charts", chromedp.Navigate(base+"/?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-traffic svg")))
 	shot("console-overview.png")
 	do("skills charts", chromedp.Navigate(base+"/skills?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-skill-calls svg")))

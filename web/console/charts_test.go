@@ -30,7 +30,8 @@ func chartRows(t *testing.T, body, id string) [][]string {
 	for _, tr := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(section, -1) {
 		var row []string
 		for _, td := range regexp.MustCompile(`(?s)<t[dh][^>]*>(.*?)</t[dh]>`).FindAllStringSubmatch(tr[1], -1) {
-			row = append(row, strings.TrimSpace(td[1]))
+			// A cell's text, without the drill-down link around it.
+			row = append(row, strings.TrimSpace(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(td[1], "")))
 		}
 		rows = append(rows, row)
 	}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -27,6 +28,9 @@ type overviewData struct {
 	Tokens   []expiryRow
 	Leases   []expiryRow
 	Queues   []queueRow
+	// ExportFrom and ExportTo fill the export's date fields: the last 7
+	// days, today included (the operator's local days).
+	ExportFrom, ExportTo string
 }
 
 type accountRow struct {
@@ -58,13 +62,14 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 		c.fail(w, r, err)
 		return
 	}
-	d := overviewData{Window: statsWindow, Accounts: accountRows(r.t, stats, refusals)}
+	d := overviewData{Window: statsWindow, Accounts: accountRows(r.t, stats, refusals),
+		ExportFrom: now.Local().AddDate(0, 0, -6).Format(time.DateOnly), ExportTo: now.Local().Format(time.DateOnly)}
 	tw := newTrendWindow(r.URL.Query().Get("trend"), now)
+	d.Trend = tw.trend(Prefix + "/")
 	if d.Trend.Charts, err = c.overviewCharts(r, tw); err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	d.Trend.Period, d.Trend.Periods, d.Trend.Path = tw.Period, trendPeriods, Prefix+"/"
 	tokens, err := c.deps.Store.TokenExpiries(ctx)
 	if err != nil {
 		c.fail(w, r, err)
@@ -177,16 +182,29 @@ var stopReasons = []string{agent.StopFinished, agent.StopMaxSteps, agent.StopTim
 	agent.StopFatalTool, agent.StopNeedsInput, agent.StopAwaitingConfirmation, agent.StopPlanRefused, agent.StopError, agent.StopCanceled}
 
 type runsData struct {
-	UserID, ChatID, Stop, Period string
-	Stops, Periods               []string
-	List                         []store.RunSummary
+	UserID, ChatID, Stop, Period, Channel, Account string
+	Stops, Periods                                 []string
+	// From and To are a chart's bucket the list was opened from (the
+	// drill-down), zero when the period select applies.
+	From, To time.Time
+	List     []store.RunSummary
 }
 
 func (c *Console) runs(w http.ResponseWriter, r *request) {
 	q := r.URL.Query()
-	d := runsData{UserID: q.Get("user"), ChatID: q.Get("chat"), Stop: q.Get("stop"), Period: q.Get("period"), Stops: stopReasons, Periods: periodNames}
-	list, err := c.deps.Store.ListRuns(r.Context(), store.RunFilter{UserID: d.UserID, ChatID: d.ChatID, StopReason: d.Stop,
-		Since: since(r, c.deps.Now()), Limit: 100})
+	d := runsData{UserID: q.Get("user"), ChatID: q.Get("chat"), Stop: q.Get("stop"), Period: q.Get("period"),
+		Channel: q.Get("channel"), Account: q.Get("account"), Stops: stopReasons, Periods: periodNames}
+	f := store.RunFilter{UserID: d.UserID, ChatID: d.ChatID, StopReason: d.Stop, Channel: d.Channel, Account: d.Account,
+		Since: since(r, c.deps.Now()), Limit: 100}
+	// A drill-down's bucket; a time that does not parse is ignored like an
+	// unknown period (the list is wider, never someone else's).
+	if from, err := time.Parse(time.RFC3339, q.Get("from")); err == nil {
+		d.From, f.Since = from, from
+	}
+	if to, err := time.Parse(time.RFC3339, q.Get("to")); err == nil {
+		d.To, f.Until = to, to
+	}
+	list, err := c.deps.Store.ListRuns(r.Context(), f)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -238,6 +256,15 @@ func (c *Console) run(w http.ResponseWriter, r *request) {
 	c.render(w, r, "run", "", http.StatusOK, d)
 }
 
+// breakerState is a breaker's state in the page's language ("" when the
+// skill has no breaker).
+func breakerState(t map[string]string, state string) string {
+	if state == "" {
+		return ""
+	}
+	return cmp.Or(t["breaker_"+state], state)
+}
+
 // skillRow is one skill on the skills page.
 type skillRow struct {
 	Name, DisplayName, Description, Executor, Breaker string
@@ -275,14 +302,14 @@ func (c *Console) skillsData(r *request) (skillsData, error) {
 	}
 	d := skillsData{Window: statsWindow, Errors: errs}
 	tw := newTrendWindow(r.URL.Query().Get("trend"), c.deps.Now())
+	d.Trend = tw.trend(Prefix + "/skills")
 	if d.Trend.Charts, err = c.skillCharts(r, tw); err != nil {
 		return skillsData{}, err
 	}
-	d.Trend.Period, d.Trend.Periods, d.Trend.Path = tw.Period, trendPeriods, Prefix+"/skills"
 	reg := c.deps.Skills()
 	for _, s := range reg.Skills() {
 		row := skillRow{Name: s.Name, DisplayName: s.DisplayName, Description: s.Description, Executor: s.Executor,
-			Breaker: reg.BreakerState(s.Name), PerMinute: "0.00", ErrorRate: "–"}
+			Breaker: breakerState(r.t, reg.BreakerState(s.Name)), PerMinute: "0.00", ErrorRate: "–"}
 		a := s.Access
 		for _, rule := range []struct {
 			name string
