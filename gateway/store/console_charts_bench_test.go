@@ -68,7 +68,8 @@ func fillRuns(b *testing.B, ctx context.Context, q store.Querier, n int, now tim
 }
 
 // BenchmarkConsoleCharts1M reports the time of each chart query of the
-// console over 24 hours and 7 days, and of exporting a day of runs, at
+// console and of its headline over the last hour, 24 hours, 7 days and 30
+// days, and of exporting a day of runs, at
 // 1,000,000 runs. The fill takes a minute or two; run it with
 // -benchtime 5x.
 func BenchmarkConsoleCharts1M(b *testing.B) {
@@ -97,12 +98,21 @@ func BenchmarkConsoleCharts1M(b *testing.B) {
 		}},
 		{"skills", func(r store.ChartRange) error { _, err := c.SkillChart(ctx, r); return err }},
 		{"breaker", func(r store.ChartRange) error { _, err := c.BreakerOpenings(ctx, r); return err }},
+		// The overview's headline: the period and the one before it.
+		{"headline", func(r store.ChartRange) error {
+			if _, err := c.HeadlineFigures(ctx, r.Since, r.Until); err != nil {
+				return err
+			}
+			_, err := c.HeadlineFigures(ctx, r.Since.Add(-r.Until.Sub(r.Since)), r.Since)
+			return err
+		}},
 	}
+	// The console's periods and their buckets (web/console/trends.go).
 	for _, period := range []struct {
-		name string
-		d    time.Duration
-	}{{"24h", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}} {
-		r := store.ChartRange{Since: now.Add(-period.d), Until: now.Add(time.Hour), Step: time.Hour}
+		name    string
+		d, step time.Duration
+	}{{"1h", time.Hour, time.Minute}, {"24h", 24 * time.Hour, time.Hour}, {"7d", 7 * 24 * time.Hour, 6 * time.Hour}, {"30d", 30 * 24 * time.Hour, 24 * time.Hour}} {
+		r := store.ChartRange{Since: now.Add(-period.d), Until: now.Add(period.step), Step: period.step}
 		for _, c := range charts {
 			b.Run(c.name+"_"+period.name, func(b *testing.B) {
 				for b.Loop() {

@@ -22,6 +22,7 @@ const threadLimit = 200
 
 // overviewData is the overview page.
 type overviewData struct {
+	Headline []headlineFigure
 	Trend    trendData
 	Window   time.Duration
 	Accounts []accountRow
@@ -67,6 +68,10 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 	tw := newTrendWindow(r.URL.Query().Get("trend"), now)
 	d.Trend = tw.trend(Prefix + "/")
 	if d.Trend.Charts, err = c.overviewCharts(r, tw); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if d.Headline, err = c.headline(r, tw, now); err != nil {
 		c.fail(w, r, err)
 		return
 	}

@@ -1,0 +1,86 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/store"
+	"github.com/hermes-gw/hermes/web/console"
+)
+
+// TestHeadlineComparesWithThePeriodBefore: the overview's headline gives
+// the chosen period's messages, failure rate, answer p95 and cost, each
+// against the period of the same length before it, from runs stored on
+// both sides of the boundary; a worse failure rate and a slower p95 are
+// marked bad.
+func TestHeadlineComparesWithThePeriodBefore(t *testing.T) {
+	pool := openPool(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 5, 15, 30, 0, 0, time.Local)
+	var session int64
+	if err := pool.QueryRow(ctx, `INSERT INTO sessions (channel, account, chat_id, user_id) VALUES ('wecom', 'app', 'c', 'u') RETURNING id`).Scan(&session); err != nil {
+		t.Fatal(err)
+	}
+	// The 24-hour view's first bucket starts at 16:00 yesterday; the
+	// period before is as long as the one until now, 23.5 hours.
+	since := time.Date(2026, 12, 4, 16, 0, 0, 0, time.Local)
+	add := func(n int, at time.Time, stop string, took time.Duration, tokens int) {
+		t.Helper()
+		for i := range n {
+			var in int64
+			msg := at.Format("150405") + stop + itoa(int64(i))
+			if err := pool.QueryRow(ctx, `INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, status, received_at)
+VALUES ('wecom', 'app', $1, 'text', 'c', 'single', 'u', 'done', $2) RETURNING id`, msg, at).Scan(&in); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.InsertRun(ctx, pool, store.RunRecord{ID: "run-" + msg, SessionID: session, InboundID: in, Model: "qwen-plus",
+				StopReason: stop, PromptTokens: tokens, StartedAt: at, FinishedAt: at.Add(took)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Before: 10 runs, 1 failed, answers in 1 s, 100,000 tokens.
+	add(9, since.Add(-2*time.Hour), "finished", time.Second, 10_000)
+	add(1, since.Add(-2*time.Hour), "fatal_tool_error", time.Second, 10_000)
+	// Now: 20 runs, 4 failed, answers in 2 s, 300,000 tokens.
+	add(16, since.Add(3*time.Hour), "finished", 2*time.Second, 15_000)
+	add(4, since.Add(3*time.Hour), "error", 2*time.Second, 15_000)
+
+	costs := config.CostsConfig{Models: map[string]config.ModelPrice{"qwen-plus": {Prompt: 10}}}
+	c := console.New(console.Deps{Store: store.NewConsole(pool), Logger: discard(), Now: func() time.Time { return now }, Costs: costs})
+	base, cl := serveAsAdmin(t, pool, c)
+	status, body := get(t, cl, base+"/console/?trend=24h")
+	if status != http.StatusOK {
+		t.Fatalf("overview: %d", status)
+	}
+	for id, want := range map[string]string{
+		"headline-messages": "20 较上一时段 +100%",
+		"headline-failures": "20.0% 较上一时段 +10.0 个百分点",
+		"headline-p95":      "2s 较上一时段 +100%",
+		"headline-cost":     "3.00 较上一时段 +200%",
+	} {
+		if got := figure(t, body, id); got != want {
+			t.Errorf("%s: %q, want %q", id, got, want)
+		}
+	}
+	for _, id := range []string{"headline-failures", "headline-p95"} {
+		if !regexp.MustCompile(`id="` + id + `">(?s:.*?)class="change bad"`).MatchString(body) {
+			t.Errorf("%s is not marked worse", id)
+		}
+	}
+}
+
+// figure is a headline figure's value and change, as text.
+func figure(t *testing.T, body, id string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)id="` + id + `"><div class="muted">[^<]*</div>\s*<div class="value">([^<]*)</div><div class="change[^"]*">([^<]*)</div>`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no headline figure %s on the page", id)
+	}
+	return strings.TrimSpace(m[1]) + " " + strings.TrimSpace(m[2])
+}
