@@ -100,10 +100,10 @@ func BenchmarkConsoleCharts1M(b *testing.B) {
 		{"breaker", func(r store.ChartRange) error { _, err := c.BreakerOpenings(ctx, r); return err }},
 		// The overview's headline: the period and the one before it.
 		{"headline", func(r store.ChartRange) error {
-			if _, err := c.HeadlineFigures(ctx, r.Since, r.Until); err != nil {
+			if _, err := c.HeadlineFigures(ctx, r); err != nil {
 				return err
 			}
-			_, err := c.HeadlineFigures(ctx, r.Since.Add(-r.Until.Sub(r.Since)), r.Since)
+			_, err := c.HeadlineFigures(ctx, store.ChartRange{Since: r.Since.Add(-r.Until.Sub(r.Since)), Until: r.Since})
 			return err
 		}},
 	}

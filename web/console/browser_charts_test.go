@@ -255,3 +255,44 @@ func checkStopColors(t *testing.T, swatches []legendSwatch) {
 		t.Errorf("stop reason %s not in the legend", name)
 	}
 }
+
+// checkRefresh: the overview's trends section reloads itself in place —
+// the request its every-minute trigger makes, made now, brings a message
+// stored since into the headline without reloading the page.
+func checkRefresh(t *testing.T, ctx context.Context, f *fixture, base string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/?trend=1h"), chromedp.WaitVisible(chromedp.CSS("#headline-messages"))); err != nil {
+		t.Fatal(err)
+	}
+	read := `[document.querySelector('#trends').getAttribute('hx-trigger'), document.querySelector('#headline-messages .value').textContent,
+	  String(window.hermesMarker || '')]`
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.hermesMarker = 'same page'; true`)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](read))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before[0] != "every 60s" {
+		t.Errorf("the trends reload on %q, want every 60s", before[0])
+	}
+	if _, err := f.pool.Exec(context.Background(), `INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, text, status, received_at)
+VALUES ('test', 'acc-1', 'refresh-1', 'text', 'c', 'single', 'u', '新消息', 'done', now())`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('#trends');
+	  return htmx.ajax('GET', s.getAttribute('hx-get'), {target: '#trends', select: '#trends', swap: 'outerHTML'}).then(() => true); })()`,
+		chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	after, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](read))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b, a int
+	fmt.Sscan(before[1], &b)
+	fmt.Sscan(after[1], &a)
+	if a != b+1 || after[2] != "same page" {
+		t.Errorf("after a refresh the headline counts %d messages (before %d), page kept: %q; want one more on the same page", a, b, after[2])
+	}
+}

@@ -132,6 +132,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	chartsMatch(t, ctx, f, base)
 	checkAxes(t, ctx, base)
 	checkDrillDown(t, ctx, base)
+	checkRefresh(t, ctx, f, base)
 	do("overview with history", chromedp.Navigate(base+"/?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-stops svg")))
 	swatches, err := chromedp.Run(ctx, chromedp.Evaluate[[]legendSwatch](legendSwatches))
 	if err != nil {

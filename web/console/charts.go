@@ -66,6 +66,8 @@ type chartAxis struct {
 	Column        string
 	Starts        []time.Time
 	Step          time.Duration
+	// Channel and Account are the account the charts are narrowed to.
+	Channel, Account string
 }
 
 // legendItem is one series in the legend: its name and its color, as CSS
@@ -172,6 +174,10 @@ const (
 func (v *chartView) drillDown(x chartAxis, list []series, f runFilter) {
 	link := func(i int, key string) string {
 		q := url.Values{"from": {x.Starts[i].Format(time.RFC3339)}, "to": {x.Starts[i].Add(x.Step).Format(time.RFC3339)}}
+		if x.Account != "" { // the charts' own account filter
+			q.Set("channel", x.Channel)
+			q.Set("account", x.Account)
+		}
 		switch f {
 		case byAccount:
 			if ch, acc, ok := strings.Cut(key, accountSep); ok {

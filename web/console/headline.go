@@ -28,16 +28,18 @@ type headlineFigure struct {
 const changeMargin = 0.10
 
 func (c *Console) headline(r *request, w trendWindow, now time.Time) ([]headlineFigure, error) {
-	since := w.Buckets.Since
-	cur, err := c.deps.Store.HeadlineFigures(r.Context(), since, now)
+	cur, prev := w.Buckets, w.Buckets
+	cur.Until = now
+	prev.Since, prev.Until = cur.Since.Add(-now.Sub(cur.Since)), cur.Since
+	curFig, err := c.deps.Store.HeadlineFigures(r.Context(), cur)
 	if err != nil {
 		return nil, err
 	}
-	prev, err := c.deps.Store.HeadlineFigures(r.Context(), since.Add(-now.Sub(since)), since)
+	prevFig, err := c.deps.Store.HeadlineFigures(r.Context(), prev)
 	if err != nil {
 		return nil, err
 	}
-	return headlineFigures(r.t, cur, prev, c.deps.Costs), nil
+	return headlineFigures(r.t, curFig, prevFig, c.deps.Costs), nil
 }
 
 // headlineFigures compares cur with prev in the words of t.

@@ -17,7 +17,8 @@ import (
 // the chosen period's messages, failure rate, answer p95 and cost, each
 // against the period of the same length before it, from runs stored on
 // both sides of the boundary; a worse failure rate and a slower p95 are
-// marked bad.
+// marked bad. Narrowed to one account, the headline and the charts count
+// that account's messages and runs only.
 func TestHeadlineComparesWithThePeriodBefore(t *testing.T) {
 	pool := openPool(t)
 	ctx := context.Background()
@@ -51,12 +52,44 @@ VALUES ('wecom', 'app', $1, 'text', 'c', 'single', 'u', 'done', $2) RETURNING id
 	add(16, since.Add(3*time.Hour), "finished", 2*time.Second, 15_000)
 	add(4, since.Add(3*time.Hour), "error", 2*time.Second, 15_000)
 
+	// Another account's runs count only when no account is chosen.
+	var other int64
+	if err := pool.QueryRow(ctx, `INSERT INTO sessions (channel, account, chat_id, user_id) VALUES ('feishu', 'bot', 'c', 'u') RETURNING id`).Scan(&other); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		var in int64
+		at := since.Add(4 * time.Hour)
+		if err := pool.QueryRow(ctx, `INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, status, received_at)
+VALUES ('feishu', 'bot', $1, 'text', 'c', 'single', 'u', 'done', $2) RETURNING id`, "other-"+itoa(int64(i)), at).Scan(&in); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.InsertRun(ctx, pool, store.RunRecord{ID: "run-other-" + itoa(int64(i)), SessionID: other, InboundID: in, Model: "qwen-plus",
+			StopReason: "error", PromptTokens: 1, StartedAt: at, FinishedAt: at.Add(time.Minute)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	costs := config.CostsConfig{Models: map[string]config.ModelPrice{"qwen-plus": {Prompt: 10}}}
 	c := console.New(console.Deps{Store: store.NewConsole(pool), Logger: discard(), Now: func() time.Time { return now }, Costs: costs})
 	base, cl := serveAsAdmin(t, pool, c)
 	status, body := get(t, cl, base+"/console/?trend=24h")
 	if status != http.StatusOK {
 		t.Fatalf("overview: %d", status)
+	}
+	if got := figure(t, body, "headline-messages"); !strings.HasPrefix(got, "25 ") {
+		t.Errorf("every account: %q messages, want 25", got)
+	}
+	status, body = get(t, cl, base+"/console/?trend=24h&account=wecom/app")
+	if status != http.StatusOK {
+		t.Fatalf("overview of one account: %d", status)
+	}
+	// The charts are narrowed too: only this account's line, only its runs.
+	if rows := chartRows(t, body, "chart-traffic"); strings.Join(rows[0], "|") != "时段|wecom / app" {
+		t.Errorf("traffic chart of wecom/app has columns %q", rows[0])
+	}
+	if n := sumColumn(t, chartRows(t, body, "chart-stops"), "模型错误"); n != 4 {
+		t.Errorf("stop chart of wecom/app counts %d model errors, want 4", n)
 	}
 	for id, want := range map[string]string{
 		"headline-messages": "20 较上一时段 +100%",

@@ -22,7 +22,6 @@ const threadLimit = 200
 
 // overviewData is the overview page.
 type overviewData struct {
-	Headline []headlineFigure
 	Trend    trendData
 	Window   time.Duration
 	Accounts []accountRow
@@ -65,13 +64,16 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 	}
 	d := overviewData{Window: statsWindow, Accounts: accountRows(r.t, stats, refusals),
 		ExportFrom: now.Local().AddDate(0, 0, -6).Format(time.DateOnly), ExportTo: now.Local().Format(time.DateOnly)}
-	tw := newTrendWindow(r.URL.Query().Get("trend"), now)
-	d.Trend = tw.trend(Prefix + "/")
+	tw := newTrendWindow(r.URL.Query().Get("trend"), r.URL.Query().Get("account"), now)
+	if d.Trend, err = c.trend(r, tw, Prefix+"/"); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	if d.Trend.Charts, err = c.overviewCharts(r, tw); err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	if d.Headline, err = c.headline(r, tw, now); err != nil {
+	if d.Trend.Headline, err = c.headline(r, tw, now); err != nil {
 		c.fail(w, r, err)
 		return
 	}
@@ -306,8 +308,10 @@ func (c *Console) skillsData(r *request) (skillsData, error) {
 		return skillsData{}, err
 	}
 	d := skillsData{Window: statsWindow, Errors: errs}
-	tw := newTrendWindow(r.URL.Query().Get("trend"), c.deps.Now())
-	d.Trend = tw.trend(Prefix + "/skills")
+	tw := newTrendWindow(r.URL.Query().Get("trend"), r.URL.Query().Get("account"), c.deps.Now())
+	if d.Trend, err = c.trend(r, tw, Prefix+"/skills"); err != nil {
+		return skillsData{}, err
+	}
 	if d.Trend.Charts, err = c.skillCharts(r, tw); err != nil {
 		return skillsData{}, err
 	}

@@ -66,7 +66,8 @@ type Charts interface {
 	TokenChart(ctx context.Context, r store.ChartRange) ([]store.TokenPoint, error)
 	SkillChart(ctx context.Context, r store.ChartRange) ([]store.SkillPoint, error)
 	BreakerOpenings(ctx context.Context, r store.ChartRange) ([]store.BreakerOpeningPoint, error)
-	HeadlineFigures(ctx context.Context, since, until time.Time) (store.Headline, error)
+	HeadlineFigures(ctx context.Context, r store.ChartRange) (store.Headline, error)
+	ChartAccounts(ctx context.Context) ([]store.ChartAccount, error)
 	ExportMessages(ctx context.Context, since, until time.Time, limit int, fn func(store.ExportMessage) error) error
 	ExportRuns(ctx context.Context, since, until time.Time, limit int, fn func(store.ExportRun) error) error
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-analyze/charts"
@@ -43,12 +44,17 @@ var (
 )
 
 // trendData is the charts of a page, the period they cover and the
-// periods offered (links to Path?trend=).
+// periods offered (links to Path?trend=), the account they are narrowed
+// to ("channel/account", empty: all) and the accounts offered; on the
+// overview, the headline above them.
 type trendData struct {
 	Period, Path string
 	Periods      []string
+	Account      string
+	Accounts     []string
 	Since        time.Time // the first bucket's start, for the drill-down and tests
 	Step         time.Duration
+	Headline     []headlineFigure
 	Charts       []chartView
 }
 
@@ -64,7 +70,9 @@ type trendWindow struct {
 	daily   []time.Time
 }
 
-func newTrendWindow(period string, now time.Time) trendWindow {
+// newTrendWindow is period's window ending now, narrowed to account
+// ("channel/account"; anything else: every account).
+func newTrendWindow(period, account string, now time.Time) trendWindow {
 	spec, ok := trendSpecs[period]
 	if !ok {
 		period, spec = defaultTrend, trendSpecs[defaultTrend]
@@ -79,6 +87,10 @@ func newTrendWindow(period string, now time.Time) trendWindow {
 		end = midnight.Add((now.Sub(midnight)/spec.step + 1) * spec.step)
 	}
 	w := trendWindow{Period: period, spec: spec, Buckets: store.ChartRange{Since: end.Add(-spec.span), Until: end, Step: spec.step}}
+	w.Buckets.Channel, w.Buckets.Account, _ = strings.Cut(account, "/")
+	if w.Buckets.Account == "" {
+		w.Buckets.Channel = ""
+	}
 	for t := w.Buckets.Since; t.Before(end); t = t.Add(spec.step) {
 		w.starts = append(w.starts, t)
 	}
@@ -87,7 +99,7 @@ func newTrendWindow(period string, now time.Time) trendWindow {
 	first := w.Buckets.Since
 	day := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, now.Location())
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
-	w.Days = store.ChartRange{Since: day, Until: today.AddDate(0, 0, 1), Step: 24 * time.Hour}
+	w.Days = store.ChartRange{Since: day, Until: today.AddDate(0, 0, 1), Step: 24 * time.Hour, Channel: w.Buckets.Channel, Account: w.Buckets.Account}
 	for d := day; !d.After(today); d = d.AddDate(0, 0, 1) {
 		w.daily = append(w.daily, d)
 	}
@@ -95,8 +107,19 @@ func newTrendWindow(period string, now time.Time) trendWindow {
 }
 
 // trend is the page's trendData for w, its charts to be added.
-func (w trendWindow) trend(path string) trendData {
-	return trendData{Period: w.Period, Path: path, Periods: trendPeriods, Since: w.Buckets.Since, Step: w.spec.step}
+func (c *Console) trend(r *request, w trendWindow, path string) (trendData, error) {
+	d := trendData{Period: w.Period, Path: path, Periods: trendPeriods, Since: w.Buckets.Since, Step: w.spec.step}
+	if w.Buckets.Account != "" {
+		d.Account = w.Buckets.Channel + "/" + w.Buckets.Account
+	}
+	accounts, err := c.deps.Store.ChartAccounts(r.Context())
+	if err != nil {
+		return trendData{}, err
+	}
+	for _, a := range accounts {
+		d.Accounts = append(d.Accounts, a.Channel+"/"+a.Account)
+	}
+	return d, nil
 }
 
 // bucketLabels are the axis labels: every labelEvery-th bucket written,
@@ -189,7 +212,8 @@ func same(s string) string { return s }
 // axis is w's buckets as a chart's axis, its table's first column
 // named column.
 func (w trendWindow) axis(column string) chartAxis {
-	return chartAxis{Labels: w.bucketLabels(), Names: w.bucketNames(), Column: column, Starts: w.starts, Step: w.spec.step}
+	return chartAxis{Labels: w.bucketLabels(), Names: w.bucketNames(), Column: column, Starts: w.starts, Step: w.spec.step,
+		Channel: w.Buckets.Channel, Account: w.Buckets.Account}
 }
 
 // Colors by meaning: a stop reason keeps its color whatever other reasons
