@@ -184,11 +184,11 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 	rn.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
-	if mem, ok := FeatureOf[MemoryFeature](rn.features); ok {
-		if reply, handled, err := mem.Command(ctx, row.In, row.ID); err != nil {
+	for _, cf := range commandFeatures(rn.features) {
+		if reply, handled, err := cf.Command(ctx, row.In, row.ID); err != nil {
 			return err
 		} else if handled {
-			out.reply, out.command, out.private = reply, true, true
+			out.reply, out.command, out.private = reply, true, cf.Private()
 			return rn.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 	}

@@ -223,6 +223,7 @@ func (c *Console) runs(w http.ResponseWriter, r *request) {
 // runData is a run's timeline.
 type runData struct {
 	Run    store.RunRecord
+	Rating int // the employee's: 1 👍, -1 👎, 0 none
 	Origin store.RunOrigin
 	Took   time.Duration
 	Steps  []stepView
@@ -255,6 +256,10 @@ func (c *Console) run(w http.ResponseWriter, r *request) {
 		return
 	}
 	d := runData{Run: run, Origin: origin, Took: run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond)}
+	if d.Rating, err = c.deps.Store.RunRating(r.Context(), id); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	for _, s := range steps {
 		v := stepView{StepRecord: s, Failed: s.Error != ""}
 		_ = json.Unmarshal(s.Detail, &v.Detail) // older rows have no detail; the columns suffice

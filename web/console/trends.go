@@ -303,7 +303,33 @@ func (c *Console) overviewCharts(r *request, w trendWindow) ([]chartView, error)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, tokenChart(t, w, tokens, c.deps.Costs)), nil
+	out = append(out, tokenChart(t, w, tokens, c.deps.Costs))
+	ratings, err := c.deps.Store.RatingChart(ctx, w.Days)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, ratingChart(t, w, ratings)), nil
+}
+
+// ratingChart is the employees' 👍 and 👎 per day as bars (green and red),
+// with the share of 👍 per day in the table.
+func ratingChart(t map[string]string, w trendWindow, points []store.RatingPoint) chartView {
+	up, down := make([]float64, len(w.daily)), make([]float64, len(w.daily))
+	days := newGrid(w.daily)
+	for _, p := range points {
+		if i, ok := days.starts[p.At.Unix()]; ok {
+			up[i], down[i] = float64(p.Up), float64(p.Down)
+		}
+	}
+	list := []series{{Key: "up", Name: "👍", Values: up, Color: &colorDone}, {Key: "down", Name: "👎", Values: down, Color: &colorFailed}}
+	v := newChart("chart-ratings", t["chart_ratings"], stackedBars, w.dayAxis(t["chart_day"]), list, counts)
+	v.Columns = append(v.Columns, t["chart_rating_rate"])
+	for i := range v.Rows {
+		d := v.Rows[i].bucket
+		v.Rows[i].Cells = append(v.Rows[i].Cells, chartCell{Text: percent(100 * up[d] / (up[d] + down[d]))})
+	}
+	v.Note = t["chart_ratings_note"]
+	return v
 }
 
 // tokenChart is the tokens per model and day as bars, and a table of each
