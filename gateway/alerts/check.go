@@ -158,6 +158,7 @@ func (s *Service) words(r config.AlertRule, v float64) (value, above, window, me
 		config.AlertBreakerOpenings:  m.BreakerOpenings,
 		config.AlertDeliveryBacklog:  m.DeliveryBacklog,
 		config.AlertCostPerDay:       m.Cost,
+		config.AlertRefusedCallbacks: m.RefusedCallbacks,
 	}
 	value, above = strconv.FormatFloat(v, 'f', 0, 64), r.Above
 	switch r.When {

@@ -39,6 +39,11 @@ SELECT count(*)::float8 FROM skill_breaker_events WHERE at >= $1 AND at < $2 AND
 	config.AlertDeliveryBacklog: `
 SELECT count(*)::float8 FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL
   AND created_at < $2::timestamptz - interval '1 minute' AND $1::timestamptz IS NOT NULL`,
+	// Callbacks refused over the window, by the minute they were refused
+	// in (callback_refusal_minutes): a minute counts once it has begun.
+	config.AlertRefusedCallbacks: `
+SELECT coalesce(sum(count), 0)::float8 FROM callback_refusal_minutes
+WHERE minute >= date_trunc('minute', $1::timestamptz) AND minute < $2`,
 	// The traffic over the window; no_traffic turns it into 1 (none) or 0.
 	config.AlertNoTraffic: `
 SELECT count(*)::float8 FROM inbound_messages WHERE received_at >= $1 AND received_at < $2`,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
 
@@ -129,5 +130,53 @@ func TestMoreMeasures(t *testing.T) {
 		if _, ok, err := measure(ctx, pool, quiet, at, costs); ok || err != nil {
 			t.Errorf("%s: ok %v err %v; want nothing to measure outside working hours", name, ok, err)
 		}
+	}
+}
+
+// TestRefusedCallbacksMeasure: refused callbacks recorded through the
+// store count in the window of a refused_callbacks rule by their minute,
+// those before it do not, and the console's chart counts them per account.
+func TestRefusedCallbacksMeasure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := storetest.NewPool(t)
+	now := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	for i := range 7 {
+		if err := store.RecordRefusal(ctx, pool, "wecom", "app", "signature", now.Add(-time.Duration(i+1)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.RecordRefusal(ctx, pool, "feishu", "bot", "timestamp", now.Add(-3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RecordRefusal(ctx, pool, "wecom", "app", "signature", now.Add(-30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	rule := config.AlertRule{Name: "refused", When: config.AlertRefusedCallbacks, Window: 10 * time.Minute}
+	if got, ok, err := measure(ctx, pool, rule, now, config.CostsConfig{}); err != nil || !ok || got != 8 {
+		t.Errorf("refused callbacks over 10 minutes: %v %v %v, want 8", got, ok, err)
+	}
+	var total int
+	if err := pool.QueryRow(ctx, `SELECT sum(count) FROM callback_refusals`).Scan(&total); err != nil || total != 9 {
+		t.Errorf("running totals: %d %v, want 9", total, err)
+	}
+	points, err := store.RefusalChart(ctx, pool, store.ChartRange{Since: now.Add(-time.Hour), Until: now.Add(time.Minute), Step: time.Hour,
+		Channel: "wecom", Account: "app"})
+	sum := 0
+	for _, p := range points {
+		if p.Channel != "wecom" || p.Account != "app" {
+			t.Errorf("wecom/app's chart holds %+v", p)
+		}
+		sum += p.Refused
+	}
+	if err != nil || sum != 8 {
+		t.Errorf("wecom/app's refusals over the hour: %+v %v, want 8", points, err)
+	}
+	// The housekeeping forgets minutes past the history, not the totals.
+	if err := store.ForgetRefusalMinutes(ctx, pool, now.Add(store.RefusalHistory)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := measure(ctx, pool, rule, now, config.CostsConfig{}); got != 0 {
+		t.Errorf("after the history was forgotten the measure is %v", got)
 	}
 }

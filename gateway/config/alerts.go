@@ -44,11 +44,15 @@ const (
 	// working hours (AlertRule.Hours, weekdays unless Weekends); above
 	// does not apply.
 	AlertNoTraffic = "no_traffic"
+	// AlertRefusedCallbacks counts the callbacks the platform packages
+	// refused (a bad signature, a stale timestamp …): a leaked callback
+	// URL under attack, or a rotated secret not yet in the config.
+	AlertRefusedCallbacks = "refused_callbacks"
 )
 
 // alertMeasures are every measure a rule may watch.
 var alertMeasures = []string{AlertDeliveriesFailed, AlertRunsFailed, AlertAnswerP95, AlertSkillErrorRate,
-	AlertBreakerOpenings, AlertDeliveryBacklog, AlertCostPerDay, AlertNoTraffic}
+	AlertBreakerOpenings, AlertDeliveryBacklog, AlertCostPerDay, AlertNoTraffic, AlertRefusedCallbacks}
 
 // AlertRule is one threshold.
 type AlertRule struct {
@@ -57,8 +61,8 @@ type AlertRule struct {
 	// maxAlertNameLen bytes.
 	Name string `yaml:"name"`
 	// When is the measure: deliveries_failed, runs_failed, answer_p95,
-	// skill_error_rate, breaker_openings, delivery_backlog, cost or
-	// no_traffic.
+	// skill_error_rate, breaker_openings, delivery_backlog, cost,
+	// no_traffic or refused_callbacks.
 	When string `yaml:"when"`
 	// Skill limits skill_error_rate to one skill (empty: all).
 	Skill string `yaml:"skill"`
@@ -107,6 +111,7 @@ type AlertMessages struct {
 	BreakerOpenings  string `yaml:"breaker_openings"`
 	DeliveryBacklog  string `yaml:"delivery_backlog"`
 	Cost             string `yaml:"cost"`
+	RefusedCallbacks string `yaml:"refused_callbacks"`
 	// NoTrafficFired and NoTrafficResolved are no_traffic's alert and its
 	// end: %s rule name, %s window (fired) or how long it lasted.
 	NoTrafficFired    string `yaml:"no_traffic_fired"`
@@ -128,6 +133,7 @@ var DefaultAlertMessages = AlertMessages{
 	BreakerOpenings:   "熔断器打开次数",
 	DeliveryBacklog:   "等待超过 1 分钟的待发回复段数",
 	Cost:              "模型费用",
+	RefusedCallbacks:  "被拒绝的回调数",
 	NoTrafficFired:    "【Hermes 告警】%s：工作时间内已有 %s 没有收到任何消息，请检查各平台的回调和长连接。",
 	NoTrafficResolved: "【Hermes 告警恢复】%s：又收到消息了（中断约 %s）。",
 	Minutes:           "%d 分钟",

@@ -57,6 +57,10 @@ func TestForgedCallbackShowsTheFailedCheck(t *testing.T) {
 		t.Errorf("overview does not explain the refusal:\n%s", page)
 	}
 	noSecrets(t, "overview", page)
+	// The refusal is counted in its period on the overview's chart.
+	if n := sumColumn(t, chartRows(t, page, "chart-refused"), "wecom / "+testApp); n != 1 {
+		t.Errorf("the refused callbacks chart counts %d for wecom/%s, want 1", n, testApp)
+	}
 	_, page = postForm(t, c, f.srv.URL+"/console/selftest", url.Values{"csrf": {csrf}, "channel": {"wecom"},
 		"account": {testApp}, "target": {"zhangsan"}})
 	if !strings.Contains(page, "最近一次回调被拒：签名校验失败（Token 或 EncodingAESKey 不对？") {

@@ -69,6 +69,7 @@ type Charts interface {
 	HeadlineFigures(ctx context.Context, r store.ChartRange) (store.Headline, error)
 	ChartAccounts(ctx context.Context) ([]store.ChartAccount, error)
 	RatingChart(ctx context.Context, r store.ChartRange) ([]store.RatingPoint, error)
+	RefusalChart(ctx context.Context, r store.ChartRange) ([]store.RefusalPoint, error)
 	RunRating(ctx context.Context, runID string) (int, error)
 	ExportMessages(ctx context.Context, since, until time.Time, limit int, fn func(store.ExportMessage) error) error
 	ExportRuns(ctx context.Context, since, until time.Time, limit int, fn func(store.ExportRun) error) error

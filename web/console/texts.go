@@ -81,6 +81,7 @@ var texts = map[string]map[string]string{
 		// The charts (overview and skills) and the export.
 		"chart_period": "趋势范围", "chart_period_1h": "最近 1 小时（按分钟）", "chart_period_24h": "最近 24 小时", "chart_period_7d": "最近 7 天", "chart_period_30d": "最近 30 天",
 		"chart_bucket": "时段", "chart_day": "日期", "chart_omitted": "其余 %d 个时段均为 0，未列出。", "chart_drill": "点击图中的时段或表中的数字，查看对应的运行记录。", "chart_refresh": "每分钟自动刷新。",
+		"chart_refused": "被拒绝的回调（按渠道 / 账号）", "chart_refused_note": "签名、时间戳、解密等校验未通过而被拒绝的平台回调：可能是回调地址泄露后被人伪造请求，或平台密钥已更换而配置未更新。账号表中列出最近一次的原因。",
 		"rating": "员工评价", "rating_up": "有帮助", "rating_down": "没帮到", "rating_none": "未评价",
 		"chart_ratings": "员工对回答的评价（按天）", "chart_rating_rate": "好评率 %", "chart_ratings_note": "员工在回答后一小时内发送 👍 或 👎 即为评价；同一回答以最后一次为准。",
 		"headline_messages": "消息数", "headline_failures": "失败率", "headline_p95": "回答耗时 p95", "headline_cost": "模型费用（估算）",
@@ -167,6 +168,7 @@ var texts = map[string]map[string]string{
 		// The charts (overview and skills) and the export.
 		"chart_period": "Trends over", "chart_period_1h": "last hour (by minute)", "chart_period_24h": "last 24 hours", "chart_period_7d": "last 7 days", "chart_period_30d": "last 30 days",
 		"chart_bucket": "Period", "chart_day": "Day", "chart_omitted": "The other %d periods are all 0 and not listed.", "chart_drill": "Click a period in a chart or a number in a table to see its runs.", "chart_refresh": "Refreshes every minute.",
+		"chart_refused": "Refused callbacks (by channel / account)", "chart_refused_note": "Platform callbacks refused by a check (signature, timestamp, decryption …): a leaked callback URL being forged against, or a rotated platform secret not yet in the config. The accounts table gives the latest reason.",
 		"rating": "Employee's rating", "rating_up": "helpful", "rating_down": "not helpful", "rating_none": "not rated",
 		"chart_ratings": "Employees' ratings of answers (per day)", "chart_rating_rate": "👍 share %", "chart_ratings_note": "An employee rates an answer by sending 👍 or 👎 within an hour of it; the last rating of an answer counts.",
 		"headline_messages": "Messages", "headline_failures": "Failure rate", "headline_p95": "Answer time p95", "headline_cost": "Model cost (estimated)",

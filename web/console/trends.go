@@ -299,6 +299,18 @@ func (c *Console) overviewCharts(r *request, w trendWindow) ([]chartView, error)
 	}
 	out = append(out, newChart("chart-given-up", t["chart_given_up"], stackedBars, x, g.series(same), counts))
 
+	refused, err := c.deps.Store.RefusalChart(ctx, w.Buckets)
+	if err != nil {
+		return nil, err
+	}
+	g = newGrid(w.starts)
+	for _, p := range refused {
+		g.add(p.Channel+accountSep+p.Account, p.At, float64(p.Refused))
+	}
+	refusals := newChart("chart-refused", t["chart_refused"], stackedBars, x, g.series(same), counts)
+	refusals.Note = t["chart_refused_note"]
+	out = append(out, refusals)
+
 	tokens, err := c.deps.Store.TokenChart(ctx, w.Days)
 	if err != nil {
 		return nil, err
