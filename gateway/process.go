@@ -232,7 +232,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	res, runErr := rn.runWithProgress(ctx, row, sessionID, caller, resume, input)
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: rn.agent.ModelName(),
-		StopReason: res.StopReason, StartedAt: started, FinishedAt: rn.now(),
+		StopReason: res.StopReason, StartedAt: started, FinishedAt: rn.now(), Departments: row.In.Sender.Dept,
 	}
 	out.steps = TraceSteps(res.Steps, out.run)
 	out.reply = annotate(rn.features, row.In, res.Reply)

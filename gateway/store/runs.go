@@ -23,6 +23,9 @@ type RunRecord struct {
 	Reply            string
 	StartedAt        time.Time
 	FinishedAt       time.Time
+	// Departments are the asker's department ids, for the cost by
+	// department (none where the channel has no directory).
+	Departments []string
 }
 
 // StepRecord is one step of a run's trace.
@@ -43,9 +46,10 @@ type StepRecord struct {
 // InsertRun stores a run and its steps.
 func InsertRun(ctx context.Context, q Querier, r RunRecord, steps []StepRecord) error {
 	_, err := q.Exec(ctx, `
-INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, reply, started_at, finished_at)
-VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-		r.ID, r.SessionID, r.InboundID, r.Model, r.StopReason, r.Error, r.PromptTokens, r.CompletionTokens, r.Reply, r.StartedAt, r.FinishedAt)
+INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, reply, started_at, finished_at, departments)
+VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
+		r.ID, r.SessionID, r.InboundID, r.Model, r.StopReason, r.Error, r.PromptTokens, r.CompletionTokens, r.Reply, r.StartedAt, r.FinishedAt,
+		nonNil(r.Departments))
 	if err != nil {
 		return fmt.Errorf("store: insert run: %w", err)
 	}
@@ -172,6 +176,14 @@ ORDER BY r.started_at DESC, r.id LIMIT $6`,
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}
 	return out, nil
+}
+
+// nonNil is list, or an empty list for nil: a NOT NULL array column.
+func nonNil(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }
 
 func timeOrNil(t time.Time) any {

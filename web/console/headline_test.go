@@ -70,7 +70,12 @@ VALUES ('feishu', 'bot', $1, 'text', 'c', 'single', 'u', 'done', $2) RETURNING i
 		}
 	}
 
-	costs := config.CostsConfig{Models: map[string]config.ModelPrice{"qwen-plus": {Prompt: 10}}}
+	// The 16 finished runs of the period asked by employees of two
+	// departments.
+	if _, err := pool.Exec(ctx, `UPDATE runs SET departments = '{hr,it}' WHERE stop_reason = 'finished' AND started_at >= $1`, since); err != nil {
+		t.Fatal(err)
+	}
+	costs := config.CostsConfig{Models: map[string]config.ModelPrice{"qwen-plus": {Prompt: 10}}, Budgets: map[string]float64{"wecom/app": 5}}
 	c := console.New(console.Deps{Store: store.NewConsole(pool), Logger: discard(), Now: func() time.Time { return now }, Costs: costs})
 	base, cl := serveAsAdmin(t, pool, c)
 	status, body := get(t, cl, base+"/console/?trend=24h")
@@ -79,6 +84,20 @@ VALUES ('feishu', 'bot', $1, 'text', 'c', 'single', 'u', 'done', $2) RETURNING i
 	}
 	if got := figure(t, body, "headline-messages"); !strings.HasPrefix(got, "25 ") {
 		t.Errorf("every account: %q messages, want 25", got)
+	}
+	// Costs by account: the period's 3.00, the month's 4.00 (the period
+	// before is in December too), 80% of the budget of 5 — marked.
+	if got := tableRows(t, body, "costs-accounts"); strings.Join(got, "\n") != strings.Join([]string{
+		"feishu/bot|5|0.00|0.00|–|–", "wecom/app|20|3.00|4.00|5.00|80.0%"}, "\n") {
+		t.Errorf("costs by account:\n%s", strings.Join(got, "\n"))
+	}
+	if !strings.Contains(body, `<td class="num bad">80.0%</td>`) {
+		t.Error("80% of the budget used is not marked")
+	}
+	// By department: a run of both departments counts in each.
+	if got := tableRows(t, body, "costs-departments"); strings.Join(got, "\n") != strings.Join([]string{
+		"hr|16|2.40", "it|16|2.40", "（未知部门）|9|0.60"}, "\n") {
+		t.Errorf("costs by department:\n%s", strings.Join(got, "\n"))
 	}
 	status, body = get(t, cl, base+"/console/?trend=24h&account=wecom/app")
 	if status != http.StatusOK {
@@ -116,4 +135,26 @@ func figure(t *testing.T, body, id string) string {
 		t.Fatalf("no headline figure %s on the page", id)
 	}
 	return strings.TrimSpace(m[1]) + " " + strings.TrimSpace(m[2])
+}
+
+// tableRows are the data rows of table id as "cell|cell|…".
+func tableRows(t *testing.T, body, id string) []string {
+	t.Helper()
+	i := strings.Index(body, `id="`+id+`"`)
+	if i < 0 {
+		t.Fatalf("no table %s on the page", id)
+	}
+	section := body[i:]
+	section = section[:strings.Index(section, "</table>")]
+	var out []string
+	for _, tr := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(section, -1) {
+		var cells []string
+		for _, td := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
+			cells = append(cells, strings.TrimSpace(td[1]))
+		}
+		if len(cells) > 0 {
+			out = append(out, strings.Join(cells, "|"))
+		}
+	}
+	return out
 }

@@ -77,6 +77,10 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 		c.fail(w, r, err)
 		return
 	}
+	if d.Trend.Costs, err = c.costs(r, tw, now); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	tokens, err := c.deps.Store.TokenExpiries(ctx)
 	if err != nil {
 		c.fail(w, r, err)

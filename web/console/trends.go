@@ -56,6 +56,7 @@ type trendData struct {
 	Step         time.Duration
 	Headline     []headlineFigure
 	Charts       []chartView
+	Costs        *costsData // overview only
 }
 
 // trendWindow is the period a request asks for (?trend=), with its
