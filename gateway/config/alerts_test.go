@@ -58,8 +58,8 @@ func TestAlertsErrorsNameTheKey(t *testing.T) {
 		alertRule + "  messages:\n    fired: '告警 %s'\n":                                                             "alerts.messages.fired",
 		rule("name: x, when: budget, account: wecom/app, above: 80%, " + to):                                        "alerts.rules[0].account",
 		"costs:\n  budgets: {wecom/app: 100}\n" + rule("name: x, when: budget, account: wecom/app, above: 0%, "+to): "alerts.rules[0].above",
-		"costs:\n  budgets: {app: 100}\n":                                                                            "costs.budgets.app",
-		"costs:\n  budgets: {wecom/app: 0}\n":                                                                        "costs.budgets.wecom/app",
+		"costs:\n  budgets: {app: 100}\n":                                                                           "costs.budgets.app",
+		"costs:\n  budgets: {wecom/app: 0}\n":                                                                       "costs.budgets.wecom/app",
 	} {
 		_, err := config.ParseConfig([]byte(memoryBase+yaml), env(nil))
 		if err == nil || !strings.Contains(err.Error(), key) {
