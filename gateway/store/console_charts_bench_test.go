@@ -72,7 +72,7 @@ func fillRuns(b *testing.B, ctx context.Context, q store.Querier, n int, now tim
 		// A refused callback every 5 minutes of the month.
 		`INSERT INTO callback_refusal_minutes (channel, account, "check", minute, count)
          SELECT 'wecom', 'acc-1', 'signature', date_trunc('minute', $2::timestamptz - g * interval '5 minutes'), 1 + g % 3
-         FROM generate_series(1, ($3::interval / interval '5 minutes')::int) g WHERE $1::int IS NOT NULL`,
+         FROM generate_series(1, (extract(epoch FROM $3::interval) / 300)::int) g WHERE $1::int IS NOT NULL`,
 	} {
 		if _, err := q.Exec(ctx, sql, n, now, span); err != nil {
 			b.Fatalf("fill: %v\n%s", err, sql)
