@@ -51,6 +51,11 @@
 //   - Answers checked against what ran: verify.go (a claimed action with
 //     no write, a cited result no skill returned, a colleague named over
 //     the caller's own record: corrected once, else an honest sentence).
+//   - Whose data: whose.go (a personal skill's call carries a subject
+//     argument the model fills and Hermes removes; with the text's own
+//     check of who is named, a call about someone else does not run;
+//     the reply says others' data cannot be shown, and labels personal
+//     results as the asker's own).
 //   - What may reach a chat or a trace: sanitize.go (debug fields dropped,
 //     secrets and personal numbers masked), present.go (the same masking
 //     for the gateway's own paths), trace.go (each step's trace entry, and

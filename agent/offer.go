@@ -73,6 +73,11 @@ type toolEntry struct {
 	params json.RawMessage      // the parameter schema sent to the model
 	schema *jsonschema.Resolved // nil when the schema does not compile: the skill validates anyway
 	def    openai.Tool
+	// personal: the skill answers with the caller's own records
+	// (whose.go); subjectKey is the argument whose data a call is about,
+	// which the model fills and Hermes removes ("" when none was added).
+	personal   bool
+	subjectKey string
 }
 
 var regexCache sync.Map // pattern → *regexp.Regexp, nil for an invalid one
@@ -372,8 +377,11 @@ func newToolEntry(t skills.Tool, spec skills.Spec) *toolEntry {
 	if len(params) == 0 {
 		params = noParameters
 	}
-	e := &toolEntry{tool: t, spec: spec, params: params}
-	e.schema, _ = compiledSchema(params)
+	e := &toolEntry{tool: t, spec: spec, params: params, personal: isPersonal(spec)}
+	e.schema, _ = compiledSchema(params) // the skill's own: the subject argument is removed before validation
+	if e.personal {
+		e.params, e.subjectKey = withSubject(params)
+	}
 	desc := strings.TrimSpace(spec.Description)
 	if spec.Confirm {
 		desc += "\nIt asks the user to confirm before anything happens."
@@ -382,7 +390,7 @@ func newToolEntry(t skills.Tool, spec skills.Spec) *toolEntry {
 		desc += "\nIt usually runs in the background; the result is sent to the chat later."
 	}
 	e.def = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-		Name: spec.Name, Description: desc, Parameters: params,
+		Name: spec.Name, Description: desc, Parameters: e.params,
 	}}
 	return e
 }

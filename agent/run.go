@@ -35,6 +35,8 @@ type run struct {
 	subject         string        // the person other than the caller the request is about (verify.go)
 	answered        int           // skill calls that answered, not asked about subject
 	answeredSubject bool          // a skill answered with subject in its arguments
+	others          []string      // people other than the caller personal calls were about; not run (whose.go)
+	ownShown        []string      // display names of personal skills that answered: the caller's own data
 	corrected       bool          // the model was asked once to correct an answer
 	defs            []openai.Tool // the request's tools block
 	defsTok         int           // its tokens
