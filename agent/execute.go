@@ -339,6 +339,9 @@ func (r *run) account(c *callResult, out *roundOutcome) {
 		}
 		c.deltas = append(c.deltas, "skills loaded from the index: "+strings.Join(names, ", "))
 	}
+	if c.entry != nil {
+		r.called[name] = true
+	}
 	switch {
 	case c.entry == nil:
 	case c.obs.ok:

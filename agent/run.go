@@ -54,7 +54,8 @@ type run struct {
 	repeats    map[string]int
 	writes     map[string]string // callKey → result of a write that succeeded (writes.go)
 	failures   map[string]int
-	lastRound  []*callResult // the skill calls of the latest tool round, for templates
+	lastRound  []*callResult   // the skill calls of the latest tool round, for templates
+	called     map[string]bool // skills called so far, for reoffer
 	plan       *Plan
 	sub        int // index of the current subtask
 	subs       []SubtaskResult
@@ -150,6 +151,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 		opts: opts, turn: turn, model: m,
 		log:       opts.Logger.With("session_id", turn.SessionID, "run_id", turn.RunID),
 		withdrawn: map[string]bool{}, repeats: map[string]int{}, failures: map[string]int{}, writes: map[string]string{},
+		called:  map[string]bool{},
 		archive: opts.Archive, archiveRun: turn.RunID, colloquial: newColloquialTable(opts.Colloquial),
 	}
 	if turn.Resume != nil {
