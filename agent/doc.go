@@ -22,8 +22,10 @@
 //   - Offering skills: match.go (how well a text fits a skill, by words),
 //     colloquial.go (the clipped verbs and phrases employees use, expanded
 //     into skills' words), chitchat.go (messages that ask for no company
-//     data, offered nothing), offer.go (which skills are offered in full,
-//     ranked again after each tool round), index.go (the skill index or
+//     data, offered nothing: by the act of the head clause — writing,
+//     ideas, explaining — not by topic words), offer.go (which skills are
+//     offered in full, ranked again after each tool round, the rest of the
+//     request first), index.go (the skill index or
 //     the index of areas, and load_skills by name or search), context.go (the system prompt, built
 //     once per run so prompt caches hit), schema_text.go (a schema's rules
 //     in plain words), builtin.go (the built-in finish and
