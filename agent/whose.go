@@ -290,10 +290,10 @@ func otherSubject(text string) string {
 // personAt is the person named at the start of r, "" when none.
 func personAt(r []rune) string {
 	rest := string(r)
-	if strings.HasPrefix(rest, "我") { // 我老板, 我们经理
+	if strings.HasPrefix(rest, "我") { // 我老板的, 我们经理这个月; not 我们组长让我查
 		after := strings.TrimPrefix(strings.TrimPrefix(rest, "我"), "们")
 		for _, t := range titles {
-			if t != "总" && t != "同事" && strings.HasPrefix(after, t) {
+			if t != "总" && t != "同事" && strings.HasPrefix(after, t) && hasAnyPrefix(after[len(t):], personCues) {
 				return t
 			}
 		}
@@ -301,11 +301,8 @@ func personAt(r []rune) string {
 	}
 	if len(r) >= 3 && strings.ContainsRune(nickPrefixes, r[0]) && unicode.Is(unicode.Han, r[1]) &&
 		!slices.ContainsFunc(notNicknames, func(w string) bool { return strings.HasPrefix(rest, w) }) {
-		next := string(r[2:])
-		for _, c := range personCues {
-			if strings.HasPrefix(next, c) {
-				return string(r[:2])
-			}
+		if hasAnyPrefix(string(r[2:]), personCues) {
+			return string(r[:2])
 		}
 	}
 	if !strings.ContainsRune(surnames, r[0]) {
@@ -321,11 +318,8 @@ func personAt(r []rune) string {
 		if len(r) <= n || !allHan(r[:n]) {
 			continue
 		}
-		next := string(r[n:])
-		for _, c := range personCues {
-			if strings.HasPrefix(next, c) {
-				return string(r[:n])
-			}
+		if hasAnyPrefix(string(r[n:]), personCues) {
+			return string(r[:n])
 		}
 	}
 	return ""
