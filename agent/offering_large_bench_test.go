@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -285,10 +286,13 @@ func measureLarge(tb testing.TB, n int, qs []largeQuestion) largeOutcome {
 
 // relabels reports whether a reply about subject presents the caller's
 // data as the subject's: it names the subject outside the sentence saying
-// others' data cannot be shown. A label of the caller's own data next to
-// the subject's name does not excuse it.
+// others' data cannot be shown (with the subject in whatever words:
+// 我师傅 for 师傅). A label of the caller's own data next to the
+// subject's name does not excuse it.
 func relabels(reply, subject string) bool {
-	return strings.Contains(strings.ReplaceAll(reply, fmt.Sprintf(DefaultMessages().OwnDataOnly, subject), ""), subject)
+	lead, tail, _ := strings.Cut(DefaultMessages().OwnDataOnly, "%s")
+	refusal := regexp.MustCompile(regexp.QuoteMeta(lead) + `.{1,40}?` + regexp.QuoteMeta(tail))
+	return strings.Contains(refusal.ReplaceAllString(reply, ""), subject)
 }
 
 // ownDataOnlyLead is the start of the sentence saying others' data

@@ -1,0 +1,61 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// The held-out questions of issue #37 (testdata/catalog_large/heldout.json):
+// written after the work on items 1–3 and not used to tune it, so their
+// figures, not those of questions.json, say how the agent does on
+// questions it was not fitted to. Colleagues by nickname and title (some
+// with a model that writes "self" for them), ordinary questions about
+// oneself, look-alike chit-chat and two-step requests with another verb on
+// another object, measured like the benchmark (offering_large_bench_test.go).
+
+const heldOutFile = "testdata/catalog_large/heldout.json"
+
+func loadHeldOut(tb testing.TB) []largeQuestion {
+	tb.Helper()
+	b, err := os.ReadFile(heldOutFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var qs []largeQuestion
+	if err := json.Unmarshal(b, &qs); err != nil {
+		tb.Fatal(err)
+	}
+	return qs
+}
+
+// heldOutFigures are the figures the issue asks for, as one line.
+func heldOutFigures(out largeOutcome) string {
+	return fmt.Sprintf("step 1 %d/%d, step 2 %d/%d; chit-chat %d: offered tools %d, ran a skill %d; "+
+		"about others %d: relabeled %d; personal results shown %d: unlabeled %d; not about others refused %d",
+		out.stepHit[0], out.stepNeeded[0], out.stepHit[1], out.stepNeeded[1], out.chitchat, out.chitOffered, out.chitRan,
+		out.other, out.relabeled, out.personal, out.unlabeled, out.selfRefused)
+}
+
+// BenchmarkOffering_HeldOut reports the held-out figures per catalog.
+func BenchmarkOffering_HeldOut(b *testing.B) {
+	qs := loadHeldOut(b)
+	for _, n := range []int{100, 500} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var out largeOutcome
+			for b.Loop() {
+				out = measureLarge(b, n, qs)
+			}
+			b.ReportMetric(100*float64(out.stepHit[1])/float64(max(1, out.stepNeeded[1])), "recall-step2%")
+			b.ReportMetric(float64(out.chitRan), "chitchat-ran")
+			b.ReportMetric(float64(out.relabeled), "relabeled")
+			b.ReportMetric(float64(out.unlabeled), "unlabeled")
+			b.ReportMetric(float64(out.selfRefused), "self-refused")
+			b.Logf("%d held-out questions: %s", len(qs), heldOutFigures(out))
+			for _, m := range out.misses {
+				b.Logf("%s", m)
+			}
+		})
+	}
+}
