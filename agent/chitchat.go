@@ -19,9 +19,10 @@ import (
 //     the act: transforming the user's own text given with it (翻译,
 //     润色 with a colon or 这句话), explaining
 //     (解释, 什么是, …是什么意思, …有什么区别), or composing: a producing
-//     verb at its head (写, 出, 想, 做, 策划 …) whose object ends in a thing
-//     written (方案, 邮件, 点子, 致辞 …), not in a record (证明, 报修单,
-//     申请);
+//     verb at its head (写, 出, 想, 做 …) whose object is a piece of text,
+//     counted as one (一段, 一封) or ending in a thing written (方案, 点子,
+//     欢迎词 …), not in a record (证明, 报修单, 申请); or an idea verb
+//     (策划, 构思) whatever it names;
 //   - every other clause is a parameter of that act (预算5000, 提到年会,
 //     人均200以内) unless it is a request of its own: it starts with a
 //     request (帮我, 请, 然后订 …) whose act is not one of the above;
@@ -55,13 +56,21 @@ var (
 	explainMarkers = []string{"解释", "讲讲", "讲解", "说说", "介绍一下", "科普", "什么是", "啥是", "是什么意思", "什么意思",
 		"有什么区别", "有啥区别", "什么区别", "的区别"}
 	// composeVerbs produce something at the head of a clause.
-	composeVerbs = []string{"写", "拟", "起草", "编", "想", "出", "做", "策划", "设计", "列", "起", "取", "构思", "准备", "讲", "来",
+	composeVerbs = []string{"写", "拟", "起草", "编", "想", "出", "做", "设计", "列", "起", "取", "准备", "讲", "来",
 		"整理", "推荐", "给"}
+	// ideaVerbs produce a plan or ideas, whatever the object names
+	// (策划一个团建活动).
+	ideaVerbs = []string{"策划", "构思", "出主意", "出点子", "头脑风暴"}
+	// textMeasures count pieces of text right after a compose verb:
+	// 写一段, 写一封, 写首.
+	textMeasures = []string{"一段", "一篇", "一首", "一封", "一句", "几句", "几段", "段", "篇", "首", "封"}
 	// writtenThings end the object of a composing act that produces text,
 	// not a record: 团建方案, 请假邮件, 年会节目的点子.
 	writtenThings = []string{"方案", "文案", "邮件", "通知", "祝福", "祝福语", "致辞", "发言稿", "演讲稿", "讲稿", "标题", "口号",
 		"段子", "笑话", "诗", "故事", "总结", "大纲", "提纲", "模板", "点子", "主意", "建议", "思路", "名字", "贺词", "感谢信",
-		"邀请函", "文章", "短文", "开场白", "主持词", "串词", "话术", "措辞", "攻略", "清单", "计划", "理由", "作文", "歌词", "对联"}
+		"邀请函", "文章", "短文", "开场白", "主持词", "串词", "话术", "措辞", "攻略", "清单", "计划", "理由", "作文", "歌词", "对联",
+		// the suffixes of kinds of text: 欢迎词, 演讲稿, 宣传语, 感谢信, 推文, 儿歌
+		"词", "稿", "语", "信", "文", "歌"}
 	// dataMarkers ask for a record or for the company's rules.
 	dataMarkers = []string{"我的", "我还", "我今年", "我上", "我这", "我本月", "帮我查", "查一下", "查下", "查询", "帮我看", "看看我",
 		"多少", "几天", "申请", "办理", "提交", "公司的", "咱们公司", "我们公司", "我司", "公司规定", "能报", "怎么报",
@@ -139,12 +148,23 @@ func actOf(clause string, material bool) act {
 	return actRequest
 }
 
-// composes: a producing verb at the head, and the object ends in a thing
-// written.
+// composes: a producing verb at the head (after a benefactive 给新同事,
+// 为年会), and an object that is a piece of text: counted as one (一段,
+// 一封, 一首) or ending in a thing written. An idea verb (策划, 构思)
+// produces a plan whatever its object names.
 func composes(c string) bool {
+	c = afterBenefactive(c)
+	if hasAnyPrefix(c, ideaVerbs) {
+		return true
+	}
 	// 「几个团建点子」: a measure implies the verb.
 	if !hasAnyPrefix(c, composeVerbs) && !hasAnyPrefix(c, measures) {
 		return false
+	}
+	for _, v := range composeVerbs {
+		if rest, ok := strings.CutPrefix(c, v); ok && hasAnyPrefix(rest, textMeasures) {
+			return true
+		}
 	}
 	obj := strings.TrimRight(c, trailingParticles)
 	for _, w := range writtenThings {
@@ -154,6 +174,24 @@ func composes(c string) bool {
 	}
 	return false
 }
+
+// afterBenefactive is c from its compose verb when c opens with whom the
+// text is for (给新同事写, 为年会写, 替我们组写), else c.
+func afterBenefactive(c string) string {
+	if !hasAnyPrefix(c, []string{"给", "为", "替"}) {
+		return c
+	}
+	r := []rune(c)
+	for i := 2; i < len(r) && i <= maxBenefactiveRunes; i++ {
+		if rest := string(r[i:]); hasAnyPrefix(rest, composeVerbs) || hasAnyPrefix(rest, ideaVerbs) {
+			return rest
+		}
+	}
+	return c
+}
+
+// maxBenefactiveRunes bounds 给新来的几位同事 before the verb.
+const maxBenefactiveRunes = 10
 
 func hasAnyPrefix(s string, prefixes []string) bool {
 	for _, p := range prefixes {
