@@ -15,8 +15,9 @@ import (
 // So what a message asks for is decided by its structure, not by the
 // topic words in it (issue #37):
 //
-//   - the head clause (the first, after greetings and 帮我/请/麻烦) says
-//     the act: transforming the user's own text given with it (翻译,
+//   - the head clause (the first with an act, after greetings and
+//     帮我/请/麻烦; statements before it are its context, requests to the
+//     assistant before it make the message a request) says the act: transforming the user's own text given with it (翻译,
 //     润色 with a colon or 这句话), explaining
 //     (解释, 什么是, …是什么意思, …有什么区别), or composing: a producing
 //     verb at its head (写, 出, 想, 做 …) whose object is a piece of text,
@@ -46,6 +47,9 @@ var (
 	// politePrefixes come before the act: 帮我写, 麻烦你解释.
 	politePrefixes = []string{"帮我", "帮忙", "帮", "请你", "请", "麻烦你", "麻烦", "能不能", "能否", "可不可以", "可以", "给我",
 		"替我", "你", "您", "我想", "我要", "再", "然后", "顺便", "另外", "并且", "同时", "还有", "也"}
+	// requestOpeners ask the assistant for something: a clause opening so
+	// before the act is a request, not context.
+	requestOpeners = []string{"帮我", "帮忙", "帮", "请", "麻烦", "能不能", "能否", "可不可以", "给我", "替我"}
 	// transformVerbs work on the user's own text (after a colon, quoted,
 	// or 这句话): no data is asked for. Without such material 「改写成
 	// b.md」 may be an operation on a file.
@@ -54,7 +58,8 @@ var (
 	materialMarks = []string{"这句话", "这段话", "这段文字", "下面这段", "以下", "「", "“", "\""}
 	// explainMarkers ask what something is or means.
 	explainMarkers = []string{"解释", "讲讲", "讲解", "说说", "介绍一下", "科普", "什么是", "啥是", "是什么意思", "什么意思",
-		"有什么区别", "有啥区别", "什么区别", "的区别"}
+		"有什么区别", "有啥区别", "什么区别", "的区别",
+		"有什么不同", "有啥不同", "有什么不一样", "有啥不一样"}
 	// composeVerbs produce something at the head of a clause.
 	composeVerbs = []string{"写", "拟", "起草", "编", "想", "出", "做", "设计", "列", "起", "取", "准备", "讲", "来",
 		"整理", "推荐", "给"}
@@ -104,23 +109,22 @@ func isChitChat(text string) bool {
 		return false
 	}
 	parts := strings.FieldsFunc(asked, func(r rune) bool { return strings.ContainsRune(chitChatSeparators, r) })
-	head := -1
-	for i, p := range parts {
-		if isGreeting(p) {
-			continue
-		}
-		if head < 0 {
-			head = i
-			if actOf(p, material) == actRequest {
-				return false
-			}
-			continue
-		}
-		if startsRequest(p) && actOf(p, material) == actRequest {
+	head := false
+	for _, p := range parts {
+		switch {
+		case isGreeting(p):
+		case !head && actOf(p, material) != actRequest:
+			head = true
+		case !head && hasAnyPrefix(strings.TrimSpace(p), requestOpeners):
+			return false // asks the assistant for something else first
+		case !head:
+			// A statement before the act is its context
+			// (「我要在周会上发言，帮我拟个开场白」).
+		case startsRequest(p) && actOf(p, material) == actRequest:
 			return false // a request of its own after the act
 		}
 	}
-	return head >= 0
+	return head
 }
 
 // act is what a clause asks for.

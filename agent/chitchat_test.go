@@ -14,6 +14,7 @@ func TestIsChitChat_ByStructure(t *testing.T) {
 	for _, q := range []string{
 		"帮我出个团建方案，预算5000左右", "帮我想几个年会节目的点子", "做一份年终总结的大纲", "给我讲讲公积金怎么算的",
 		"给我几个团建的点子，人均200以内", "帮我写个团建方案，预算5000", "解释一下什么是年假折算", "帮我写一封请假邮件",
+		"我要在周会上发言，帮我拟个开场白", "年假和调休到底有啥不一样", "给新同事写一段欢迎词", "帮我策划一个团建活动，预算人均300",
 	} {
 		if !isChitChat(q) {
 			t.Errorf("isChitChat(%q) = false, it asks for writing, ideas or an explanation", q)
@@ -21,7 +22,7 @@ func TestIsChitChat_ByStructure(t *testing.T) {
 	}
 	for _, q := range []string{
 		"帮我出一份在职证明", "帮我写个报销单", "帮我写个团建方案，顺便订个会议室", "查下我的考勤，写个总结", "帮我做个体检预约",
-		"帮我起草一份离职申请", "出个证明", "团建预算还剩多少",
+		"帮我起草一份离职申请", "出个证明", "团建预算还剩多少", "帮我订个会议室，再写个会议通知", "明天要开会，帮我订个会议室",
 	} {
 		if isChitChat(q) {
 			t.Errorf("isChitChat(%q) = true, it is a request", q)

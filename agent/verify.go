@@ -67,8 +67,8 @@ func (r *run) answerIssue(text string) (answerIssue, bool) {
 		return answerIssue{kind: "cited result",
 			correction: "Check your answer: no tool returned a result in this run. Do not cite one; answer without it, or call the tool that has it.",
 			fallback:   m.NoResult}, true
-	case r.named() != "" && r.callerData() && strings.Contains(text, r.named()) && !containsAny(text, m.OwnDataWords):
-		who := r.named()
+	case r.relabeled(text) != "":
+		who := r.relabeled(text)
 		return answerIssue{kind: "caller's data relabeled",
 			correction: fmt.Sprintf("Check your answer: the skills answer for the caller only, so the results are the caller's own records, not %s's. "+
 				"Rewrite it: say you can only show the caller's own data, and present it as the caller's, never as %s's.", who, who),

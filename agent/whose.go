@@ -272,16 +272,57 @@ var (
 // otherSubject is the person other than the caller that text asks about,
 // "" when none.
 func otherSubject(text string) string {
+	if p := peopleIn(text, 1); len(p) > 0 {
+		return p[0]
+	}
+	return ""
+}
+
+// maxPeople bounds the people peopleIn collects from one text.
+const maxPeople = 8
+
+// peopleIn are the people text names, at most limit, in order, from its
+// first subjectMaxLen*4 runes (who a request is about is said at its
+// start).
+func peopleIn(text string, limit int) []string {
 	r := []rune(text)
 	if len(r) > subjectMaxLen*4 {
-		r = r[:subjectMaxLen*4] // who a request is about is said at its start
+		r = r[:subjectMaxLen*4]
 	}
-	for i := range r {
+	var out []string
+	for i := 0; i < len(r) && len(out) < limit; i++ {
 		if !boundaryBefore(r[:i]) {
 			continue
 		}
 		if s := personAt(r[i:]); s != "" {
-			return s
+			out = append(out, s)
+			i += len([]rune(s)) - 1
+		}
+	}
+	return out
+}
+
+// relabeled is the person an answer presents the caller's own records
+// as, "" when none: the skills answered for the caller only, and the
+// answer names the person the request is about (by either signal) or,
+// third signal, a person the request names too, followed by what is said
+// of them (小赵这个月的记录 for 「实习生小赵的门禁卡」, which the text check
+// does not find and a noisy model called "self") — without saying the
+// data is the caller's own.
+func (r *run) relabeled(answer string) string {
+	if !r.callerData() || containsAny(answer, r.opts.Messages.OwnDataWords) {
+		return ""
+	}
+	if who := r.named(); who != "" {
+		if strings.Contains(answer, who) {
+			return who
+		}
+		return ""
+	}
+	goal := r.goalText()
+	for _, p := range peopleIn(answer, maxPeople) {
+		if strings.Contains(goal, p) {
+			return p
 		}
 	}
 	return ""

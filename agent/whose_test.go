@@ -108,6 +108,19 @@ func TestRun_WhoseData(t *testing.T) {
 			t.Errorf("reply = %q after calls %q, want the labeled answer", res.Reply, log.all())
 		}
 	})
+	t.Run("AnswerEchoesAPersonTheRequestNames", func(t *testing.T) {
+		// The text check misses 小赵 after 实习生 and the model wrote
+		// "self": the skill runs, and the answer naming 小赵 over the
+		// caller's record is corrected once, then replaced.
+		res, log, _ := run(t, "新来的实习生小赵的考勤正常吗",
+			[2]string{"hr_attendance", `{"subject":"self"}`}, "小赵这个月迟到 0 次。", "小赵这个月迟到 0 次。")
+		if len(log.all()) != 1 {
+			t.Errorf("calls = %q, want the one the model called for \"self\"", log.all())
+		}
+		if want := fmt.Sprintf(d.OwnDataOnly, "小赵"); res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
 	t.Run("NotPersonalRunsForAnyone", func(t *testing.T) {
 		srv, m := newModel(t)
 		srv.Script(call("hr_directory_lookup", `{"name":"老李"}`), answer("老李的分机号是 8001。"))
