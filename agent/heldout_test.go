@@ -19,7 +19,8 @@ import (
 // oneself, look-alike chit-chat and two-step requests with another verb on
 // another object, measured like the benchmark (offering_large_bench_test.go).
 
-var heldOutRounds = []string{"testdata/catalog_large/heldout.json", "testdata/catalog_large/heldout2.json"}
+var heldOutRounds = []string{"testdata/catalog_large/heldout.json", "testdata/catalog_large/heldout2.json",
+	"testdata/catalog_large/heldout3.json"}
 
 func loadHeldOut(tb testing.TB, file string) []largeQuestion {
 	tb.Helper()
