@@ -59,16 +59,17 @@ var (
 	// explainMarkers ask what something is or means.
 	explainMarkers = []string{"解释", "讲讲", "讲解", "说说", "介绍一下", "科普", "什么是", "啥是", "是什么意思", "什么意思",
 		"有什么区别", "有啥区别", "什么区别", "的区别",
-		"有什么不同", "有啥不同", "有什么不一样", "有啥不一样"}
+		"有什么不同", "有啥不同", "有什么不一样", "有啥不一样",
+		"英文怎么说", "英语怎么说", "怎么翻译"}
 	// composeVerbs produce something at the head of a clause.
 	composeVerbs = []string{"写", "拟", "起草", "编", "想", "出", "做", "设计", "列", "起", "取", "准备", "讲", "来",
 		"整理", "推荐", "给"}
 	// ideaVerbs produce a plan or ideas, whatever the object names
-	// (策划一个团建活动).
-	ideaVerbs = []string{"策划", "构思", "出主意", "出点子", "头脑风暴"}
+	// (策划一个团建活动, 想个开场小游戏).
+	ideaVerbs = []string{"策划", "构思", "出主意", "出点子", "头脑风暴", "想个", "想一个", "想几个", "想些", "想一些"}
 	// textMeasures count pieces of text right after a compose verb:
-	// 写一段, 写一封, 写首.
-	textMeasures = []string{"一段", "一篇", "一首", "一封", "一句", "几句", "几段", "段", "篇", "首", "封"}
+	// 写一段, 写一封, 写首, 推荐几本.
+	textMeasures = []string{"一段", "一篇", "一首", "一封", "一句", "几句", "几段", "一本", "几本", "段", "篇", "首", "封"}
 	// writtenThings end the object of a composing act that produces text,
 	// not a record: 团建方案, 请假邮件, 年会节目的点子.
 	writtenThings = []string{"方案", "文案", "邮件", "通知", "祝福", "祝福语", "致辞", "发言稿", "演讲稿", "讲稿", "标题", "口号",
@@ -212,7 +213,8 @@ func stripPolite(c string) string {
 	for changed := true; changed; {
 		changed = false
 		for _, p := range politePrefixes {
-			if rest, ok := strings.CutPrefix(c, p); ok && rest != "" {
+			// 给我们部门 is whom the text is for, not politeness.
+			if rest, ok := strings.CutPrefix(c, p); ok && rest != "" && !strings.HasPrefix(rest, "们") {
 				c, changed = strings.TrimSpace(rest), true
 			}
 		}

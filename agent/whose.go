@@ -254,8 +254,8 @@ func (r *run) presentWhose(reply string) string {
 // Who a request is about, by its words: the second signal. A person is
 // found the way employees name them: a surname with a title (李经理, 王总),
 // a title of the asker's (我老板, 我们经理), a full name (王芳, 张伟) or a
-// nickname (小王, 老李, 阿强) followed by what is asked of them (的, 还有,
-// 这个月 …).
+// nickname (小王, 老李, 阿强), each followed by what is asked of them (的,
+// 还有, 这个月 …): 「王经理说我的报销被退回了」 is about the asker.
 var (
 	titles       = []string{"经理", "主管", "领导", "老板", "总监", "组长", "部长", "主任", "老师", "同事", "总"}
 	surnames     = "王李张刘陈杨赵黄吴徐孙胡朱林郭罗梁宋郑韩唐冯董萧程曹袁邓傅沈彭吕苏卢蒋蔡贾丁魏薛叶阎潘杜戴钟汪姜范姚谭廖邹熊陆郝孔崔毛邱秦顾侯邵孟"
@@ -351,7 +351,8 @@ func personAt(r []rune) string {
 	}
 	after := string(r[1:])
 	for _, t := range titles {
-		if strings.HasPrefix(after, t) && t != "同事" {
+		// Asked about, not reporting: 王经理的报销, not 王经理说我的报销.
+		if strings.HasPrefix(after, t) && t != "同事" && hasAnyPrefix(after[len(t):], personCues) {
 			return string(r[0]) + t
 		}
 	}

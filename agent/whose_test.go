@@ -101,6 +101,14 @@ func TestRun_WhoseData(t *testing.T) {
 			t.Errorf("reply = %q, want the answer as is", res.Reply)
 		}
 	})
+	t.Run("SomeoneElseReportsNotAsked", func(t *testing.T) {
+		// 王经理 says something; the data asked for is the asker's.
+		res, log, _ := run(t, "王经理说我的考勤有异常，帮我看看",
+			[2]string{"hr_attendance", `{"subject":"self"}`}, "这个月缺卡 1 次。")
+		if len(log.all()) != 1 || strings.Contains(res.Reply, "无法查看") {
+			t.Errorf("reply = %q after calls %q, want the asker's own data", res.Reply, log.all())
+		}
+	})
 	t.Run("SubjectLeftOut", func(t *testing.T) {
 		// A model that leaves the argument out: the text decides.
 		res, log, _ := run(t, "我还有几天年假，这个月考勤正常吗", [2]string{"hr_attendance", `{}`}, "考勤正常。")
