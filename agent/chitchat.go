@@ -53,23 +53,29 @@ var (
 	// transformVerbs work on the user's own text (after a colon, quoted,
 	// or 这句话): no data is asked for. Without such material 「改写成
 	// b.md」 may be an operation on a file.
-	transformVerbs = []string{"翻译", "润色", "改写", "缩写", "扩写", "校对", "改一下", "改改"}
+	transformVerbs = []string{"翻译", "润色", "改写", "缩写", "扩写", "校对", "改一下", "改改", "改得", "改成", "改为"}
 	// materialMarks show the user's text to transform is in the message.
 	materialMarks = []string{"这句话", "这段话", "这段文字", "下面这段", "以下", "「", "“", "\""}
 	// explainMarkers ask what something is or means.
-	explainMarkers = []string{"解释", "讲讲", "讲解", "说说", "介绍一下", "科普", "什么是", "啥是", "是什么意思", "什么意思",
+	explainMarkers = []string{"解释", "讲讲", "讲解", "说说", "介绍一下", "科普", "什么是", "啥是", "什么叫", "啥叫", "何谓", "是什么意思", "什么意思",
 		"有什么区别", "有啥区别", "什么区别", "的区别",
 		"有什么不同", "有啥不同", "有什么不一样", "有啥不一样",
 		"英文怎么说", "英语怎么说", "怎么翻译"}
 	// composeVerbs produce something at the head of a clause.
 	composeVerbs = []string{"写", "拟", "起草", "编", "想", "出", "做", "设计", "列", "起", "取", "准备", "讲", "来",
 		"整理", "推荐", "给"}
+	// benefactiveVerbs may follow 给新同事: the compose verbs that are not
+	// also common in a noun phrase (来, 出, 做: 新来的).
+	benefactiveVerbs = []string{"想", "讲", "列", "准备", "设计", "起", "取"}
+	// writingVerbs produce a text from what follows them.
+	writingVerbs = []string{"写", "拟", "起草", "编", "撰写"}
 	// ideaVerbs produce a plan or ideas, whatever the object names
 	// (策划一个团建活动, 想个开场小游戏).
-	ideaVerbs = []string{"策划", "构思", "出主意", "出点子", "头脑风暴", "想个", "想一个", "想几个", "想些", "想一些"}
+	ideaVerbs = []string{"策划", "构思", "出主意", "出点子", "头脑风暴", "想个", "想一个", "想几个", "想些", "想一些", "想想",
+		"想一想"}
 	// textMeasures count pieces of text right after a compose verb:
 	// 写一段, 写一封, 写首, 推荐几本.
-	textMeasures = []string{"一段", "一篇", "一首", "一封", "一句", "几句", "几段", "一本", "几本", "段", "篇", "首", "封"}
+	textMeasures = []string{"一段", "一篇", "一首", "一封", "一句", "几句", "几段", "一本", "几本", "几条", "一条", "段", "篇", "首", "封"}
 	// writtenThings end the object of a composing act that produces text,
 	// not a record: 团建方案, 请假邮件, 年会节目的点子.
 	writtenThings = []string{"方案", "文案", "邮件", "通知", "祝福", "祝福语", "致辞", "发言稿", "演讲稿", "讲稿", "标题", "口号",
@@ -90,8 +96,15 @@ var (
 // chitChatSeparators cut a message into clauses for the structure test.
 var chitChatSeparators = "，,。；;！!？?\n"
 
-// isChitChat reports whether text asks for no company data.
-func isChitChat(text string) bool {
+// isChitChat reports whether text asks for no company data, without a
+// catalog to tell records from texts.
+func isChitChat(text string) bool { return chitChat(text, nil) }
+
+// chitChat reports whether text asks for no company data. catalog, when
+// not nil, tells an object the catalog holds (报销单, 在职证明) from a text
+// to write (请假说明, 注意事项): the object of a writing verb that is no
+// word of any skill is a text.
+func chitChat(text string, catalog *matcher) bool {
 	folded := matchNorm(strings.TrimSpace(text))
 	if folded == "" {
 		return false
@@ -102,7 +115,7 @@ func isChitChat(text string) bool {
 	asked, material := folded, containsAny(folded, materialMarks)
 	if i := strings.IndexAny(folded, "：:"); i >= 0 && strings.TrimSpace(folded[i+1:]) != "" {
 		material = true
-		if actOf(folded[:i], true) != actRequest {
+		if actOf(folded[:i], true, catalog) != actRequest {
 			asked = folded[:i] // the material after the colon is not a request
 		}
 	}
@@ -114,14 +127,14 @@ func isChitChat(text string) bool {
 	for _, p := range parts {
 		switch {
 		case isGreeting(p):
-		case !head && actOf(p, material) != actRequest:
+		case !head && actOf(p, material, catalog) != actRequest:
 			head = true
 		case !head && hasAnyPrefix(strings.TrimSpace(p), requestOpeners):
 			return false // asks the assistant for something else first
 		case !head:
 			// A statement before the act is its context
 			// (「我要在周会上发言，帮我拟个开场白」).
-		case startsRequest(p) && actOf(p, material) == actRequest:
+		case startsRequest(p) && actOf(p, material, catalog) == actRequest:
 			return false // a request of its own after the act
 		}
 	}
@@ -140,17 +153,36 @@ const (
 
 // actOf is the act of a clause by its structure; material says the
 // message carries text of the user's to work on.
-func actOf(clause string, material bool) act {
+func actOf(clause string, material bool, catalog *matcher) act {
 	c := stripPolite(clause)
 	switch {
 	case material && containsAny(c, transformVerbs):
 		return actTransform
 	case containsAny(c, explainMarkers):
 		return actExplain
-	case composes(c):
+	case composes(c) || writesText(c, catalog):
 		return actCompose
 	}
 	return actRequest
+}
+
+// writesText: a writing verb at the head (写, 拟, 起草) whose object ends in
+// a word no skill of the catalog has (请假说明, 注意事项), so it can only
+// be a text to write, not a record to file (报销单, 加班申请).
+func writesText(c string, catalog *matcher) bool {
+	if catalog == nil {
+		return false
+	}
+	c = afterBenefactive(c)
+	if !hasAnyPrefix(c, writingVerbs) {
+		return false
+	}
+	r := []rune(strings.TrimRight(c, trailingParticles))
+	if len(r) < 3 || !allHan(r[len(r)-2:]) {
+		return false
+	}
+	_, known := catalog.idf[string(r[len(r)-2:])]
+	return !known
 }
 
 // composes: a producing verb at the head (after a benefactive 给新同事,
@@ -188,7 +220,7 @@ func afterBenefactive(c string) string {
 	}
 	r := []rune(c)
 	for i := 2; i < len(r) && i <= maxBenefactiveRunes; i++ {
-		if rest := string(r[i:]); hasAnyPrefix(rest, composeVerbs) || hasAnyPrefix(rest, ideaVerbs) {
+		if rest := string(r[i:]); hasAnyPrefix(rest, benefactiveVerbs) || hasAnyPrefix(rest, writingVerbs) || hasAnyPrefix(rest, ideaVerbs) {
 			return rest
 		}
 	}

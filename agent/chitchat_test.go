@@ -44,3 +44,17 @@ func TestRun_PlanWithABudgetCallsNoSkill(t *testing.T) {
 		t.Errorf("%d tools offered, %d skill calls; want none", n, calls)
 	}
 }
+
+// With the catalog in view, the object of a writing verb that no skill
+// names is a text to write; one a skill names is a record.
+func TestChitChat_WritingWithTheCatalog(t *testing.T) {
+	m := matcherFor(largeCatalogSpecs(100), newColloquialTable(nil))
+	for q, want := range map[string]bool{
+		"帮我写个周末加班的请假说明，语气诚恳": true, "给新来的实习生写几条入职注意事项": true,
+		"帮我写个报销单": false, "帮我写个加班申请": false, "帮我起草一份离职申请": false,
+	} {
+		if got := chitChat(q, m); got != want {
+			t.Errorf("chitChat(%q) = %v, want %v", q, got, want)
+		}
+	}
+}

@@ -139,10 +139,10 @@ func offerTools(in offerInput) (offering, error) {
 	if err != nil {
 		return offering{}, err
 	}
-	if isChitChat(in.text) {
-		return offering{chitchat: true}, nil
-	}
 	m := matcherFor(specs, in.colloquial)
+	if chitChat(in.text, m) {
+		return offering{chitchat: true, matcher: m}, nil
+	}
 	// A skill index that costs more than indexTok gives way to the index
 	// of areas, whose cost does not grow with the catalog; the model then
 	// no longer sees every sibling's name, so offering is wider.

@@ -340,10 +340,12 @@ func personAt(r []rune) string {
 		}
 		return ""
 	}
-	if len(r) >= 3 && strings.ContainsRune(nickPrefixes, r[0]) && unicode.Is(unicode.Han, r[1]) &&
+	if len(r) >= 3 && strings.ContainsRune(nickPrefixes, r[0]) &&
 		!slices.ContainsFunc(notNicknames, func(w string) bool { return strings.HasPrefix(rest, w) }) {
-		if hasAnyPrefix(string(r[2:]), personCues) {
-			return string(r[:2])
+		for n := 3; n >= 2; n-- { // 小王, 老板娘
+			if len(r) > n && allHan(r[1:n]) && hasAnyPrefix(string(r[n:]), personCues) {
+				return string(r[:n])
+			}
 		}
 	}
 	if !strings.ContainsRune(surnames, r[0]) {
