@@ -22,7 +22,8 @@ import (
 // another object, measured like the benchmark (offering_large_bench_test.go).
 
 var heldOutRounds = []string{"testdata/catalog_large/heldout.json", "testdata/catalog_large/heldout2.json",
-	"testdata/catalog_large/heldout3.json", "testdata/catalog_large/heldout4.json"}
+	"testdata/catalog_large/heldout3.json", "testdata/catalog_large/heldout4.json",
+	"testdata/catalog_large/heldout5.json"}
 
 func loadHeldOut(tb testing.TB, file string) []largeQuestion {
 	tb.Helper()
