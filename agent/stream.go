@@ -124,7 +124,8 @@ func (a *streamAccumulator) response() openai.ChatCompletionResponse {
 // to show: personal numbers are masked like the reply, which needs a number
 // whole, so a trailing run of digits is held back until the next piece
 // shows where it ends; and text that starts like a JSON tool call (the
-// text fallback) is not shown at all.
+// text fallback), or an answer about someone else's data, is not shown at
+// all.
 type deltaFilter struct {
 	r          *run
 	step       int
@@ -137,6 +138,12 @@ type deltaFilter struct {
 func (f *deltaFilter) write(text string) bool {
 	f.all.WriteString(text)
 	if f.suppressed {
+		return false
+	}
+	if f.r.whoseUnsettled() {
+		// The answer may present the caller's data as someone else's:
+		// nothing is shown before Hermes has checked it (whose.go).
+		f.suppressed = true
 		return false
 	}
 	lead := strings.TrimLeft(f.all.String(), " \n\t")

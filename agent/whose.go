@@ -212,6 +212,14 @@ func (r *run) named() string {
 	return ""
 }
 
+// whoseUnsettled reports whether an answer written now may present the
+// caller's data as someone else's, so it is not streamed before it is
+// checked: someone else was asked about, by either signal, and a call
+// about them was refused or the caller's records came back.
+func (r *run) whoseUnsettled() bool {
+	return len(r.others) > 0 || (r.subject != "" && r.answered > 0)
+}
+
 // callerData reports whether the results of the run are the caller's own:
 // a skill answered, and none was asked about the subject by name or
 // answered about them (a directory look-up of 李娜 is about 李娜).

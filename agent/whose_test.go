@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hermes-gw/hermes/agent"
@@ -127,6 +128,27 @@ func TestRun_WhoseData(t *testing.T) {
 		}
 		if want := fmt.Sprintf(d.OwnDataOnly, "小赵"); res.Reply != want {
 			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
+	t.Run("NotStreamedBeforeChecked", func(t *testing.T) {
+		srv, m := newModel(t)
+		srv.Script(call("hr_attendance", `{"subject":"老李"}`), answer("老李这个月迟到 0 次。"))
+		var mu sync.Mutex
+		var shown strings.Builder
+		opts := testOptions()
+		opts.Progress = func(e agent.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if e.Kind == agent.EventModelDelta {
+				shown.WriteString(e.Text)
+			}
+		}
+		res, err := agent.Run(context.Background(), m, testTurn("老李这个月的考勤怎么样", []skills.Tool{strictAttendance(nil)}), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(shown.String(), "迟到") || res.Reply != fmt.Sprintf(d.OwnDataOnly, "老李") {
+			t.Errorf("streamed %q, reply %q; want nothing streamed and the refusal", shown.String(), res.Reply)
 		}
 	})
 	t.Run("NotPersonalRunsForAnyone", func(t *testing.T) {
