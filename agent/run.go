@@ -245,6 +245,7 @@ func (r *run) resume(c *Continuation) error {
 	r.result.Plan = r.plan
 	r.goal = r.turn.UserText
 	r.subject = otherSubject(r.goalText()) // the request's, not the answer's
+	r.ownShown, r.others = c.OwnShown, c.Others
 	return nil
 }
 

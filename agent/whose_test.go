@@ -151,6 +151,27 @@ func TestRun_WhoseData(t *testing.T) {
 			t.Errorf("streamed %q, reply %q; want nothing streamed and the refusal", shown.String(), res.Reply)
 		}
 	})
+	t.Run("LabeledAfterResume", func(t *testing.T) {
+		// The personal result came in the run that stopped to ask; the
+		// resumed run's reply still says whose it is.
+		srv, m := newModel(t)
+		srv.Script(call("hr_attendance", `{"subject":"self"}`), call("hr_leave_apply", `{}`), answer("已提交，这个月迟到 0 次。"))
+		ask := &fakeTool{name: "hr_leave_apply", out: `{"requires_followup":true,"question":"请假从哪天开始？"}`, contentType: "application/json", write: true}
+		tools := []skills.Tool{strictAttendance(nil), ask}
+		first, err := agent.Run(context.Background(), m, testTurn("我这个月迟到几次？没迟到就帮我请个假", tools), testOptions())
+		if err != nil || first.StopReason != agent.StopNeedsInput {
+			t.Fatalf("Run = %q, %v; want a question", first.StopReason, err)
+		}
+		turn := testTurn("下周一", tools)
+		turn.Resume = first.Continuation
+		res, err := agent.Run(context.Background(), m, turn, testOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(d.OwnDataLabel, "考勤查询"); !strings.HasPrefix(res.Reply, want) {
+			t.Errorf("reply = %q, want it to start with %q", res.Reply, want)
+		}
+	})
 	t.Run("NotPersonalRunsForAnyone", func(t *testing.T) {
 		srv, m := newModel(t)
 		srv.Script(call("hr_directory_lookup", `{"name":"老李"}`), answer("老李的分机号是 8001。"))
