@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 )
 
@@ -27,15 +25,7 @@ var heldOutRounds = []string{"testdata/catalog_large/heldout.json", "testdata/ca
 
 func loadHeldOut(tb testing.TB, file string) []largeQuestion {
 	tb.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var qs []largeQuestion
-	if err := json.Unmarshal(b, &qs); err != nil {
-		tb.Fatal(err)
-	}
-	return qs
+	return loadQuestionFile(tb, file)
 }
 
 // heldOutFigures are the figures the issue asks for, as one line.

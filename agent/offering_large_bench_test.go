@@ -64,7 +64,13 @@ type largeQuestion struct {
 
 func loadLargeQuestions(tb testing.TB) []largeQuestion {
 	tb.Helper()
-	b, err := os.ReadFile(largeQuestionsFile)
+	return loadQuestionFile(tb, largeQuestionsFile)
+}
+
+// loadQuestionFile reads a question set of the large catalogs.
+func loadQuestionFile(tb testing.TB, file string) []largeQuestion {
+	tb.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		tb.Fatal(err)
 	}
