@@ -213,7 +213,7 @@ func largeCatalogSpecs(n int) []skills.Spec {
 
 // catalogTool is a generated skill with a canned answer; it counts its
 // calls so the benchmark can tell whether a skill ran, and whether a
-// personal one did.
+// read-only personal one did (data shown, not an action done).
 type catalogTool struct {
 	spec     skills.Spec
 	calls    *int
@@ -224,7 +224,8 @@ func (t catalogTool) Spec() skills.Spec { return t.spec }
 
 func (t catalogTool) Call(context.Context, json.RawMessage) (skills.Result, error) {
 	*t.calls++
-	if t.personal != nil && isPersonal(t.spec) {
+	if t.personal != nil && isPersonal(t.spec) && t.spec.ReadOnly { // data shown, not an action done
+
 		*t.personal++
 	}
 	return skills.Result{Status: 200, ContentType: "application/json", Body: []byte(cannedAnswer(t.spec))}, nil

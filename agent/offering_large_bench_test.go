@@ -36,8 +36,9 @@ import (
 //   - relabeled: replies to a question about another person that present
 //     the caller's record as that person's (they name the person outside
 //     the sentence saying others' data cannot be shown);
-//   - unlabeled: replies showing a personal skill's result that do not
-//     say it is the asker's own (本人);
+//   - unlabeled: replies showing a read-only personal skill's result
+//     that do not say it is the asker's own (本人) nor address the asker
+//     (你, 您);
 //   - self-refused: replies to a question that is not about another
 //     person saying others' data cannot be shown.
 //
@@ -278,7 +279,7 @@ func measureLarge(tb testing.TB, n int, qs []largeQuestion) largeOutcome {
 		}
 		if personal > 0 {
 			out.personal++
-			if !strings.Contains(res.Reply, "本人") {
+			if !containsAny(res.Reply, []string{"本人", "你", "您"}) {
 				out.unlabeled++
 				out.misses = append(out.misses, fmt.Sprintf("unlabeled: %q → %q", q.Q, res.Reply))
 			}

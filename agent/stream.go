@@ -132,6 +132,7 @@ type deltaFilter struct {
 	all        strings.Builder // everything so far, to recognise a text tool call
 	pending    string          // held back
 	suppressed bool
+	addressed  bool // the answer said whose the personal results are, or there are none
 }
 
 // write takes one piece of text and reports whether anything was shown.
@@ -146,6 +147,14 @@ func (f *deltaFilter) write(text string) bool {
 		f.suppressed = true
 		return false
 	}
+	if !f.addressed && f.r.needsOwnLabel(f.all.String()) {
+		// Personal results, and the answer has not said yet whose they
+		// are: the reply may get Hermes's label first, so the stream waits
+		// rather than show a start the reply will not have.
+		f.pending += text
+		return false
+	}
+	f.addressed = true
 	lead := strings.TrimLeft(f.all.String(), " \n\t")
 	switch {
 	case strings.HasPrefix(lead, "{") || strings.HasPrefix(lead, "```"):
@@ -170,6 +179,9 @@ func (f *deltaFilter) write(text string) bool {
 
 // flush shows what was held back once the answer is complete.
 func (f *deltaFilter) flush() {
+	if !f.addressed && f.r.needsOwnLabel(f.all.String()) {
+		return // the reply, with its label, shows it
+	}
 	if !f.suppressed && f.pending != "" {
 		f.show(f.pending)
 		f.pending = ""

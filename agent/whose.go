@@ -30,10 +30,12 @@ import (
 //     the text; a nickname the text check misses is caught by the model.
 //   - The reply is Hermes's: when someone else was asked about, it starts
 //     with Messages.OwnDataOnly (others' data cannot be shown); when a
-//     personal result is shown, with Messages.OwnDataLabel naming it as
-//     the asker's own, unless the answer already says so. An answer that
-//     still names that person over the caller's records is corrected once
-//     and otherwise replaced (verify.go).
+//     read-only personal result is shown, with Messages.OwnDataLabel
+//     naming it as the asker's own, unless the answer already says so
+//     (本人) or addresses the asker (你的…, Messages.AddressWords). An
+//     answer that still names that person over the caller's records is
+//     corrected once and otherwise replaced (verify.go); a streamed answer
+//     is held until it is clear it needs neither (stream.go).
 //
 // Why an argument rather than a separate classification call: the model
 // decides whose data it wants at the moment it calls, in the same
@@ -184,7 +186,7 @@ func (r *run) noteSubject(c *callResult) {
 	if !c.ran {
 		return
 	}
-	if c.entry.personal {
+	if c.entry.personal && c.entry.spec.ReadOnly { // a write reports what was done for the caller, not data
 		name := displayName(c.entry.spec)
 		if !slices.Contains(r.ownShown, name) {
 			r.ownShown = append(r.ownShown, name)
@@ -250,13 +252,22 @@ func (r *run) presentWhose(reply string) string {
 			head = append(head, refusal)
 		}
 	}
-	if len(r.ownShown) > 0 && !containsAny(reply, m.OwnDataWords) {
+	if r.needsOwnLabel(reply) {
 		head = append(head, fmt.Sprintf(m.OwnDataLabel, strings.Join(r.ownShown, m.ListSep)))
 	}
 	if len(head) == 0 {
 		return reply
 	}
 	return strings.Join(head, "\n") + "\n" + reply
+}
+
+// needsOwnLabel reports whether text shows personal results without
+// saying they are the asker's: neither an own-data word (本人) nor an
+// address of the asker (你的, 您) is in it. An answer naming someone else
+// over them was corrected or replaced before (verify.go).
+func (r *run) needsOwnLabel(text string) bool {
+	m := r.opts.Messages
+	return len(r.ownShown) > 0 && !containsAny(text, m.OwnDataWords) && !containsAny(text, m.AddressWords)
 }
 
 // Who a request is about, by its words: the second signal. A person is

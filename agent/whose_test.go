@@ -96,10 +96,11 @@ func TestRun_WhoseData(t *testing.T) {
 		}
 	})
 	t.Run("SelfAlreadySaysWhose", func(t *testing.T) {
-		res, _, _ := run(t, "我这个月迟到了几次",
-			[2]string{"hr_attendance", `{"subject":"我"}`}, "你本人这个月迟到 0 次。")
-		if res.Reply != "你本人这个月迟到 0 次。" {
-			t.Errorf("reply = %q, want the answer as is", res.Reply)
+		for _, said := range []string{"你本人这个月迟到 0 次。", "你这个月迟到 0 次。", "您这个月迟到 0 次。"} {
+			res, _, _ := run(t, "我这个月迟到了几次", [2]string{"hr_attendance", `{"subject":"我"}`}, said)
+			if res.Reply != said {
+				t.Errorf("reply = %q, want the answer as is", res.Reply)
+			}
 		}
 	})
 	t.Run("SomeoneElseReportsNotAsked", func(t *testing.T) {
@@ -170,6 +171,32 @@ func TestRun_WhoseData(t *testing.T) {
 		}
 		if want := fmt.Sprintf(d.OwnDataLabel, "考勤查询"); !strings.HasPrefix(res.Reply, want) {
 			t.Errorf("reply = %q, want it to start with %q", res.Reply, want)
+		}
+	})
+	t.Run("StreamMatchesTheReply", func(t *testing.T) {
+		// What is streamed is the start of the reply: an answer that says
+		// whose the data is streams as it comes; one that does not is held
+		// for the reply, which carries the label.
+		for answerText, wantStreamed := range map[string]string{"你这个月迟到 0 次。": "你这个月迟到 0 次。", "这个月迟到 0 次。": ""} {
+			srv, m := newModel(t)
+			srv.Script(call("hr_attendance", `{"subject":"self"}`), answer(answerText))
+			var mu sync.Mutex
+			var shown strings.Builder
+			opts := testOptions()
+			opts.Progress = func(e agent.Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				if e.Kind == agent.EventModelDelta {
+					shown.WriteString(e.Text)
+				}
+			}
+			res, err := agent.Run(context.Background(), m, testTurn("我这个月迟到了几次", []skills.Tool{strictAttendance(nil)}), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if shown.String() != wantStreamed || !strings.HasSuffix(res.Reply, answerText) {
+				t.Errorf("answer %q: streamed %q, reply %q; want %q streamed", answerText, shown.String(), res.Reply, wantStreamed)
+			}
 		}
 	})
 	t.Run("NotPersonalRunsForAnyone", func(t *testing.T) {
