@@ -177,7 +177,12 @@ func (r *run) prepare(p proposedCall) *callResult {
 			c.deltas = append(c.deltas, "skill loaded from the index: "+name)
 		}
 		c.entry = r.byName[name]
-		args, aerr := validateArgs(c.entry, p.call.Function.Arguments)
+		raw, stated, _ := takeSubject(p.call.Function.Arguments, c.entry.subjectKey)
+		if who := r.aboutOther(stated); c.entry.personal && who != "" {
+			r.refuseOther(c, who)
+			break
+		}
+		args, aerr := validateArgs(c.entry, raw)
 		if aerr != nil {
 			c.badArgs = true
 			c.obs = observation{text: aerr.Error(), fail: invalidArgsClass()}
@@ -333,6 +338,9 @@ func (r *run) account(c *callResult, out *roundOutcome) {
 			names = append(names, e.spec.Name)
 		}
 		c.deltas = append(c.deltas, "skills loaded from the index: "+strings.Join(names, ", "))
+	}
+	if c.entry != nil {
+		r.called[name] = true
 	}
 	switch {
 	case c.entry == nil:
