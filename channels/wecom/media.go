@@ -4,19 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // MaxImageBytes: an image uploaded as temporary media (上传临时素材,
 // POST /cgi-bin/media/upload, document/path/90253) is at most 10 MB, JPG
 // or PNG; larger uploads are refused.
 const MaxImageBytes = 10 << 20
-
-// TempMediaLifetime: a temporary media's media_id is valid for three days
-// after the upload ("media_id仅三天内有效"), for apps and AI bots alike.
-const TempMediaLifetime = 72 * time.Hour
 
 // imageRequest is the message/send body for an image message: the
 // media_id of an uploaded temporary media (valid three days).
@@ -42,7 +38,7 @@ var _ channels.Uploader = (*Channel)(nil)
 // channels.ErrPermanent.
 func (c *Channel) Upload(ctx context.Context, account string, img *channels.Image) (channels.Media, error) {
 	if b, ok := c.bots[account]; ok {
-		m, err := b.upload(ctx, img)
+		m, err := b.Upload(ctx, img)
 		if err != nil {
 			return channels.Media{}, fmt.Errorf("wecom: bot %q: %w", account, err)
 		}
@@ -79,7 +75,7 @@ func (a *App) upload(ctx context.Context, img *channels.Image) (channels.Media, 
 	if id == "" {
 		return channels.Media{}, fmt.Errorf("wecom: app %q: media/upload answered no media_id", a.name)
 	}
-	return channels.Media{ID: id, Lifetime: TempMediaLifetime}, nil
+	return channels.Media{ID: id, Lifetime: wxbiz.TempMediaLifetime}, nil
 }
 
 // sendImage sends out.Image to the user to as an image message: the

@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // Long-connection commands (frames are JSON text: {cmd, headers:{req_id},
@@ -200,11 +201,11 @@ func (c *botConn) readFrames(ctx context.Context, handle func(botFrameIn) error)
 }
 
 // decodeFrame parses one frame WeCom sent: a callback (with cmd) or an
-// ack (without). Errors wrap ErrMalformed: not a JSON object of that shape.
+// ack (without). Errors wrap wxbiz.ErrMalformed: not a JSON object of that shape.
 func decodeFrame(data []byte) (botFrameIn, error) {
 	var f botFrameIn
 	if err := json.Unmarshal(data, &f); err != nil {
-		return botFrameIn{}, fmt.Errorf("%w: long-connection frame: %v", ErrMalformed, err)
+		return botFrameIn{}, fmt.Errorf("%w: long-connection frame: %v", wxbiz.ErrMalformed, err)
 	}
 	return f, nil
 }
