@@ -7,6 +7,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
+	"github.com/hermes-gw/hermes/guard"
 )
 
 // MaxImageBytes: an image uploaded as temporary media (上传临时素材,
@@ -142,7 +143,7 @@ func untilDone[T any](ctx context.Context, call func() (T, error)) (T, error) {
 		// The call decodes WeCom's answer: a panic there is an error of
 		// this call, never the process's.
 		var o outcome
-		o.err = channels.Guard(func() (err error) {
+		o.err = guard.Run(func() (err error) {
 			o.v, err = call()
 			return err
 		})

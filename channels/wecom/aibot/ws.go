@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
+	"github.com/hermes-gw/hermes/guard"
 )
 
 // botTiming are the long connection's intervals. The defaults mirror the
@@ -80,7 +81,7 @@ type subscribeBody struct {
 // returns once every message it was handling is done with. Errors wrap
 // channels.ErrTakenOver (WeCom says a newer connection took the bot: do
 // not reconnect against it), channels.ErrCredentials (the subscription was
-// refused), channels.ErrPanic, or say how the socket died.
+// refused), guard.ErrPanic, or say how the socket died.
 func (b *Bot) run(ctx context.Context, sink channels.Sink) error {
 	var handlers sync.WaitGroup
 	defer handlers.Wait()
@@ -106,7 +107,7 @@ func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.Wa
 		<-conn.done
 		// What ended the read loop outranks what the pinger saw of it (a
 		// write on the closing socket): WeCom's takeover, or a panic.
-		if errors.Is(conn.err, channels.ErrTakenOver) || errors.Is(conn.err, channels.ErrPanic) {
+		if errors.Is(conn.err, channels.ErrTakenOver) || errors.Is(conn.err, guard.ErrPanic) {
 			err = conn.err
 		}
 	}()
@@ -183,7 +184,7 @@ func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f
 		defer handlers.Done()
 		// The handler works on what the peer sent: a panic in it ends this
 		// connection (which is made again), not the process.
-		err := channels.Guard(func() error {
+		err := guard.Run(func() error {
 			b.handleFrame(ctx, conn, sink, f.Headers.ReqID, m, f.Body)
 			return nil
 		})
