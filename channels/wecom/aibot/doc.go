@@ -34,6 +34,15 @@
 //     (PushAddress for scheduled reports: chats that wrote to the bot
 //     first, websocket mode only).
 //
+// A group message on the long connection walks seven files here and
+// one of package wecom: wsconn.go (the frame read) → ws.go (dispatched on
+// its own goroutine under guard.Run) → stream.go and inbound.go (the
+// Inbound built, Sink.Accept); then the gateway opens the live reply
+// through wecom's channel.go (Channel.Open, by account) → live.go, and
+// later parts go through channel.go → bot.go (Send) → send.go
+// (aibot_send_msg). Nothing here calls the gateway but through the types
+// package channels defines (Sink, Env).
+//
 // Its fake, the other side of the wire, is in package wecomtest with the
 // app's: one fake WeCom for both.
 package aibot
