@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hermes-gw/hermes/guard"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/hermes-gw/hermes/guard"
 )
 
 // Chat types shared by all platforms.

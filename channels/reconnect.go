@@ -3,10 +3,11 @@ package channels
 import (
 	"context"
 	"errors"
-	"github.com/hermes-gw/hermes/guard"
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/hermes-gw/hermes/guard"
 )
 
 // Why a long connection's session ended, for Reconnect. Connection.Run
