@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/hermes-gw/hermes/guard"
 )
 
 // Chat types shared by all platforms.
@@ -298,7 +300,7 @@ type Connection struct {
 	// or ctx ends, and returns why, once every frame it was handling is
 	// done with. It acks a frame only after sink.Accept returned. Errors
 	// wrap ErrTakenOver (the platform gave the account to another client:
-	// do not dial again), ErrCredentials, ErrReconnect or ErrPanic, or say
+	// do not dial again), ErrCredentials, ErrReconnect or guard.ErrPanic, or say
 	// how the connection dropped. Reconnect runs it again and again.
 	Run func(ctx context.Context, sink Sink) error
 	// Backoff paces Reconnect's dials; the zero value is DefaultBackoff.
@@ -350,7 +352,7 @@ type Env struct {
 	// Messages are the bot-facing sentences a channel answers with itself
 	// (the AI bot's welcome), Chinese by default.
 	Messages ChannelMessages
-	// Panicked counts a panic recovered (Guard) in a goroutine serving
+	// Panicked counts a panic recovered (guard.Run) in a goroutine serving
 	// account's peer: a long connection's reader (the connection is then
 	// made again) or a stream it pushes (that stream ends; the delivery
 	// layer sends the answer). hermes_connection_panics_total. Never nil
@@ -363,10 +365,10 @@ type Env struct {
 	FetchRefused func(channel, account string)
 }
 
-// CountPanic calls env.Panicked when err is a recovered panic (ErrPanic)
+// CountPanic calls env.Panicked when err is a recovered panic (guard.ErrPanic)
 // and reports whether it was one.
 func (env Env) CountPanic(channel, account string, err error) bool {
-	if !errors.Is(err, ErrPanic) {
+	if !errors.Is(err, guard.ErrPanic) {
 		return false
 	}
 	if env.Panicked != nil {

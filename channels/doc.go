@@ -42,8 +42,9 @@
 //     dial time; refusals logged once and counted through
 //     Env.FetchRefused).
 //   - Long connections: reconnect.go (Reconnect, the one reconnect loop,
-//     and its Backoff), guard.go (Guard: a panic in a goroutine a peer
-//     drives costs its connection, not the process).
+//     and its Backoff; each session runs under guard.Run, package guard,
+//     so a panic in a goroutine a peer drives costs its connection, not
+//     the process).
 //   - Live replies: live.go (LiveReplier, Live and RunLive, the one loop
 //     that drives every platform's).
 //   - Shaping replies: split.go (SplitText, on paragraph and sentence

@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/memory"
@@ -67,7 +68,7 @@ type harness struct {
 	wecomAPI *wecomtest.Server
 	model    *openaitest.Server
 	backend  *demobackend.Backend
-	crypto   *wecom.Crypto
+	crypto   *wxbiz.Crypto
 	// secret is this harness's app secret: apps of parallel tests share the
 	// corp id, and WeCom API calls find their fake server by corp and secret.
 	secret string
@@ -99,7 +100,7 @@ func newHarness(t testing.TB) *harness {
 	backendSrv := httptest.NewServer(h.backend)
 	t.Cleanup(backendSrv.Close)
 	h.backendURL = backendSrv.URL
-	h.crypto, err = wecom.NewCrypto(testToken, testAESKey, testCorpID)
+	h.crypto, err = wxbiz.NewCrypto(testToken, testAESKey, testCorpID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/guard"
 )
 
 // Bounds on one long connection's work.
@@ -61,7 +62,7 @@ type wsSession struct {
 
 // connectOnce runs one connection until it fails or ctx ends. A panic in
 // the reader or in an event's handler ends this connection only, with an
-// error wrapping channels.ErrPanic.
+// error wrapping guard.ErrPanic.
 func (a *App) connectOnce(ctx context.Context, sink channels.Sink) error {
 	var ep endpointAnswer
 	body := map[string]string{"AppID": a.cfg.AppID, "AppSecret": a.cfg.AppSecret}
@@ -98,7 +99,7 @@ func (a *App) connectOnce(ctx context.Context, sink channels.Sink) error {
 	defer s.handlers.Wait() // events being stored are still acked
 	go a.pingLoop(s.ctx, conn, int32(serviceID), ping)
 
-	return channels.Guard(func() error { return s.read(ping + a.ws.pongWait) })
+	return guard.Run(func() error { return s.read(ping + a.ws.pongWait) })
 }
 
 // read reads frames until the socket fails, stays silent longer than
@@ -157,7 +158,7 @@ func (s *wsSession) event(f Frame) {
 	go func() {
 		defer s.handlers.Done()
 		defer func() { <-s.handling }()
-		err := channels.Guard(func() error {
+		err := guard.Run(func() error {
 			s.handle(f, payload, start)
 			return nil
 		})

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // A callback signed with another Token (the usual copy-paste mistake) is
@@ -21,7 +21,7 @@ func TestForgedCallbackShowsTheFailedCheck(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	wrong, err := wecom.NewCrypto("not-the-token", testAESKey, testCorpID)
+	wrong, err := wxbiz.NewCrypto("not-the-token", testAESKey, testCorpID)
 	if err != nil {
 		t.Fatal(err)
 	}

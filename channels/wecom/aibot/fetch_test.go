@@ -1,4 +1,4 @@
-package wecom_test
+package aibot_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
 
@@ -26,7 +26,7 @@ import (
 
 // weComHostsOnly is the bot's default: fetch_hosts unset, no private
 // addresses.
-func weComHostsOnly(s *wecom.BotSection) { s.FetchHosts, s.FetchAllowPrivate = nil, false }
+func weComHostsOnly(s *aibot.Config) { s.FetchHosts, s.FetchAllowPrivate = nil, false }
 
 // listener is a server on 127.0.0.1 that records every connection and
 // request: an internal service the callback names.
@@ -129,8 +129,8 @@ func TestBotResponseURLOutsideWeComIsNotPosted(t *testing.T) {
 // shortened: a response_url POST 100 ms, a download 2 s.
 func TestBotMediaDownloadIsNotCutAtTheResponseURLBound(t *testing.T) {
 	f := newCallbackBot(t)
-	wecom.SetFetchTiming(f.bot, 100*time.Millisecond, 2*time.Second)
-	if resp, media := wecom.FetchClients(f.bot); resp.Timeout != 100*time.Millisecond || media.Timeout != 0 {
+	aibot.SetFetchTiming(f.bot, 100*time.Millisecond, 2*time.Second)
+	if resp, media := aibot.FetchClients(f.bot); resp.Timeout != 100*time.Millisecond || media.Timeout != 0 {
 		t.Fatalf("client timeouts: response_url %s, media %s; want 100ms and none", resp.Timeout, media.Timeout)
 	}
 	key := bytes.Repeat([]byte{0x42}, 32)

@@ -1,4 +1,4 @@
-package wecom_test
+package aibot_test
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // pushTo is a websocket bot's reply address for a report to a group chat.
@@ -29,7 +30,7 @@ func TestBotWS_SendImage(t *testing.T) {
 			t.Fatal("Limits.Images = false for a websocket bot")
 		}
 		pic := chantest.NoisePNG(t, 600) // about 1.4 MB: three chunks
-		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeWebSocket),
+		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(aibot.ModeWebSocket),
 			Format: channels.FormatImage, Image: &channels.Image{Name: "tickets.png", PNG: pic}, Parts: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -51,8 +52,8 @@ func TestBotWS_SendImage(t *testing.T) {
 	t.Run("ErrOversize", func(t *testing.T) {
 		w := startWSBot(t, wsOpts{})
 		w.waitLogged(t, "long connection subscribed") // the bot holds the socket
-		big := append(chantest.NoisePNG(t, 8), make([]byte, wecom.BotMaxImageBytes)...)
-		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeWebSocket),
+		big := append(chantest.NoisePNG(t, 8), make([]byte, aibot.BotMaxImageBytes)...)
+		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(aibot.ModeWebSocket),
 			Format: channels.FormatImage, Image: &channels.Image{Name: "big.png", PNG: big}, Parts: 1})
 		if !errors.Is(err, channels.ErrPermanent) {
 			t.Fatalf("err = %v, want permanent", err)
@@ -66,9 +67,9 @@ func TestBotWS_SendImage(t *testing.T) {
 		w := startWSBot(t, wsOpts{})
 		w.waitLogged(t, "long connection subscribed") // the bot holds the socket
 		w.srv.FailNext("aibot_upload_media_init", 40058)
-		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeWebSocket),
+		_, err := w.ch.Send(waitCtx(t), channels.Outbound{Account: botName, ReplyTo: pushTo(aibot.ModeWebSocket),
 			Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(t, 8)}, Parts: 1})
-		var apiErr *wecom.APIError
+		var apiErr *wxbiz.APIError
 		if !errors.Is(err, channels.ErrPermanent) || !errors.As(err, &apiErr) || apiErr.Code != 40058 {
 			t.Fatalf("err = %v, want permanent errcode 40058", err)
 		}
@@ -78,12 +79,12 @@ func TestBotWS_SendImage(t *testing.T) {
 	})
 
 	t.Run("ErrNoSocketRetryable", func(t *testing.T) {
-		bot, err := wecom.NewBot(wecom.BotSection{Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
+		bot, err := aibot.New(aibot.Config{Name: botName, Mode: aibot.ModeWebSocket, CorpID: botCorpID,
 			BotID: wsBotID, Secret: wsSecret, URL: "ws://127.0.0.1:1"}, 0, channels.Env{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = bot.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeWebSocket),
+		_, err = bot.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: pushTo(aibot.ModeWebSocket),
 			Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(t, 8)}, Parts: 1})
 		if err == nil || errors.Is(err, channels.ErrPermanent) {
 			t.Fatalf("err = %v, want a retryable error", err)
@@ -96,7 +97,7 @@ func TestBotCallback_ImageRefused(t *testing.T) {
 	if f.ch.Limits(botName).Images {
 		t.Fatal("Limits.Images = true for a callback-mode bot")
 	}
-	_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: pushTo(wecom.BotModeCallback),
+	_, err := f.ch.Send(context.Background(), channels.Outbound{Account: botName, ReplyTo: pushTo(aibot.ModeCallback),
 		Format: channels.FormatImage, Image: &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(t, 8)}, Parts: 1, Answer: true})
 	if !errors.Is(err, channels.ErrPermanent) || !strings.Contains(err.Error(), "markdown only") {
 		t.Fatalf("err = %v, want permanent, naming response_url's markdown-only rule", err)

@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // Media upload over an AI bot's long connection, as the official
@@ -63,7 +64,7 @@ type botMediaItem struct {
 	MediaID string `json:"media_id"`
 }
 
-// upload uploads img over the live socket; the media_id is valid
+// Upload uploads img over the live socket; the media_id is valid
 // TempMediaLifetime. A callback-mode bot answers through its
 // response_url, which takes markdown only, so it cannot send images (its
 // Limits say so).
@@ -72,8 +73,8 @@ type botMediaItem struct {
 // missing, not a PNG or over BotMaxImageBytes, and WeCom's refusals;
 // without the socket on this replica (errNoSocket) or on a timeout they
 // are retryable.
-func (b *Bot) upload(ctx context.Context, img *channels.Image) (channels.Media, error) {
-	if b.mode != BotModeWebSocket {
+func (b *Bot) Upload(ctx context.Context, img *channels.Image) (channels.Media, error) {
+	if b.mode != ModeWebSocket {
 		return channels.Media{}, fmt.Errorf("images need the long connection: a callback-mode bot answers through response_url, which takes markdown only: %w", channels.ErrPermanent)
 	}
 	if err := channels.CheckImage(img, BotMaxImageBytes); err != nil {
@@ -87,7 +88,7 @@ func (b *Bot) upload(ctx context.Context, img *channels.Image) (channels.Media, 
 	if err != nil {
 		return channels.Media{}, fmt.Errorf("upload image: %w", err)
 	}
-	return channels.Media{ID: id, Lifetime: TempMediaLifetime}, nil
+	return channels.Media{ID: id, Lifetime: wxbiz.TempMediaLifetime}, nil
 }
 
 // sendImage pushes out.Image to rt's chat with aibot_send_msg: by the
@@ -95,12 +96,12 @@ func (b *Bot) upload(ctx context.Context, img *channels.Image) (channels.Media, 
 // attempt sends the same media; uploaded over the socket here when there
 // is none. Errors: see upload; the send needs the live socket too.
 func (b *Bot) sendImage(ctx context.Context, rt botReplyTo, out channels.Outbound) error {
-	if rt.Mode != BotModeWebSocket {
+	if rt.Mode != ModeWebSocket {
 		return fmt.Errorf("images need the long connection: a callback-mode bot answers through response_url, which takes markdown only: %w", channels.ErrPermanent)
 	}
 	mediaID := out.MediaID
 	if mediaID == "" {
-		media, err := b.upload(ctx, out.Image)
+		media, err := b.Upload(ctx, out.Image)
 		if err != nil {
 			return err
 		}

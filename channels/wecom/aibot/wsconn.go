@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
+	"github.com/hermes-gw/hermes/guard"
 )
 
 // Long-connection commands (frames are JSON text: {cmd, headers:{req_id},
@@ -157,10 +158,10 @@ func (c *botConn) write(ctx context.Context, data []byte) error {
 // readLoop reads frames until the socket fails or handle returns an
 // error: acks go to the request awaiting them, other frames to handle,
 // which must not block (acks are read by this same loop). It reads what a
-// peer sent, so it runs under channels.Guard: a panic on a frame ends this
-// connection with an error wrapping channels.ErrPanic, never the process.
+// peer sent, so it runs under guard.Run: a panic on a frame ends this
+// connection with an error wrapping guard.ErrPanic, never the process.
 func (c *botConn) readLoop(ctx context.Context, handle func(botFrameIn) error) {
-	err := channels.Guard(func() error { return c.readFrames(ctx, handle) })
+	err := guard.Run(func() error { return c.readFrames(ctx, handle) })
 	c.mu.Lock()
 	c.ended = true
 	if c.cause != nil {
@@ -200,11 +201,11 @@ func (c *botConn) readFrames(ctx context.Context, handle func(botFrameIn) error)
 }
 
 // decodeFrame parses one frame WeCom sent: a callback (with cmd) or an
-// ack (without). Errors wrap ErrMalformed: not a JSON object of that shape.
+// ack (without). Errors wrap wxbiz.ErrMalformed: not a JSON object of that shape.
 func decodeFrame(data []byte) (botFrameIn, error) {
 	var f botFrameIn
 	if err := json.Unmarshal(data, &f); err != nil {
-		return botFrameIn{}, fmt.Errorf("%w: long-connection frame: %v", ErrMalformed, err)
+		return botFrameIn{}, fmt.Errorf("%w: long-connection frame: %v", wxbiz.ErrMalformed, err)
 	}
 	return f, nil
 }

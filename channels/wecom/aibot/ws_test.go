@@ -1,4 +1,4 @@
-package wecom_test
+package aibot_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
 
@@ -22,7 +23,7 @@ const (
 
 // wsBot is a websocket-mode bot connected to a fake WeCom gateway.
 type wsBot struct {
-	bot   *wecom.Bot
+	bot   *aibot.Bot
 	ch    *wecom.Channel
 	srv   *wecomtest.BotWSServer
 	sink  *chantest.Sink
@@ -102,8 +103,8 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 	logs, logged := &chantest.LogBuffer{}, make(chan string, 1000)
 	logger := slog.New(tapHandler{Handler: slog.NewTextHandler(logs, nil), tap: logged})
 	panics := &atomic.Int32{}
-	bot, err := wecom.NewBot(wecom.BotSection{
-		Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
+	bot, err := aibot.New(aibot.Config{
+		Name: botName, Mode: aibot.ModeWebSocket, CorpID: botCorpID,
 		BotID: wsBotID, Secret: o.secret, URL: srv.URL(),
 	}, 0, channels.Env{Now: clock.Now, Logger: logger, Messages: botMessages, Panicked: func(channel, account string) {
 		if channel == wecom.ChannelName && account == botName {
@@ -115,7 +116,7 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 	}
 	// A generous ack timeout: a subscribe acked late would look refused
 	// here while the fake counts it, and the replicas would swap roles.
-	wecom.SetBotTiming(bot, o.ping, 2*time.Second, 5*time.Millisecond, o.backoff...)
+	aibot.SetBotTiming(bot, o.ping, 2*time.Second, 5*time.Millisecond, o.backoff...)
 	ch := wecom.NewChannel().WithBots(bot)
 	conns := ch.Connections()
 	if len(conns) != 1 || conns[0].Account != botName || !conns[0].Exclusive {
@@ -278,7 +279,7 @@ func TestBotWS_StreamDeadline(t *testing.T) {
 	live := w.runLive(t, <-w.sink.Started())
 	w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID })
 	w.sink.SetProgress("w-late", channels.Progress{Known: true, Text: "写到一半"})
-	w.clock.Set(botT0.Add(wecom.StreamLifetime))
+	w.clock.Set(botT0.Add(aibot.StreamLifetime))
 
 	f := w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID && f.Reply.Stream.Finish })
 	if want := "<@lisi>\n写到一半\n\n" + botLater; f.Reply.Stream.Content != want {
@@ -433,14 +434,14 @@ func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
 // Backoff.Refused instead of hammering WeCom with a wrong secret.
 func TestBotWS_RefusedSubscribeIsCredentials(t *testing.T) {
 	srv := wecomtest.NewBotWSServer(t, wsBotID, wsSecret)
-	bot, err := wecom.NewBot(wecom.BotSection{
-		Name: botName, Mode: wecom.BotModeWebSocket, CorpID: botCorpID,
+	bot, err := aibot.New(aibot.Config{
+		Name: botName, Mode: aibot.ModeWebSocket, CorpID: botCorpID,
 		BotID: wsBotID, Secret: "wrong-secret-value", URL: srv.URL(),
 	}, 0, channels.Env{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wecom.SetBotTiming(bot, time.Hour, 2*time.Second, 5*time.Millisecond)
+	aibot.SetBotTiming(bot, time.Hour, 2*time.Second, 5*time.Millisecond)
 	conn := wecom.NewChannel().WithBots(bot).Connections()[0]
 	err = conn.Run(waitCtx(t), chantest.NewSink().WithReceived(botT0))
 	if !errors.Is(err, channels.ErrCredentials) || strings.Contains(err.Error(), "wrong-secret-value") {

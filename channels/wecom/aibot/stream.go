@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -48,7 +48,7 @@ const (
 // no user is acknowledged and not handed to the sink: there is no one to
 // record it for or to answer.
 //
-// Errors wrap ErrMalformed (a message the Inbound cannot be built from) or
+// Errors wrap wxbiz.ErrMalformed (a message the Inbound cannot be built from) or
 // channels.ErrUnavailable (the sink failed: WeCom should try again).
 func (b *Bot) accept(ctx context.Context, sink channels.Sink, m *botMessage, plain []byte, reqID string) (channels.Inbound, botAnswer, error) {
 	if m.anonymous() {
@@ -119,7 +119,7 @@ func (b *Bot) step(id string, p channels.Progress, chatType, userID string, fall
 	case !p.Known:
 		// Nothing will come for this stream: close it.
 		st.stream.Finish = true
-	case !b.now().Before(b.limits().LiveCloseBy(received)):
+	case !b.now().Before(b.Limits().LiveCloseBy(received)):
 		st.stream.Finish = true
 		text = channels.WithNote(text, b.msgs.Later)
 	case text == "":

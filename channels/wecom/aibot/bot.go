@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // Limits and deadlines of AI bots (智能机器人), from WeCom's documentation.
@@ -67,7 +68,7 @@ type Bot struct {
 	learnedName atomic.Pointer[string]
 
 	// Callback mode.
-	crypto *Crypto
+	crypto *wxbiz.Crypto
 	window time.Duration
 
 	// Websocket mode.
@@ -76,12 +77,12 @@ type Bot struct {
 	live               atomic.Pointer[botConn] // the subscribed socket, nil when down
 }
 
-// NewBot builds a bot from its section (already defaulted and validated by
+// New builds a bot from its section (already defaulted and validated by
 // the `wecom:` config) and window, the callback timestamp window.
 //
 // Errors: an unknown mode, or callback settings the crypto refuses (a token
 // or EncodingAESKey that is missing or malformed).
-func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) {
+func New(s Config, window time.Duration, env channels.Env) (*Bot, error) {
 	b := &Bot{
 		name:   s.Name,
 		mode:   s.Mode,
@@ -105,18 +106,18 @@ func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) 
 		b.log = slog.Default()
 	}
 	if b.window <= 0 {
-		b.window = DefaultTimestampWindow
+		b.window = wxbiz.DefaultTimestampWindow
 	}
-	b.log = b.log.With("channel", ChannelName, "account", s.Name)
+	b.log = b.log.With("channel", wxbiz.ChannelName, "account", s.Name)
 	hosts := s.FetchHosts
 	if len(hosts) == 0 {
-		hosts = DefaultBotFetchHosts
+		hosts = DefaultFetchHosts
 	}
 	addrs, err := channels.ParseAddrRanges(s.FetchAllowAddresses)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: bot %q: fetch_allow_addresses%w", s.Name, err)
 	}
-	guard, err := env.FetchGuard(ChannelName, s.Name, channels.FetchPolicy{
+	guard, err := env.FetchGuard(wxbiz.ChannelName, s.Name, channels.FetchPolicy{
 		Hosts: hosts, AllowPrivate: s.FetchAllowPrivate, AllowAddrs: addrs,
 	}, b.log)
 	if err != nil {
@@ -124,16 +125,16 @@ func NewBot(s BotSection, window time.Duration, env channels.Env) (*Bot, error) 
 	}
 	b.setFetch(guard)
 	switch s.Mode {
-	case BotModeCallback:
+	case ModeCallback:
 		// An AI bot's callbacks are encrypted with receiveid "".
-		c, err := NewCrypto(s.Token, s.EncodingAESKey, "")
+		c, err := wxbiz.NewCrypto(s.Token, s.EncodingAESKey, "")
 		if err != nil {
 			return nil, fmt.Errorf("wecom: bot %q: %w", s.Name, err)
 		}
 		b.crypto = c
-	case BotModeWebSocket:
+	case ModeWebSocket:
 		if b.url == "" {
-			b.url = DefaultBotURL
+			b.url = DefaultURL
 		}
 	default:
 		return nil, fmt.Errorf("wecom: bot %q: unknown mode %q", s.Name, s.Mode)
@@ -151,12 +152,12 @@ func (b *Bot) setFetch(guard *channels.FetchGuard) {
 // Name returns the account name.
 func (b *Bot) Name() string { return b.name }
 
-// limits: the delivery layer cuts replies to what one stream or push
+// Limits: the delivery layer cuts replies to what one stream or push
 // carries, keeping room for the asker's mention in groups. Both modes
 // stream the answer within StreamLifetime: in websocket mode Hermes pushes
-// it (a LiveReplier, aibot_live.go), in callback mode WeCom polls it
+// it (a LiveReplier, live.go), in callback mode WeCom polls it
 // (refresh).
-func (b *Bot) limits() channels.Limits {
+func (b *Bot) Limits() channels.Limits {
 	lim := channels.Limits{
 		MaxBytes:     MaxStreamBytes - mentionReserve,
 		Format:       channels.FormatMarkdown,
@@ -164,26 +165,26 @@ func (b *Bot) limits() channels.Limits {
 		PerMinute:    BotPushPerMinute,
 		Streams:      true,
 		LiveDeadline: StreamLifetime,
-		// Images go over the long connection (aibot_media.go); a
+		// Images go over the long connection (media.go); a
 		// response_url takes markdown only.
-		Images: b.mode == BotModeWebSocket,
+		Images: b.mode == ModeWebSocket,
 	}
-	if b.mode == BotModeWebSocket {
+	if b.mode == ModeWebSocket {
 		lim.LiveInterval = b.timing.Poll
 	}
 	return lim
 }
 
-// routes are the callback URL of a bot in callback mode: GET for the URL
+// Routes are the callback URL of a bot in callback mode: GET for the URL
 // verification, POST for messages and stream refreshes.
-func (b *Bot) routes(sink channels.Sink) []channels.Route {
-	if b.mode != BotModeCallback {
+func (b *Bot) Routes(sink channels.Sink) []channels.Route {
+	if b.mode != ModeCallback {
 		return nil
 	}
 	path := "/wecom/bot/" + b.name + "/callback"
 	return []channels.Route{
 		{Method: http.MethodGet, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) {
-			serveEcho(w, r, b.log, sink, b.name, b.VerifyURL)
+			wxbiz.ServeEcho(w, r, b.log, sink, b.name, b.VerifyURL)
 		}},
 		{Method: http.MethodPost, Path: path, Handler: func(w http.ResponseWriter, r *http.Request) {
 			b.serveCallback(w, r, sink)
@@ -191,10 +192,10 @@ func (b *Bot) routes(sink channels.Sink) []channels.Route {
 	}
 }
 
-// connection is the long connection of a bot in websocket mode. WeCom
+// Connection is the long connection of a bot in websocket mode. WeCom
 // keeps one connection per bot, so it is exclusive.
-func (b *Bot) connection() (channels.Connection, bool) {
-	if b.mode != BotModeWebSocket {
+func (b *Bot) Connection() (channels.Connection, bool) {
+	if b.mode != ModeWebSocket {
 		return channels.Connection{}, false
 	}
 	return channels.Connection{Account: b.name, Exclusive: true, Run: b.run, Backoff: b.timing.Backoff}, true
@@ -203,7 +204,7 @@ func (b *Bot) connection() (channels.Connection, bool) {
 // botReplyTo is a bot's Inbound.ReplyTo: everything Send needs to answer
 // in the same conversation, on any replica.
 type botReplyTo struct {
-	Mode        string `json:"mode"`      // BotModeCallback | BotModeWebSocket
+	Mode        string `json:"mode"`      // ModeCallback | ModeWebSocket
 	ChatID      string `json:"chat_id"`   // chatid in groups, the user id in single chats
 	ChatType    string `json:"chat_type"` // channels.ChatSingle | channels.ChatGroup
 	UserID      string `json:"user_id"`   // the asker, mentioned in group replies
@@ -262,7 +263,7 @@ func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return fail(fmt.Errorf("content of %d bytes exceeds WeCom's %d: %w", len(content), MaxStreamBytes, channels.ErrPermanent))
 	}
 	var err error
-	if rt.Mode == BotModeWebSocket {
+	if rt.Mode == ModeWebSocket {
 		err = b.pushMarkdown(ctx, rt.ChatID, content)
 	} else {
 		err = b.postResponseURL(ctx, rt, content, now)

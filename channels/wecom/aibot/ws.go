@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
+	"github.com/hermes-gw/hermes/guard"
 )
 
 // botTiming are the long connection's intervals. The defaults mirror the
@@ -44,7 +46,7 @@ func defaultBotTiming() botTiming {
 		Poll:        500 * time.Millisecond,
 		Dial:        10 * time.Second,
 		ResponseURL: 10 * time.Second,
-		Media:       mediaTimeout,
+		Media:       wxbiz.MediaTimeout,
 	}
 }
 
@@ -79,7 +81,7 @@ type subscribeBody struct {
 // returns once every message it was handling is done with. Errors wrap
 // channels.ErrTakenOver (WeCom says a newer connection took the bot: do
 // not reconnect against it), channels.ErrCredentials (the subscription was
-// refused), channels.ErrPanic, or say how the socket died.
+// refused), guard.ErrPanic, or say how the socket died.
 func (b *Bot) run(ctx context.Context, sink channels.Sink) error {
 	var handlers sync.WaitGroup
 	defer handlers.Wait()
@@ -105,7 +107,7 @@ func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.Wa
 		<-conn.done
 		// What ended the read loop outranks what the pinger saw of it (a
 		// write on the closing socket): WeCom's takeover, or a panic.
-		if errors.Is(conn.err, channels.ErrTakenOver) || errors.Is(conn.err, channels.ErrPanic) {
+		if errors.Is(conn.err, channels.ErrTakenOver) || errors.Is(conn.err, guard.ErrPanic) {
 			err = conn.err
 		}
 	}()
@@ -182,11 +184,11 @@ func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f
 		defer handlers.Done()
 		// The handler works on what the peer sent: a panic in it ends this
 		// connection (which is made again), not the process.
-		err := channels.Guard(func() error {
+		err := guard.Run(func() error {
 			b.handleFrame(ctx, conn, sink, f.Headers.ReqID, m, f.Body)
 			return nil
 		})
-		if b.env.CountPanic(ChannelName, b.name, err) {
+		if b.env.CountPanic(wxbiz.ChannelName, b.name, err) {
 			b.log.Error("wecom bot: recovered a panic handling a frame; closing the long connection",
 				"msg_id", m.MsgID, "req_id", f.Headers.ReqID, "err", err)
 			conn.fail(errHandlerPanicked)
@@ -201,7 +203,7 @@ func (b *Bot) dispatch(ctx context.Context, conn *botConn, sink channels.Sink, f
 // the frame: disconnected_event names no user, and a bot that misread it
 // would reconnect and fight the connection that took it over.
 //
-// Errors otherwise wrap ErrMalformed.
+// Errors otherwise wrap wxbiz.ErrMalformed.
 func route(f botFrameIn) (*botMessage, error) {
 	switch f.Cmd {
 	case botCmdEventCallback:
@@ -215,19 +217,19 @@ func route(f botFrameIn) (*botMessage, error) {
 	m, err := parseBotMessage(f.Body)
 	if err == nil && m.MsgType == botTypeStream {
 		// Refreshes are callback mode's: here Hermes pushes the stream.
-		return nil, fmt.Errorf("%w: stream refresh on the long connection", ErrMalformed)
+		return nil, fmt.Errorf("%w: stream refresh on the long connection", wxbiz.ErrMalformed)
 	}
 	return m, err
 }
 
 // handleFrame stores a message and, only then, answers it on the socket
 // (the welcome; the answer's stream is the gateway's live reply, which
-// Accept starts: aibot_live.go).
+// Accept starts: live.go).
 func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) {
 	testHook("handle", body)
 	err := b.answerFrame(ctx, conn, sink, reqID, m, body)
 	switch {
-	case errors.Is(err, channels.ErrUnavailable) || errors.Is(err, ErrMalformed):
+	case errors.Is(err, channels.ErrUnavailable) || errors.Is(err, wxbiz.ErrMalformed):
 		// Nothing tells WeCom to push the frame again: the message is lost.
 		b.log.Error("wecom bot: message not stored", "msg_id", m.MsgID, "req_id", reqID, "err", err)
 	case err != nil:

@@ -1,4 +1,4 @@
-package wecom_test
+package aibot_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
 
@@ -31,7 +31,7 @@ func TestDecryptMediaMatchesTheOfficialSDK(t *testing.T) {
 	key, _ := base64.StdEncoding.DecodeString(v.AESKey)
 	data, _ := base64.StdEncoding.DecodeString(v.Ciphertext)
 	want, _ := base64.StdEncoding.DecodeString(v.Plaintext)
-	got, err := wecom.DecryptMedia(key, data)
+	got, err := aibot.DecryptMedia(key, data)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("DecryptMedia = %q, %v; want %q", got, err, want)
 	}
@@ -62,7 +62,7 @@ func TestDecryptMediaRefusesWhatDoesNotDecrypt(t *testing.T) {
 		if name == "wrong key" {
 			k = other
 		}
-		if _, err := wecom.DecryptMedia(k, data); !errors.Is(err, channels.ErrMediaUndecryptable) {
+		if _, err := aibot.DecryptMedia(k, data); !errors.Is(err, channels.ErrMediaUndecryptable) {
 			t.Errorf("%s: err %v, want ErrMediaUndecryptable", name, err)
 		}
 	}
@@ -78,7 +78,7 @@ func TestBotFetchesAndDecryptsMedia(t *testing.T) {
 	ctx := context.Background()
 	png := []byte("\x89PNG\r\n\x1a\n pretend image bytes")
 	fileKey := bytes.Repeat([]byte{0x42}, 32)
-	botKey, _ := base64.StdEncoding.DecodeString(vecKey + "=")
+	botKey, _ := base64.StdEncoding.DecodeString(wecomtest.VectorKey + "=")
 
 	ref := func(url, aesKey string) channels.MediaRef {
 		r, _ := json.Marshal(map[string]string{"url": url, "aeskey": aesKey})
@@ -141,7 +141,7 @@ func FuzzDecryptMedia(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(bytes.Repeat([]byte{0}, 48))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		plain, err := wecom.DecryptMedia(key, append([]byte{}, data...))
+		plain, err := aibot.DecryptMedia(key, append([]byte{}, data...))
 		if err == nil && len(plain) >= len(data) {
 			t.Fatalf("decrypted %d bytes into %d: padding not removed", len(data), len(plain))
 		}

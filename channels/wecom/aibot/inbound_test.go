@@ -1,4 +1,4 @@
-package wecom_test
+package aibot_test
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
 
@@ -34,8 +34,8 @@ func (f *callbackBot) textOf(t *testing.T, group bool, content string) string {
 	return in.Text
 }
 
-func withBotName(name string) func(*wecom.BotSection) {
-	return func(s *wecom.BotSection) { s.BotName = name }
+func withBotName(name string) func(*aibot.Config) {
+	return func(s *aibot.Config) { s.BotName = name }
 }
 
 // The bot's own mention is removed wherever it stands; other people's stay,

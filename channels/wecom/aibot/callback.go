@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 	"strconv"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // VerifyURL answers the GET URL verification of a callback-mode bot
 // (WeCom wants the bare plaintext within 1 s). q is the decoded query.
 //
-// Errors wrap ErrSignature, ErrStale or ErrDecrypt.
+// Errors wrap wxbiz.ErrSignature, wxbiz.ErrStale or wxbiz.ErrDecrypt.
 func (b *Bot) VerifyURL(q url.Values) ([]byte, error) {
-	plain, err := verifyEcho(b.crypto, q, b.now(), b.window)
+	plain, err := wxbiz.VerifyEcho(b.crypto, q, b.now(), b.window)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: bot %q: verify URL: %w", b.name, err)
 	}
@@ -45,7 +46,7 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 	q := r.URL.Query()
 	m, plain, err := b.openCallback(r, q)
 	if err != nil {
-		refuse(w, r, b.log, sink, b.name, "wecom bot callback", err)
+		wxbiz.Refuse(w, r, b.log, sink, b.name, "wecom bot callback", err)
 		return
 	}
 	var reply *botReply
@@ -55,7 +56,7 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 		reply, err = b.acceptCallback(r.Context(), sink, m, plain)
 	}
 	if err != nil {
-		refuse(w, r, b.log, sink, b.name, "wecom bot callback", fmt.Errorf("wecom: bot %q: %w", b.name, err))
+		wxbiz.Refuse(w, r, b.log, sink, b.name, "wecom bot callback", fmt.Errorf("wecom: bot %q: %w", b.name, err))
 		return
 	}
 	if reply == nil {
@@ -64,7 +65,7 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 	}
 	body, err := b.seal(*reply, q.Get("nonce"))
 	if err != nil {
-		refuse(w, r, b.log, sink, b.name, "wecom bot callback", err)
+		wxbiz.Refuse(w, r, b.log, sink, b.name, "wecom bot callback", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -72,20 +73,20 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 }
 
 // openCallback reads, verifies and decrypts a callback POST. Errors wrap
-// ErrMalformed, ErrSignature, ErrStale or ErrDecrypt.
+// wxbiz.ErrMalformed, wxbiz.ErrSignature, wxbiz.ErrStale or wxbiz.ErrDecrypt.
 func (b *Bot) openCallback(r *http.Request, q url.Values) (*botMessage, []byte, error) {
 	fail := func(err error) (*botMessage, []byte, error) {
 		return nil, nil, fmt.Errorf("wecom: bot %q: callback: %w", b.name, err)
 	}
-	body, err := readBody(r)
+	body, err := wxbiz.ReadBody(r)
 	if err != nil {
 		return fail(err)
 	}
 	var env botEnvelope
 	if err := json.Unmarshal(body, &env); err != nil || env.Encrypt == "" {
-		return fail(fmt.Errorf("%w: envelope is not {\"encrypt\":...}", ErrMalformed))
+		return fail(fmt.Errorf("%w: envelope is not {\"encrypt\":...}", wxbiz.ErrMalformed))
 	}
-	if err := checkQuery(b.crypto, q, env.Encrypt, b.now(), b.window); err != nil {
+	if err := wxbiz.CheckQuery(b.crypto, q, env.Encrypt, b.now(), b.window); err != nil {
 		return fail(err)
 	}
 	plain, err := b.crypto.Decrypt(env.Encrypt)
@@ -125,7 +126,7 @@ func (b *Bot) acceptCallback(ctx context.Context, sink channels.Sink, m *botMess
 // gets the same text, whereas a Shown lost after the answer would send the
 // part twice. If Shown fails, the stream stays open for the next refresh.
 func (b *Bot) refresh(ctx context.Context, sink channels.Sink, m *botMessage) (*botReply, error) {
-	ref := channels.MessageRef{Channel: ChannelName, Account: b.name, MsgID: m.Stream.ID}
+	ref := channels.MessageRef{Channel: wxbiz.ChannelName, Account: b.name, MsgID: m.Stream.ID}
 	p, err := sink.Progress(ctx, ref)
 	if err != nil {
 		return nil, unavailable("stream progress", err)

@@ -1,4 +1,4 @@
-package wecom_test
+package aibot_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 )
 
@@ -78,7 +78,7 @@ func TestBotWS_StreamRefreshRefused(t *testing.T) {
 func TestBotWS_PanicReconnects(t *testing.T) {
 	for _, stage := range []string{"read", "handle"} {
 		t.Run(stage, func(t *testing.T) {
-			wecom.SetPanicHook(t, func(at string, body []byte) {
+			aibot.SetPanicHook(t, func(at string, body []byte) {
 				if at == stage && bytes.Contains(body, []byte("boom")) {
 					panic("hostile frame")
 				}

@@ -1,4 +1,4 @@
-package wecom_test
+package aibot_test
 
 import (
 	"bytes"
@@ -17,7 +17,9 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // The AI bot tests speak to the bot as WeCom does: encrypted JSON
@@ -36,10 +38,10 @@ var botMessages = channels.ChannelMessages{Welcome: botWelcome, Thinking: botThi
 
 // callbackBot is a callback-mode bot behind its routes.
 type callbackBot struct {
-	bot    *wecom.Bot
+	bot    *aibot.Bot
 	ch     *wecom.Channel
 	mux    *http.ServeMux
-	crypto *wecom.Crypto
+	crypto *wxbiz.Crypto
 	clock  *chantest.Clock
 	sink   *chantest.Sink
 	resp   *wecomtest.ResponseURLServer
@@ -52,13 +54,13 @@ type callbackBot struct {
 var botT0 = time.Unix(1764547200, 0) // 2025-12-01 00:00 UTC
 
 // newCallbackBot builds the bot; opts change its section first.
-func newCallbackBot(t *testing.T, opts ...func(*wecom.BotSection)) *callbackBot {
+func newCallbackBot(t *testing.T, opts ...func(*aibot.Config)) *callbackBot {
 	t.Helper()
 	clock := chantest.NewClock(botT0)
 	logs := &bytes.Buffer{}
-	section := wecom.BotSection{
-		Name: botName, Mode: wecom.BotModeCallback, CorpID: botCorpID,
-		Token: vecToken, EncodingAESKey: vecKey,
+	section := aibot.Config{
+		Name: botName, Mode: aibot.ModeCallback, CorpID: botCorpID,
+		Token: wecomtest.VectorToken, EncodingAESKey: wecomtest.VectorKey,
 		// The fakes (response_url, media) listen on 127.0.0.1.
 		FetchHosts: []string{"127.0.0.1"}, FetchAllowPrivate: true,
 	}
@@ -66,7 +68,7 @@ func newCallbackBot(t *testing.T, opts ...func(*wecom.BotSection)) *callbackBot 
 		o(&section)
 	}
 	refused := &atomic.Int32{}
-	bot, err := wecom.NewBot(section, 0, channels.Env{Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)), Messages: botMessages,
+	bot, err := aibot.New(section, 0, channels.Env{Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)), Messages: botMessages,
 		FetchRefused: func(channel, account string) {
 			if channel == wecom.ChannelName && account == botName {
 				refused.Add(1)
@@ -77,7 +79,7 @@ func newCallbackBot(t *testing.T, opts ...func(*wecom.BotSection)) *callbackBot 
 	}
 	f := &callbackBot{
 		bot: bot, ch: wecom.NewChannel().WithBots(bot), mux: http.NewServeMux(),
-		crypto: mustCrypto(t, vecToken, vecKey, ""), clock: clock,
+		crypto: wecomtest.MustCrypto(t, wecomtest.VectorToken, wecomtest.VectorKey, ""), clock: clock,
 		sink: chantest.NewSink().WithReceived(botT0), resp: wecomtest.NewResponseURLServer(t), logs: logs,
 		refused: refused,
 	}
@@ -136,7 +138,7 @@ func TestBot_VerifyURL(t *testing.T) {
 	})
 	t.Run("ErrDecrypt", func(t *testing.T) {
 		// Encrypted for an app (receiveid = corp id): not this bot's.
-		q := wecomtest.VerifyURLQuery(mustCrypto(t, vecToken, vecKey, vecCorpID), "123", ts, "n1")
+		q := wecomtest.VerifyURLQuery(wecomtest.MustCrypto(t, wecomtest.VectorToken, wecomtest.VectorKey, wecomtest.VectorCorpID), "123", ts, "n1")
 		rec := httptest.NewRecorder()
 		f.mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, botPath+"?"+q.Encode(), nil))
 		if rec.Code != http.StatusBadRequest {
@@ -231,7 +233,7 @@ func TestBot_Callback_MessageTypes(t *testing.T) {
 			in := got[len(got)-1]
 			for _, p := range in.Parts {
 				if p.Media != nil {
-					if want := botT0.Add(wecom.BotMediaLifetime); !p.Media.Expires.Equal(want) {
+					if want := botT0.Add(aibot.BotMediaLifetime); !p.Media.Expires.Equal(want) {
 						t.Errorf("media expires %s, want %s", p.Media.Expires, want)
 					}
 					p.Media.Expires = time.Time{}
@@ -289,7 +291,7 @@ func TestBot_Callback_StreamDeadline(t *testing.T) {
 	f.sink.SetProgress("m-1", channels.Progress{Known: true, Text: "draft"})
 
 	// Past 6 minutes minus the safety margin: finish now, with the note.
-	late := botT0.Add(wecom.StreamLifetime - time.Second)
+	late := botT0.Add(aibot.StreamLifetime - time.Second)
 	f.clock.Set(late)
 	r := f.reply(t, f.single("r-9").StreamRefresh("m-1"))
 	if !r.Stream.Finish || r.Stream.Content != "draft\n\n"+botLater {
@@ -322,7 +324,7 @@ func TestBot_Send_Deferred(t *testing.T) {
 	f.clock.Set(botT0.Add(time.Minute))
 
 	l := f.ch.Limits(botName)
-	if until := botT0.Add(l.LiveDeadline); until.Before(botT0.Add(5*time.Minute)) || until.After(botT0.Add(wecom.StreamLifetime+time.Minute)) ||
+	if until := botT0.Add(l.LiveDeadline); until.Before(botT0.Add(5*time.Minute)) || until.After(botT0.Add(aibot.StreamLifetime+time.Minute)) ||
 		!l.LiveCloseBy(botT0).Before(until) {
 		t.Fatalf("held until %s (the stream closing %s), want after the stream deadline", until, l.LiveCloseBy(botT0))
 	}
@@ -351,7 +353,7 @@ func TestBot_Send_ResponseURLErrors(t *testing.T) {
 		return err
 	}
 	t.Run("ErrExpired", func(t *testing.T) {
-		if err := send("m-old", botT0.Add(wecom.ResponseURLLifetime)); !errors.Is(err, channels.ErrPermanent) {
+		if err := send("m-old", botT0.Add(aibot.ResponseURLLifetime)); !errors.Is(err, channels.ErrPermanent) {
 			t.Fatalf("err = %v, want ErrPermanent", err)
 		}
 		if len(f.resp.Posts()) != 0 {
@@ -403,32 +405,9 @@ func TestBot_Callback_GroupMention(t *testing.T) {
 func TestBot_Limits(t *testing.T) {
 	f := newCallbackBot(t)
 	l := f.ch.Limits(botName)
-	if l.Format != channels.FormatMarkdown || l.Dialect != channels.DialectBasic || l.PerMinute != wecom.BotPushPerMinute || !l.Streams ||
-		l.MaxBytes > wecom.MaxStreamBytes || l.MaxBytes < wecom.MaxStreamBytes-100 {
+	if l.Format != channels.FormatMarkdown || l.Dialect != channels.DialectBasic || l.PerMinute != aibot.BotPushPerMinute || !l.Streams ||
+		l.MaxBytes > aibot.MaxStreamBytes || l.MaxBytes < aibot.MaxStreamBytes-100 {
 		t.Fatalf("Limits = %+v", l)
-	}
-}
-
-// Bots come from the `wecom:` section like apps: a callback bot has its
-// callback URL, a websocket bot one exclusive connection and no route.
-func TestBot_FromConfig(t *testing.T) {
-	key := strings.Repeat("a", 43)
-	ch, err := buildSection(t, "bots:\n"+
-		"  - {name: bot-it, corp_id: c, token: t, encoding_aes_key: "+key+"}\n"+
-		"  - {name: bot-hr, corp_id: c, mode: websocket, bot_id: x, secret: s, bot_name: HR助手}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	for _, r := range ch.(channels.HTTPReceiver).Routes(nil) {
-		paths = append(paths, r.Method+" "+r.Path)
-	}
-	if strings.Join(paths, ",") != "GET /wecom/bot/bot-it/callback,POST /wecom/bot/bot-it/callback" {
-		t.Fatalf("routes %v", paths)
-	}
-	conns := ch.(channels.StreamReceiver).Connections()
-	if len(conns) != 1 || conns[0].Account != "bot-hr" || !conns[0].Exclusive {
-		t.Fatalf("connections %+v", conns)
 	}
 }
 

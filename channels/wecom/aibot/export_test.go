@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"net/http"
@@ -33,7 +33,7 @@ func SetPanicHook(t testing.TB, hook func(stage string, body []byte)) {
 // a takeover, decode the message and build the Inbound the sink would get.
 // handled is false for an ack, a frame that is no callback, and an event
 // that names no user. Errors: channels.ErrTakenOver, or ones wrapping
-// ErrMalformed.
+// wxbiz.ErrMalformed.
 func DecodeBotFrame(b *Bot, data []byte) (in channels.Inbound, handled bool, err error) {
 	f, err := decodeFrame(data)
 	if err != nil || f.Cmd == "" {

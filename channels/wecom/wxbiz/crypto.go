@@ -1,4 +1,4 @@
-package wecom
+package wxbiz
 
 import (
 	"bytes"
@@ -25,10 +25,12 @@ const (
 	randomPrefixLen = 16
 	// lengthPrefixLen: then a big-endian uint32 message length.
 	lengthPrefixLen = 4
-	// padBlock: WeCom pads to 32-byte blocks (PKCS#7 with block 32), while
-	// DingTalk's sample pads to 16, so Decrypt accepts pad values 1..32.
-	padBlock = 32
 )
+
+// PadBlock: WeCom pads to 32-byte blocks (PKCS#7 with block 32), callbacks
+// and an AI bot's encrypted files alike, while DingTalk's sample pads to
+// 16, so Decrypt accepts pad values 1..32.
+const PadBlock = 32
 
 // Crypto is the WXBizMsgCrypt codec shared by WeCom self-built apps, WeCom AI
 // bots and DingTalk event callbacks. It is safe for concurrent use.
@@ -47,7 +49,7 @@ func NewCrypto(token, encodingAESKey, receiveID string) (*Crypto, error) {
 	if token == "" {
 		return nil, errors.New("wecom: crypto: empty token")
 	}
-	key, err := decodeAESKey(encodingAESKey)
+	key, err := DecodeAESKey(encodingAESKey)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: crypto: EncodingAESKey %w", err)
 	}
@@ -58,10 +60,10 @@ func NewCrypto(token, encodingAESKey, receiveID string) (*Crypto, error) {
 	return &Crypto{token: token, key: key, block: block, receiveID: receiveID}, nil
 }
 
-// decodeAESKey is the one rule for an EncodingAESKey (the config's
-// Validate and NewCrypto both call it): 43 base64 characters, the 32-byte
+// DecodeAESKey is the one rule for an EncodingAESKey (the configs'
+// Validate and NewCrypto all call it): 43 base64 characters, the 32-byte
 // AES key without its "=".
-func decodeAESKey(k string) ([]byte, error) {
+func DecodeAESKey(k string) ([]byte, error) {
 	if len(k) != encodingAESKeyLen {
 		return nil, fmt.Errorf("must be %d characters of base64 (WeCom EncodingAESKey), got %d", encodingAESKeyLen, len(k))
 	}
@@ -71,6 +73,10 @@ func decodeAESKey(k string) ([]byte, error) {
 	}
 	return key, nil
 }
+
+// Key returns a copy of the 32-byte AES key: an AI bot in callback mode
+// receives its attachments encrypted with it.
+func (c *Crypto) Key() []byte { return bytes.Clone(c.key) }
 
 // Signature returns msg_signature: hex(sha1(concat(sort(token, timestamp,
 // nonce, encrypt)))).
@@ -107,7 +113,7 @@ func (c *Crypto) Decrypt(encrypt string) ([]byte, error) {
 	cipher.NewCBCDecrypter(c.block, c.key[:aes.BlockSize]).CryptBlocks(plain, data)
 
 	pad := int(plain[len(plain)-1])
-	if pad < 1 || pad > padBlock || pad > len(plain) {
+	if pad < 1 || pad > PadBlock || pad > len(plain) {
 		return nil, fmt.Errorf("%w: bad padding", ErrDecrypt)
 	}
 	for _, b := range plain[len(plain)-pad:] {
@@ -150,12 +156,12 @@ func (c *Crypto) Encrypt(msg []byte, random16 []byte) (string, error) {
 	if uint64(len(msg)) > math.MaxUint32 {
 		return "", errors.New("wecom: encrypt: message too long")
 	}
-	plain := make([]byte, 0, randomPrefixLen+lengthPrefixLen+len(msg)+len(c.receiveID)+padBlock)
+	plain := make([]byte, 0, randomPrefixLen+lengthPrefixLen+len(msg)+len(c.receiveID)+PadBlock)
 	plain = append(plain, random16...)
 	plain = binary.BigEndian.AppendUint32(plain, uint32(len(msg)))
 	plain = append(plain, msg...)
 	plain = append(plain, c.receiveID...)
-	pad := padBlock - len(plain)%padBlock // 1..32: a full block of padding when already aligned
+	pad := PadBlock - len(plain)%PadBlock // 1..32: a full block of padding when already aligned
 	plain = append(plain, bytes.Repeat([]byte{byte(pad)}, pad)...)
 
 	out := make([]byte, len(plain))

@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // botResult is WeCom's answer to a response_url POST or a socket request.
@@ -26,9 +27,9 @@ func (r botResult) err(op string) error {
 	if r.ErrCode == 0 {
 		return nil
 	}
-	apiErr := &APIError{Op: op, Code: r.ErrCode, Message: r.ErrMsg}
-	if info, ok := errcodes[r.ErrCode]; ok && info.action == actRetry {
-		return fmt.Errorf("%s: %w", info.what, apiErr)
+	apiErr := &wxbiz.APIError{Op: op, Code: r.ErrCode, Message: r.ErrMsg}
+	if wxbiz.Transient(r.ErrCode) {
+		return fmt.Errorf("%s: %w", wxbiz.LookupCode(r.ErrCode).What, apiErr)
 	}
 	return fmt.Errorf("%w: %w", apiErr, channels.ErrPermanent)
 }
@@ -60,10 +61,10 @@ func (b *Bot) postResponseURL(ctx context.Context, rt botReplyTo, content string
 	}
 	if err != nil {
 		// The URL's query is a credential of sorts; keep it out of errors.
-		return fmt.Errorf("response_url of message %q: %s", rt.MsgID, redact(err.Error(), rt.ResponseURL))
+		return fmt.Errorf("response_url of message %q: %s", rt.MsgID, wxbiz.Redact(err.Error(), rt.ResponseURL))
 	}
 	defer resp.Body.Close()
-	answer, err := readLimited(resp.Body, maxCallbackBytes)
+	answer, err := wxbiz.ReadLimited(resp.Body, wxbiz.MaxCallbackBytes)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("response_url of message %q: HTTP %d", rt.MsgID, resp.StatusCode)
 	}

@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // botMessage is a decrypted AI bot callback, or the body of a long
@@ -30,7 +31,7 @@ type botMessage struct {
 	File    *botFile  `json:"file"`
 	Video   *botFile  `json:"video"`
 	Mixed   *botMixed `json:"mixed"`
-	Quote   *botQuote `json:"quote"` // the message the user quoted (aibot_files.go)
+	Quote   *botQuote `json:"quote"` // the message the user quoted (files.go)
 	Stream  *struct {
 		ID string `json:"id"`
 	} `json:"stream"`
@@ -68,7 +69,7 @@ const (
 // botDecoders fill the type-specific parts of an Inbound. Types without an
 // entry (location, ...) carry no text and keep their msgtype, which the
 // gateway answers as unsupported. Attachments become Parts
-// (aibot_files.go).
+// (files.go).
 var botDecoders = map[string]func(m *botMessage, in *channels.Inbound){
 	channels.TypeText: func(m *botMessage, in *channels.Inbound) {
 		if m.Text != nil {
@@ -101,33 +102,33 @@ var botDecoders = map[string]func(m *botMessage, in *channels.Inbound){
 }
 
 // parseBotMessage decodes a decrypted callback or frame body. Errors wrap
-// ErrMalformed: not JSON, or without the fields that identify the message.
+// wxbiz.ErrMalformed: not JSON, or without the fields that identify the message.
 // An event needs no from.userid: one that no user caused (disconnected_event)
 // names none; accept then records nothing.
 func parseBotMessage(plain []byte) (*botMessage, error) {
 	var m botMessage
 	if err := json.Unmarshal(plain, &m); err != nil {
-		return nil, fmt.Errorf("%w: message: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: message: %v", wxbiz.ErrMalformed, err)
 	}
 	switch {
 	case m.MsgType == "":
-		return nil, fmt.Errorf("%w: message without msgtype", ErrMalformed)
+		return nil, fmt.Errorf("%w: message without msgtype", wxbiz.ErrMalformed)
 	case m.MsgType == botTypeStream:
 		if m.Stream == nil || m.Stream.ID == "" {
-			return nil, fmt.Errorf("%w: stream refresh without stream.id", ErrMalformed)
+			return nil, fmt.Errorf("%w: stream refresh without stream.id", wxbiz.ErrMalformed)
 		}
 	case m.MsgType == channels.TypeEvent:
 		if m.Event == nil || m.Event.EventType == "" {
-			return nil, fmt.Errorf("%w: event without event.eventtype", ErrMalformed)
+			return nil, fmt.Errorf("%w: event without event.eventtype", wxbiz.ErrMalformed)
 		}
 	case m.From.UserID == "":
-		return nil, fmt.Errorf("%w: %s message without from.userid", ErrMalformed, m.MsgType)
+		return nil, fmt.Errorf("%w: %s message without from.userid", wxbiz.ErrMalformed, m.MsgType)
 	case m.MsgID == "":
-		return nil, fmt.Errorf("%w: %s message without msgid", ErrMalformed, m.MsgType)
+		return nil, fmt.Errorf("%w: %s message without msgid", wxbiz.ErrMalformed, m.MsgType)
 	}
 	if len(m.From.UserID) > maxUserIDBytes {
 		// Replies keep room for the asker's mention on this limit.
-		return nil, fmt.Errorf("%w: from.userid of %d bytes (WeCom's are at most %d)", ErrMalformed, len(m.From.UserID), maxUserIDBytes)
+		return nil, fmt.Errorf("%w: from.userid of %d bytes (WeCom's are at most %d)", wxbiz.ErrMalformed, len(m.From.UserID), maxUserIDBytes)
 	}
 	return &m, nil
 }
@@ -166,17 +167,17 @@ func (b *Bot) inbound(m *botMessage, plain []byte, reqID string) (channels.Inbou
 	if m.From.UserID == "" || (m.MsgID == "" && m.MsgType != channels.TypeEvent) {
 		// parseBotMessage lets through what is no message to store (a
 		// stream refresh, an event that names no user); never the sink.
-		return channels.Inbound{}, fmt.Errorf("%w: %s without msgid or from.userid", ErrMalformed, m.MsgType)
+		return channels.Inbound{}, fmt.Errorf("%w: %s without msgid or from.userid", wxbiz.ErrMalformed, m.MsgType)
 	}
 	chatType, chatID := channels.ChatSingle, m.From.UserID
 	if m.ChatType == channels.ChatGroup {
 		chatType, chatID = channels.ChatGroup, m.ChatID
 		if chatID == "" {
-			return channels.Inbound{}, fmt.Errorf("%w: group message without chatid", ErrMalformed)
+			return channels.Inbound{}, fmt.Errorf("%w: group message without chatid", wxbiz.ErrMalformed)
 		}
 	}
 	in := channels.Inbound{
-		Channel:  ChannelName,
+		Channel:  wxbiz.ChannelName,
 		Account:  b.name,
 		MsgID:    m.MsgID,
 		MsgType:  m.MsgType,
@@ -213,7 +214,7 @@ func (b *Bot) inbound(m *botMessage, plain []byte, reqID string) (channels.Inbou
 		Received:    b.now().Unix(),
 	})
 	if err != nil {
-		return channels.Inbound{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return channels.Inbound{}, fmt.Errorf("%w: %v", wxbiz.ErrMalformed, err)
 	}
 	in.ReplyTo = rt
 	return in, nil

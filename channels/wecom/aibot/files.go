@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // What employees send an AI bot besides text, as the official
@@ -132,13 +133,9 @@ func (b *Bot) dateParts(parts []channels.Part) {
 	}
 }
 
-// mediaTimeout bounds one attachment's download (an app's media/get, an
-// AI bot's media URL: botTiming.Media), the gateway's own bound.
-const mediaTimeout = 60 * time.Second
-
-// fetchMedia downloads and decrypts one attachment, reading at most limit
+// FetchMedia downloads and decrypts one attachment, reading at most limit
 // bytes (plus the padding) from WeCom.
-func (b *Bot) fetchMedia(ctx context.Context, ref channels.MediaRef, limit int64) (channels.Attachment, error) {
+func (b *Bot) FetchMedia(ctx context.Context, ref channels.MediaRef, limit int64) (channels.Attachment, error) {
 	var r botMediaRef
 	if err := json.Unmarshal(ref.Ref, &r); err != nil {
 		return channels.Attachment{}, fmt.Errorf("%w: %v", channels.ErrMediaRefused, err)
@@ -176,7 +173,7 @@ func (b *Bot) fetchMedia(ctx context.Context, ref channels.MediaRef, limit int64
 		// An expired URL is refused; WeCom serves it again to no one.
 		return channels.Attachment{}, fmt.Errorf("%w: HTTP %d", channels.ErrMediaExpired, resp.StatusCode)
 	}
-	data, err := channels.ReadLimited(resp.Body, limit+padBlock, resp.ContentLength)
+	data, err := channels.ReadLimited(resp.Body, limit+wxbiz.PadBlock, resp.ContentLength)
 	if err != nil {
 		return channels.Attachment{}, fmt.Errorf("wecom: bot %q: media: %w", b.name, err)
 	}
@@ -197,7 +194,7 @@ func (b *Bot) mediaKey(aesKey string) ([]byte, error) {
 		if b.crypto == nil {
 			return nil, fmt.Errorf("%w: no aeskey with the URL", channels.ErrMediaUndecryptable)
 		}
-		return b.crypto.key, nil
+		return b.crypto.Key(), nil
 	}
 	key, err := base64.StdEncoding.DecodeString(aesKey)
 	if err != nil {
@@ -226,7 +223,7 @@ func DecryptMedia(key, data []byte) ([]byte, error) {
 	}
 	cipher.NewCBCDecrypter(block, key[:aes.BlockSize]).CryptBlocks(data, data)
 	pad := int(data[len(data)-1])
-	if pad < 1 || pad > padBlock || pad > len(data) {
+	if pad < 1 || pad > wxbiz.PadBlock || pad > len(data) {
 		return nil, fmt.Errorf("%w: %w", channels.ErrMediaUndecryptable, errMediaPadding)
 	}
 	for _, c := range data[len(data)-pad:] {

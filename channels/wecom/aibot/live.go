@@ -1,4 +1,4 @@
-package wecom
+package aibot
 
 import (
 	"context"
@@ -15,18 +15,15 @@ import (
 // (channels.RunLive) on the replica holding the bot's socket: the frames
 // arrive only there.
 
-var _ channels.LiveReplier = (*Channel)(nil)
-
 // Open opens the stream of the message out.ReplyTo names, showing
 // out.Text, on a websocket-mode bot's live socket.
 //
-// Errors: the account is no websocket bot or ReplyTo no frame of it
+// Errors: the bot is no websocket bot or ReplyTo no frame of it
 // (wrapping channels.ErrPermanent), no live socket on this replica
 // (errNoSocket), or WeCom refused the frame (an unknown or expired req_id,
 // too many streams of the user).
-func (c *Channel) Open(ctx context.Context, out channels.Outbound) (channels.Live, error) {
-	b, ok := c.bots[out.Account]
-	if !ok || b.mode != BotModeWebSocket {
+func (b *Bot) Open(ctx context.Context, out channels.Outbound) (channels.Live, error) {
+	if b.mode != ModeWebSocket {
 		return nil, fmt.Errorf("wecom: account %q has no live replies: %w", out.Account, channels.ErrPermanent)
 	}
 	var rt botReplyTo
