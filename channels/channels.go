@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // Chat types shared by all platforms.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // A panic recovered by guard.Run is counted for its channel and account;

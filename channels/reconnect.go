@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // Why a long connection's session ended, for Reconnect. Connection.Run

@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/guard"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
-	"github.com/hermes-gw/hermes/guard"
 )
 
 // Live replies: an answer shown while it grows (channels.LiveReplier),

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // TestMCPConnectPanicFailsTheSessionOnly: a connect that panics (the SDK

@@ -13,7 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // Stream mode: Hermes opens a connection with the app's credentials, then

@@ -14,7 +14,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // runStreamRobot runs r's stream connection until the test ends, through

@@ -10,7 +10,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // gatedSink holds Accept until released, to see when the frame is acked.

@@ -15,7 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hermes-gw/hermes/channels"
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // Bounds on one long connection's work.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/guard"
 	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
-	"github.com/hermes-gw/hermes/guard"
 )
 
 // MaxImageBytes: an image uploaded as temporary media (上传临时素材,

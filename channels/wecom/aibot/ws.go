@@ -10,8 +10,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/guard"
 	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
-	"github.com/hermes-gw/hermes/guard"
 )
 
 // botTiming are the long connection's intervals. The defaults mirror the

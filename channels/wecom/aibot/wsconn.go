@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/hermes-gw/hermes/channels/guard"
 	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
-	"github.com/hermes-gw/hermes/guard"
 )
 
 // Long-connection commands (frames are JSON text: {cmd, headers:{req_id},

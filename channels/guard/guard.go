@@ -5,8 +5,9 @@
 //
 // It is a leaf, importing nothing of Hermes, so that the platform packages,
 // channels' reconnect loop, the gateway's live replies and skills' MCP
-// connects share the one guard without skills depending on the channel
-// boundary.
+// connects share the one guard without skills depending on the channels
+// package (the channel boundary). It lives under channels because most of
+// its users are there.
 package guard
 
 import (

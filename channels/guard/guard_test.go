@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hermes-gw/hermes/guard"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 func TestRun(t *testing.T) {
