@@ -165,7 +165,9 @@ func (rn *runner) staleClick(ctx context.Context, row store.InboundRow, pending 
 // nothing; a tap on a card already answered (a double tap, the platform's
 // redelivery, the same tap at another replica, a typed answer first) is
 // answered with the card's settled state; a tap after the card expired
-// marks it expired and queues its update, running nothing; otherwise the
+// marks it expired and queues its update, running nothing; so does a tap
+// whose question the session no longer waits for (/reset, or a typed
+// answer that took it while the card was not yet settled); otherwise the
 // card is claimed and the message the tap stands for (the button's word,
 // as if typed, from the asker's identity stored with the card) is stored
 // with the job that answers it. The answer is returned after the commit.
@@ -202,6 +204,17 @@ func (ib *inbox) acceptClick(ctx context.Context, in channels.Inbound) (channels
 			}
 			answer = channels.CardAnswer{Outcome: channels.CardExpired, Toast: words.Expired, Card: cardView(card, words.Expired, card.Body)}
 			return ib.outbox.QueueCardUpdate(ctx, tx, card.ID, cardAddress(card), words.Expired, card.Body)
+		}
+		if p, ok, err := store.GetPending(ctx, tx, card.SessionID); err != nil {
+			return err
+		} else if !ok || p.RunID != card.RunID {
+			// The question is gone (/reset, or a run that took it): the tap
+			// runs nothing, and the card says so for everyone.
+			if _, err := store.ClaimCard(ctx, tx, card.ID, button.Action, ib.now()); err != nil {
+				return err
+			}
+			answer = channels.CardAnswer{Outcome: channels.CardSettled, Toast: words.Gone, Card: cardView(card, words.Settled, card.Body)}
+			return ib.outbox.QueueCardUpdate(ctx, tx, card.ID, cardAddress(card), words.Settled, card.Body)
 		}
 		if ok, err := store.ClaimCard(ctx, tx, card.ID, button.Action, ib.now()); err != nil {
 			return err

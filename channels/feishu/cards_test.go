@@ -436,3 +436,24 @@ func TestCardTypedAnswerSettlesCard(t *testing.T) {
 		t.Fatalf("the current card's tap: %d calls, want 2", n)
 	}
 }
+
+// TestCardTapAfterResetRunsNothing: /reset drops what the session waited
+// for; a tap on the card of that question then runs nothing, tells the
+// clicker the question is gone, and the card shows 已处理.
+func TestCardTapAfterResetRunsNothing(t *testing.T) {
+	r := newCardRig(t, feishu.ModeHTTP)
+	card, id := r.ask(t, "om_ask10", "p2p")
+	r.post(t, feishutest.EventJSON(message("om_reset10", "p2p", "/reset")))
+	r.waitIdle(t)
+	inbound := r.count(t, `SELECT count(*) FROM inbound_messages`)
+	_, ans := r.tap(t, "ev-reset", testUserOpen, id, "ok")
+	if ans.title() != "已处理" || ans.Toast == nil || !strings.Contains(ans.Toast.Content, "这个问题已经失效") {
+		t.Fatalf("tap: %+v", ans)
+	}
+	if v := r.patched(t, card.MessageID); v.Title != "已处理" || r.calls.Load() != 0 {
+		t.Fatalf("card %+v after %d calls: want nothing run", v, r.calls.Load())
+	}
+	if n := r.count(t, `SELECT count(*) FROM inbound_messages`); n != inbound {
+		t.Fatalf("the tap stored a message (%d, was %d)", n, inbound)
+	}
+}
