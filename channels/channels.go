@@ -69,7 +69,8 @@ type Inbound struct {
 	NonceExpires time.Time
 	// Click is a tap on a card's button (MsgType TypeClick; cards.go).
 	// Accept answers it in Receipt.Card; the message the run sees is built
-	// by the gateway from the card, not from this Inbound.
+	// by the gateway from the card, not from this Inbound, and its Raw is
+	// not kept.
 	Click *Click
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -222,7 +221,7 @@ func (ib *inbox) acceptClick(ctx context.Context, in channels.Inbound) (channels
 			answer = channels.CardAnswer{Outcome: channels.CardSettled, Toast: words.Settled, Card: settledView(card, words)}
 			return nil
 		}
-		msg := clickMessage(card, button, in.Raw)
+		msg := clickMessage(card, button)
 		ids, err := store.InsertInbounds(ctx, tx, []store.NewInbound{{In: msg, Status: store.InboundPending}})
 		if err != nil {
 			return err
@@ -255,12 +254,13 @@ func buttonOf(card store.Card, action string) (channels.Button, bool) {
 }
 
 // clickMessage is the message a claimed tap stands for: the button's word
-// from the asker, in the chat and session the card asked in.
-func clickMessage(card store.Card, b channels.Button, raw json.RawMessage) channels.Inbound {
+// from the asker, in the chat and session the card asked in. The tap's
+// own payload is not kept: the card records what was tapped, and a
+// callback may carry a token that updates the card (Feishu's event.token).
+func clickMessage(card store.Card, b channels.Button) channels.Inbound {
 	return channels.Inbound{
 		Channel: card.Channel, Account: card.Account, MsgID: clickMsgPrefix + card.ID, MsgType: channels.TypeClick,
-		ChatID: card.ChatID, ChatType: card.ChatType, Sender: card.Requester, Text: b.Label,
-		ReplyTo: card.ReplyTo, Raw: raw,
+		ChatID: card.ChatID, ChatType: card.ChatType, Sender: card.Requester, Text: b.Label, ReplyTo: card.ReplyTo,
 	}
 }
 

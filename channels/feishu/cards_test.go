@@ -31,6 +31,12 @@ type cardRig struct {
 
 func newCardRig(t *testing.T, mode string) *cardRig {
 	t.Helper()
+	return newCardRigWith(t, mode, "")
+}
+
+// newCardRigWith is newCardRig with extra keys of the app's section.
+func newCardRigWith(t *testing.T, mode, extra string) *cardRig {
+	t.Helper()
 	r := &cardRig{}
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		_, _ = io.Copy(io.Discard, req.Body)
@@ -48,7 +54,7 @@ func newCardRig(t *testing.T, mode string) *cardRig {
 	tickets := "---\nname: it_ticket_close\ndescription: 关闭工单\nparameters:\n  type: object\n  properties: {}\n" +
 		"endpoint: " + backend.URL + "/tickets\nidentity: none\n---\n"
 	fsys := fstest.MapFS{"it_vpn_reset/SKILL.md": {Data: []byte(skill)}, "it_ticket_close/SKILL.md": {Data: []byte(tickets)}}
-	r.e2e = newE2EWith(t, mode, "", gateway.Deps{SkillsFS: fsys})
+	r.e2e = newE2EWith(t, mode, extra, gateway.Deps{SkillsFS: fsys})
 	r.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		last := req.Messages[len(req.Messages)-1]
 		switch {
@@ -76,8 +82,8 @@ func (r *cardRig) ask(t *testing.T, id, chatType string) (feishutest.Reply, stri
 	}
 	r.waitIdle(t)
 	for _, rep := range r.api.Delivered() {
-		if rep.To == id && rep.MsgType == "interactive" {
-			card := feishutest.ParseCard(rep.Content)
+		if card := feishutest.ParseCard(rep.Content); rep.To == id && rep.MsgType == "interactive" && card.Title != "" {
+			// (a streaming card is interactive too, sent by its card_id)
 			if len(card.Buttons) != 2 || card.Buttons[0].Label != "确认" || card.Buttons[1].Label != "取消" || !card.Multi {
 				t.Fatalf("card %+v: want 确认 and 取消, update_multi", card)
 			}
@@ -455,5 +461,20 @@ func TestCardTapAfterResetRunsNothing(t *testing.T) {
 	}
 	if n := r.count(t, `SELECT count(*) FROM inbound_messages`); n != inbound {
 		t.Fatalf("the tap stored a message (%d, was %d)", n, inbound)
+	}
+}
+
+// TestCardBesideStreamedAnswer: with streaming on, the question shows in
+// the streaming card as it grows, and the card with the buttons follows
+// it; its tap runs the call once.
+func TestCardBesideStreamedAnswer(t *testing.T) {
+	r := newCardRigWith(t, feishu.ModeHTTP, "    streaming: true\n")
+	card, id := r.ask(t, "om_ask11", "p2p")
+	if n := len(r.api.Cards()); n != 1 {
+		t.Fatalf("%d streaming cards, want the one that showed the question", n)
+	}
+	r.tap(t, "ev-stream", testUserOpen, id, "ok")
+	if v := r.patched(t, card.MessageID); v.Title != "已确认" || r.calls.Load() != 1 {
+		t.Fatalf("card %+v after %d calls", v, r.calls.Load())
 	}
 }
