@@ -392,6 +392,10 @@ func (r *run) account(c *callResult, out *roundOutcome) {
 			r.result.Reply = fmt.Sprintf(r.opts.Messages.Confirm, c.res.Confirm.Prompt)
 		case StopNeedsInput:
 			r.result.Reply = fmt.Sprintf(r.opts.Messages.NeedsInput, maskPII(c.obs.followup, &r.keep))
+			r.result.Choices = c.obs.options
+			for _, o := range c.obs.options { // listed, so typing one works where no buttons show
+				r.result.Reply += "\n- " + o
+			}
 		}
 	}
 	r.result.Steps = append(r.result.Steps, r.toolStep(r.n, c))

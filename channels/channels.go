@@ -69,6 +69,11 @@ type Inbound struct {
 	// (the signed timestamp leaves its window); the claim is forgotten
 	// after it.
 	NonceExpires time.Time
+	// Click is a tap on a card's button (MsgType TypeClick; cards.go).
+	// Accept answers it in Receipt.Card; the message the run sees is built
+	// by the gateway from the card, not from this Inbound, and its Raw is
+	// not kept.
+	Click *Click
 }
 
 // Receipt is what Sink.Accept did with a message.
@@ -80,6 +85,9 @@ type Receipt struct {
 	// delivery): a streaming platform opens its stream. False for events,
 	// group messages not addressed to the bot and the like.
 	Answer bool
+	// Card is the answer to a click (Inbound.Click), set after the commit:
+	// what the channel tells the clicker within the platform's deadline.
+	Card *CardAnswer
 }
 
 // MessageRef names one inbound message.

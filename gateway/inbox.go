@@ -58,6 +58,9 @@ func (ib *inbox) Accept(ctx context.Context, in channels.Inbound) (receipt chann
 		span.SetAttributes(attribute.Bool("hermes.new", receipt.New))
 		ops.EndSpan(span, err)
 	}()
+	if in.Click != nil {
+		return ib.acceptClick(ctx, in)
+	}
 	a := &accepted{in: in, status: store.InboundPending, addressed: true, meta: ops.JobMetadata(ctx)}
 	switch {
 	case in.Nonce != "" && in.Sender.UserID == "":
@@ -98,6 +101,7 @@ type inbox struct {
 	live    *liveReplies                     // started once a message that shows its answer live commits
 	leases  *runLeases                       // for the job that answers a message
 	jobs    *Jobs
+	outbox  *Outbox // a card's update when a tap finds it expired (cards.go)
 	tracer  trace.Tracer
 	metrics *ops.Metrics
 	now     func() time.Time

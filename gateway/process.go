@@ -156,6 +156,10 @@ type outcome struct {
 	private    bool
 	setPending *store.Pending // what the session waits for now
 	asyncTasks []agent.AsyncStarted
+	// card asks setPending with buttons (cards.go); settle shows the
+	// outcome on the cards of the question this message resolved.
+	card   *store.Card
+	settle *cardSettle
 }
 
 // answer runs the agent for row (or picks a fixed answer) and commits the
@@ -167,7 +171,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	var images []agent.Image
 	var modelText string // the text the model sees when it is not the stored one
 	switch row.In.MsgType {
-	case channels.TypeText:
+	case channels.TypeText, channels.TypeClick: // a tap is its button's word, as if typed
 	case channels.TypeMedia:
 		in, err := rn.mediaInput(ctx, row)
 		if err != nil {
@@ -206,18 +210,29 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	if err != nil {
 		return err
 	}
+	if row.In.MsgType == channels.TypeClick {
+		if settle, stale, err := rn.staleClick(ctx, row, pending, hasPending); err != nil {
+			return err
+		} else if stale {
+			out.reply, out.settle = rn.cfg.Messages.Cards.Gone, settle
+			return rn.commitAnswer(ctx, row, sessionID, runID, out)
+		}
+	}
 	if hasPending && pending.Kind == store.PendingConfirm {
 		cr, err := rn.resolveConfirmation(ctx, row, sessionID, caller)
 		if err != nil {
 			return err
 		}
+		out.settle = cr.settle
 		if cr.done {
 			out.reply, out.run, out.steps, out.setPending = cr.text, cr.run, cr.steps, cr.pending
+			out.card = rn.askCard(row.In, cr.pending, cr.text, nil)
 			return rn.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 		note = cr.text
 	} else if hasPending {
 		out.clearPending = true
+		out.settle = rn.answeredCards(row, pending)
 		if started.Before(pending.ExpiresAt) {
 			resume = new(agent.Continuation)
 			if err := json.Unmarshal(pending.Payload, resume); err != nil {
@@ -260,6 +275,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 	out.run.Reply = out.reply
 	out.setPending = rn.nextPending(res, sessionID, runID)
+	out.card = rn.askCard(row.In, out.setPending, out.reply, res.Choices)
 	out.asyncTasks = res.AsyncTasks
 	return rn.commitAnswer(ctx, row, sessionID, runID, out)
 }
@@ -465,7 +481,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 				return err
 			}
 		}
-		parts, err := rn.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
+		parts, err := rn.queueAnswer(ctx, tx, row, sessionID, out)
 		if err != nil {
 			return err
 		}

@@ -75,6 +75,9 @@ type Messages struct {
 	// Ratings are the words of rating an answer (👍 / 👎).
 	Ratings RatingMessages `yaml:"ratings"`
 
+	// Cards are the words of confirmation and choice cards (cards.go).
+	Cards CardMessages `yaml:"cards"`
+
 	// Console overrides the operator console's interface text, by language
 	// (zh, en) and key, e.g. console: {zh: {title: 某某公司 Hermes}}. The
 	// keys are the console's (web/console/texts.go); an unknown one is
@@ -131,6 +134,7 @@ var DefaultMessages = Messages{
 
 	Knowledge: DefaultKnowledgeMessages,
 	Ratings:   DefaultRatingMessages,
+	Cards:     DefaultCardMessages,
 }
 
 // applyDefaults fills every entry left out with its default.
