@@ -60,7 +60,9 @@ func openKnowledge(ctx context.Context, path string, std stdio) (*knowledge.Base
 		return nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(std.err, nil))
-	return knowledge.NewBase(pool, cfg.Knowledge, log, time.Now), pool.Close, nil
+	kb := knowledge.NewBase(pool, cfg.Knowledge, log, time.Now)
+	kb.MaxBytes = cfg.Media.MaxBytes
+	return kb, pool.Close, nil
 }
 
 // parseAccess reads --access: space- or semicolon-separated key=list

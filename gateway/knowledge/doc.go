@@ -21,8 +21,13 @@
 // passages that both match are merged, so an answer split over two
 // sections comes whole.
 //
+// The folder knowledge.dir is kept in step by Base.Sync (at start, every
+// knowledge.sync_interval by the leader's job, on SIGHUP), one replica at
+// a time; a file's metadata is in a sidecar (FILE.yaml).
+//
 // Files: chunk.go (Cut: passages by headings, steps, table rows, pages),
 // store.go (Add, Delete, List), search.go (Search, the audience filter),
-// vectors.go (Vectors, FillVectors). The SQL schema is
+// vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
+// syncjob.go (its periodic job). The SQL schema is
 // migrations/00024_knowledge.sql.
 package knowledge

@@ -49,6 +49,7 @@ func New() *Service { return &Service{given: map[string][]Passage{}} }
 func (k *Service) Attach(s gateway.Services) error {
 	k.s = s
 	k.kb = NewBase(s.Pool, s.Config.Knowledge, s.Log, s.Now)
+	k.kb.MaxBytes = s.Config.Media.MaxBytes
 	return nil
 }
 
