@@ -25,9 +25,15 @@
 // knowledge.sync_interval by the leader's job, on SIGHUP), one replica at
 // a time; a file's metadata is in a sidecar (FILE.yaml).
 //
+// What the answer did with the passages is recorded by Annotate: a trace
+// step (TraceKind) of the passages given and cited, the citations per
+// document, and a gap (the employee's question) when nothing was cited;
+// only passages the tool gave that asker appear in either.
+//
 // Files: chunk.go (Cut: passages by headings, steps, table rows, pages),
 // store.go (Add, Delete, List), search.go (Search, the audience filter),
 // vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
-// syncjob.go (its periodic job). The SQL schema is
-// migrations/00024_knowledge.sql.
+// syncjob.go (its periodic job), feature.go (the tool and Annotate),
+// gaps.go (the trace step, gaps and citations). The SQL schema is
+// migrations/00024_knowledge.sql and 00025_knowledge_gaps.sql.
 package knowledge

@@ -78,6 +78,10 @@ var texts = map[string]map[string]string{
 		"privacy_erase_confirm": "确定删除该员工在 Hermes 中的全部数据（记忆、消息内容、对话、运行记录、回复、附件、他的定时报告）？统计所需的行会保留但不再含内容，用户 ID 换成随机代号。此操作不可撤销。",
 		"privacy_erased":        "已删除或清空 %d 行",
 
+		// The knowledge base: the run view's step and its pages.
+		"step_knowledge": "知识库检索", "knowledge_cited": "已引用", "knowledge_not_cited": "未引用",
+		"knowledge_nothing": "没有该提问者可见的文档段落匹配",
+
 		// The charts (overview and skills) and the export.
 		"chart_period": "趋势范围", "chart_period_24h": "最近 24 小时", "chart_period_7d": "最近 7 天",
 		"chart_hour": "时段（开始）", "chart_day": "日期", "chart_no_data": "这段时间没有数据",
@@ -157,6 +161,10 @@ var texts = map[string]map[string]string{
 		"privacy_erase":         "Erase everything",
 		"privacy_erase_confirm": "Erase everything Hermes holds about this employee (memories, message content, conversation, run traces, replies, attachments, their scheduled reports)? Rows the counts need stay, without content, under a random pseudonym. This cannot be undone.",
 		"privacy_erased":        "Deleted or emptied %d rows",
+
+		// The knowledge base: the run view's step and its pages.
+		"step_knowledge": "Knowledge search", "knowledge_cited": "cited", "knowledge_not_cited": "not cited",
+		"knowledge_nothing": "No passage the asker may see matched",
 
 		// The charts (overview and skills) and the export.
 		"chart_period": "Trends over", "chart_period_24h": "last 24 hours", "chart_period_7d": "last 7 days",
