@@ -79,7 +79,7 @@ func TestGapsAreTheQuestionsNoPassageAnswered(t *testing.T) {
 	ask("zhangsan", "m1", "陪产假有几天？", "陪产假", "公司文档中没有关于陪产假的规定。")
 	ask("lisi", "m2", "陪产假 有几天", "陪产假几天", "文档没有写陪产假。")
 	ask("wangwu", "m3", "婚假的规定是什么", "婚假规定", "这个我不清楚。") // passages given, none used
-	ask("zhaoliu", "m4", "婚假几天", "婚假几天", "婚假为 3 天。")          // answered: no gap
+	ask("zhaoliu", "m4", "婚假几天", "婚假几天", "婚假为 3 天。")   // answered: no gap
 
 	gaps, err := knowledge.Gaps(ctx, k.Base().Pool, t0.Add(-time.Hour), 10)
 	if err != nil {
