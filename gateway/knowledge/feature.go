@@ -49,8 +49,7 @@ func New() *Service { return &Service{given: map[string][]Passage{}} }
 // Attach implements gateway.Feature.
 func (k *Service) Attach(s gateway.Services) error {
 	k.s = s
-	k.kb = NewBase(s.Pool, s.Config.Knowledge, s.Log, s.Now)
-	k.kb.MaxBytes = s.Config.Media.MaxBytes
+	k.kb = BaseOf(s)
 	return nil
 }
 

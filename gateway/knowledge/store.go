@@ -80,7 +80,8 @@ type Document struct {
 	Current   bool // the version in force of its key
 	AddedBy   string
 	AddedAt   time.Time
-	Chunks    int // passages (List only)
+	Chunks    int   // passages (List only)
+	Cited     int64 // answers that cited it
 }
 
 // NewDocument is a document to add: its bytes and what an operator says of it.
@@ -307,7 +308,7 @@ func List(ctx context.Context, q querier) ([]Document, error) {
 }
 
 const docColumns = `d.id, d.doc_key, d.title, d.owner, d.version, d.effective, d.corps, d.users, d.departments, d.chats,
-	d.source, d.kind, d.content_hash, d.chars, d.current, d.added_by, d.added_at`
+	d.source, d.kind, d.content_hash, d.chars, d.current, d.added_by, d.added_at, d.cited`
 
 // scanDocs reads rows of docColumns, and a passage count after them
 // when the query has one.
@@ -315,13 +316,13 @@ func scanDocs(rows pgx.Rows, err error) ([]Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: documents: %w", err)
 	}
-	counted := len(rows.FieldDescriptions()) > 17
+	counted := len(rows.FieldDescriptions()) > 18
 	docs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Document, error) {
 		var d Document
 		var eff *time.Time
 		var kind string
 		dest := []any{&d.ID, &d.Key, &d.Title, &d.Owner, &d.Version, &eff, &d.Audience.Corps, &d.Audience.Users,
-			&d.Audience.Departments, &d.Audience.Chats, &d.Source, &kind, &d.Hash, &d.Chars, &d.Current, &d.AddedBy, &d.AddedAt}
+			&d.Audience.Departments, &d.Audience.Chats, &d.Source, &kind, &d.Hash, &d.Chars, &d.Current, &d.AddedBy, &d.AddedAt, &d.Cited}
 		if counted {
 			dest = append(dest, &d.Chunks)
 		}
