@@ -17,7 +17,8 @@
 //
 // Search is lexical (memory's bigram terms, BM25 in SQL over a GIN index)
 // and, when knowledge.embeddings is configured, hybrid: passages' vectors
-// are ranked in Go (Vectors) and fused by reciprocal rank. Adjacent
+// are ranked in Postgres by pgvector where it is installed (or can be:
+// EnsurePgvector), else in Go (Vectors), and fused by reciprocal rank. Adjacent
 // passages that both match are merged, so an answer split over two
 // sections comes whole.
 //

@@ -36,7 +36,9 @@ type Base struct {
 
 // NewBase is the knowledge base of cfg on pool.
 func NewBase(pool *pgxpool.Pool, cfg config.KnowledgeConfig, log *slog.Logger, now func() time.Time) *Base {
-	return &Base{Pool: pool, Cfg: cfg, Log: log, Now: now, Embedder: memory.NewEmbedder(cfg.Embeddings), vectors: NewVectors()}
+	vs := NewVectors()
+	vs.Log = log
+	return &Base{Pool: pool, Cfg: cfg, Log: log, Now: now, Embedder: memory.NewEmbedder(cfg.Embeddings), vectors: vs}
 }
 
 func (b *Base) maxBytes() int64 {
