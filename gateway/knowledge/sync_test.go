@@ -1,7 +1,6 @@
 package knowledge_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/knowledge"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
@@ -22,31 +22,13 @@ import (
 
 // folderBase is a knowledge base kept in step with a new folder, its log
 // in the returned buffer.
-func folderBase(t *testing.T, pool *pgxpool.Pool) (*knowledge.Base, string, *syncBuffer) {
+func folderBase(t *testing.T, pool *pgxpool.Pool) (*knowledge.Base, string, *chantest.LogBuffer) {
 	t.Helper()
 	dir := t.TempDir()
-	logs := &syncBuffer{}
+	logs := &chantest.LogBuffer{}
 	kb := knowledge.NewBase(pool, config.KnowledgeConfig{Dir: dir, Corps: []string{corp}},
 		slog.New(slog.NewTextHandler(logs, nil)), func() time.Time { return t0 })
 	return kb, dir, logs
-}
-
-// syncBuffer is a log two replicas write at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func write(t *testing.T, dir, name, text string) {
