@@ -151,15 +151,7 @@ func prepare(ctx context.Context, n NewDocument, now time.Time) (Document, []Chu
 	if err := n.validate(); err != nil {
 		return Document{}, nil, err
 	}
-	h := sha256.New()
-	h.Write(n.Data)
-	if n.sidecar != nil {
-		// A folder file's sidecar is part of its version: a changed
-		// audience is a new version even when the file's bytes are not.
-		h.Write([]byte{0})
-		h.Write(n.sidecar)
-	}
-	hash := hex.EncodeToString(h.Sum(nil))
+	hash := n.hash()
 	res, err := document.Extract(ctx, n.Data, n.Name, document.Limits{MaxChars: MaxChars + 1})
 	if err != nil {
 		return Document{}, nil, fmt.Errorf("%w: %s: %w", ErrUnreadable, n.Name, err)
@@ -175,6 +167,19 @@ func prepare(ctx context.Context, n NewDocument, now time.Time) (Document, []Chu
 		Audience: n.Audience, Source: n.Source, Kind: res.Kind, Hash: hash, Chars: res.Chars,
 		AddedBy: n.AddedBy, AddedAt: now}
 	return d, chunks, nil
+}
+
+// hash is the version's content hash: its bytes, and a folder file's
+// sidecar, which is part of its version (a changed audience is a new
+// version even when the file's bytes are not).
+func (n NewDocument) hash() string {
+	h := sha256.New()
+	h.Write(n.Data)
+	if n.sidecar != nil {
+		h.Write([]byte{0})
+		h.Write(n.sidecar)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (n NewDocument) validate() error {

@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -201,15 +202,18 @@ func (b *Base) syncFile(ctx context.Context, root *os.Root, p string, old []Docu
 	if err != nil {
 		return err
 	}
-	d, chunks, err := prepare(ctx, n, b.Now())
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrRefused, err)
-	}
+	// An unchanged file is not extracted again: a sync of a folder of
+	// PDFs costs reading and hashing them.
+	hash, key := n.hash(), cmp.Or(strings.TrimSpace(n.Key), strings.TrimSpace(n.Title))
 	for _, o := range old {
-		if o.Hash == d.Hash && o.Key == d.Key {
+		if o.Hash == hash && o.Key == key {
 			out.Unchanged++
 			return nil
 		}
+	}
+	d, chunks, err := prepare(ctx, n, b.Now())
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	tx, err := b.Pool.Begin(ctx)
 	if err != nil {
