@@ -140,8 +140,12 @@ func (b *Base) Sync(ctx context.Context) (Synced, error) {
 			out.Refused[p] = err
 		}
 	}
+	present := make(map[string]bool, len(files))
+	for _, p := range files {
+		present[p] = true
+	}
 	for p, old := range indexed {
-		if _, kept := out.Refused[p]; kept || contains(files, p) {
+		if _, kept := out.Refused[p]; kept || present[p] {
 			continue
 		}
 		if err := b.replace(ctx, nil, old); err != nil {
