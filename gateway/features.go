@@ -78,8 +78,11 @@ type ChatToolFeature interface {
 // the model (the knowledge base's sources).
 type ReplyFeature interface {
 	Feature
-	// Annotate is the reply to in once its run answered reply (no error).
-	Annotate(in channels.Inbound, reply string) string
+	// Annotate is the reply to in once its run answered reply (no
+	// error), and the steps it adds to the run's trace (what Hermes did
+	// after the model: the passages retrieved and cited). ctx bounds what
+	// it records besides.
+	Annotate(ctx context.Context, in channels.Inbound, reply string) (string, []agent.Step)
 }
 
 // AsyncFeature takes the late results of async skill calls (the tool
@@ -185,14 +188,17 @@ func (g *Gateway) Services() Services {
 }
 
 // annotate passes a chat run's answer to in through every ReplyFeature
-// of fs.
-func annotate(fs []Feature, in channels.Inbound, reply string) string {
+// of fs, and gathers the trace steps they add.
+func annotate(ctx context.Context, fs []Feature, in channels.Inbound, reply string) (string, []agent.Step) {
+	var steps []agent.Step
 	for _, f := range fs {
 		if rf, ok := f.(ReplyFeature); ok {
-			reply = rf.Annotate(in, reply)
+			var added []agent.Step
+			reply, added = rf.Annotate(ctx, in, reply)
+			steps = append(steps, added...)
 		}
 	}
-	return reply
+	return reply, steps
 }
 
 // commandFeatures are the CommandFeatures of fs, in their order.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -249,8 +250,9 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: rn.agent.ModelName(),
 		StopReason: res.StopReason, StartedAt: started, FinishedAt: rn.now(), Departments: row.In.Sender.Dept,
 	}
-	out.steps = TraceSteps(res.Steps, out.run)
-	out.reply = annotate(rn.features, row.In, res.Reply)
+	var annotations []agent.Step
+	out.reply, annotations = annotate(ctx, rn.features, row.In, res.Reply)
+	out.steps = TraceSteps(slices.Concat(res.Steps, annotations), out.run)
 	if runErr != nil {
 		out.run.Error = runErr.Error()
 		if errors.Is(ctx.Err(), context.Canceled) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/gateway/knowledge"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -240,6 +241,9 @@ type stepView struct {
 	store.StepRecord
 	Failed bool
 	Detail agent.Step
+	// Knowledge are the passages the knowledge base gave this run's
+	// asker and which the answer cited (a knowledge step only).
+	Knowledge knowledge.Trace
 }
 
 func (c *Console) run(w http.ResponseWriter, r *request) {
@@ -267,6 +271,7 @@ func (c *Console) run(w http.ResponseWriter, r *request) {
 	for _, s := range steps {
 		v := stepView{StepRecord: s, Failed: s.Error != ""}
 		_ = json.Unmarshal(s.Detail, &v.Detail) // older rows have no detail; the columns suffice
+		v.Knowledge, _ = knowledge.ParseTrace(s.Kind, s.Observation)
 		d.Steps = append(d.Steps, v)
 	}
 	c.render(w, r, "run", "", http.StatusOK, d)
