@@ -313,6 +313,11 @@ type Result struct {
 	Continuation *Continuation
 	// AsyncTasks are backend tasks that were started and will report later.
 	AsyncTasks []AsyncStarted
+	// Choices are the options a backend offered with its question
+	// (StopNeedsInput; "options" beside "question" in its JSON answer),
+	// masked like the reply, which lists them too: a channel with cards
+	// shows them as buttons, and a tap answers as if the option were typed.
+	Choices []string
 }
 
 // PendingConfirmation is a call waiting for the user's 「确认」. Nothing was

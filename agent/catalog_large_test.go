@@ -212,16 +212,22 @@ func largeCatalogSpecs(n int) []skills.Spec {
 }
 
 // catalogTool is a generated skill with a canned answer; it counts its
-// calls so the benchmark can tell whether a skill ran.
+// calls so the benchmark can tell whether a skill ran, and whether a
+// read-only personal one did (data shown, not an action done).
 type catalogTool struct {
-	spec  skills.Spec
-	calls *int
+	spec     skills.Spec
+	calls    *int
+	personal *int // nil: not counted
 }
 
 func (t catalogTool) Spec() skills.Spec { return t.spec }
 
 func (t catalogTool) Call(context.Context, json.RawMessage) (skills.Result, error) {
 	*t.calls++
+	if t.personal != nil && isPersonal(t.spec) && t.spec.ReadOnly { // data shown, not an action done
+
+		*t.personal++
+	}
 	return skills.Result{Status: 200, ContentType: "application/json", Body: []byte(cannedAnswer(t.spec))}, nil
 }
 
@@ -237,11 +243,15 @@ func cannedAnswer(s skills.Spec) string {
 }
 
 // largeCatalog binds n generated skills; calls counts every skill call.
-func largeCatalog(n int, calls *int) []skills.Tool {
+func largeCatalog(n int, calls *int) []skills.Tool { return countedCatalog(n, calls, nil) }
+
+// countedCatalog is largeCatalog that also counts the calls of personal
+// skills in personal.
+func countedCatalog(n int, calls, personal *int) []skills.Tool {
 	specs := largeCatalogSpecs(n)
 	tools := make([]skills.Tool, len(specs))
 	for i, s := range specs {
-		tools[i] = catalogTool{spec: s, calls: calls}
+		tools[i] = catalogTool{spec: s, calls: calls, personal: personal}
 	}
 	return tools
 }

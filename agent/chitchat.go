@@ -6,18 +6,36 @@ import (
 )
 
 // Chit-chat: a message that asks for no company data — a greeting, thanks,
-// a birthday wish to write, a word to explain or translate — is offered no
-// skill at all, so no skill can run for it. It may still mention a
-// company word (「提到年会」, 「解释什么是社保」), which matching alone would
-// take for a request; a model shown the 社保 skill for it is tempted to
-// call it and answer with the user's own record.
+// a plan or a birthday wish to write, a word to explain or translate — is
+// offered no skill at all, so no skill can run for it. It may still
+// mention a company word (「提到年会」, 「预算5000」, 「什么是社保」), which
+// matching alone would take for a request; a model shown the 预算 skill for
+// 「帮我写个团建方案，预算5000」 is tempted to call it.
 //
-// The test is conservative, because hiding the skills from a real request
-// is worse than offering them to small talk: a message is chit-chat only
-// when it is a greeting alone, or when it asks for writing or explaining
-// (noDataMarkers) and nothing in it asks for a record (dataMarkers). Text
-// after a colon of a writing request is the material to work on, not a
-// request (「翻译成英文：我下周请假」).
+// So what a message asks for is decided by its structure, not by the
+// topic words in it (issue #37):
+//
+//   - the head clause (the first with an act, after greetings and
+//     帮我/请/麻烦; statements before it are its context, requests to the
+//     assistant before it make the message a request) says the act: transforming the user's own text given with it (翻译,
+//     润色 with a colon or 这句话), explaining
+//     (解释, 什么是, …是什么意思, …有什么区别), or composing: a producing
+//     verb at its head (写, 出, 想, 做 …) whose object is a piece of text,
+//     counted as one (一段, 一封) or ending in a thing written (方案, 点子,
+//     欢迎词 …), not in a record (证明, 报修单, 申请); or an idea verb
+//     (策划, 构思) whatever it names;
+//   - every other clause is a parameter of that act (预算5000, 提到年会,
+//     人均200以内) unless it is a request of its own: it starts with a
+//     request (帮我, 请, 然后订 …) whose act is not one of the above;
+//   - anything asking for a record or the company's rules anywhere
+//     before the material (dataMarkers: 我的, 多少, 进度, 公司规定 …)
+//     makes it a request.
+//
+// The test stays conservative, because hiding the skills from a real
+// request is worse than offering them to small talk: when the head is no
+// such act, or any marker of a record is present, skills are offered.
+// Text after a colon of a writing request is the material to work on,
+// not a request (「翻译成英文：我下周请假」).
 
 // maxGreetingRunes is the longest message taken for a bare greeting.
 const maxGreetingRunes = 12
@@ -26,17 +44,67 @@ var (
 	// greetings, alone on a message, ask for nothing.
 	greetings = []string{"你好", "您好", "在吗", "在不在", "谢谢", "多谢", "感谢", "辛苦了", "辛苦", "早上好", "下午好", "晚上好",
 		"晚安", "再见", "拜拜", "好的", "收到", "哈哈", "嗨", "hello", "hi", "thanks", "ok"}
-	// noDataMarkers ask for writing or general knowledge.
-	noDataMarkers = []string{"写一段", "写一封", "写一首", "写一篇", "写个", "写首", "写段", "祝福语", "生日祝福", "翻译", "润色",
-		"笑话", "打油诗", "是什么意思", "什么是", "解释一下", "解释", "科普", "有什么区别", "什么区别", "文案", "致辞", "作文"}
+	// politePrefixes come before the act: 帮我写, 麻烦你解释.
+	politePrefixes = []string{"帮我", "帮忙", "帮", "请你", "请", "麻烦你", "麻烦", "能不能", "能否", "可不可以", "可以", "给我",
+		"替我", "你", "您", "我想", "我要", "再", "然后", "顺便", "另外", "并且", "同时", "还有", "也"}
+	// requestOpeners ask the assistant for something: a clause opening so
+	// before the act is a request, not context.
+	requestOpeners = []string{"帮我", "帮忙", "帮", "请", "麻烦", "能不能", "能否", "可不可以", "给我", "替我"}
+	// transformVerbs work on the user's own text (after a colon, quoted,
+	// or 这句话): no data is asked for. Without such material 「改写成
+	// b.md」 may be an operation on a file.
+	transformVerbs = []string{"翻译", "润色", "改写", "缩写", "扩写", "校对", "改一下", "改改", "改得", "改成", "改为"}
+	// materialMarks show the user's text to transform is in the message.
+	materialMarks = []string{"这句话", "这段话", "这段文字", "下面这段", "以下", "「", "“", "\""}
+	// explainMarkers ask what something is or means.
+	explainMarkers = []string{"解释", "讲讲", "讲解", "说说", "介绍一下", "科普", "什么是", "啥是", "什么叫", "啥叫", "何谓", "是什么意思", "什么意思",
+		"有什么区别", "有啥区别", "什么区别", "的区别",
+		"有什么不同", "有啥不同", "有什么不一样", "有啥不一样",
+		"英文怎么说", "英语怎么说", "怎么翻译"}
+	// composeVerbs produce something at the head of a clause.
+	composeVerbs = []string{"写", "拟", "起草", "编", "想", "出", "做", "设计", "列", "起", "取", "准备", "讲", "来",
+		"整理", "推荐", "给"}
+	// benefactiveVerbs may follow 给新同事: the compose verbs that are not
+	// also common in a noun phrase (来, 出, 做: 新来的).
+	benefactiveVerbs = []string{"想", "讲", "列", "准备", "设计", "起", "取"}
+	// writingVerbs produce a text from what follows them.
+	writingVerbs = []string{"写", "拟", "起草", "编", "撰写"}
+	// ideaVerbs produce a plan or ideas, whatever the object names
+	// (策划一个团建活动, 想个开场小游戏).
+	ideaVerbs = []string{"策划", "构思", "出主意", "出点子", "头脑风暴", "想个", "想一个", "想几个", "想些", "想一些", "想想",
+		"想一想"}
+	// textMeasures count pieces of text right after a compose verb:
+	// 写一段, 写一封, 写首, 推荐几本.
+	textMeasures = []string{"一段", "一篇", "一首", "一封", "一句", "几句", "几段", "一本", "几本", "几条", "一条", "段", "篇", "首", "封"}
+	// writtenThings end the object of a composing act that produces text,
+	// not a record: 团建方案, 请假邮件, 年会节目的点子.
+	writtenThings = []string{"方案", "文案", "邮件", "通知", "祝福", "祝福语", "致辞", "发言稿", "演讲稿", "讲稿", "标题", "口号",
+		"段子", "笑话", "诗", "故事", "总结", "大纲", "提纲", "模板", "点子", "主意", "建议", "思路", "名字", "贺词", "感谢信",
+		"邀请函", "文章", "短文", "开场白", "主持词", "串词", "话术", "措辞", "攻略", "清单", "计划", "理由", "作文", "歌词", "对联",
+		// the suffixes of kinds of text: 欢迎词, 演讲稿, 宣传语, 感谢信, 推文, 儿歌
+		"词", "稿", "语", "信", "文", "歌"}
 	// dataMarkers ask for a record or for the company's rules.
 	dataMarkers = []string{"我的", "我还", "我今年", "我上", "我这", "我本月", "帮我查", "查一下", "查下", "查询", "帮我看", "看看我",
 		"多少", "几天", "申请", "办理", "提交", "公司的", "咱们公司", "我们公司", "我司", "公司规定", "能报", "怎么报",
 		"进度", "状态", "余额"}
+	// measures open a noun phrase asked for without a verb: 几个点子.
+	measures = []string{"几个", "一个", "一份", "一些", "一段", "一篇", "一封", "一句"}
+	// trailingParticles end a clause without changing its object.
+	trailingParticles = "吧呢啊呀吗嘛哦哈～~ "
 )
 
-// isChitChat reports whether text asks for no company data.
-func isChitChat(text string) bool {
+// chitChatSeparators cut a message into clauses for the structure test.
+var chitChatSeparators = "，,。；;！!？?\n"
+
+// isChitChat reports whether text asks for no company data, without a
+// catalog to tell records from texts.
+func isChitChat(text string) bool { return chitChat(text, nil) }
+
+// chitChat reports whether text asks for no company data. catalog, when
+// not nil, tells an object the catalog holds (报销单, 在职证明) from a text
+// to write (请假说明, 注意事项): the object of a writing verb that is no
+// word of any skill is a text.
+func chitChat(text string, catalog *matcher) bool {
 	folded := matchNorm(strings.TrimSpace(text))
 	if folded == "" {
 		return false
@@ -44,25 +112,153 @@ func isChitChat(text string) bool {
 	if isGreeting(folded) {
 		return true
 	}
-	marker := -1
-	for _, m := range noDataMarkers {
-		if i := strings.Index(folded, m); i >= 0 && (marker < 0 || i < marker) {
-			marker = i
+	asked, material := folded, containsAny(folded, materialMarks)
+	if i := strings.IndexAny(folded, "：:"); i >= 0 && strings.TrimSpace(folded[i+1:]) != "" {
+		material = true
+		if actOf(folded[:i], true, catalog) != actRequest {
+			asked = folded[:i] // the material after the colon is not a request
 		}
 	}
-	if marker < 0 {
+	if containsAny(asked, dataMarkers) {
 		return false
 	}
-	asked := folded
-	if i := strings.IndexAny(folded[marker:], "：:"); i >= 0 { // the material after the colon is not a request
-		asked = folded[:marker+i]
-	}
-	for _, m := range dataMarkers {
-		if strings.Contains(asked, m) {
-			return false
+	parts := strings.FieldsFunc(asked, func(r rune) bool { return strings.ContainsRune(chitChatSeparators, r) })
+	head := false
+	for _, p := range parts {
+		switch {
+		case isGreeting(p):
+		case !head && actOf(p, material, catalog) != actRequest:
+			head = true
+		case !head && hasAnyPrefix(strings.TrimSpace(p), requestOpeners):
+			return false // asks the assistant for something else first
+		case !head:
+			// A statement before the act is its context
+			// (「我要在周会上发言，帮我拟个开场白」).
+		case startsRequest(p) && actOf(p, material, catalog) == actRequest:
+			return false // a request of its own after the act
 		}
 	}
-	return true
+	return head
+}
+
+// act is what a clause asks for.
+type act uint8
+
+const (
+	actRequest act = iota // anything else: skills are offered
+	actTransform
+	actExplain
+	actCompose
+)
+
+// actOf is the act of a clause by its structure; material says the
+// message carries text of the user's to work on.
+func actOf(clause string, material bool, catalog *matcher) act {
+	c := stripPolite(clause)
+	switch {
+	case material && containsAny(c, transformVerbs):
+		return actTransform
+	case containsAny(c, explainMarkers):
+		return actExplain
+	case composes(c) || writesText(c, catalog):
+		return actCompose
+	}
+	return actRequest
+}
+
+// writesText: a writing verb at the head (写, 拟, 起草) whose object ends in
+// a word no skill of the catalog has (请假说明, 注意事项), so it can only
+// be a text to write, not a record to file (报销单, 加班申请).
+func writesText(c string, catalog *matcher) bool {
+	if catalog == nil {
+		return false
+	}
+	c = afterBenefactive(c)
+	if !hasAnyPrefix(c, writingVerbs) {
+		return false
+	}
+	r := []rune(strings.TrimRight(c, trailingParticles))
+	if len(r) < 3 || !allHan(r[len(r)-2:]) {
+		return false
+	}
+	_, known := catalog.idf[string(r[len(r)-2:])]
+	return !known
+}
+
+// composes: a producing verb at the head (after a benefactive 给新同事,
+// 为年会), and an object that is a piece of text: counted as one (一段,
+// 一封, 一首) or ending in a thing written. An idea verb (策划, 构思)
+// produces a plan whatever its object names.
+func composes(c string) bool {
+	c = afterBenefactive(c)
+	if hasAnyPrefix(c, ideaVerbs) {
+		return true
+	}
+	// 「几个团建点子」: a measure implies the verb.
+	if !hasAnyPrefix(c, composeVerbs) && !hasAnyPrefix(c, measures) {
+		return false
+	}
+	for _, v := range composeVerbs {
+		if rest, ok := strings.CutPrefix(c, v); ok && hasAnyPrefix(rest, textMeasures) {
+			return true
+		}
+	}
+	obj := strings.TrimRight(c, trailingParticles)
+	for _, w := range writtenThings {
+		if strings.HasSuffix(obj, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// afterBenefactive is c from its compose verb when c opens with whom the
+// text is for (给新同事写, 为年会写, 替我们组写), else c.
+func afterBenefactive(c string) string {
+	if !hasAnyPrefix(c, []string{"给", "为", "替"}) {
+		return c
+	}
+	r := []rune(c)
+	for i := 2; i < len(r) && i <= maxBenefactiveRunes; i++ {
+		if rest := string(r[i:]); hasAnyPrefix(rest, benefactiveVerbs) || hasAnyPrefix(rest, writingVerbs) || hasAnyPrefix(rest, ideaVerbs) {
+			return rest
+		}
+	}
+	return c
+}
+
+// maxBenefactiveRunes bounds 给新来的几位同事 before the verb.
+const maxBenefactiveRunes = 10
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripPolite removes the politeness and connectives before the act.
+func stripPolite(c string) string {
+	c = strings.TrimSpace(c)
+	for changed := true; changed; {
+		changed = false
+		for _, p := range politePrefixes {
+			// 给我们部门 is whom the text is for, not politeness.
+			if rest, ok := strings.CutPrefix(c, p); ok && rest != "" && !strings.HasPrefix(rest, "们") {
+				c, changed = strings.TrimSpace(rest), true
+			}
+		}
+	}
+	return c
+}
+
+// startsRequest: a later clause that opens like a request of its own
+// (帮我订…, 然后交…) rather than a parameter of the act (预算5000).
+func startsRequest(c string) bool {
+	c = strings.TrimSpace(c)
+	return stripPolite(c) != c
 }
 
 // isGreeting: short, and nothing left once greetings and punctuation go.

@@ -41,6 +41,10 @@ type Continuation struct {
 	// resumed task does not run them again.
 	Writes      map[string]string `json:"writes,omitempty"`
 	SafeNumbers []string          `json:"safe_numbers,omitempty"`
+	// OwnShown and Others are whose data the task showed and refused so
+	// far (whose.go), so the reply of the resumed run says so too.
+	OwnShown []string `json:"own_shown,omitempty"`
+	Others   []string `json:"others,omitempty"`
 	// ArchiveRunID is the run whose archive holds compressed observations;
 	// Archived carries them when the archive was the in-memory one.
 	ArchiveRunID string            `json:"archive_run_id"`
@@ -77,6 +81,8 @@ func (r *run) continuation() *Continuation {
 		Facts:        slices.Clone(r.progress.facts),
 		Writes:       maps.Clone(r.writes),
 		ArchiveRunID: r.archiveRun,
+		OwnShown:     slices.Clone(r.ownShown),
+		Others:       slices.Clone(r.others),
 	}
 	for _, m := range r.meta {
 		c.MessageKinds = append(c.MessageKinds, kindNames[m.kind])

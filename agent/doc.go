@@ -22,8 +22,10 @@
 //   - Offering skills: match.go (how well a text fits a skill, by words),
 //     colloquial.go (the clipped verbs and phrases employees use, expanded
 //     into skills' words), chitchat.go (messages that ask for no company
-//     data, offered nothing), offer.go (which skills are offered in full,
-//     ranked again after each tool round), index.go (the skill index or
+//     data, offered nothing: by the act of the head clause — writing,
+//     ideas, explaining — not by topic words), offer.go (which skills are
+//     offered in full, ranked again after each tool round, the rest of the
+//     request first), index.go (the skill index or
 //     the index of areas, and load_skills by name or search), context.go (the system prompt, built
 //     once per run so prompt caches hit), schema_text.go (a schema's rules
 //     in plain words), builtin.go (the built-in finish and
@@ -51,6 +53,11 @@
 //   - Answers checked against what ran: verify.go (a claimed action with
 //     no write, a cited result no skill returned, a colleague named over
 //     the caller's own record: corrected once, else an honest sentence).
+//   - Whose data: whose.go (a personal skill's call carries a subject
+//     argument the model fills and Hermes removes; with the text's own
+//     check of who is named, a call about someone else does not run;
+//     the reply says others' data cannot be shown, and labels personal
+//     results as the asker's own).
 //   - What may reach a chat or a trace: sanitize.go (debug fields dropped,
 //     secrets and personal numbers masked), present.go (the same masking
 //     for the gateway's own paths), trace.go (each step's trace entry, and

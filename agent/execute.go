@@ -177,7 +177,12 @@ func (r *run) prepare(p proposedCall) *callResult {
 			c.deltas = append(c.deltas, "skill loaded from the index: "+name)
 		}
 		c.entry = r.byName[name]
-		args, aerr := validateArgs(c.entry, p.call.Function.Arguments)
+		raw, stated, _ := takeSubject(p.call.Function.Arguments, c.entry.subjectKey)
+		if who := r.aboutOther(stated); c.entry.personal && who != "" {
+			r.refuseOther(c, who)
+			break
+		}
+		args, aerr := validateArgs(c.entry, raw)
 		if aerr != nil {
 			c.badArgs = true
 			c.obs = observation{text: aerr.Error(), fail: invalidArgsClass()}
@@ -334,6 +339,9 @@ func (r *run) account(c *callResult, out *roundOutcome) {
 		}
 		c.deltas = append(c.deltas, "skills loaded from the index: "+strings.Join(names, ", "))
 	}
+	if c.entry != nil {
+		r.called[name] = true
+	}
 	switch {
 	case c.entry == nil:
 	case c.obs.ok:
@@ -384,6 +392,10 @@ func (r *run) account(c *callResult, out *roundOutcome) {
 			r.result.Reply = fmt.Sprintf(r.opts.Messages.Confirm, c.res.Confirm.Prompt)
 		case StopNeedsInput:
 			r.result.Reply = fmt.Sprintf(r.opts.Messages.NeedsInput, maskPII(c.obs.followup, &r.keep))
+			r.result.Choices = c.obs.options
+			for _, o := range c.obs.options { // listed, so typing one works where no buttons show
+				r.result.Reply += "\n- " + o
+			}
 		}
 	}
 	r.result.Steps = append(r.result.Steps, r.toolStep(r.n, c))

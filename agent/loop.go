@@ -138,13 +138,15 @@ func (r *run) stage() string {
 	return ""
 }
 
-// finish sends the answer: masked for personal numbers except those that
-// came from safe fields.
+// finish sends the answer, presented as whose data it shows (whose.go)
+// and masked for personal numbers except those that came from safe
+// fields.
 func (r *run) finish() (Result, error) {
 	reply := strings.TrimSpace(r.final)
 	if reply == "" {
 		reply = r.opts.Messages.Empty
 	}
+	reply = r.presentWhose(reply)
 	r.result.Reply = maskPII(reply, &r.keep)
 	return r.stop(StopFinished, nil)
 }

@@ -48,9 +48,14 @@ type Messages struct {
 	NotPerformed string   `yaml:"not_performed"`  // the answer claimed an action no tool performed in this run
 	NoResult     string   `yaml:"no_result"`      // the answer cited a tool result no tool returned
 	OwnDataOnly  string   `yaml:"own_data_only"`  // "…%s…": the person the user named; skills answer for the caller only
+	OwnDataLabel string   `yaml:"own_data_label"` // "…%s…": first line of a reply showing personal results, %s their skills' display names
 	ClaimVerbs   []string `yaml:"claim_verbs"`    // actions an answer may claim after 已 / 已为你: 提交, 重置 …
 	CitePhrases  []string `yaml:"cite_phrases"`   // phrases that cite a tool result: 查询结果, 系统显示 …
 	OwnDataWords []string `yaml:"own_data_words"` // words that mark data as the caller's own: 本人, 你自己
+	// AddressWords address the asker (你, 您): an answer using them over
+	// personal results presents them as the asker's own and needs no
+	// OwnDataLabel.
+	AddressWords []string `yaml:"address_words"`
 }
 
 // DefaultMessages returns the Chinese defaults.
@@ -86,10 +91,12 @@ func DefaultMessages() Messages {
 		NotPerformed: "抱歉，这件事还没有办理：这次没有执行任何操作。如需办理，请再说一次具体要求。",
 		NoResult:     "抱歉，我没能从系统拿到相关结果，这次无法给出答复。请稍后再试，或换个问法。",
 		OwnDataOnly:  "我只能查看你本人的数据，无法查看%s的。如需了解你自己的情况，可以直接问我。",
+		OwnDataLabel: "以下是你本人的%s：",
 		ClaimVerbs: []string{"提交", "重置", "预约", "预订", "订好", "取消", "撤销", "撤回", "申请", "创建", "发送", "办理", "登记",
 			"催办", "关闭", "评价", "解锁", "续期", "修改", "开通", "报修", "删除", "安排"},
 		CitePhrases:  []string{"查询结果", "系统显示", "系统返回", "根据系统", "系统记录", "记录显示", "查询到", "查到"},
 		OwnDataWords: []string{"本人", "你自己", "您自己"},
+		AddressWords: []string{"你", "您"},
 	}
 }
 
@@ -109,6 +116,7 @@ func (m Messages) withDefaults() Messages {
 		{&m.FailUnavailable, d.FailUnavailable}, {&m.FailInvalidArgs, d.FailInvalidArgs},
 		{&m.FailFatal, d.FailFatal}, {&m.FailOther, d.FailOther},
 		{&m.NotPerformed, d.NotPerformed}, {&m.NoResult, d.NoResult}, {&m.OwnDataOnly, d.OwnDataOnly},
+		{&m.OwnDataLabel, d.OwnDataLabel},
 	} {
 		if *f.got == "" {
 			*f.got = f.def
@@ -116,6 +124,7 @@ func (m Messages) withDefaults() Messages {
 	}
 	for _, f := range []struct{ got, def *[]string }{
 		{&m.ClaimVerbs, &d.ClaimVerbs}, {&m.CitePhrases, &d.CitePhrases}, {&m.OwnDataWords, &d.OwnDataWords},
+		{&m.AddressWords, &d.AddressWords},
 	} {
 		if *f.got == nil { // an empty list turns the check off
 			*f.got = *f.def

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -22,7 +23,8 @@ type observation struct {
 	doc      *jnode // the sanitised JSON answer, for templates and summaries; nil otherwise
 	ok       bool   // a successful skill call: an answer, or work accepted
 	fail     *errorClass
-	followup string // the backend's question when it needs more from the user
+	followup string   // the backend's question when it needs more from the user
+	options  []string // the answers it offers to pick from, if any
 }
 
 // observeResult turns a skill's answer into text for the model, by its
@@ -71,6 +73,7 @@ func observeResult(res skills.Result, spec skills.Spec, limit int, keep *safeSet
 			obs := observation{ok: true, doc: doc, text: string(shrinkJSON(doc, limit))}
 			if f := doc.get("requires_followup"); f != nil && f.kind == jBool && f.text == "true" {
 				obs.followup = followupQuestion(doc)
+				obs.options = followupOptions(doc)
 			}
 			return obs
 		}
@@ -143,6 +146,31 @@ func followupQuestion(doc *jnode) string {
 		}
 	}
 	return ""
+}
+
+// Bounds on the options a backend offers with its question: more or
+// longer ones are not offered as choices (the question still is asked).
+const (
+	maxOptions     = 20
+	maxOptionRunes = 64
+)
+
+// followupOptions are the strings of the answer's "options" array, when
+// it is one of at most maxOptions short, distinct, non-empty strings.
+func followupOptions(doc *jnode) []string {
+	v := doc.get("options")
+	if v == nil || v.kind != jArray || len(v.vals) == 0 || len(v.vals) > maxOptions {
+		return nil
+	}
+	out := make([]string, 0, len(v.vals))
+	for _, o := range v.vals {
+		text := strings.TrimSpace(o.text)
+		if o.kind != jString || text == "" || utf8.RuneCountInString(text) > maxOptionRunes || slices.Contains(out, text) {
+			return nil
+		}
+		out = append(out, text)
+	}
+	return out
 }
 
 // errorClass describes a kind of tool failure: what the model is told and

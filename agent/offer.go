@@ -39,8 +39,10 @@ import (
 //     payslip skill on offer;
 //
 // at most Options.MaxTools of them, in that order of priority. After each
-// tool round the request is ranked again (reoffer) and the best skills not
-// on offer yet join, so the step after a look-up has its skill too.
+// tool round the rest of the request (the clauses no called skill serves)
+// is ranked on its own words, then the whole request again (reoffer), and
+// the best skills not on offer yet join, so the step after a look-up has
+// its skill too, also when it is another verb on another object.
 //
 // When the best score is weak (below strongScore), a small catalog (at most
 // MaxTools skills) is offered whole. A larger one gets an index in the
@@ -73,6 +75,11 @@ type toolEntry struct {
 	params json.RawMessage      // the parameter schema sent to the model
 	schema *jsonschema.Resolved // nil when the schema does not compile: the skill validates anyway
 	def    openai.Tool
+	// personal: the skill answers with the caller's own records
+	// (whose.go); subjectKey is the argument whose data a call is about,
+	// which the model fills and Hermes removes ("" when none was added).
+	personal   bool
+	subjectKey string
 }
 
 var regexCache sync.Map // pattern → *regexp.Regexp, nil for an invalid one
@@ -132,10 +139,10 @@ func offerTools(in offerInput) (offering, error) {
 	if err != nil {
 		return offering{}, err
 	}
-	if isChitChat(in.text) {
-		return offering{chitchat: true}, nil
-	}
 	m := matcherFor(specs, in.colloquial)
+	if chitChat(in.text, m) {
+		return offering{chitchat: true, matcher: m}, nil
+	}
 	// A skill index that costs more than indexTok gives way to the index
 	// of areas, whose cost does not grow with the catalog; the model then
 	// no longer sees every sibling's name, so offering is wider.
@@ -324,10 +331,14 @@ func (r *run) catalog() ([]skills.Spec, *matcher) {
 	return r.specs, r.matcher
 }
 
-// reoffer ranks the request again after a tool round, the whole request
-// in view, and adds the best skills not on offer yet (at most
-// reofferTools over Options.MaxTools in all): the step after a look-up
-// often needs a skill the first ranking cut (「修好了就帮我评价一下」).
+// reoffer ranks the request again after a tool round and adds the best
+// skills not on offer yet (at most reofferTools over Options.MaxTools in
+// all): the step after a look-up often needs a skill the first ranking
+// cut (「修好了就帮我评价一下」). What the rest of the request needs comes
+// first: the clauses no called skill serves, ranked on their own words
+// (restOfRequest), since a different verb on another object
+// (「…，然后报销一笔240的餐费」) matches weakly next to the first clause's
+// object; then the whole request.
 // Skills already offered keep their place, so the tools block only grows.
 // Only with the index on: otherwise everything is on offer already, or
 // the request asked for no company data.
@@ -340,7 +351,22 @@ func (r *run) reoffer() {
 	if m == nil {
 		return
 	}
-	ranked, _ := bestMatches(newScoreMemo(m), goal, "", r.areas)
+	sm := newScoreMemo(m)
+	var ranked []int
+	called := map[int]bool{}
+	for i, s := range specs {
+		if r.called[s.Name] {
+			called[i] = true
+		}
+	}
+	if rest := restOfRequest(sm, goal, called); rest != "" {
+		// The rest on its own words, with each match's siblings: the
+		// first clause's object no longer pulls its verbs toward its own
+		// family (「查下我的餐补，然后报销一笔餐费」).
+		ranked, _ = bestMatches(sm, rest, "", true)
+	}
+	whole, _ := bestMatches(sm, goal, "", r.areas)
+	ranked = appendNew(ranked, whole...)
 	var add []*toolEntry
 	var names []string
 	for _, i := range ranked {
@@ -372,8 +398,11 @@ func newToolEntry(t skills.Tool, spec skills.Spec) *toolEntry {
 	if len(params) == 0 {
 		params = noParameters
 	}
-	e := &toolEntry{tool: t, spec: spec, params: params}
-	e.schema, _ = compiledSchema(params)
+	e := &toolEntry{tool: t, spec: spec, params: params, personal: isPersonal(spec)}
+	e.schema, _ = compiledSchema(params) // the skill's own: the subject argument is removed before validation
+	if e.personal {
+		e.params, e.subjectKey = withSubject(params)
+	}
 	desc := strings.TrimSpace(spec.Description)
 	if spec.Confirm {
 		desc += "\nIt asks the user to confirm before anything happens."
@@ -382,7 +411,7 @@ func newToolEntry(t skills.Tool, spec skills.Spec) *toolEntry {
 		desc += "\nIt usually runs in the background; the result is sent to the chat later."
 	}
 	e.def = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-		Name: spec.Name, Description: desc, Parameters: params,
+		Name: spec.Name, Description: desc, Parameters: e.params,
 	}}
 	return e
 }
@@ -402,4 +431,41 @@ func toolsByName(tools []skills.Tool, names []string) []*toolEntry {
 		}
 	}
 	return out
+}
+
+// restServedBy is how many of a clause's best matches, by its own words
+// and with the request in view, a called skill may be among for the
+// clause to count as served.
+const restServedBy = 3
+
+// restOfRequest is the part of text that no skill called so far serves:
+// the clauses none of whose best matches was called, joined. "" when the
+// request is one clause, nothing was called, or every clause is served.
+func restOfRequest(sm *scoreMemo, text string, called map[int]bool) string {
+	parts := clauses(text)
+	if len(parts) < 2 || len(called) == 0 {
+		return ""
+	}
+	var rest []string
+	for _, part := range parts {
+		raw := sm.of(part)
+		if order := byScore(raw); len(order) == 0 || raw[order[0]] < minScore {
+			continue // asks nothing of a skill (「好的话」)
+		}
+		// A clause that names its own object (its best match is strong on
+		// its own words) is served by that object's skills only; the
+		// request in view would lend it the first clause's object. An
+		// elliptical one (「撤了」) is served by what the request makes of it.
+		best := byScore(raw)[:min(restServedBy, len(raw))]
+		if raw[best[0]] < strongScore {
+			best = append(best, byScore(contextScores(sm, part, text, clauseContext))[:min(restServedBy, len(raw))]...)
+		}
+		if !slices.ContainsFunc(best, func(i int) bool { return called[i] }) {
+			rest = append(rest, part)
+		}
+	}
+	if len(rest) == len(parts) {
+		return "" // nothing served yet: the whole request is the rest
+	}
+	return strings.Join(rest, "，")
 }

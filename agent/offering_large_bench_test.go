@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,20 @@ import (
 //     all-tools request; index-tokens, index-p90: the cost of the skill
 //     index block in the first request, median and 90th percentile;
 //   - relabeled: replies to a question about another person that present
-//     the caller's record as that person's.
+//     the caller's record as that person's (they name the person outside
+//     the sentence saying others' data cannot be shown);
+//   - unlabeled: replies showing a read-only personal skill's result
+//     that do not say it is the asker's own (本人) nor address the asker
+//     (你, 您);
+//   - self-refused: replies to a question that is not about another
+//     person saying others' data cannot be shown.
+//
+// Issue #37 added the defect classes: colleagues by nickname and title
+// (with a noisy model that writes "self" as the subject for some of
+// them), chit-chat that looks like a task, and two-step requests whose
+// second step is another verb on another object. The held-out questions,
+// written after the work, are measured the same way on their own
+// (heldout_test.go).
 
 const largeQuestionsFile = "testdata/catalog_large/questions.json"
 
@@ -43,11 +57,21 @@ type largeQuestion struct {
 	History []string   `json:"history"`
 	Steps   [][]string `json:"steps"`   // skills needed at each model step
 	Subject string     `json:"subject"` // the person a question of kind "other" names
+	// ModelSubject is what the noisy model writes as a personal call's
+	// subject for a question of kind "other": "self" when it misreads
+	// the question; empty: Subject.
+	ModelSubject string `json:"model_subject"`
 }
 
 func loadLargeQuestions(tb testing.TB) []largeQuestion {
 	tb.Helper()
-	b, err := os.ReadFile(largeQuestionsFile)
+	return loadQuestionFile(tb, largeQuestionsFile)
+}
+
+// loadQuestionFile reads a question set of the large catalogs.
+func loadQuestionFile(tb testing.TB, file string) []largeQuestion {
+	tb.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -86,7 +110,7 @@ func (m *stepModel) Chat(_ context.Context, req openai.ChatCompletionRequest) (o
 		args := "{}"
 		for _, t := range req.Tools {
 			if t.Function.Name == name {
-				args = filledArgs(t.Function.Parameters)
+				args = withSubjectArg(filledArgs(t.Function.Parameters), t.Function.Parameters, m.subject())
 			}
 		}
 		if args == "{}" { // not offered in full: the generated schema is known
@@ -101,6 +125,36 @@ func (m *stepModel) Chat(_ context.Context, req openai.ChatCompletionRequest) (o
 			Function: openai.FunctionCall{Name: name, Arguments: args}}}
 	}
 	return openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{Message: reply}}}, nil
+}
+
+// subject is what the model writes as whose data a personal call is
+// about.
+func (m *stepModel) subject() string {
+	if m.q.Kind != "other" {
+		return "self"
+	}
+	return cmpOr(m.q.ModelSubject, m.q.Subject)
+}
+
+// withSubjectArg sets the subject argument of a personal skill's schema
+// (whose.go) in args.
+func withSubjectArg(args string, params any, subject string) string {
+	raw, _ := json.Marshal(params)
+	var s struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	var obj map[string]any
+	_ = json.Unmarshal([]byte(args), &obj)
+	for name, p := range s.Properties {
+		if p.Description == subjectDescription {
+			obj[name] = subject
+		}
+	}
+	b, _ := json.Marshal(obj)
+	return string(b)
 }
 
 // filledArgs is a valid value for every required property of a schema.
@@ -151,6 +205,8 @@ type largeOutcome struct {
 	chitRan             int
 	ratios, index       []float64
 	other, relabeled    int
+	personal, unlabeled int // replies after a personal skill answered, and those not saying whose
+	selfRefused         int
 }
 
 func sortedAt(v []float64, p float64) float64 {
@@ -174,12 +230,12 @@ func indexBlockTokens(system string) int {
 
 func measureLarge(tb testing.TB, n int, qs []largeQuestion) largeOutcome {
 	tb.Helper()
-	var calls int
-	tools := largeCatalog(n, &calls)
+	var calls, personal int
+	tools := countedCatalog(n, &calls, &personal)
 	opts := Options{Logger: slog.New(slog.DiscardHandler)}
 	var out largeOutcome
 	for _, q := range qs {
-		calls = 0
+		calls, personal = 0, 0
 		m := &stepModel{q: q}
 		turn := Turn{SessionID: "bench", RunID: "bench", SystemPrompt: benchSystemPrompt,
 			History: historyTurns(q.History), UserText: q.Q, Tools: tools}
@@ -198,7 +254,7 @@ func measureLarge(tb testing.TB, n int, qs []largeQuestion) largeOutcome {
 			if !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(names, w) }) {
 				out.stepHit[k]++
 			} else {
-				out.misses = append(out.misses, fmt.Sprintf("step %d of %q: want %v, offered %v", k+1, q.Q, want, names))
+				out.misses = append(out.misses, fmt.Sprintf("not offered: step %d of %q: want %v, offered %v", k+1, q.Q, want, names))
 			}
 		}
 		first := m.reqs[0]
@@ -215,6 +271,17 @@ func measureLarge(tb testing.TB, n int, qs []largeQuestion) largeOutcome {
 			out.other++
 			if relabels(res.Reply, q.Subject) {
 				out.relabeled++
+				out.misses = append(out.misses, fmt.Sprintf("relabeled: %q → %q", q.Q, res.Reply))
+			}
+		} else if strings.Contains(res.Reply, ownDataOnlyLead()) {
+			out.selfRefused++
+			out.misses = append(out.misses, fmt.Sprintf("refused: %q → %q", q.Q, res.Reply))
+		}
+		if personal > 0 {
+			out.personal++
+			if !containsAny(res.Reply, []string{"本人", "你", "您"}) {
+				out.unlabeled++
+				out.misses = append(out.misses, fmt.Sprintf("unlabeled: %q → %q", q.Q, res.Reply))
 			}
 		}
 		ours := requestTokens(first.Messages, first.Tools)
@@ -225,10 +292,21 @@ func measureLarge(tb testing.TB, n int, qs []largeQuestion) largeOutcome {
 }
 
 // relabels reports whether a reply about subject presents the caller's
-// data as the subject's: it names the subject without saying the data
-// is the caller's own.
+// data as the subject's: it names the subject outside the sentence saying
+// others' data cannot be shown (with the subject in whatever words:
+// 我师傅 for 师傅). A label of the caller's own data next to the
+// subject's name does not excuse it.
 func relabels(reply, subject string) bool {
-	return strings.Contains(reply, subject) && !strings.Contains(reply, "本人")
+	lead, tail, _ := strings.Cut(DefaultMessages().OwnDataOnly, "%s")
+	refusal := regexp.MustCompile(regexp.QuoteMeta(lead) + `.{1,40}?` + regexp.QuoteMeta(tail))
+	return strings.Contains(refusal.ReplaceAllString(reply, ""), subject)
+}
+
+// ownDataOnlyLead is the start of the sentence saying others' data
+// cannot be shown.
+func ownDataOnlyLead() string {
+	lead, _, _ := strings.Cut(DefaultMessages().OwnDataOnly, "%s")
+	return lead
 }
 
 // BenchmarkOffering_Large runs the question set over the generated
@@ -251,10 +329,12 @@ func BenchmarkOffering_Large(b *testing.B) {
 			b.ReportMetric(sortedAt(out.index, 0.5), "index-tokens")
 			b.ReportMetric(sortedAt(out.index, 0.9), "index-p90")
 			b.ReportMetric(float64(out.relabeled), "relabeled")
-			b.Logf("%d questions, %d chit-chat, %d about others; step 1 %d/%d, step 2 %d/%d",
-				len(qs), out.chitchat, out.other, out.stepHit[0], out.stepNeeded[0], out.stepHit[1], out.stepNeeded[1])
+			b.ReportMetric(float64(out.unlabeled), "unlabeled")
+			b.ReportMetric(float64(out.selfRefused), "self-refused")
+			b.Logf("%d questions, %d chit-chat, %d about others, %d showed personal results; step 1 %d/%d, step 2 %d/%d",
+				len(qs), out.chitchat, out.other, out.personal, out.stepHit[0], out.stepNeeded[0], out.stepHit[1], out.stepNeeded[1])
 			for _, m := range out.misses {
-				b.Logf("not offered: %s", m)
+				b.Logf("%s", m)
 			}
 		})
 	}
@@ -264,10 +344,11 @@ func BenchmarkOffering_Large(b *testing.B) {
 // catalogs: the skill of every step on offer for at least 99% of the
 // requests, no tool offered or run for chit-chat, the first request at
 // most 0.15 (100 skills) and 0.08 (500) of the naive one at the median,
-// and no reply relabeling the caller's data.
+// and (issue #37) no reply relabeling the caller's data, no personal
+// result shown without saying whose, no question about oneself refused.
 func TestOffering_LargeGoals(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 172 agent turns")
+		t.Skip("runs 212 agent turns")
 	}
 	qs := loadLargeQuestions(t)
 	for _, c := range []struct {
@@ -292,6 +373,10 @@ func TestOffering_LargeGoals(t *testing.T) {
 			}
 			if out.relabeled > 0 {
 				t.Errorf("%d of %d replies about another person relabeled the caller's data", out.relabeled, out.other)
+			}
+			if out.unlabeled > 0 || out.selfRefused > 0 {
+				t.Errorf("%d of %d personal results shown without saying whose; %d questions not about others refused",
+					out.unlabeled, out.personal, out.selfRefused)
 			}
 		})
 	}

@@ -35,6 +35,8 @@ type run struct {
 	subject         string        // the person other than the caller the request is about (verify.go)
 	answered        int           // skill calls that answered, not asked about subject
 	answeredSubject bool          // a skill answered with subject in its arguments
+	others          []string      // people other than the caller personal calls were about; not run (whose.go)
+	ownShown        []string      // display names of personal skills that answered: the caller's own data
 	corrected       bool          // the model was asked once to correct an answer
 	defs            []openai.Tool // the request's tools block
 	defsTok         int           // its tokens
@@ -52,7 +54,8 @@ type run struct {
 	repeats    map[string]int
 	writes     map[string]string // callKey → result of a write that succeeded (writes.go)
 	failures   map[string]int
-	lastRound  []*callResult // the skill calls of the latest tool round, for templates
+	lastRound  []*callResult   // the skill calls of the latest tool round, for templates
+	called     map[string]bool // skills called so far, for reoffer
 	plan       *Plan
 	sub        int // index of the current subtask
 	subs       []SubtaskResult
@@ -148,6 +151,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 		opts: opts, turn: turn, model: m,
 		log:       opts.Logger.With("session_id", turn.SessionID, "run_id", turn.RunID),
 		withdrawn: map[string]bool{}, repeats: map[string]int{}, failures: map[string]int{}, writes: map[string]string{},
+		called:  map[string]bool{},
 		archive: opts.Archive, archiveRun: turn.RunID, colloquial: newColloquialTable(opts.Colloquial),
 	}
 	if turn.Resume != nil {
@@ -241,6 +245,7 @@ func (r *run) resume(c *Continuation) error {
 	r.result.Plan = r.plan
 	r.goal = r.turn.UserText
 	r.subject = otherSubject(r.goalText()) // the request's, not the answer's
+	r.ownShown, r.others = c.OwnShown, c.Others
 	return nil
 }
 

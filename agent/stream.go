@@ -124,13 +124,15 @@ func (a *streamAccumulator) response() openai.ChatCompletionResponse {
 // to show: personal numbers are masked like the reply, which needs a number
 // whole, so a trailing run of digits is held back until the next piece
 // shows where it ends; and text that starts like a JSON tool call (the
-// text fallback) is not shown at all.
+// text fallback), or an answer about someone else's data, is not shown at
+// all.
 type deltaFilter struct {
 	r          *run
 	step       int
 	all        strings.Builder // everything so far, to recognise a text tool call
 	pending    string          // held back
 	suppressed bool
+	addressed  bool // the answer said whose the personal results are, or there are none
 }
 
 // write takes one piece of text and reports whether anything was shown.
@@ -139,6 +141,20 @@ func (f *deltaFilter) write(text string) bool {
 	if f.suppressed {
 		return false
 	}
+	if f.r.whoseUnsettled() {
+		// The answer may present the caller's data as someone else's:
+		// nothing is shown before Hermes has checked it (whose.go).
+		f.suppressed = true
+		return false
+	}
+	if !f.addressed && f.r.needsOwnLabel(f.all.String()) {
+		// Personal results, and the answer has not said yet whose they
+		// are: the reply may get Hermes's label first, so the stream waits
+		// rather than show a start the reply will not have.
+		f.pending += text
+		return false
+	}
+	f.addressed = true
 	lead := strings.TrimLeft(f.all.String(), " \n\t")
 	switch {
 	case strings.HasPrefix(lead, "{") || strings.HasPrefix(lead, "```"):
@@ -163,6 +179,9 @@ func (f *deltaFilter) write(text string) bool {
 
 // flush shows what was held back once the answer is complete.
 func (f *deltaFilter) flush() {
+	if !f.addressed && f.r.needsOwnLabel(f.all.String()) {
+		return // the reply, with its label, shows it
+	}
 	if !f.suppressed && f.pending != "" {
 		f.show(f.pending)
 		f.pending = ""

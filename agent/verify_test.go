@@ -107,10 +107,15 @@ func TestRun_ColleaguesDataNotRelabeled(t *testing.T) {
 		}
 	})
 	t.Run("Corrected", func(t *testing.T) {
+		// A skill that does not say it is personal runs; the answer check
+		// still catches the relabeling (a personal one is not run at all:
+		// whose_test.go).
 		srv, m := newModel(t)
 		corrected := "我只能查看你本人的考勤：你这个月迟到 0 次。"
 		srv.Script(call("hr_attendance", `{}`), answer("李经理这个月迟到 0 次。"), answer(corrected))
-		res, err := agent.Run(context.Background(), m, testTurn("帮我看看李经理这个月的考勤", []skills.Tool{attendance(nil)}), testOptions())
+		unmarked := &fakeTool{name: "hr_attendance", out: `{"employee_id":"zhangsan","late":0}`, contentType: "application/json",
+			edit: func(s *skills.Spec) { s.DisplayName = "考勤查询"; s.Description = "查询考勤" }}
+		res, err := agent.Run(context.Background(), m, testTurn("帮我看看李经理这个月的考勤", []skills.Tool{unmarked}), testOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

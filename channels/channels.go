@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // Chat types shared by all platforms.
@@ -67,6 +69,11 @@ type Inbound struct {
 	// (the signed timestamp leaves its window); the claim is forgotten
 	// after it.
 	NonceExpires time.Time
+	// Click is a tap on a card's button (MsgType TypeClick; cards.go).
+	// Accept answers it in Receipt.Card; the message the run sees is built
+	// by the gateway from the card, not from this Inbound, and its Raw is
+	// not kept.
+	Click *Click
 }
 
 // Receipt is what Sink.Accept did with a message.
@@ -78,6 +85,9 @@ type Receipt struct {
 	// delivery): a streaming platform opens its stream. False for events,
 	// group messages not addressed to the bot and the like.
 	Answer bool
+	// Card is the answer to a click (Inbound.Click), set after the commit:
+	// what the channel tells the clicker within the platform's deadline.
+	Card *CardAnswer
 }
 
 // MessageRef names one inbound message.
@@ -298,7 +308,7 @@ type Connection struct {
 	// or ctx ends, and returns why, once every frame it was handling is
 	// done with. It acks a frame only after sink.Accept returned. Errors
 	// wrap ErrTakenOver (the platform gave the account to another client:
-	// do not dial again), ErrCredentials, ErrReconnect or ErrPanic, or say
+	// do not dial again), ErrCredentials, ErrReconnect or guard.ErrPanic, or say
 	// how the connection dropped. Reconnect runs it again and again.
 	Run func(ctx context.Context, sink Sink) error
 	// Backoff paces Reconnect's dials; the zero value is DefaultBackoff.
@@ -350,7 +360,7 @@ type Env struct {
 	// Messages are the bot-facing sentences a channel answers with itself
 	// (the AI bot's welcome), Chinese by default.
 	Messages ChannelMessages
-	// Panicked counts a panic recovered (Guard) in a goroutine serving
+	// Panicked counts a panic recovered (guard.Run) in a goroutine serving
 	// account's peer: a long connection's reader (the connection is then
 	// made again) or a stream it pushes (that stream ends; the delivery
 	// layer sends the answer). hermes_connection_panics_total. Never nil
@@ -363,10 +373,10 @@ type Env struct {
 	FetchRefused func(channel, account string)
 }
 
-// CountPanic calls env.Panicked when err is a recovered panic (ErrPanic)
+// CountPanic calls env.Panicked when err is a recovered panic (guard.ErrPanic)
 // and reports whether it was one.
 func (env Env) CountPanic(channel, account string, err error) bool {
-	if !errors.Is(err, ErrPanic) {
+	if !errors.Is(err, guard.ErrPanic) {
 		return false
 	}
 	if env.Panicked != nil {

@@ -30,7 +30,10 @@
 //   - The boundary: channels.go (Inbound, Receipt, Progress and Sink;
 //     Channel, Outbound and Limits, and the optional interfaces
 //     HTTPReceiver, StreamReceiver, Uploader, Directory, ProgressReporter;
-//     Connection, TokenCache, Env, Platform; the shared errors).
+//     Connection, TokenCache, Env, Platform; the shared errors), cards.go
+//     (Carder, the optional interface of a channel that shows cards with
+//     buttons; Click, a verified tap in an Inbound; CardAnswer, what Accept
+//     says the channel answers it with).
 //   - Refusals: refusal.go (what a refused callback failed: the sentinels,
 //     the one mapping to check words, the timestamp window), httpstatus.go
 //     (errors to HTTP answers: HTTPStatus, Refuse, RefuseRecorded).
@@ -42,8 +45,9 @@
 //     dial time; refusals logged once and counted through
 //     Env.FetchRefused).
 //   - Long connections: reconnect.go (Reconnect, the one reconnect loop,
-//     and its Backoff), guard.go (Guard: a panic in a goroutine a peer
-//     drives costs its connection, not the process).
+//     and its Backoff; each session runs under guard.Run, package guard,
+//     so a panic in a goroutine a peer drives costs its connection, not
+//     the process).
 //   - Live replies: live.go (LiveReplier, Live and RunLive, the one loop
 //     that drives every platform's).
 //   - Shaping replies: split.go (SplitText, on paragraph and sentence

@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // Why a long connection's session ended, for Reconnect. Connection.Run
-// returns errors wrapping these (or ErrTakenOver, ErrPanic, or anything
+// returns errors wrapping these (or ErrTakenOver, guard.ErrPanic, or anything
 // else for a connection that dropped).
 var (
 	// ErrCredentials: the platform refused the account's credentials (a
@@ -71,7 +73,7 @@ type Watch struct {
 	// Log gets one record per session that failed, with the wait before
 	// the next; default slog.Default().
 	Log *slog.Logger
-	// Panicked counts a session that ended in a recovered panic (ErrPanic).
+	// Panicked counts a session that ended in a recovered panic (guard.ErrPanic).
 	Panicked func()
 	// Up is called with true as a session starts and with false as the
 	// loop starts waiting after one.
@@ -99,7 +101,7 @@ func Reconnect(ctx context.Context, c Connection, sink Sink, w Watch) error {
 	for {
 		up(true)
 		began := time.Now()
-		err := Guard(func() error { return c.Run(ctx, sink) })
+		err := guard.Run(func() error { return c.Run(ctx, sink) })
 		lasted := time.Since(began)
 		if ctx.Err() != nil {
 			return nil
@@ -118,7 +120,7 @@ func Reconnect(ctx context.Context, c Connection, sink Sink, w Watch) error {
 			failures++
 		}
 		switch {
-		case errors.Is(err, ErrPanic):
+		case errors.Is(err, guard.ErrPanic):
 			if w.Panicked != nil {
 				w.Panicked()
 			}

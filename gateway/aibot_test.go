@@ -17,8 +17,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/gatewaytest"
@@ -46,13 +47,13 @@ func callbackBotYAML() string {
 type botCaller struct {
 	t      testing.TB
 	h      *gatewaytest.Harness
-	crypto *wecom.Crypto
+	crypto *wxbiz.Crypto
 	now    func() time.Time
 	nonce  atomic.Int64
 }
 
 func newBotCaller(t testing.TB, h *gatewaytest.Harness, now func() time.Time) *botCaller {
-	c, err := wecom.NewCrypto(botToken, botAESKey, "")
+	c, err := wxbiz.NewCrypto(botToken, botAESKey, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestAIBotStreamDeadlineEndsThroughResponseURL(t *testing.T) {
 	if r := bot.post(msg.StreamRefresh(msg.MsgID)); r.Stream.Finish {
 		t.Fatalf("stream finished after a minute: %+v", r)
 	}
-	clock.Store(t0.Add(wecom.StreamLifetime).UnixNano())
+	clock.Store(t0.Add(aibot.StreamLifetime).UnixNano())
 	r := bot.post(msg.StreamRefresh(msg.MsgID))
 	if !r.Stream.Finish || !strings.Contains(r.Stream.Content, config.DefaultMessages.Later) {
 		t.Fatalf("at the deadline the stream answered %+v, want it finished with the note", r)

@@ -41,8 +41,8 @@ func (rn *runner) runCommand(name, raw string, caller skills.Caller) (reply stri
 		return rn.cfg.Messages.Reset, true
 	case cmdHelp:
 		help := rn.helpText(caller)
-		if mem, ok := FeatureOf[MemoryFeature](rn.features); ok {
-			if line := mem.Help(caller.Account, caller.ChatID); line != "" {
+		for _, cf := range commandFeatures(rn.features) {
+			if line := cf.Help(caller.Account, caller.ChatID); line != "" {
 				help += "\n\n" + line
 			}
 		}

@@ -184,6 +184,9 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 // sendPart makes one recorded attempt at one part. An image is uploaded
 // first, once (see uploadOnce).
 func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
+	if p.CardID != "" {
+		return dl.sendCardPart(ctx, conn, ch, p, lastAttempt)
+	}
 	mediaID, err := dl.uploadOnce(ctx, conn, ch, p)
 	if err != nil {
 		return dl.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
@@ -192,18 +195,26 @@ func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channel
 	if err != nil {
 		return err
 	}
-	res, sendErr := ch.Send(ctx, channels.Outbound{
-		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image, MediaID: mediaID,
-		Part: p.Part, Parts: p.Parts, Answer: strings.HasPrefix(p.ReplyKey, store.AnswerKeyPrefix),
-		Key:     fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
-		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
-	})
+	out := outboundOf(p, attempts, firstAt)
+	out.MediaID = mediaID
+	res, sendErr := ch.Send(ctx, out)
 	if sendErr != nil {
 		return dl.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
 	}
 	dl.metrics.Delivered(p.Channel, nil, false)
 	// The send happened: record it even if the job is being cancelled.
 	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, dl.now())
+}
+
+// outboundOf is part p as its attempt number attempts (from 1) hands it
+// to the channel.
+func outboundOf(p store.OutboxPart, attempts int, firstAt time.Time) channels.Outbound {
+	return channels.Outbound{
+		Account: p.Account, ReplyTo: p.ReplyTo, Format: p.Format, Text: p.Text, Image: p.Image,
+		Part: p.Part, Parts: p.Parts, Answer: strings.HasPrefix(p.ReplyKey, store.AnswerKeyPrefix),
+		Key:     fmt.Sprintf("%s/%d", p.ReplyKey, p.Part),
+		Attempt: attempts - 1, FirstAttemptUnix: firstAt.Unix(),
+	}
 }
 
 // failedPart records a failed attempt at p (its upload or its send) and

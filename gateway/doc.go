@@ -21,14 +21,14 @@
 // inbox, which is the channels.Sink the platforms get.
 //
 //	stage                  file(s)                              holds
-//	inbox                  inbox.go                             config, pool, the ack path's group commit, live replies, leases (for the job), Jobs, tracer, metrics
+//	inbox                  inbox.go, cards.go (acceptClick)     config, pool, the ack path's group commit, live replies, leases (for the job), Jobs, Outbox (a card's update), tracer, metrics
 //	runner (the runs)      process.go, commands.go, pending.go, config, pool, channels, skills, features, AgentRunner, Outbox, Jobs, leases, tracer
-//	                       attachments.go, drafts.go
+//	                       attachments.go, drafts.go, cards.go
 //	runLeases              leases_run.go                        pool, Jobs, replica id, lease term, whether it sweeps
 //	AgentRunner            agentrun.go                          config, pool, model and its limiter, skills, features, metrics
 //	Outbox                 outbox.go                            channels, Jobs
 //	Jobs (the job queue)   jobs.go                              the River client, which queue a channel's (and an exclusive account's) jobs go to
-//	delivery and pacer     deliver.go, pacing.go                pool, channels, pacer, metrics, tracer
+//	delivery and pacer     deliver.go, pacing.go, cards_deliver.go                pool, channels, pacer, metrics, tracer
 //	liveReplies            live.go                              config, pool, channels, Jobs, metrics
 //	connections            connections.go                       the inbox (a channels.Sink), config, pool, channels, Jobs, delivery, live replies, connection states
 //	server (HTTP)          server.go, health.go                 config, pool, channels, the inbox (a channels.Sink), features, metrics, draining, connection states
@@ -56,6 +56,18 @@
 //     message's attachments fetched before it waits for its session,
 //     turned into the model's input by gateway/media; quotes; the purge
 //     past media.retention).
+//   - Cards: cards.go (a confirmation, or a backend's question with its
+//     choices, asked as a card where the channel is a channels.Carder;
+//     a tap taken in Accept: the card locked, claimed at most once before
+//     it expires, and the message it stands for stored in the same
+//     transaction, so the pending call's one claim runs it at most once;
+//     the outcome queued as the card's later update), cards_deliver.go
+//     (a card part sent through the Carder, or as text where the platform
+//     refuses it, counted; the update, which does nothing for a card that
+//     went as text). Design: a button carries only the card id and its
+//     action, and the tap becomes the button's word as if the asker typed
+//     it, so the pipeline resolves it exactly as typed (pending.go): one
+//     path, and a typed 「确认」 and a tap race for the same claim.
 //   - Delivery and the outbox: outbox.go (Address and Outbox: a reply's
 //     parts and its delivery job written in the producer's transaction),
 //     deliver.go (the delivery job: a conversation's parts in order, one

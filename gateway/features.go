@@ -78,8 +78,11 @@ type ChatToolFeature interface {
 // the model (the knowledge base's sources).
 type ReplyFeature interface {
 	Feature
-	// Annotate is the reply to in once its run answered reply (no error).
-	Annotate(in channels.Inbound, reply string) string
+	// Annotate is the reply to in once its run answered reply (no
+	// error), and the steps it adds to the run's trace (what Hermes did
+	// after the model: the passages retrieved and cited). ctx bounds what
+	// it records besides.
+	Annotate(ctx context.Context, in channels.Inbound, reply string) (string, []agent.Step)
 }
 
 // AsyncFeature takes the late results of async skill calls (the tool
@@ -91,20 +94,30 @@ type AsyncFeature interface {
 	skills.AsyncRegistrar
 }
 
+// CommandFeature answers chat commands of its own (memory's 「记住…」,
+// a rating's 👍) before any run: such a message and its answer are not
+// conversation, so neither becomes history the model reads again.
+type CommandFeature interface {
+	Feature
+	// Command answers in, stored as inboundID, if it is one of the
+	// feature's commands; handled is false for any other text.
+	Command(ctx context.Context, in channels.Inbound, inboundID int64) (reply string, handled bool, err error)
+	// Help is the feature's line of /help in a chat of account, "" where
+	// the feature is off there.
+	Help(account, chatID string) string
+	// Private says the command's text is not kept once answered (what a
+	// memory command said is in memories, or was refused as a secret).
+	Private() bool
+}
+
 // MemoryFeature remembers each employee across sessions (gateway/memory):
 // it answers its own commands, gives a run the notes that bear on the
 // message, and learns from each answer once it is committed.
 type MemoryFeature interface {
-	Feature
-	// Command answers a memory command (「记住…」, /memory, /forget …) in
-	// in, stored as inboundID; handled is false for any other text.
-	Command(ctx context.Context, in channels.Inbound, inboundID int64) (reply string, handled bool, err error)
+	CommandFeature
 	// Notes are the sender's memories that bear on text, for the prompt
 	// (agent.Turn.Notes); no items when none do.
 	Notes(ctx context.Context, in channels.Inbound, text string) agent.Notes
-	// Help is the memory commands' line of /help in a chat of account, ""
-	// where memory is off.
-	Help(account, chatID string) string
 	// LearnTx queues learning from the answer to inboundID (run runID,
 	// "" for none), in the transaction that commits it.
 	LearnTx(ctx context.Context, tx pgx.Tx, in channels.Inbound, inboundID int64, runID string) error
@@ -175,14 +188,28 @@ func (g *Gateway) Services() Services {
 }
 
 // annotate passes a chat run's answer to in through every ReplyFeature
-// of fs.
-func annotate(fs []Feature, in channels.Inbound, reply string) string {
+// of fs, and gathers the trace steps they add.
+func annotate(ctx context.Context, fs []Feature, in channels.Inbound, reply string) (string, []agent.Step) {
+	var steps []agent.Step
 	for _, f := range fs {
 		if rf, ok := f.(ReplyFeature); ok {
-			reply = rf.Annotate(in, reply)
+			var added []agent.Step
+			reply, added = rf.Annotate(ctx, in, reply)
+			steps = append(steps, added...)
 		}
 	}
-	return reply
+	return reply, steps
+}
+
+// commandFeatures are the CommandFeatures of fs, in their order.
+func commandFeatures(fs []Feature) []CommandFeature {
+	var out []CommandFeature
+	for _, f := range fs {
+		if cf, ok := f.(CommandFeature); ok {
+			out = append(out, cf)
+		}
+	}
+	return out
 }
 
 // featureRoutes mounts every feature's endpoints: public ones on public,

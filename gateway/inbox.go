@@ -58,6 +58,9 @@ func (ib *inbox) Accept(ctx context.Context, in channels.Inbound) (receipt chann
 		span.SetAttributes(attribute.Bool("hermes.new", receipt.New))
 		ops.EndSpan(span, err)
 	}()
+	if in.Click != nil {
+		return ib.acceptClick(ctx, in)
+	}
 	a := &accepted{in: in, status: store.InboundPending, addressed: true, meta: ops.JobMetadata(ctx)}
 	switch {
 	case in.Nonce != "" && in.Sender.UserID == "":
@@ -98,6 +101,7 @@ type inbox struct {
 	live    *liveReplies                     // started once a message that shows its answer live commits
 	leases  *runLeases                       // for the job that answers a message
 	jobs    *Jobs
+	outbox  *Outbox // a card's update when a tap finds it expired (cards.go)
 	tracer  trace.Tracer
 	metrics *ops.Metrics
 	now     func() time.Time
@@ -208,9 +212,10 @@ func (ib *inbox) repeatReceipt(ctx context.Context, tx pgx.Tx, in channels.Inbou
 	return channels.Receipt{Answer: prev != "" && prev != store.InboundIgnored}, err
 }
 
-// forgetNoncesArgs is the leader's periodic housekeeping of the nonce
-// claims: those whose signed timestamp has left its window are deleted,
-// the platform's own check refusing such a callback from then on.
+// forgetNoncesArgs is the leader's periodic housekeeping of what the
+// callbacks leave: nonce claims whose signed timestamp has left its
+// window are deleted (the platform's own check refusing such a callback
+// from then on), and the refusals per minute past store.RefusalHistory.
 type forgetNoncesArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -223,8 +228,10 @@ type forgetNoncesWorker struct {
 }
 
 func (w *forgetNoncesWorker) Work(ctx context.Context, _ *river.Job[forgetNoncesArgs]) error {
-	_, err := store.ForgetNonces(ctx, w.pool, w.now())
-	return err
+	if _, err := store.ForgetNonces(ctx, w.pool, w.now()); err != nil {
+		return err
+	}
+	return store.ForgetRefusalMinutes(ctx, w.pool, w.now())
 }
 
 // Progress reads how far the answer to ref has come: the run's draft, then

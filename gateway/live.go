@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/guard"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -149,7 +150,7 @@ func (lv *liveReplies) startLive(ls liveStart, in channels.Inbound, inboundID in
 		var shown bool
 		// The loop reads what the platform answers: a panic in it ends
 		// this live reply only, and the answer goes as a message.
-		err := channels.Guard(func() (err error) {
+		err := guard.Run(func() (err error) {
 			shown, err = channels.RunLive(ctx, channels.LiveRun{
 				Replier: ls.replier,
 				Open: channels.Outbound{
@@ -165,7 +166,7 @@ func (lv *liveReplies) startLive(ls liveStart, in channels.Inbound, inboundID in
 			})
 			return err
 		})
-		if errors.Is(err, channels.ErrPanic) {
+		if errors.Is(err, guard.ErrPanic) {
 			lv.metrics.Panicked(in.Channel, in.Account)
 		}
 		lv.endLive(ctx, in, inboundID, shown, err)

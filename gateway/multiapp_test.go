@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/agent/openaitest"
-	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/gatewaytest"
@@ -61,7 +61,7 @@ func TestSeveralWeComAppsAtOnce(t *testing.T) {
 	}
 	// app-it, signed and encrypted with its own key; the same MsgId is a
 	// different message in another app.
-	itCrypto, err := wecom.NewCrypto(itToken, itAESKey, itCorp)
+	itCrypto, err := wxbiz.NewCrypto(itToken, itAESKey, itCorp)
 	if err != nil {
 		t.Fatal(err)
 	}

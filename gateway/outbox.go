@@ -66,6 +66,39 @@ func (o *Outbox) QueueImage(ctx context.Context, tx pgx.Tx, key string, to Addre
 	return o.insert(ctx, tx, r)
 }
 
+// QueueCard stores a card (cardID, already stored) whose body is text as
+// a reply of its own under key, with its delivery job, in tx. Delivery
+// sends it through the channel's channels.Carder, or as text where the
+// card cannot be sent (cards_deliver.go).
+func (o *Outbox) QueueCard(ctx context.Context, tx pgx.Tx, key string, to Address, cardID, text string) error {
+	ch, ok := o.channels[to.Channel]
+	if !ok {
+		return fmt.Errorf("%w: %q (card %s)", errNoChannel, to.Channel, cardID)
+	}
+	r := o.reply(key, to, channels.FormatCard)
+	r.Parts, r.CardID = []string{channels.AdaptMarkdown(text, ch.Limits(to.Account).Dialect)}, cardID
+	return o.insert(ctx, tx, r)
+}
+
+// QueueCardUpdate stores the one later update of card cardID (its title
+// and text once its question is resolved), after whatever its
+// conversation has queued before, in tx.
+func (o *Outbox) QueueCardUpdate(ctx context.Context, tx pgx.Tx, cardID string, to Address, title, text string) error {
+	b, err := json.Marshal(cardUpdate{Title: title, Text: text})
+	if err != nil {
+		return fmt.Errorf("gateway: card update %s: %w", cardID, err)
+	}
+	r := o.reply(cardUpdateKey(cardID), to, channels.FormatCardUpdate)
+	r.Parts, r.CardID = []string{string(b)}, cardID
+	return o.insert(ctx, tx, r)
+}
+
+// cardUpdate is the text of a FormatCardUpdate part.
+type cardUpdate struct {
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
 // Lock holds, until tx ends, the right to queue replies to the
 // conversations of to: a producer queueing to several chats in one
 // transaction (a report to its targets) keeps another producer's parts

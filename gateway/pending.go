@@ -44,6 +44,7 @@ type confirmResult struct {
 	run     *store.RunRecord
 	steps   []store.StepRecord
 	pending *store.Pending // a new confirmation the session waits for
+	settle  *cardSettle    // the outcome its cards show
 }
 
 // resolveConfirmation handles the user's next message after a skill call
@@ -63,14 +64,18 @@ func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow,
 	}
 	subject := confirmSubject(pc.Prompt)
 	answer := bareAnswer(row.In.Text)
+	words := rn.cfg.Messages.Cards
 	switch {
 	case !isOneOf(answer, rn.cfg.Messages.ConfirmWords):
 		cancelled := fmt.Sprintf(rn.cfg.Messages.Cancelled, subject)
 		// A plain "no" is answered here; anything else is a new request the
 		// agent answers after the note.
-		return confirmResult{done: isOneOf(answer, rn.cfg.Messages.CancelWords), text: cancelled}, nil
+		return confirmResult{done: isOneOf(answer, rn.cfg.Messages.CancelWords), text: cancelled,
+			settle: &cardSettle{runID: p.RunID, action: channels.ActionCancel, title: words.Cancelled, text: cancelled}}, nil
 	case !rn.now().Before(p.ExpiresAt):
-		return confirmResult{done: true, text: fmt.Sprintf(rn.cfg.Messages.ConfirmLate, subject)}, nil
+		late := fmt.Sprintf(rn.cfg.Messages.ConfirmLate, subject)
+		return confirmResult{done: true, text: late,
+			settle: &cardSettle{runID: p.RunID, action: channels.ActionConfirm, title: words.Expired, text: late}}, nil
 	}
 
 	// The call serves the message that asked for it: its attachments go
@@ -106,6 +111,7 @@ func (rn *runner) resolveConfirmation(ctx context.Context, row store.InboundRow,
 		step.Observation = masked
 		cr.text = fmt.Sprintf(rn.cfg.Messages.Confirmed, resultSummary(masked, subject))
 	}
+	cr.settle = &cardSettle{runID: p.RunID, action: channels.ActionConfirm, title: words.Confirmed, text: cr.text}
 	cr.run = &store.RunRecord{ID: caller.TraceID, SessionID: sessionID, InboundID: row.ID, Model: "confirmation",
 		StopReason: stop, Reply: cr.text, StartedAt: started, FinishedAt: rn.now()}
 	cr.steps = []store.StepRecord{step}

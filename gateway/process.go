@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -156,6 +157,10 @@ type outcome struct {
 	private    bool
 	setPending *store.Pending // what the session waits for now
 	asyncTasks []agent.AsyncStarted
+	// card asks setPending with buttons (cards.go); settle shows the
+	// outcome on the cards of the question this message resolved.
+	card   *store.Card
+	settle *cardSettle
 }
 
 // answer runs the agent for row (or picks a fixed answer) and commits the
@@ -167,7 +172,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	var images []agent.Image
 	var modelText string // the text the model sees when it is not the stored one
 	switch row.In.MsgType {
-	case channels.TypeText:
+	case channels.TypeText, channels.TypeClick: // a tap is its button's word, as if typed
 	case channels.TypeMedia:
 		in, err := rn.mediaInput(ctx, row)
 		if err != nil {
@@ -184,11 +189,11 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 	rn.fillDepartments(ctx, &row)
 	caller := callerFor(row, runID)
-	if mem, ok := FeatureOf[MemoryFeature](rn.features); ok {
-		if reply, handled, err := mem.Command(ctx, row.In, row.ID); err != nil {
+	for _, cf := range commandFeatures(rn.features) {
+		if reply, handled, err := cf.Command(ctx, row.In, row.ID); err != nil {
 			return err
 		} else if handled {
-			out.reply, out.command, out.private = reply, true, true
+			out.reply, out.command, out.private = reply, true, cf.Private()
 			return rn.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 	}
@@ -206,18 +211,29 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	if err != nil {
 		return err
 	}
+	if row.In.MsgType == channels.TypeClick {
+		if settle, stale, err := rn.staleClick(ctx, row, pending, hasPending); err != nil {
+			return err
+		} else if stale {
+			out.reply, out.settle = rn.cfg.Messages.Cards.Gone, settle
+			return rn.commitAnswer(ctx, row, sessionID, runID, out)
+		}
+	}
 	if hasPending && pending.Kind == store.PendingConfirm {
 		cr, err := rn.resolveConfirmation(ctx, row, sessionID, caller)
 		if err != nil {
 			return err
 		}
+		out.settle = cr.settle
 		if cr.done {
 			out.reply, out.run, out.steps, out.setPending = cr.text, cr.run, cr.steps, cr.pending
+			out.card = rn.askCard(row.In, cr.pending, cr.text, nil)
 			return rn.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 		note = cr.text
 	} else if hasPending {
 		out.clearPending = true
+		out.settle = rn.answeredCards(row, pending)
 		if started.Before(pending.ExpiresAt) {
 			resume = new(agent.Continuation)
 			if err := json.Unmarshal(pending.Payload, resume); err != nil {
@@ -232,10 +248,11 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	res, runErr := rn.runWithProgress(ctx, row, sessionID, caller, resume, input)
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: rn.agent.ModelName(),
-		StopReason: res.StopReason, StartedAt: started, FinishedAt: rn.now(),
+		StopReason: res.StopReason, StartedAt: started, FinishedAt: rn.now(), Departments: row.In.Sender.Dept,
 	}
-	out.steps = TraceSteps(res.Steps, out.run)
-	out.reply = annotate(rn.features, row.In, res.Reply)
+	var annotations []agent.Step
+	out.reply, annotations = annotate(ctx, rn.features, row.In, res.Reply)
+	out.steps = TraceSteps(slices.Concat(res.Steps, annotations), out.run)
 	if runErr != nil {
 		out.run.Error = runErr.Error()
 		if errors.Is(ctx.Err(), context.Canceled) {
@@ -260,6 +277,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 	out.run.Reply = out.reply
 	out.setPending = rn.nextPending(res, sessionID, runID)
+	out.card = rn.askCard(row.In, out.setPending, out.reply, res.Choices)
 	out.asyncTasks = res.AsyncTasks
 	return rn.commitAnswer(ctx, row, sessionID, runID, out)
 }
@@ -465,7 +483,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 				return err
 			}
 		}
-		parts, err := rn.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
+		parts, err := rn.queueAnswer(ctx, tx, row, sessionID, out)
 		if err != nil {
 			return err
 		}

@@ -132,6 +132,13 @@ func TestDepartmentAccessOnWeCom(t *testing.T) {
 	if got := offered("lisi", "d-2", 2); slices.Contains(got, "finance_report") || !slices.Contains(got, "leave_balance") {
 		t.Fatalf("lisi (department 3) was offered %v", got)
 	}
+	// Each run keeps the asker's departments, for the console's cost by
+	// department.
+	h.WaitIdle(ctx)
+	if n := h.Count(`SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id
+	                 WHERE (s.user_id = 'zhangsan' AND r.departments = '{7}') OR (s.user_id = 'lisi' AND r.departments = '{3}')`); n != 2 {
+		t.Errorf("%d runs with their asker's departments, want 2", n)
+	}
 }
 
 // A skill whose backend fails opens its circuit breaker, and the opening

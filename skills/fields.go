@@ -32,6 +32,7 @@ var skillFields = map[string]fieldDecoder[*Skill]{
 	"synonyms":          valueField(func(s *Skill) *[]string { return &s.Synonyms }),
 	"read_only":         valueField(func(s *Skill) *bool { return &s.ReadOnly }),
 	"reports":           stringField(func(s *Skill) *string { return &s.Reports }),
+	"personal":          valueField(func(s *Skill) **bool { return &s.Personal }),
 	"parallel_safe":     valueField(func(s *Skill) *bool { return &s.ParallelSafe }),
 	"safe_fields":       valueField(func(s *Skill) *[]string { return &s.SafeFields }),
 	"retry": func(s *Skill, n *yaml.Node, lines map[string]int) error {
@@ -185,7 +186,7 @@ func valueField[T, V any](field func(T) *V) fieldDecoder[T] {
 
 func shapeOf[V any]() string {
 	switch any(*new(V)).(type) {
-	case bool:
+	case bool, *bool:
 		return "true or false"
 	case int:
 		return "an integer"

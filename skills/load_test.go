@@ -193,7 +193,7 @@ func TestParse_Defaults(t *testing.T) {
 		t.Fatalf("Parse: %v", err)
 	}
 	if s.Description != "两行\n说明" || s.Usage != "正文" || s.Method != "GET" || s.Timeout != skills.DefaultTimeout ||
-		s.Executor != "http" || s.Auth != nil || string(s.Parameters) != `{"properties":{},"type":"object"}` {
+		s.Executor != "http" || s.Auth != nil || s.Personal != nil || string(s.Parameters) != `{"properties":{},"type":"object"}` {
 		t.Errorf("skill = %+v", s)
 	}
 }
@@ -223,6 +223,7 @@ examples: [帮我重置 VPN 密码]
 parallel_safe: true
 safe_fields: [phone]
 files: true
+personal: false
 ---
 `
 	s, err := skills.Parse("x/SKILL.md", []byte(data))
@@ -248,6 +249,9 @@ files: true
 	}
 	if !s.Files {
 		t.Errorf("files: true not parsed")
+	}
+	if s.Personal == nil || *s.Personal || s.Spec().Personal == nil {
+		t.Errorf("personal: false parsed as %v", s.Personal)
 	}
 	spec := s.Spec()
 	if !spec.Confirm || !spec.ParallelSafe || len(spec.Examples) != 1 || spec.SafeFields[0] != "phone" ||

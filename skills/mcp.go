@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/guard"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -82,7 +82,7 @@ func (m *MCPClients) get(ctx context.Context, key string, connect func() (*mcp.C
 			// The connect reads the server's answers: a panic in it (the
 			// SDK meeting a reply it does not handle) fails this session,
 			// never the process.
-			e.err = channels.Guard(func() error {
+			e.err = guard.Run(func() error {
 				var err error
 				e.cs, err = connect()
 				return err

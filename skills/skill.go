@@ -113,6 +113,11 @@ type Skill struct {
 	// Reports says whether a write may run in reports users create in
 	// chat: ReportsAdmin (default) or ReportsAllow.
 	Reports string
+	// Personal says the skill answers with the caller's own records
+	// (SKILL.md "personal"): the backend answers for the verified sender
+	// only, whatever the arguments say. nil: not said; the agent infers
+	// it from the description (→ Spec.Personal).
+	Personal *bool
 
 	// Hints for the agent, copied into Spec.
 	DisplayName      string   // what users call the skill, e.g. 「假期余额查询」; default Name
@@ -252,6 +257,7 @@ func (s *Skill) Spec() Spec {
 		Confirm:          s.Confirm != nil && s.Confirm.Required,
 		Async:            s.Async,
 		ReportsAllowed:   s.ReadOnly || s.Reports == ReportsAllow,
+		Personal:         s.Personal,
 	}
 }
 

@@ -78,6 +78,12 @@ type Spec struct {
 	// says `reports: allow`. Otherwise only reports an admin creates call
 	// it.
 	ReportsAllowed bool
+	// Personal says the tool answers with the caller's own records only
+	// (a payslip, a leave balance, the caller's tickets): the agent then
+	// decides whose data a call is about before it runs, runs it only for
+	// the caller, and labels what it shows as the caller's own. nil: not
+	// said; the agent infers it from the description (agent/whose.go).
+	Personal *bool
 }
 
 // Triggers say when a tool is relevant to the user's text.

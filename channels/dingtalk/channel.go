@@ -66,7 +66,7 @@ func newRobot(s RobotSection, window time.Duration, tokens channels.TokenCache, 
 	}
 }
 
-// countPanic counts err if it is a recovered panic (channels.ErrPanic) and
+// countPanic counts err if it is a recovered panic (guard.ErrPanic) and
 // reports whether it was one.
 func (r *robot) countPanic(err error) bool { return r.env.CountPanic(ChannelName, r.cfg.Name, err) }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // Stream mode: Hermes opens a connection with the app's credentials, then
@@ -76,12 +77,12 @@ func (r *robot) openConnection(ctx context.Context) (string, error) {
 // Accept returned, and pings the socket after Keepalive without a frame,
 // replacing it when the pong does not come within PingWait. The goroutines
 // that read the peer's bytes (the reader, one per robot message) run under
-// channels.Guard: a panic in one becomes the error that ends this
+// guard.Run: a panic in one becomes the error that ends this
 // connection.
 //
 // Errors wrap channels.ErrCredentials (the open call refused app_key /
 // app_secret), channels.ErrReconnect (a disconnect frame),
-// channels.ErrPanic, or say how the connection failed.
+// guard.ErrPanic, or say how the connection failed.
 func (r *robot) runStream(ctx context.Context, sink channels.Sink) error {
 	u, err := r.openConnection(ctx)
 	if err != nil {
@@ -106,7 +107,7 @@ func (r *robot) runStream(ctx context.Context, sink channels.Sink) error {
 	frames := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
-		err := channels.Guard(func() error {
+		err := guard.Run(func() error {
 			for {
 				_, data, err := conn.Read(connCtx)
 				if err != nil {
@@ -191,7 +192,7 @@ func (r *robot) handleFrame(ctx context.Context, conn *websocket.Conn, data []by
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			err := channels.Guard(func() error { r.handleMessage(ctx, conn, id, f.Data, received, sink); return nil })
+			err := guard.Run(func() error { r.handleMessage(ctx, conn, id, f.Data, received, sink); return nil })
 			if err != nil {
 				select {
 				case broken <- err:

@@ -14,6 +14,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // runStreamRobot runs r's stream connection until the test ends, through
@@ -24,7 +25,7 @@ func runStreamRobot(t *testing.T, r *robot, sink channels.Sink) {
 	if len(conns) != 1 {
 		t.Fatalf("connections %+v, want the robot's one", conns)
 	}
-	watch := channels.Watch{Log: r.log, Panicked: func() { r.countPanic(channels.ErrPanic) }}
+	watch := channels.Watch{Log: r.log, Panicked: func() { r.countPanic(guard.ErrPanic) }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = channels.Reconnect(ctx, conns[0], sink, watch); close(done) }()

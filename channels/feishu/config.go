@@ -62,6 +62,10 @@ type AppSection struct {
 	// still show the answer; after it the answer is sent as a message.
 	// Default 3m.
 	StreamDeadline time.Duration `yaml:"stream_deadline"`
+	// Cards asks confirmations with 确认 / 取消 buttons (cards.go; needs the
+	// callback card.action.trigger subscribed: 事件与回调 → 回调配置, then a
+	// published version). Default true; typing 确认 works either way.
+	Cards *bool `yaml:"cards"`
 }
 
 // Platform registers the `feishu:` section.
@@ -86,6 +90,10 @@ func (c *Config) ApplyDefaults() {
 		}
 		if a.StreamDeadline == 0 {
 			a.StreamDeadline = DefaultStreamDeadline
+		}
+		if a.Cards == nil {
+			on := true
+			a.Cards = &on
 		}
 	}
 }

@@ -28,7 +28,9 @@
 //     signature, decryption and the event stored before the answer),
 //     crypto.go (Crypto: the Encrypt Key's decryption and signature),
 //     event.go (an im.message.receive_v1 event decoded into an Inbound,
-//     mentions resolved, its ReplyTo), files.go (what besides text a
+//     mentions resolved, its ReplyTo), cardaction.go (a card.action.trigger,
+//     a tap on a card's button, decoded into a click Inbound, the clicker
+//     its operator.open_id; the toast and card that answer it), files.go (what besides text a
 //     message holds: images, files, voice, video and posts as parts,
 //     their bytes fetched in the worker; the message a reply quotes).
 //   - The long connection: ws.go (one session: the endpoint call, then the
@@ -38,6 +40,8 @@
 //     split over frames, reassembled within bounds).
 //   - Sending: send.go (App.Send: a post or a text reply, the asker
 //     mentioned in groups, one uuid per part against duplicates),
+//     cards.go (channels.Carder: confirmation and choice cards as card
+//     JSON 1.0 with update_multi, their later PATCH for everyone),
 //     stream.go (the live reply: a CardKit streaming card), media.go
 //     (image upload and image replies), api.go (the OpenAPI client: the
 //     tenant token through the shared cache, APIError, which codes are

@@ -54,6 +54,9 @@ func (c *Channel) Check(ctx context.Context) []channels.Check {
 		if a.cfg.Mode == ModeWebSocket {
 			out = append(out, a.checkEndpoint(ctx))
 		}
+		if a.cfg.Cards != nil && *a.cfg.Cards {
+			out = append(out, a.checkCards())
+		}
 		cancel()
 	}
 	return out
@@ -93,6 +96,16 @@ func (a *App) checkEndpoint(ctx context.Context) channels.Check {
 	}
 	ck.OK, ck.Detail = true, "endpoint handed out (not connected: a replica may hold the connection)"
 	return ck
+}
+
+// checkCards says what to check for cards: Feishu's OpenAPI does not
+// tell an app's callback subscriptions, so the doctor cannot see a
+// missing card.action.trigger (ops.CheckCards sees its effect: cards
+// answered, none tapped).
+func (a *App) checkCards() channels.Check {
+	return channels.Check{Name: "feishu/" + a.cfg.Name + ": cards", OK: true,
+		Detail: "cards on: taps arrive only with 事件与回调 → 回调配置 → 卡片回传交互 (card.action.trigger) subscribed in " +
+			a.cfg.Mode + " mode and a published version; a tap showing error 200340 means it is missing (or set cards: false)"}
 }
 
 // explainErr says what a failed call saw and what to change.

@@ -33,9 +33,17 @@ type e2e struct {
 	url    string // the event URL
 	crypto *feishu.Crypto
 	offset atomic.Int64 // the gateway's clock runs this far ahead, ns
+	cfg    *config.Config
+	deps   gateway.Deps
 }
 
 func newE2E(t testing.TB, mode, extra string) *e2e {
+	t.Helper()
+	return newE2EWith(t, mode, extra, gateway.Deps{})
+}
+
+// newE2EWith is newE2E with deps' SkillsFS.
+func newE2EWith(t testing.TB, mode, extra string, deps gateway.Deps) *e2e {
 	t.Helper()
 	h := &e2e{api: feishutest.NewServer(t, testAppID, testSecret), model: openaitest.NewServer(t), crypto: feishu.NewCrypto(testEncrypt)}
 	dbURL := storetest.URL(t)
@@ -52,10 +60,20 @@ func newE2E(t testing.TB, mode, extra string) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(ctx, cfg, gateway.Deps{
-		Pool: pool, Platforms: []channels.Platform{feishu.Platform}, Logger: testLogger(t),
+	h.cfg, h.deps = cfg, gateway.Deps{
+		Pool: pool, Platforms: []channels.Platform{feishu.Platform}, Logger: testLogger(t), SkillsFS: deps.SkillsFS,
 		Now: func() time.Time { return time.Now().Add(time.Duration(h.offset.Load())) },
-	})
+	}
+	h.gw, h.url = h.replica(t)
+	return h
+}
+
+// replica starts a gateway on the harness's database and configuration
+// (another replica, after the first) and returns it with its event URL.
+func (h *e2e) replica(t testing.TB) (*gateway.Gateway, string) {
+	t.Helper()
+	ctx := context.Background()
+	gw, err := gateway.New(ctx, h.cfg, h.deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +85,9 @@ func newE2E(t testing.TB, mode, extra string) *e2e {
 		defer cancel()
 		_ = gw.Stop(stopCtx)
 	})
-	h.gw = gw
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
-	h.url = srv.URL + "/feishu/" + testAccount + "/events"
-	return h
+	return gw, srv.URL + "/feishu/" + testAccount + "/events"
 }
 
 func indent(s string) string {

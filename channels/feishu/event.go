@@ -97,6 +97,9 @@ func (a *App) decodeEvent(ctx context.Context, plain []byte) (in channels.Inboun
 	if ev.Header.AppID != "" && ev.Header.AppID != a.cfg.AppID {
 		return in, false, fmt.Errorf("%w: %q, not %q", ErrOtherApp, ev.Header.AppID, a.cfg.AppID)
 	}
+	if ev.Header.EventType == EventCardAction {
+		return a.decodeCardAction(ev, plain)
+	}
 	if ev.Header.EventType != EventMessageReceive {
 		return in, false, nil
 	}

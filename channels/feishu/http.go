@@ -46,7 +46,10 @@ type envelope struct {
 //     it stores nothing;
 //  3. an im.message.receive_v1 is handed to sink.Accept, and Feishu is
 //     answered 200 only after it returned (the message and its job have
-//     committed). Feishu gives up after 3 s and retries for hours.
+//     committed). Feishu gives up after 3 s and retries for hours. A
+//     card.action.trigger (a tap on a card's button) goes the same way,
+//     and is answered with the toast and card of Receipt.Card
+//     (cardaction.go).
 //
 // Refusals store nothing and answer 401 or 400 (channels.Refuse); a failed
 // Accept answers 503, so Feishu retries.
@@ -104,8 +107,13 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request, sink channels.
 		writeJSON(w, map[string]any{})
 		return
 	}
-	if _, err := sink.Accept(r.Context(), in); err != nil {
+	receipt, err := sink.Accept(r.Context(), in)
+	if err != nil {
 		a.refuse(w, r, sink, err)
+		return
+	}
+	if in.Click != nil {
+		writeRaw(w, cardAnswer(receipt.Card))
 		return
 	}
 	writeJSON(w, map[string]any{})
@@ -128,8 +136,12 @@ func (a *App) tokenMatches(token string) bool {
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	b, _ := json.Marshal(v) // maps of strings always marshal
+	writeRaw(w, b)
+}
+
+func writeRaw(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	_, _ = w.Write(b)
 }
 

@@ -9,14 +9,15 @@ import (
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 )
 
-// The doctor fetches a token, reads the bot info and asks for a
-// long-connection endpoint; a wrong secret names the key and hides it.
+// The doctor fetches a token, reads the bot info, asks for a
+// long-connection endpoint and says what cards need; a wrong secret names
+// the key and hides it.
 func TestDoctorChecksTokenBotAndEndpoint(t *testing.T) {
 	fake := feishutest.NewServer(t, testAppID, testSecret)
 	ctx := withTimeout(t, 10*time.Second)
 	ch := newChannel(t, appYAML(fake.URL(), "websocket", ""), channels.Env{})
 	checks := ch.Check(ctx)
-	if len(checks) != 3 || !checks[0].OK || !checks[1].OK || !checks[2].OK {
+	if len(checks) != 4 || !checks[0].OK || !checks[1].OK || !checks[2].OK || !strings.Contains(checks[3].Detail, "card.action.trigger") {
 		t.Fatalf("good setup: %+v", checks)
 	}
 	bad := newChannel(t, strings.Replace(appYAML(fake.URL(), "websocket", ""), testSecret, "wrong-secret-xyz", 1), channels.Env{})

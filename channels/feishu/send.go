@@ -25,9 +25,9 @@ import (
 // be sent and for codes no retry fixes (bot not in the chat, missing
 // scope); they wrap *APIError when Feishu answered.
 func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendResult, error) {
-	var rt replyTo
-	if err := json.Unmarshal(out.ReplyTo, &rt); err != nil || (rt.MessageID == "" && rt.ReceiveIDType == "") {
-		return channels.SendResult{}, fmt.Errorf("feishu: app %q: bad reply address %s: %w", a.cfg.Name, out.ReplyTo, channels.ErrPermanent)
+	rt, err := a.replyAddress(out.ReplyTo)
+	if err != nil {
+		return channels.SendResult{}, err
 	}
 	if out.Format == channels.FormatImage {
 		return a.sendImage(ctx, out, rt)
@@ -42,6 +42,16 @@ func (a *App) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 		return channels.SendResult{}, fmt.Errorf("feishu: app %q: send to %s%s: %w", a.cfg.Name, rt.MessageID, rt.ChatID, err)
 	}
 	return channels.SendResult{MessageID: id}, nil
+}
+
+// replyAddress reads a reply address (Outbound.ReplyTo). Errors wrap
+// channels.ErrPermanent: an address that names nothing to send to.
+func (a *App) replyAddress(raw json.RawMessage) (replyTo, error) {
+	var rt replyTo
+	if err := json.Unmarshal(raw, &rt); err != nil || (rt.MessageID == "" && rt.ReceiveIDType == "") {
+		return rt, fmt.Errorf("feishu: app %q: bad reply address %s: %w", a.cfg.Name, raw, channels.ErrPermanent)
+	}
+	return rt, nil
 }
 
 // mentionOf is the open_id to mention: the asker, on a group reply's first

@@ -42,7 +42,7 @@ const endpointPath = "/callback/ws/endpoint"
 // runConnection is one session of the app's long connection
 // (channels.Connection.Run): ask for the endpoint, dial, serve until the
 // socket fails or ctx ends. Errors wrap channels.ErrCredentials (the
-// endpoint refused the app's id or secret), channels.ErrPanic, or say how
+// endpoint refused the app's id or secret), guard.ErrPanic, or say how
 // the connection failed; nil when ctx ended.
 func (a *App) runConnection(ctx context.Context, sink channels.Sink) error {
 	if _, err := a.botOpenID(ctx); err != nil {

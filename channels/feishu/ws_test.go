@@ -10,6 +10,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // gatedSink holds Accept until released, to see when the frame is acked.
@@ -64,7 +65,7 @@ func runConnectionEnv(t *testing.T, sink channels.Sink, env channels.Env) *feish
 // gatewayWatch is what the gateway's reconnect loop reports to: the log,
 // and a recovered panic counted where env counts them.
 func gatewayWatch(t *testing.T, env channels.Env) channels.Watch {
-	return channels.Watch{Log: testLogger(t), Panicked: func() { env.CountPanic(feishu.ChannelName, testAccount, channels.ErrPanic) }}
+	return channels.Watch{Log: testLogger(t), Panicked: func() { env.CountPanic(feishu.ChannelName, testAccount, guard.ErrPanic) }}
 }
 
 func TestLongConnectionAcksOnlyAfterAccept(t *testing.T) {

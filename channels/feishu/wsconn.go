@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/guard"
 )
 
 // Bounds on one long connection's work.
@@ -61,7 +62,7 @@ type wsSession struct {
 
 // connectOnce runs one connection until it fails or ctx ends. A panic in
 // the reader or in an event's handler ends this connection only, with an
-// error wrapping channels.ErrPanic.
+// error wrapping guard.ErrPanic.
 func (a *App) connectOnce(ctx context.Context, sink channels.Sink) error {
 	var ep endpointAnswer
 	body := map[string]string{"AppID": a.cfg.AppID, "AppSecret": a.cfg.AppSecret}
@@ -98,7 +99,7 @@ func (a *App) connectOnce(ctx context.Context, sink channels.Sink) error {
 	defer s.handlers.Wait() // events being stored are still acked
 	go a.pingLoop(s.ctx, conn, int32(serviceID), ping)
 
-	return channels.Guard(func() error { return s.read(ping + a.ws.pongWait) })
+	return guard.Run(func() error { return s.read(ping + a.ws.pongWait) })
 }
 
 // read reads frames until the socket fails, stays silent longer than
@@ -157,7 +158,7 @@ func (s *wsSession) event(f Frame) {
 	go func() {
 		defer s.handlers.Done()
 		defer func() { <-s.handling }()
-		err := channels.Guard(func() error {
+		err := guard.Run(func() error {
 			s.handle(f, payload, start)
 			return nil
 		})
@@ -188,12 +189,17 @@ func (s *wsSession) handle(f Frame, payload []byte, start time.Time) {
 		s.answer(f, http.StatusOK, start)
 		return
 	}
-	if _, err := s.sink.Accept(s.ctx, in); err != nil {
+	receipt, err := s.sink.Accept(s.ctx, in)
+	if err != nil {
 		a.log.Warn("feishu: event not stored; Feishu delivers it again", "msg_id", in.MsgID, "err", err)
 		s.answer(f, http.StatusInternalServerError, start)
 		return
 	}
-	if s.answer(f, http.StatusOK, start) {
+	var data []byte
+	if in.Click != nil {
+		data = cardAnswer(receipt.Card) // the tap's answer rides in the ack
+	}
+	if s.answerData(f, http.StatusOK, start, data) {
 		a.log.Debug("feishu: event acked", "msg_id", in.MsgID, "ack_ms", time.Since(start).Milliseconds())
 	}
 }
@@ -221,9 +227,21 @@ func (s *wsSession) refuse(f *Frame, err error, start time.Time) {
 // Feishu's SDK does; Feishu delivers the event again unless code is 200.
 // It reports whether the ack was sent.
 func (s *wsSession) answer(f Frame, code int, start time.Time) bool {
+	return s.answerData(f, code, start, nil)
+}
+
+// ackPayload is an ack's payload as Feishu's SDK writes it: the code and,
+// for a callback, the answer's JSON in data (bytes: base64 in JSON).
+type ackPayload struct {
+	Code int    `json:"code"`
+	Data []byte `json:"data,omitempty"`
+}
+
+// answerData is answer with data, a callback's answer (a card tap's).
+func (s *wsSession) answerData(f Frame, code int, start time.Time, data []byte) bool {
 	ack := f
 	ack.Headers = append(append([]Header(nil), f.Headers...), Header{HdrBizRT, strconv.FormatInt(time.Since(start).Milliseconds(), 10)})
-	ack.Payload, _ = json.Marshal(map[string]int{"code": code}) // a map of ints always marshals
+	ack.Payload, _ = json.Marshal(ackPayload{Code: code, Data: data}) // ints and bytes always marshal
 	ctx, cancel := context.WithTimeout(s.ctx, answerTimeout)
 	defer cancel()
 	if err := s.conn.Write(ctx, websocket.MessageBinary, ack.Marshal()); err != nil {

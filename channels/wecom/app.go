@@ -12,6 +12,7 @@ import (
 	"github.com/silenceper/wechat/v2/work/message"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // AppConfig configures one WeCom self-built app.
@@ -45,11 +46,11 @@ type App struct {
 	corpID  string
 	agentID string
 	agent   int64
-	secret  string // only to redact it from errors
+	secret  string // only to wxbiz.Redact it from errors
 	window  time.Duration
 	now     func() time.Time
 	log     *slog.Logger
-	crypto  *Crypto
+	crypto  *wxbiz.Crypto
 	tokens  *appTokenCache
 	message *message.Client
 	media   *material.Client // uploads images (media.go)
@@ -89,12 +90,12 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 	}
 	window := cfg.TimestampWindow
 	if window == 0 {
-		window = DefaultTimestampWindow
+		window = wxbiz.DefaultTimestampWindow
 	}
 	if window < 0 {
 		return nil, errf("negative timestamp window")
 	}
-	crypto, err := NewCrypto(cfg.Token, cfg.EncodingAESKey, cfg.CorpID)
+	crypto, err := wxbiz.NewCrypto(cfg.Token, cfg.EncodingAESKey, cfg.CorpID)
 	if err != nil {
 		return nil, errf("%w", err)
 	}

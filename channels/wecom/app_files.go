@@ -14,6 +14,7 @@ import (
 	"github.com/silenceper/wechat/v2/util"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // What employees send a self-built app besides text: image (PicUrl,
@@ -59,7 +60,7 @@ func (a *App) fetchMedia(ctx context.Context, ref channels.MediaRef, limit int64
 	if err := json.Unmarshal(ref.Ref, &r); err != nil || r.MediaID == "" {
 		return channels.Attachment{}, fmt.Errorf("%w: no media_id", channels.ErrMediaRefused)
 	}
-	ctx, cancel := context.WithTimeout(ctx, mediaTimeout)
+	ctx, cancel := context.WithTimeout(ctx, wxbiz.MediaTimeout)
 	defer cancel()
 	att, err := refreshOnce(a, func() (channels.Attachment, error) { return a.mediaGet(ctx, r.MediaID, limit) })
 	if err != nil {
@@ -118,10 +119,10 @@ const errInvalidMediaID = 40007
 // error, which it reads); a transient one is retried; the rest refused.
 func (a *App) mediaError(code int64, msg string) error {
 	err := &util.CommonError{ErrCode: code, ErrMsg: msg}
-	switch info := lookupCode(code); {
+	switch info := wxbiz.LookupCode(code); {
 	case code == errInvalidMediaID:
 		return fmt.Errorf("wecom: app %q: media/get: %w: %w", a.name, err, channels.ErrMediaExpired)
-	case info.action == actRefreshToken, info.action == actRetry:
+	case info.Action == wxbiz.RefreshToken, info.Action == wxbiz.Retry:
 		return fmt.Errorf("wecom: app %q: media/get: %w", a.name, err)
 	}
 	return fmt.Errorf("wecom: app %q: media/get: %w: %w", a.name, err, channels.ErrMediaRefused)

@@ -7,34 +7,23 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // VerifyURL answers WeCom's GET URL verification. q is the request query as
 // net/url decodes it (msg_signature, timestamp, nonce, echostr). It returns
 // the bare plaintext to write back (no quotes, no newline).
 //
-// Errors wrap ErrSignature (missing or wrong signature over echostr),
-// ErrStale (timestamp outside the window) or ErrDecrypt.
+// Errors wrap wxbiz.ErrSignature (missing or wrong signature over echostr),
+// wxbiz.ErrStale (timestamp outside the window) or wxbiz.ErrDecrypt.
 func (a *App) VerifyURL(q url.Values) ([]byte, error) {
-	plain, err := verifyEcho(a.crypto, q, a.now(), a.window)
+	plain, err := wxbiz.VerifyEcho(a.crypto, q, a.now(), a.window)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: app %q: verify URL: %w", a.name, err)
 	}
 	return plain, nil
-}
-
-// verifyEcho checks a URL verification query (signature over echostr, then
-// the timestamp window) and returns echostr decrypted. Apps and AI bots
-// verify their callback URLs alike; only the receiveid in c differs.
-func verifyEcho(c *Crypto, q url.Values, now time.Time, window time.Duration) ([]byte, error) {
-	echo := q.Get("echostr")
-	if err := checkQuery(c, q, echo, now, window); err != nil {
-		return nil, err
-	}
-	return c.Decrypt(echo)
 }
 
 // envelope is the POST body WeCom sends to a self-built app's callback URL.
@@ -53,20 +42,20 @@ type envelope struct {
 // {"Content":"hi","CreateTime":"1348831860","FromUserName":"zhangsan",...}.
 // Values stay strings as WeCom sent them.
 //
-// Errors wrap ErrMalformed (body or message not WeCom's XML, or a message
-// without the fields that identify it), ErrSignature, ErrStale or ErrDecrypt.
+// Errors wrap wxbiz.ErrMalformed (body or message not WeCom's XML, or a message
+// without the fields that identify it), wxbiz.ErrSignature, wxbiz.ErrStale or wxbiz.ErrDecrypt.
 func (a *App) ParseCallback(q url.Values, body []byte) (channels.Inbound, error) {
 	fail := func(err error) (channels.Inbound, error) {
 		return channels.Inbound{}, fmt.Errorf("wecom: app %q: callback: %w", a.name, err)
 	}
 	var env envelope
 	if err := xml.Unmarshal(body, &env); err != nil {
-		return fail(fmt.Errorf("%w: envelope: %v", ErrMalformed, err))
+		return fail(fmt.Errorf("%w: envelope: %v", wxbiz.ErrMalformed, err))
 	}
 	if env.Encrypt == "" {
-		return fail(fmt.Errorf("%w: envelope has no Encrypt", ErrMalformed))
+		return fail(fmt.Errorf("%w: envelope has no Encrypt", wxbiz.ErrMalformed))
 	}
-	if err := checkQuery(a.crypto, q, env.Encrypt, a.now(), a.window); err != nil {
+	if err := wxbiz.CheckQuery(a.crypto, q, env.Encrypt, a.now(), a.window); err != nil {
 		return fail(err)
 	}
 	plain, err := a.crypto.Decrypt(env.Encrypt)
@@ -78,18 +67,6 @@ func (a *App) ParseCallback(q url.Values, body []byte) (channels.Inbound, error)
 		return fail(err)
 	}
 	return in, nil
-}
-
-// checkQuery verifies msg_signature over encrypt, then the timestamp window,
-// for apps and AI bots alike. The signature comes first so that a forger
-// cannot probe our clock.
-func checkQuery(c *Crypto, q url.Values, encrypt string, now time.Time, window time.Duration) error {
-	ts, nonce := q.Get("timestamp"), q.Get("nonce")
-	if !c.VerifySignature(q.Get("msg_signature"), ts, nonce, encrypt) {
-		return ErrSignature
-	}
-	_, err := channels.VerifyTimestamp(ts, time.Second, now, window, ErrStale)
-	return err
 }
 
 // msgDecoders fill the type-specific parts of an Inbound. Image, voice,
@@ -113,15 +90,15 @@ func (a *App) decodeMessage(plain []byte) (channels.Inbound, error) {
 	}
 	from, msgType := f.get("FromUserName"), f.get("MsgType")
 	if from == "" || msgType == "" {
-		return channels.Inbound{}, fmt.Errorf("%w: message lacks FromUserName or MsgType", ErrMalformed)
+		return channels.Inbound{}, fmt.Errorf("%w: message lacks FromUserName or MsgType", wxbiz.ErrMalformed)
 	}
 	raw, err := json.Marshal(f)
 	if err != nil {
-		return channels.Inbound{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return channels.Inbound{}, fmt.Errorf("%w: %v", wxbiz.ErrMalformed, err)
 	}
 	replyTo, err := json.Marshal(appReplyTo{ToUser: from})
 	if err != nil {
-		return channels.Inbound{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return channels.Inbound{}, fmt.Errorf("%w: %v", wxbiz.ErrMalformed, err)
 	}
 	in := channels.Inbound{
 		Channel:  ChannelName,
@@ -148,7 +125,7 @@ func (a *App) decodeMessage(plain []byte) (channels.Inbound, error) {
 func decodeByMsgID(f xmlFields, in *channels.Inbound) error {
 	in.MsgID = f.get("MsgId")
 	if in.MsgID == "" {
-		return fmt.Errorf("%w: %s message without MsgId", ErrMalformed, in.MsgType)
+		return fmt.Errorf("%w: %s message without MsgId", wxbiz.ErrMalformed, in.MsgType)
 	}
 	return nil
 }
@@ -166,7 +143,7 @@ func decodeText(f xmlFields, in *channels.Inbound) error {
 func decodeEvent(f xmlFields, in *channels.Inbound) error {
 	created := f.get("CreateTime")
 	if created == "" {
-		return fmt.Errorf("%w: event without CreateTime", ErrMalformed)
+		return fmt.Errorf("%w: event without CreateTime", wxbiz.ErrMalformed)
 	}
 	in.MsgID = "event:" + in.Sender.UserID + ":" + created
 	return nil
@@ -196,7 +173,7 @@ func parseXMLFields(data []byte) (xmlFields, error) {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%w: message: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: message: %v", wxbiz.ErrMalformed, err)
 		}
 		if _, ok := tok.(xml.StartElement); ok {
 			break
@@ -204,11 +181,11 @@ func parseXMLFields(data []byte) (xmlFields, error) {
 	}
 	v, err := readXMLElement(dec, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: message: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: message: %v", wxbiz.ErrMalformed, err)
 	}
 	f, ok := v.(xmlFields)
 	if !ok {
-		return nil, fmt.Errorf("%w: message root has no fields", ErrMalformed)
+		return nil, fmt.Errorf("%w: message root has no fields", wxbiz.ErrMalformed)
 	}
 	return f, nil
 }

@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 )
 
 // Channel is WeCom: every configured self-built app and AI bot, each an
 // account of its own (names are unique across both).
 type Channel struct {
 	apps map[string]*App
-	bots map[string]*Bot
+	bots map[string]*aibot.Bot
 	now  func() time.Time
 	log  *slog.Logger
 }
@@ -28,7 +28,7 @@ var (
 // NewChannel returns the channel for apps, keyed by App.Name (tests and
 // programs that build apps themselves; hermes.yaml goes through Platform).
 func NewChannel(apps ...*App) *Channel {
-	c := &Channel{apps: make(map[string]*App, len(apps)), bots: map[string]*Bot{}, now: time.Now, log: slog.Default()}
+	c := &Channel{apps: make(map[string]*App, len(apps)), bots: map[string]*aibot.Bot{}, now: time.Now, log: slog.Default()}
 	for _, a := range apps {
 		c.apps[a.name] = a
 	}
@@ -37,9 +37,9 @@ func NewChannel(apps ...*App) *Channel {
 
 // WithBots adds AI bots to the channel, keyed by Bot.Name (names are unique
 // across apps and bots), and returns c.
-func (c *Channel) WithBots(bots ...*Bot) *Channel {
+func (c *Channel) WithBots(bots ...*aibot.Bot) *Channel {
 	for _, b := range bots {
-		c.bots[b.name] = b
+		c.bots[b.Name()] = b
 	}
 	return c
 }
@@ -50,7 +50,7 @@ func (c *Channel) Name() string { return ChannelName }
 // Limits are an app's or a bot's message limits.
 func (c *Channel) Limits(account string) channels.Limits {
 	if b, ok := c.bots[account]; ok {
-		return b.limits()
+		return b.Limits()
 	}
 	// Apps send text: markdown is not shown in WeChat (微信) for users who
 	// read their WeCom messages there.
@@ -78,9 +78,22 @@ func (c *Channel) Routes(sink channels.Sink) []channels.Route {
 		routes = append(routes, a.routes(sink)...)
 	}
 	for _, b := range c.bots {
-		routes = append(routes, b.routes(sink)...)
+		routes = append(routes, b.Routes(sink)...)
 	}
 	return routes
+}
+
+var _ channels.LiveReplier = (*Channel)(nil)
+
+// Open opens the live reply of the message out.ReplyTo names: the stream
+// of a websocket-mode bot (aibot.Bot.Open). Apps and callback-mode bots
+// have none (an error wrapping channels.ErrPermanent).
+func (c *Channel) Open(ctx context.Context, out channels.Outbound) (channels.Live, error) {
+	b, ok := c.bots[out.Account]
+	if !ok {
+		return nil, fmt.Errorf("wecom: account %q has no live replies: %w", out.Account, channels.ErrPermanent)
+	}
+	return b.Open(ctx, out)
 }
 
 // Connections are the long connections of the bots in websocket mode: one
@@ -88,7 +101,7 @@ func (c *Channel) Routes(sink channels.Sink) []channels.Route {
 func (c *Channel) Connections() []channels.Connection {
 	var conns []channels.Connection
 	for _, b := range c.bots {
-		if conn, ok := b.connection(); ok {
+		if conn, ok := b.Connection(); ok {
 			conns = append(conns, conn)
 		}
 	}
@@ -106,19 +119,6 @@ func (c *Channel) Departments(ctx context.Context, account, userID string) ([]st
 	return a.departments(ctx, userID)
 }
 
-// maxCallbackBytes bounds a callback body; WeCom's encrypted XML or JSON
-// is a few KiB.
-const maxCallbackBytes = 1 << 20
-
-// readBody reads a callback body within maxCallbackBytes.
-func readBody(r *http.Request) ([]byte, error) {
-	body, err := readLimited(r.Body, maxCallbackBytes)
-	if err != nil {
-		return nil, fmt.Errorf("wecom: read callback body: %w: %w", channels.ErrBadRequest, err)
-	}
-	return body, nil
-}
-
 var _ channels.MediaFetcher = (*Channel)(nil)
 
 // FetchMedia fetches an attachment of a message an app or an AI bot
@@ -131,5 +131,5 @@ func (c *Channel) FetchMedia(ctx context.Context, account string, ref channels.M
 	if !ok {
 		return channels.Attachment{}, fmt.Errorf("%w: account %q fetches no media", channels.ErrMediaRefused, account)
 	}
-	return b.fetchMedia(ctx, ref, limit)
+	return b.FetchMedia(ctx, ref, limit)
 }

@@ -77,3 +77,26 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		}
 	})
 }
+
+// Bots come from the `wecom:` section like apps: a callback bot has its
+// callback URL, a websocket bot one exclusive connection and no route.
+func TestBot_FromConfig(t *testing.T) {
+	key := strings.Repeat("a", 43)
+	ch, err := buildSection(t, "bots:\n"+
+		"  - {name: bot-it, corp_id: c, token: t, encoding_aes_key: "+key+"}\n"+
+		"  - {name: bot-hr, corp_id: c, mode: websocket, bot_id: x, secret: s, bot_name: HR助手}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range ch.(channels.HTTPReceiver).Routes(nil) {
+		paths = append(paths, r.Method+" "+r.Path)
+	}
+	if strings.Join(paths, ",") != "GET /wecom/bot/bot-it/callback,POST /wecom/bot/bot-it/callback" {
+		t.Fatalf("routes %v", paths)
+	}
+	conns := ch.(channels.StreamReceiver).Connections()
+	if len(conns) != 1 || conns[0].Account != "bot-hr" || !conns[0].Exclusive {
+		t.Fatalf("connections %+v", conns)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/silenceper/wechat/v2/work/addresslist"
+
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // departmentsTTL is how long a user's departments are reused: skill access
@@ -52,7 +54,7 @@ func (a *App) departments(ctx context.Context, userID string) ([]string, error) 
 		return nil, fmt.Errorf("wecom: app %q: departments of %q: %w", a.name, userID, done.err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("wecom: app %q: departments of %q: %s", a.name, userID, redact(err.Error(), a.secret))
+		return nil, fmt.Errorf("wecom: app %q: departments of %q: %s", a.name, userID, wxbiz.Redact(err.Error(), a.secret))
 	}
 	depts := make([]string, 0, len(resp.Department))
 	for _, id := range resp.Department {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
 	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 var _ channels.Doctor = (*Channel)(nil)
@@ -38,7 +38,7 @@ func (c *Channel) Check(ctx context.Context) []channels.Check {
 		out = append(out, c.apps[name].checkToken(ctx))
 	}
 	for _, name := range sortedKeys(c.bots) {
-		out = append(out, c.bots[name].check(ctx))
+		out = append(out, c.bots[name].Check(ctx))
 	}
 	return out
 }
@@ -83,10 +83,10 @@ func (a *App) checkToken(ctx context.Context) channels.Check {
 	}
 	if body.ErrCode != 0 || body.Token == "" {
 		what := body.ErrMsg
-		if info, ok := errcodes[body.ErrCode]; ok {
-			what = info.what
+		if info, ok := wxbiz.Known(body.ErrCode); ok {
+			what = info.What
 		}
-		ck.Detail = fmt.Sprintf("gettoken: errcode %d: %s", body.ErrCode, redact(what, a.secret))
+		ck.Detail = fmt.Sprintf("gettoken: errcode %d: %s", body.ErrCode, wxbiz.Redact(what, a.secret))
 		ck.Fix = doctorFixes[body.ErrCode]
 		if ck.Fix == "" {
 			ck.Fix = "look up the errcode in WeCom's global error code list (全局错误码)"
@@ -94,33 +94,5 @@ func (a *App) checkToken(ctx context.Context) channels.Check {
 		return ck
 	}
 	ck.OK, ck.Detail = true, "token fetched (corp id, agent secret and API base are right)"
-	return ck
-}
-
-// check is a bot's setup check.
-func (b *Bot) check(ctx context.Context) channels.Check {
-	ck := channels.Check{Name: "wecom/bot " + b.name + ": " + b.mode}
-	if b.mode == BotModeCallback {
-		ck.OK, ck.Detail = true, "callback mode: Token and EncodingAESKey decode; WeCom verifies the URL when you save it"
-		return ck
-	}
-	u, err := url.Parse(b.url)
-	if err != nil {
-		ck.Detail, ck.Fix = "websocket URL unreadable", "wecom.bots[].url: a ws(s):// URL"
-		return ck
-	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"ws": "80", "wss": "443", "http": "80", "https": "443"}[u.Scheme]
-	}
-	d := net.Dialer{Timeout: doctorTimeout}
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
-	if err != nil {
-		ck.Detail = "long-connection server unreachable at " + u.Host
-		ck.Fix = "let this server reach " + u.Host + " over TCP (firewall, proxy, DNS)"
-		return ck
-	}
-	conn.Close()
-	ck.OK, ck.Detail = true, "long-connection server reachable at "+u.Host+" (subscription not tried: a replica may hold it)"
 	return ck
 }

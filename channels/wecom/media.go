@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/guard"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // MaxImageBytes: an image uploaded as temporary media (上传临时素材,
 // POST /cgi-bin/media/upload, document/path/90253) is at most 10 MB, JPG
 // or PNG; larger uploads are refused.
 const MaxImageBytes = 10 << 20
-
-// TempMediaLifetime: a temporary media's media_id is valid for three days
-// after the upload ("media_id仅三天内有效"), for apps and AI bots alike.
-const TempMediaLifetime = 72 * time.Hour
 
 // imageRequest is the message/send body for an image message: the
 // media_id of an uploaded temporary media (valid three days).
@@ -42,7 +39,7 @@ var _ channels.Uploader = (*Channel)(nil)
 // channels.ErrPermanent.
 func (c *Channel) Upload(ctx context.Context, account string, img *channels.Image) (channels.Media, error) {
 	if b, ok := c.bots[account]; ok {
-		m, err := b.upload(ctx, img)
+		m, err := b.Upload(ctx, img)
 		if err != nil {
 			return channels.Media{}, fmt.Errorf("wecom: bot %q: %w", account, err)
 		}
@@ -79,7 +76,7 @@ func (a *App) upload(ctx context.Context, img *channels.Image) (channels.Media, 
 	if id == "" {
 		return channels.Media{}, fmt.Errorf("wecom: app %q: media/upload answered no media_id", a.name)
 	}
-	return channels.Media{ID: id, Lifetime: TempMediaLifetime}, nil
+	return channels.Media{ID: id, Lifetime: wxbiz.TempMediaLifetime}, nil
 }
 
 // sendImage sends out.Image to the user to as an image message: the
@@ -146,7 +143,7 @@ func untilDone[T any](ctx context.Context, call func() (T, error)) (T, error) {
 		// The call decodes WeCom's answer: a panic there is an error of
 		// this call, never the process's.
 		var o outcome
-		o.err = channels.Guard(func() (err error) {
+		o.err = guard.Run(func() (err error) {
 			o.v, err = call()
 			return err
 		})

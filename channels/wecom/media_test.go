@@ -11,6 +11,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 func (f *sendFixture) sendImage(t *testing.T, to string, img *channels.Image) (channels.SendResult, error) {
@@ -94,7 +95,7 @@ func TestApp_SendImage(t *testing.T) {
 		f := newSendFixture(t, fixtureOpts{})
 		f.srv.FailNextSends(81013, 1)
 		_, err := f.sendImage(t, "nobody", &channels.Image{Name: "c.png", PNG: chantest.NoisePNG(t, 8)})
-		var apiErr *wecom.APIError
+		var apiErr *wxbiz.APIError
 		if !errors.Is(err, channels.ErrPermanent) || !errors.As(err, &apiErr) || apiErr.Op != "message/send" {
 			t.Fatalf("err = %v, want permanent message/send APIError", err)
 		}

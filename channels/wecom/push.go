@@ -24,10 +24,7 @@ func (c *Channel) PushAddress(_ context.Context, account, chatType, chatID strin
 		return nil, fmt.Errorf("wecom: %q: no chat id: %w", account, channels.ErrCannotPush)
 	}
 	if b, ok := c.bots[account]; ok {
-		if b.mode != BotModeWebSocket {
-			return nil, fmt.Errorf("wecom: bot %q is in callback mode, which answers messages only: %w", account, channels.ErrCannotPush)
-		}
-		return json.Marshal(botReplyTo{Mode: BotModeWebSocket, ChatID: chatID, ChatType: chatType})
+		return b.PushAddress(chatType, chatID)
 	}
 	if _, ok := c.apps[account]; !ok {
 		return nil, fmt.Errorf("wecom: %w %q", channels.ErrUnknownAccount, account)
@@ -43,5 +40,5 @@ func (c *Channel) PushAddress(_ context.Context, account, chatType, chatID strin
 // where a user spoke to it first; an app reaches any user of its scope.
 func (c *Channel) PushNeedsFirstContact(account string) bool {
 	b, ok := c.bots[account]
-	return ok && b.mode == BotModeWebSocket
+	return ok && b.Pushes()
 }

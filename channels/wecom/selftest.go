@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 var _ channels.SelfTester = (*Channel)(nil)
@@ -41,16 +42,17 @@ func (c *Channel) SelfTest(ctx context.Context, account, target string) (channel
 		return channels.SelfTestResult{OK: true, Raw: string(raw),
 			Explanation: "WeCom accepted the message: the secret, agent id, trusted IP list and visible range are right"}, nil
 	}
-	var apiErr *APIError
+	var apiErr *wxbiz.APIError
 	if !errors.As(err, &apiErr) {
 		return channels.SelfTestResult{Raw: err.Error(),
 			Explanation: "WeCom did not answer: check that this server reaches the API base URL (egress, proxy, DNS)"}, nil
 	}
 	raw, _ := json.Marshal(map[string]any{"op": apiErr.Op, "errcode": apiErr.Code, "errmsg": apiErr.Message})
-	explanation := lookupCode(apiErr.Code).what
+	info := wxbiz.LookupCode(apiErr.Code)
+	explanation := info.What
 	if advice := selfTestAdvice[apiErr.Code]; advice != "" {
 		explanation += ": " + advice
-	} else if h := hints[apiErr.Code]; h != "" {
+	} else if h := info.Hint; h != "" {
 		explanation += ": " + h
 	}
 	return channels.SelfTestResult{Raw: string(raw), Explanation: explanation}, nil

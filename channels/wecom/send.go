@@ -49,7 +49,7 @@ type textField struct {
 // Errors wrap channels.ErrPermanent when retrying cannot help: unknown
 // account, no recipient, empty text or text over MaxTextBytes (WeCom would
 // cut it), and the permanent errcodes in errcodes.go. When WeCom answered,
-// the error also wraps an *APIError. An expired or invalidated token is
+// the error also wraps an *wxbiz.APIError. An expired or invalidated token is
 // refreshed and the send retried once before Send returns. Other errors are
 // transient. Send returns ctx's error when ctx ends first; the request may
 // still reach WeCom (silenceper's API takes no context), which is why a retry

@@ -17,6 +17,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 	"github.com/silenceper/wechat/v2/cache"
 )
 
@@ -60,7 +61,7 @@ func newSendFixture(t testing.TB, o fixtureOpts) *sendFixture {
 	logs := &bytes.Buffer{}
 	app, err := wecom.NewApp(wecom.AppConfig{
 		Name: o.name, CorpID: corpID, AgentID: testAgentID, Secret: secret,
-		Token: vecToken, EncodingAESKey: vecKey, APIBaseURL: base,
+		Token: wecomtest.VectorToken, EncodingAESKey: wecomtest.VectorKey, APIBaseURL: base,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	}, cache.NewMemory(), func() time.Time { return sendNow })
 	if err != nil {
@@ -143,7 +144,7 @@ func TestChannel_Send_RefreshesOnlyOnce(t *testing.T) {
 	f := newSendFixture(t, fixtureOpts{})
 	f.srv.FailNextSends(42001, 2)
 	_, err := f.send(t, "zhangsan", "hi")
-	var apiErr *wecom.APIError
+	var apiErr *wxbiz.APIError
 	if !errors.As(err, &apiErr) || apiErr.Code != 42001 {
 		t.Fatalf("err = %v, want errcode 42001", err)
 	}
@@ -201,7 +202,7 @@ func TestChannel_Send_ErrcodeClasses(t *testing.T) {
 			f := newSendFixture(t, fixtureOpts{})
 			f.srv.FailNextSends(tt.code, 1)
 			_, err := f.send(t, "zhangsan", "hi")
-			var apiErr *wecom.APIError
+			var apiErr *wxbiz.APIError
 			if !errors.As(err, &apiErr) || apiErr.Code != int64(tt.code) || apiErr.Op != "message/send" {
 				t.Fatalf("err = %v, want errcode %d", err, tt.code)
 			}
@@ -218,7 +219,7 @@ func TestChannel_Send_ErrcodeClasses(t *testing.T) {
 func TestChannel_Send_WrongSecret(t *testing.T) {
 	f := newSendFixture(t, fixtureOpts{wrongSecret: true})
 	_, err := f.send(t, "zhangsan", "hi")
-	var apiErr *wecom.APIError
+	var apiErr *wxbiz.APIError
 	if !errors.As(err, &apiErr) || apiErr.Code != 40001 || apiErr.Op != "gettoken" {
 		t.Fatalf("err = %v, want gettoken errcode 40001", err)
 	}

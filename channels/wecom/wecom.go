@@ -1,14 +1,14 @@
 package wecom
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/hermes-gw/hermes/channels"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
-// ChannelName is the platform name used in channels.Inbound.Channel.
-const ChannelName = "wecom"
+// ChannelName is the platform name used in channels.Inbound.Channel, for
+// apps and AI bots alike.
+const ChannelName = wxbiz.ChannelName
 
 // Limits taken from WeCom's documentation.
 const (
@@ -30,26 +30,6 @@ const (
 	AccessTokenTTL = 7200 * time.Second
 )
 
-// Defaults for AppConfig.
-const (
-	DefaultAPIBaseURL      = "https://qyapi.weixin.qq.com"
-	DefaultTimestampWindow = 5 * time.Minute
-)
-
-// Sentinel errors that callers branch on; every error the package returns for
-// these conditions wraps one of them (test with errors.Is). They wrap the
-// shared refusals of package channels, so ErrSignature and ErrStale answer
-// 401, ErrDecrypt and ErrMalformed 400 (channels.HTTPStatus), and
-// channels.RefusalCheck names the check each failed.
-var (
-	// ErrSignature: msg_signature missing or not matching.
-	ErrSignature = fmt.Errorf("wecom: %w", channels.ErrSignature)
-	// ErrStale: timestamp missing, unparsable or outside the accepted window.
-	ErrStale = fmt.Errorf("wecom: %w", channels.ErrStale)
-	// ErrDecrypt: ciphertext not base64, not whole blocks, bad padding, bad
-	// length prefix, or a receiveid other than the expected one.
-	ErrDecrypt = fmt.Errorf("wecom: %w", channels.ErrDecrypt)
-	// ErrMalformed: the envelope or the decrypted message is not the XML
-	// (or JSON) WeCom sends, or lacks a field needed to identify the message.
-	ErrMalformed = fmt.Errorf("wecom: %w", channels.ErrMalformed)
-)
+// DefaultAPIBaseURL is AppConfig.APIBaseURL's default. (The callback
+// timestamp window's default is wxbiz.DefaultTimestampWindow.)
+const DefaultAPIBaseURL = "https://qyapi.weixin.qq.com"

@@ -82,6 +82,7 @@ func doctor(ctx context.Context, cfg *config.Config, deps gateway.Deps) []channe
 	defer gw.Stop(ctx) //nolint:errcheck // works no queue: only closes the MCP sessions; nothing to save
 	s := gw.Services()
 	out = append(out, ops.CheckChannels(ctx, s.Channels)...)
+	out = append(out, ops.CheckCards(ctx, deps.Pool, time.Now())...)
 	return append(out, ops.CheckSkills(ctx, s.Skills.Load(), cfg.Skills.BaseURL)...)
 }
 

@@ -23,6 +23,7 @@ var knowledgeCommands = map[string]command{
 	"add":    {"add documents: hermes knowledge add PATH… [--title T] [--key K] [--version V] [--effective YYYY-MM-DD] [--owner O] [--access 'departments=9,12 users=lisi']", runKnowledgeAdd},
 	"list":   {"list the documents, versions in force first", runKnowledgeList},
 	"delete": {"delete documents with their passages: hermes knowledge delete ID…", runKnowledgeDelete},
+	"sync":   {"bring the index in step with knowledge.dir now (as serve does at start, on SIGHUP and every knowledge.sync_interval)", runKnowledgeSync},
 	"search": {"what an employee would get: hermes knowledge search \"…\" --as USER [--corp C] [--dept D,…] [--chat CHAT]", runKnowledgeSearch},
 }
 
@@ -60,7 +61,9 @@ func openKnowledge(ctx context.Context, path string, std stdio) (*knowledge.Base
 		return nil, nil, err
 	}
 	log := slog.New(slog.NewTextHandler(std.err, nil))
-	return knowledge.NewBase(pool, cfg.Knowledge, log, time.Now), pool.Close, nil
+	kb := knowledge.NewBase(pool, cfg.Knowledge, log, time.Now)
+	kb.MaxBytes = cfg.Media.MaxBytes
+	return kb, pool.Close, nil
 }
 
 // parseAccess reads --access: space- or semicolon-separated key=list
@@ -217,6 +220,39 @@ func runKnowledgeDelete(ctx context.Context, args []string, std stdio) error {
 		fmt.Fprintf(std.out, "deleted %d %s\n", d.ID, d.Title)
 	}
 	return nil
+}
+
+func runKnowledgeSync(ctx context.Context, args []string, std stdio) error {
+	fs, path := newFlags("knowledge sync", std.err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	kb, closeDB, err := openKnowledge(ctx, *path, std)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if kb.Cfg.Dir == "" {
+		return errors.New("knowledge.dir is not set in the configuration")
+	}
+	out, err := kb.Sync(ctx)
+	if err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		verb  string
+		paths []string
+	}{{"added", out.Added}, {"changed", out.Changed}, {"removed", out.Removed}} {
+		for _, p := range l.paths {
+			fmt.Fprintf(std.out, "%s %s\n", l.verb, p)
+		}
+	}
+	fmt.Fprintf(std.out, "%d unchanged\n", out.Unchanged)
+	var refused []error
+	for _, why := range out.Refused {
+		refused = append(refused, why)
+	}
+	return errors.Join(refused...) // each names its file; exit 1
 }
 
 func runKnowledgeSearch(ctx context.Context, args []string, std stdio) error {

@@ -59,4 +59,19 @@ func TestKnowledgeCommands(t *testing.T) {
 	if code, out, _ = runCmd(t, "", "knowledge", "search", "--config", cfg, "--as", "lihr", "--dept", "9", "总监月薪上限多少"); code != 0 || strings.Contains(out, "58000") {
 		t.Fatalf("a deleted document answers: %d %q", code, out)
 	}
+
+	// knowledge.dir synced on demand: the folder's files added, a refused
+	// one named and the exit 1.
+	folder := t.TempDir()
+	cfg = writeConfig(t, "database:\n  url: "+storetest.URL(t)+"\nmodel:\n  provider: offline\nknowledge:\n  dir: "+folder+"\n")
+	if err := os.WriteFile(filepath.Join(folder, "休假制度.md"), []byte("# 休假制度\n\n## 婚假\n\n婚假 3 天。\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(folder, "tool.bin"), []byte("MZ\x00\x00\x00\x00\x00\x00\x00\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCmd(t, "", "knowledge", "sync", "--config", cfg)
+	if code != 1 || !strings.Contains(out, "added 休假制度.md") || !strings.Contains(errOut, "tool.bin") {
+		t.Fatalf("sync: exit %d, %q, %q", code, out, errOut)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/privacy"
+	"github.com/hermes-gw/hermes/gateway/ratings"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/router"
 	"github.com/hermes-gw/hermes/gateway/skillfiles"
@@ -35,6 +36,7 @@ func newFeatures() []gateway.Feature {
 		router.New(),
 		skillfiles.New(),
 		memory.New(),
+		ratings.New(),
 		knowledge.New(),
 		privacy.New(),
 		alerts.New(),

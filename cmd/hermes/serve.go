@@ -20,6 +20,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/admin"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/knowledge"
 	"github.com/hermes-gw/hermes/gateway/ops"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -172,10 +173,15 @@ func runServe(ctx context.Context, args []string, std stdio) error {
 		slog.Info("hermes serving", "listen", cfg.Server.Listen, "admin_listen", cfg.Server.AdminListen)
 	}
 
-	// SIGHUP reloads the skills; a broken set is refused and the old stays.
+	// SIGHUP reloads the skills (a broken set is refused and the old
+	// stays) and syncs knowledge.dir in the background (replicas sync one
+	// at a time; a refused file is logged by name).
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	kb, _ := gateway.FeatureOf[*knowledge.Service](features)
+	var syncs sync.WaitGroup
+	defer syncs.Wait()
 wait:
 	for {
 		select {
@@ -186,6 +192,9 @@ wait:
 		case <-hup:
 			if rerr := gw.ReloadSkills(); rerr != nil {
 				slog.Error("skills reload refused; keeping the current skills", "err", rerr)
+			}
+			if kb != nil && cfg.Knowledge.Dir != "" {
+				syncs.Go(func() { _ = kb.SyncFolder(ctx) }) // logged by SyncFolder
 			}
 		}
 	}

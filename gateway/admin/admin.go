@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/knowledge"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 	"github.com/hermes-gw/hermes/web"
@@ -46,12 +47,16 @@ func (f *Feature) Routes(_, admin gin.IRouter) {
 // channels.
 func (f *Feature) console() *console.Console {
 	s := f.s
+	var kb console.KnowledgeBase
+	if s.Config.Knowledge.On() {
+		kb = knowledge.BaseOf(s)
+	}
 	return console.New(console.Deps{
 		Store: store.NewConsole(s.Pool), Skills: s.Skills.Load, CheckSkills: f.checkSkills, ReloadSkills: s.ReloadSkills,
 		Channels: s.Channels, Now: s.Now, Logger: s.Log,
 		RunReportNow: f.reports.RunReportNow, PauseReport: f.reports.PauseReport,
 		Texts: s.Config.Messages.Console, When: s.Config.Messages.Reports.Schedule, Costs: s.Config.Costs,
-		AlertRules: s.Config.Alerts.Rules,
+		AlertRules: s.Config.Alerts.Rules, Knowledge: kb,
 	})
 }
 

@@ -10,7 +10,7 @@
 // Files, by concept:
 //   - The feature: admin.go (Feature: the console's texts checked at
 //     Attach; what the console and the status page are given of the
-//     gateway, and where they are mounted).
+//     gateway, the knowledge base among it, and where they are mounted).
 //   - Report actions: reports.go (Reports, the console's run-now and
 //     pause, done by the reports feature through ServiceReports).
 package admin

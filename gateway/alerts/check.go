@@ -158,10 +158,12 @@ func (s *Service) words(r config.AlertRule, v float64) (value, above, window, me
 		config.AlertBreakerOpenings:  m.BreakerOpenings,
 		config.AlertDeliveryBacklog:  m.DeliveryBacklog,
 		config.AlertCostPerDay:       m.Cost,
+		config.AlertRefusedCallbacks: m.RefusedCallbacks,
+		config.AlertBudget:           fmt.Sprintf(m.Budget, r.Account),
 	}
 	value, above = strconv.FormatFloat(v, 'f', 0, 64), r.Above
 	switch r.When {
-	case config.AlertSkillErrorRate:
+	case config.AlertSkillErrorRate, config.AlertBudget:
 		value, above = strconv.FormatFloat(v, 'f', 1, 64)+"%", strings.TrimSuffix(r.Above, "%")+"%"
 	case config.AlertCostPerDay:
 		value, above = strconv.FormatFloat(v, 'f', 2, 64)+" "+s.gw.Config.Costs.Currency, r.Above+" "+s.gw.Config.Costs.Currency

@@ -39,22 +39,36 @@ SELECT count(*)::float8 FROM skill_breaker_events WHERE at >= $1 AND at < $2 AND
 	config.AlertDeliveryBacklog: `
 SELECT count(*)::float8 FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL
   AND created_at < $2::timestamptz - interval '1 minute' AND $1::timestamptz IS NOT NULL`,
+	// Callbacks refused over the window, by the minute they were refused
+	// in (callback_refusal_minutes): a minute counts once it has begun.
+	config.AlertRefusedCallbacks: `
+SELECT coalesce(sum(count), 0)::float8 FROM callback_refusal_minutes
+WHERE minute >= date_trunc('minute', $1::timestamptz) AND minute < $2`,
 	// The traffic over the window; no_traffic turns it into 1 (none) or 0.
 	config.AlertNoTraffic: `
 SELECT count(*)::float8 FROM inbound_messages WHERE received_at >= $1 AND received_at < $2`,
 }
 
-// tokensSQL are the tokens by model over [$1, $2), for the cost measure.
-const tokensSQL = `SELECT model, sum(prompt_tokens)::bigint, sum(completion_tokens)::bigint
-FROM runs WHERE started_at >= $1 AND started_at < $2 GROUP BY model`
+// tokensSQL are the tokens by model over [$1, $2), of one account when $3
+// and $4 name one (its conversations' runs), for the cost measures.
+const tokensSQL = `SELECT r.model, sum(r.prompt_tokens)::bigint, sum(r.completion_tokens)::bigint
+FROM runs r JOIN sessions s ON s.id = r.session_id
+WHERE r.started_at >= $1 AND r.started_at < $2 AND ($3 = '' OR (s.channel = $3 AND s.account = $4))
+GROUP BY r.model`
 
 // measure is rule r's measure over the window ending at now; ok is false
 // when there is nothing to measure (no_traffic outside working hours).
-// costs prices the cost measure.
+// costs prices the cost measures.
 func measure(ctx context.Context, q store.Querier, r config.AlertRule, now time.Time, costs config.CostsConfig) (v float64, ok bool, err error) {
 	switch r.When {
 	case config.AlertCostPerDay:
-		return cost(ctx, q, r, now, costs)
+		v, err := cost(ctx, q, now.Add(-r.Window), now, "", costs)
+		if err != nil {
+			return 0, false, fmt.Errorf("alerts: measure %s of rule %q: %w", r.When, r.Name, err)
+		}
+		return v, true, nil
+	case config.AlertBudget:
+		return budgetUsed(ctx, q, r, now, costs)
 	case config.AlertNoTraffic:
 		if !working(r, now) {
 			return 0, false, nil
@@ -91,12 +105,14 @@ func measureSQL(ctx context.Context, q store.Querier, r config.AlertRule, now ti
 	return *got, true, nil
 }
 
-// cost is the model bill over r's window by costs' prices; a model
-// without a price costs nothing here, as on the console.
-func cost(ctx context.Context, q store.Querier, r config.AlertRule, now time.Time, costs config.CostsConfig) (float64, bool, error) {
-	rows, err := q.Query(ctx, tokensSQL, now.Add(-r.Window), now)
+// cost is the model bill over [since, until) by costs' prices, of account
+// ("channel/account"; "" every account); a model without a price costs
+// nothing here, as on the console.
+func cost(ctx context.Context, q store.Querier, since, until time.Time, account string, costs config.CostsConfig) (float64, error) {
+	channel, name, _ := strings.Cut(account, "/")
+	rows, err := q.Query(ctx, tokensSQL, since, until, channel, name)
 	if err != nil {
-		return 0, false, fmt.Errorf("alerts: measure %s of rule %q: %w", r.When, r.Name, err)
+		return 0, err
 	}
 	defer rows.Close()
 	var total float64
@@ -104,13 +120,37 @@ func cost(ctx context.Context, q store.Querier, r config.AlertRule, now time.Tim
 		var model string
 		var prompt, completion int64
 		if err := rows.Scan(&model, &prompt, &completion); err != nil {
-			return 0, false, fmt.Errorf("alerts: measure %s of rule %q: %w", r.When, r.Name, err)
+			return 0, err
 		}
 		if c, ok := costs.Cost(model, prompt, completion); ok {
 			total += c
 		}
 	}
-	return total, true, rows.Err()
+	return total, rows.Err()
+}
+
+// budgetUsed is the share of r.Account's monthly budget spent since the
+// start of now's calendar month in r.TZ, in percent.
+func budgetUsed(ctx context.Context, q store.Querier, r config.AlertRule, now time.Time, costs config.CostsConfig) (float64, bool, error) {
+	budget, ok := costs.Budget(r.Account)
+	if !ok || budget <= 0 {
+		return 0, false, nil // validated with the config
+	}
+	loc, err := time.LoadLocation(r.TZ)
+	if err != nil {
+		return 0, false, nil
+	}
+	spent, err := cost(ctx, q, MonthStart(now, loc), now, r.Account, costs)
+	if err != nil {
+		return 0, false, fmt.Errorf("alerts: measure %s of rule %q: %w", r.When, r.Name, err)
+	}
+	return 100 * spent / budget, true, nil
+}
+
+// MonthStart is the first instant of now's calendar month in loc.
+func MonthStart(now time.Time, loc *time.Location) time.Time {
+	t := now.In(loc)
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, loc)
 }
 
 // working reports whether now is within r's working hours (no_traffic).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
 
@@ -129,5 +130,92 @@ func TestMoreMeasures(t *testing.T) {
 		if _, ok, err := measure(ctx, pool, quiet, at, costs); ok || err != nil {
 			t.Errorf("%s: ok %v err %v; want nothing to measure outside working hours", name, ok, err)
 		}
+	}
+}
+
+// TestRefusedCallbacksMeasure: refused callbacks recorded through the
+// store count in the window of a refused_callbacks rule by their minute,
+// those before it do not, and the console's chart counts them per account.
+func TestRefusedCallbacksMeasure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := storetest.NewPool(t)
+	now := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	for i := range 7 {
+		if err := store.RecordRefusal(ctx, pool, "wecom", "app", "signature", now.Add(-time.Duration(i+1)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.RecordRefusal(ctx, pool, "feishu", "bot", "timestamp", now.Add(-3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RecordRefusal(ctx, pool, "wecom", "app", "signature", now.Add(-30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	rule := config.AlertRule{Name: "refused", When: config.AlertRefusedCallbacks, Window: 10 * time.Minute}
+	if got, ok, err := measure(ctx, pool, rule, now, config.CostsConfig{}); err != nil || !ok || got != 8 {
+		t.Errorf("refused callbacks over 10 minutes: %v %v %v, want 8", got, ok, err)
+	}
+	var total int
+	if err := pool.QueryRow(ctx, `SELECT sum(count) FROM callback_refusals`).Scan(&total); err != nil || total != 9 {
+		t.Errorf("running totals: %d %v, want 9", total, err)
+	}
+	points, err := store.RefusalChart(ctx, pool, store.ChartRange{Since: now.Add(-time.Hour), Until: now.Add(time.Minute), Step: time.Hour,
+		Channel: "wecom", Account: "app"})
+	sum := 0
+	for _, p := range points {
+		if p.Channel != "wecom" || p.Account != "app" {
+			t.Errorf("wecom/app's chart holds %+v", p)
+		}
+		sum += p.Refused
+	}
+	if err != nil || sum != 8 {
+		t.Errorf("wecom/app's refusals over the hour: %+v %v, want 8", points, err)
+	}
+	// The housekeeping forgets minutes past the history, not the totals.
+	if err := store.ForgetRefusalMinutes(ctx, pool, now.Add(store.RefusalHistory)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := measure(ctx, pool, rule, now, config.CostsConfig{}); got != 0 {
+		t.Errorf("after the history was forgotten the measure is %v", got)
+	}
+}
+
+// TestBudgetMeasure: the share of an account's monthly budget spent this
+// calendar month in the rule's time zone: its runs of this month count,
+// another account's and last month's do not.
+func TestBudgetMeasure(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := storetest.NewPool(t)
+	// 2026-12-01 01:00 in Shanghai is still November 30 in UTC.
+	now := time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC)
+	thisMonth := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	lastMonth := time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC)
+	for _, sql := range []string{
+		`INSERT INTO sessions (id, channel, account, chat_id, user_id) VALUES (1, 'wecom', 'app', 'u', 'u'), (2, 'feishu', 'bot', 'u', 'u')
+         RETURNING $1::timestamptz, $2::timestamptz`,
+		`INSERT INTO inbound_messages (id, channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, status, received_at)
+         SELECT g, 'wecom', 'app', 'm-' || g, 'text', 'u', 'single', 'u', 'done', $1 FROM generate_series(1, 4) g WHERE $2::timestamptz IS NOT NULL`,
+		// wecom/app: 2 runs this month of 1,000,000 prompt tokens each, one last
+		// month; feishu/bot: one this month.
+		`INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, prompt_tokens, started_at, finished_at) VALUES
+         ('a', 1, 1, 'qwen-plus', 'finished', 1000000, $1, $1), ('b', 1, 2, 'qwen-plus', 'finished', 1000000, $1, $1),
+         ('c', 1, 3, 'qwen-plus', 'finished', 1000000, $2, $2), ('d', 2, 4, 'qwen-plus', 'finished', 1000000, $1, $1)`,
+	} {
+		if _, err := pool.Exec(ctx, sql, thisMonth, lastMonth); err != nil {
+			t.Fatalf("%v\n%s", err, sql)
+		}
+	}
+	costs := config.CostsConfig{Models: map[string]config.ModelPrice{"qwen-plus": {Prompt: 4}}, Budgets: map[string]float64{"wecom/app": 10}}
+	rule := config.AlertRule{Name: "budget", When: config.AlertBudget, Account: "wecom/app", TZ: "Asia/Shanghai", Window: 10 * time.Minute}
+	if got, ok, err := measure(ctx, pool, rule, now, costs); err != nil || !ok || got != 80 {
+		t.Errorf("wecom/app's budget used: %v %v %v, want 80 (8 of 10)", got, ok, err)
+	}
+	// In UTC's months the runs of December 1, 01:00 in Shanghai were
+	// November's.
+	rule.TZ = "UTC"
+	if got, _, _ := measure(ctx, pool, rule, now, costs); got != 0 {
+		t.Errorf("in UTC's December: %v, want 0", got)
 	}
 }

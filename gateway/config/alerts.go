@@ -44,11 +44,20 @@ const (
 	// working hours (AlertRule.Hours, weekdays unless Weekends); above
 	// does not apply.
 	AlertNoTraffic = "no_traffic"
+	// AlertRefusedCallbacks counts the callbacks the platform packages
+	// refused (a bad signature, a stale timestamp …): a leaked callback
+	// URL under attack, or a rotated secret not yet in the config.
+	AlertRefusedCallbacks = "refused_callbacks"
+	// AlertBudget is the share of an account's monthly budget
+	// (costs.budgets, AlertRule.Account) spent this calendar month in
+	// AlertRule.TZ, in percent (above: "80%"): it fires before the budget
+	// is spent; the window does not apply.
+	AlertBudget = "budget"
 )
 
 // alertMeasures are every measure a rule may watch.
 var alertMeasures = []string{AlertDeliveriesFailed, AlertRunsFailed, AlertAnswerP95, AlertSkillErrorRate,
-	AlertBreakerOpenings, AlertDeliveryBacklog, AlertCostPerDay, AlertNoTraffic}
+	AlertBreakerOpenings, AlertDeliveryBacklog, AlertCostPerDay, AlertNoTraffic, AlertRefusedCallbacks, AlertBudget}
 
 // AlertRule is one threshold.
 type AlertRule struct {
@@ -57,14 +66,17 @@ type AlertRule struct {
 	// maxAlertNameLen bytes.
 	Name string `yaml:"name"`
 	// When is the measure: deliveries_failed, runs_failed, answer_p95,
-	// skill_error_rate, breaker_openings, delivery_backlog, cost or
-	// no_traffic.
+	// skill_error_rate, breaker_openings, delivery_backlog, cost,
+	// no_traffic, refused_callbacks or budget.
 	When string `yaml:"when"`
 	// Skill limits skill_error_rate to one skill (empty: all).
 	Skill string `yaml:"skill"`
+	// Account is budget's account, "channel/account", one of
+	// costs.budgets.
+	Account string `yaml:"account"`
 	// Hours are no_traffic's working hours, "09:00-18:00" by default, in
-	// TZ (default Asia/Shanghai); Weekends counts Saturday and Sunday as
-	// working days too.
+	// TZ (default Asia/Shanghai; budget's months too); Weekends counts
+	// Saturday and Sunday as working days too.
 	Hours    string `yaml:"hours"`
 	TZ       string `yaml:"tz"`
 	Weekends bool   `yaml:"weekends"`
@@ -107,6 +119,9 @@ type AlertMessages struct {
 	BreakerOpenings  string `yaml:"breaker_openings"`
 	DeliveryBacklog  string `yaml:"delivery_backlog"`
 	Cost             string `yaml:"cost"`
+	RefusedCallbacks string `yaml:"refused_callbacks"`
+	// Budget names the budget measure: %s the account.
+	Budget string `yaml:"budget"`
 	// NoTrafficFired and NoTrafficResolved are no_traffic's alert and its
 	// end: %s rule name, %s window (fired) or how long it lasted.
 	NoTrafficFired    string `yaml:"no_traffic_fired"`
@@ -128,6 +143,8 @@ var DefaultAlertMessages = AlertMessages{
 	BreakerOpenings:   "熔断器打开次数",
 	DeliveryBacklog:   "等待超过 1 分钟的待发回复段数",
 	Cost:              "模型费用",
+	RefusedCallbacks:  "被拒绝的回调数",
+	Budget:            "%s 本月已用预算",
 	NoTrafficFired:    "【Hermes 告警】%s：工作时间内已有 %s 没有收到任何消息，请检查各平台的回调和长连接。",
 	NoTrafficResolved: "【Hermes 告警恢复】%s：又收到消息了（中断约 %s）。",
 	Minutes:           "%d 分钟",
@@ -174,7 +191,7 @@ func (r AlertRule) Threshold() (float64, error) {
 			return 0, fmt.Errorf("must be a positive duration such as 30s, got %q", r.Above)
 		}
 		return d.Seconds(), nil
-	case AlertDeliveriesFailed, AlertRunsFailed, AlertBreakerOpenings, AlertDeliveryBacklog:
+	case AlertDeliveriesFailed, AlertRunsFailed, AlertBreakerOpenings, AlertDeliveryBacklog, AlertRefusedCallbacks:
 		n, err := strconv.Atoi(r.Above)
 		if err != nil || n < 0 {
 			return 0, fmt.Errorf("must be a count of 0 or more, got %q", r.Above)
@@ -184,6 +201,12 @@ func (r AlertRule) Threshold() (float64, error) {
 		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(r.Above), "%"), 64)
 		if err != nil || p < 0 || p >= 100 {
 			return 0, fmt.Errorf("must be a percentage from 0 to under 100 such as 20%%, got %q", r.Above)
+		}
+		return p, nil
+	case AlertBudget:
+		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(r.Above), "%"), 64)
+		if err != nil || p <= 0 || p > 1000 {
+			return 0, fmt.Errorf("must be a share of the monthly budget above 0%% and at most 1000%% such as 80%%, got %q", r.Above)
 		}
 		return p, nil
 	case AlertCostPerDay:
@@ -209,6 +232,8 @@ func (c *AlertsConfig) applyDefaults() {
 		}
 		if r.When == AlertNoTraffic {
 			setDefault(&r.Hours, defaultWorkingHours)
+		}
+		if r.When == AlertNoTraffic || r.When == AlertBudget {
 			setDefault(&r.TZ, "Asia/Shanghai")
 		}
 		setDefault(&r.To.ChatType, "group")
@@ -216,8 +241,9 @@ func (c *AlertsConfig) applyDefaults() {
 	fillWords(reflect.ValueOf(&c.Messages).Elem(), reflect.ValueOf(DefaultAlertMessages))
 }
 
-// validate reports the section's problems to bad, naming the key.
-func (c *AlertsConfig) validate(bad func(key, format string, args ...any)) {
+// validate reports the section's problems to bad, naming the key;
+// budgets are costs.budgets, which budget rules name.
+func (c *AlertsConfig) validate(budgets map[string]float64, bad func(key, format string, args ...any)) {
 	if len(c.Rules) > MaxAlertRules {
 		bad("alerts.rules", "at most %d rules, got %d", MaxAlertRules, len(c.Rules))
 	}
@@ -246,6 +272,14 @@ func (c *AlertsConfig) validate(bad func(key, format string, args ...any)) {
 		default:
 			if _, err := r.Threshold(); err != nil {
 				bad(key+".above", "%s", err)
+			}
+		}
+		if r.When == AlertBudget {
+			if _, err := time.LoadLocation(r.TZ); err != nil {
+				bad(key+".tz", "unknown time zone %q", r.TZ)
+			}
+			if _, ok := budgets[r.Account]; !ok {
+				bad(key+".account", "must be an account of costs.budgets (channel/account), got %q", r.Account)
 			}
 		}
 		if r.Window < minAlertWindow || r.Window > maxAlertWindow {

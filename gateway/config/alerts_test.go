@@ -56,6 +56,10 @@ func TestAlertsErrorsNameTheKey(t *testing.T) {
 		rule("name: x, when: no_traffic, hours: 18:00-09:00, " + to):                                                "alerts.rules[0].hours",
 		rule("name: x, when: no_traffic, tz: Mars/Base, " + to):                                                     "alerts.rules[0].tz",
 		alertRule + "  messages:\n    fired: '告警 %s'\n":                                                             "alerts.messages.fired",
+		rule("name: x, when: budget, account: wecom/app, above: 80%, " + to):                                        "alerts.rules[0].account",
+		"costs:\n  budgets: {wecom/app: 100}\n" + rule("name: x, when: budget, account: wecom/app, above: 0%, "+to): "alerts.rules[0].above",
+		"costs:\n  budgets: {app: 100}\n":                                                                           "costs.budgets.app",
+		"costs:\n  budgets: {wecom/app: 0}\n":                                                                       "costs.budgets.wecom/app",
 	} {
 		_, err := config.ParseConfig([]byte(memoryBase+yaml), env(nil))
 		if err == nil || !strings.Contains(err.Error(), key) {
@@ -75,12 +79,18 @@ func TestAlertsNewerMeasures(t *testing.T) {
 		"    - {name: b, when: breaker_openings, above: 0, "+to+"}\n"+
 		"    - {name: c, when: delivery_backlog, above: 50, "+to+"}\n"+
 		"    - {name: d, when: cost, above: 300, "+to+"}\n"+
-		"    - {name: e, when: no_traffic, window: 30m, "+to+"}\n")
+		"    - {name: e, when: no_traffic, window: 30m, "+to+"}\n"+
+		"    - {name: f, when: refused_callbacks, above: 10, "+to+"}\n"+
+		"    - {name: g, when: budget, account: wecom/app-hr, above: 80%, "+to+"}\n"+
+		"costs:\n  budgets: {wecom/app-hr: 500}\n")
 	r := cfg.Alerts.Rules
-	for i, want := range []float64{20, 0, 50, 300, 0} {
+	for i, want := range []float64{20, 0, 50, 300, 0, 10, 80} {
 		if got, err := r[i].Threshold(); err != nil || got != want {
 			t.Errorf("rule %s: threshold %v (%v), want %v", r[i].Name, got, err, want)
 		}
+	}
+	if b, ok := cfg.Costs.Budget("wecom/app-hr"); !ok || b != 500 || r[6].TZ != "Asia/Shanghai" {
+		t.Errorf("budget %v %v, tz %q; want 500 in Asia/Shanghai's months", b, ok, r[6].TZ)
 	}
 	if r[3].Window != 24*time.Hour || r[4].Hours != "09:00-18:00" || r[4].TZ != "Asia/Shanghai" {
 		t.Errorf("defaults: cost window %s, no_traffic hours %q tz %q", r[3].Window, r[4].Hours, r[4].TZ)

@@ -477,7 +477,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.Reports.validate(bad)
-	c.Alerts.validate(bad)
+	c.Alerts.validate(c.Costs.Budgets, bad)
 	c.Media.validate(bad)
 	c.Memory.Embeddings.validate(bad)
 	c.Knowledge.validate(bad)

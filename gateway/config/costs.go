@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // CostsConfig is what the model's tokens cost (costs:), for the console's
@@ -17,6 +18,11 @@ type CostsConfig struct {
 	// (model.name, or the name an account overrides it with). A model
 	// without a price is shown with its tokens and no cost.
 	Models map[string]ModelPrice `yaml:"models"`
+	// Budgets are the monthly model budgets by account, "channel/account"
+	// (e.g. wecom/app-hr) → an amount in Currency per calendar month. The
+	// console shows each account's share of it spent this month; an alert
+	// rule `when: budget` fires before it is spent.
+	Budgets map[string]float64 `yaml:"budgets"`
 }
 
 // ModelPrice is one model's price in Currency per 1,000,000 tokens, the
@@ -51,8 +57,12 @@ func (c CostsConfig) Cost(model string, prompt, completion int64) (float64, bool
 // as it is on every page.
 var currencyRE = regexp.MustCompile(`^[\p{L}\p{Sc}]{1,8}$`)
 
-// maxPricedModels bounds costs.models: a price list, not a catalogue.
-const maxPricedModels = 100
+// maxPricedModels bounds costs.models: a price list, not a catalogue;
+// maxBudgets bounds costs.budgets likewise.
+const (
+	maxPricedModels = 100
+	maxBudgets      = 200
+)
 
 func (c *CostsConfig) validate(bad func(key, format string, args ...any)) {
 	if c.Currency != "" && !currencyRE.MatchString(c.Currency) {
@@ -60,6 +70,17 @@ func (c *CostsConfig) validate(bad func(key, format string, args ...any)) {
 	}
 	if len(c.Models) > maxPricedModels {
 		bad("costs.models", "at most %d models, got %d", maxPricedModels, len(c.Models))
+	}
+	if len(c.Budgets) > maxBudgets {
+		bad("costs.budgets", "at most %d accounts, got %d", maxBudgets, len(c.Budgets))
+	}
+	for _, acc := range slices.Sorted(maps.Keys(c.Budgets)) {
+		if ch, name, ok := strings.Cut(acc, "/"); !ok || ch == "" || name == "" || strings.Contains(name, "/") {
+			bad("costs.budgets."+acc, "must name an account as channel/account, e.g. wecom/app-hr")
+		}
+		if v := c.Budgets[acc]; v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			bad("costs.budgets."+acc, "must be a monthly amount above 0 in costs.currency, got %v", v)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
 		p := c.Models[name]
@@ -72,4 +93,11 @@ func (c *CostsConfig) validate(bad func(key, format string, args ...any)) {
 			}
 		}
 	}
+}
+
+// Budget is the monthly model budget of account ("channel/account", as
+// costs.budgets names it) in Currency, and whether it has one.
+func (c CostsConfig) Budget(account string) (float64, bool) {
+	b, ok := c.Budgets[account]
+	return b, ok
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // KnowledgeConfig is the company's own documents (knowledge:), searched
@@ -12,8 +13,13 @@ type KnowledgeConfig struct {
 	// Enabled offers the knowledge_search tool, default true (it is
 	// offered only once documents exist and the message asks something).
 	Enabled *bool `yaml:"enabled"`
-	// Dir is a folder of documents kept in step with the index; "": none.
+	// Dir is a folder of documents kept in step with the index (new,
+	// changed and removed files, at start, on SIGHUP and every
+	// SyncInterval); "": none. An absolute path.
 	Dir string `yaml:"dir"`
+	// SyncInterval is how often the folder is compared with the index,
+	// by one replica; default 5m, at least 10s.
+	SyncInterval time.Duration `yaml:"sync_interval"`
 	// Corps is the default audience of a document added without one:
 	// everyone in these corps. Empty: everyone in any corp (a deployment
 	// of one company).
@@ -29,6 +35,13 @@ type KnowledgeConfig struct {
 
 const defaultKnowledgeResults = 5
 
+// Bounds of knowledge.sync_interval: a sync reads and hashes every file
+// of the folder, so it is not run more often than minKnowledgeSync.
+const (
+	defaultKnowledgeSync = 5 * time.Minute
+	minKnowledgeSync     = 10 * time.Second
+)
+
 // maxKnowledgeResults bounds knowledge.results: each passage is up to
 // about 1,500 characters of the model's input.
 const maxKnowledgeResults = 20
@@ -38,6 +51,7 @@ func (k *KnowledgeConfig) applyDefaults(memory MemoryEmbeddings, model ModelConf
 		k.Enabled = ptr(true)
 	}
 	positive(&k.Results, defaultKnowledgeResults)
+	positive(&k.SyncInterval, defaultKnowledgeSync)
 	if !k.Embeddings.On() && k.Embeddings.BaseURL == "" {
 		k.Embeddings = memory
 		return
@@ -55,6 +69,9 @@ func (k KnowledgeConfig) On() bool { return k.Enabled == nil || *k.Enabled }
 func (k KnowledgeConfig) validate(bad func(key, format string, args ...any)) {
 	if k.Dir != "" && !filepath.IsAbs(k.Dir) {
 		bad("knowledge.dir", "must be an absolute path, got %q", k.Dir)
+	}
+	if k.SyncInterval < minKnowledgeSync {
+		bad("knowledge.sync_interval", "must be at least %s, got %s", minKnowledgeSync, k.SyncInterval)
 	}
 	if k.Results > maxKnowledgeResults {
 		bad("knowledge.results", "must be at most %d, got %d", maxKnowledgeResults, k.Results)

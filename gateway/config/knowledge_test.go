@@ -3,6 +3,7 @@ package config_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hermes-gw/hermes/gateway/config"
 )
@@ -10,7 +11,7 @@ import (
 func TestKnowledgeEmbeddingsInheritMemorysThenTheModels(t *testing.T) {
 	t.Parallel()
 	cfg := parse(t, memoryBase+"memory:\n  embeddings:\n    name: text-embedding-v3\n")
-	if ep := cfg.Knowledge.Embeddings; ep.Name != "text-embedding-v3" || ep.BaseURL != cfg.Model.BaseURL || cfg.Knowledge.Results != 5 || !cfg.Knowledge.On() {
+	if ep := cfg.Knowledge.Embeddings; ep.Name != "text-embedding-v3" || ep.BaseURL != cfg.Model.BaseURL || cfg.Knowledge.Results != 5 || cfg.Knowledge.SyncInterval != 5*time.Minute || !cfg.Knowledge.On() {
 		t.Errorf("memory's endpoint not inherited: %+v", cfg.Knowledge)
 	}
 	cfg = parse(t, memoryBase+"knowledge:\n  embeddings:\n    name: bge-m3\n")
@@ -23,6 +24,7 @@ func TestKnowledgeErrorsNameTheKey(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ name, yaml, want string }{
 		{"RelativeDir", "knowledge:\n  dir: handbook\n", "knowledge.dir: must be an absolute path"},
+		{"SyncInterval", "knowledge:\n  sync_interval: 1s\n", "knowledge.sync_interval: must be at least 10s"},
 		{"Results", "knowledge:\n  results: 50\n", "knowledge.results: must be at most 20"},
 		{"EmptyCorp", "knowledge:\n  corps: [\"\"]\n", "knowledge.corps"},
 		{"BadURL", "knowledge:\n  embeddings:\n    name: bge-m3\n    base_url: 10.0.0.5:8000\n", "knowledge.embeddings.base_url: must be an http(s) URL"},

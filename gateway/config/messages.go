@@ -72,6 +72,12 @@ type Messages struct {
 	// Knowledge are the words of the knowledge base's citations.
 	Knowledge KnowledgeMessages `yaml:"knowledge"`
 
+	// Ratings are the words of rating an answer (👍 / 👎).
+	Ratings RatingMessages `yaml:"ratings"`
+
+	// Cards are the words of confirmation and choice cards (cards.go).
+	Cards CardMessages `yaml:"cards"`
+
 	// Console overrides the operator console's interface text, by language
 	// (zh, en) and key, e.g. console: {zh: {title: 某某公司 Hermes}}. The
 	// keys are the console's (web/console/texts.go); an unknown one is
@@ -127,6 +133,8 @@ var DefaultMessages = Messages{
 	Memory:  DefaultMemoryMessages,
 
 	Knowledge: DefaultKnowledgeMessages,
+	Ratings:   DefaultRatingMessages,
+	Cards:     DefaultCardMessages,
 }
 
 // applyDefaults fills every entry left out with its default.

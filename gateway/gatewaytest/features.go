@@ -9,6 +9,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway/memory"
 	"github.com/hermes-gw/hermes/gateway/openaiapi"
 	"github.com/hermes-gw/hermes/gateway/privacy"
+	"github.com/hermes-gw/hermes/gateway/ratings"
 	"github.com/hermes-gw/hermes/gateway/reports"
 	"github.com/hermes-gw/hermes/gateway/router"
 	"github.com/hermes-gw/hermes/gateway/skillfiles"
@@ -26,6 +27,7 @@ func NewFeatures() []gateway.Feature {
 		router.New(),
 		skillfiles.New(),
 		memory.New(),
+		ratings.New(),
 		privacy.New(),
 		alerts.New(),
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
@@ -86,7 +87,7 @@ type Harness struct {
 	Model    *openaitest.Server
 	Backend  *demobackend.Backend
 	// Crypto signs and encrypts callbacks as the test WeCom app.
-	Crypto *wecom.Crypto
+	Crypto *wxbiz.Crypto
 	// Secret is this harness's app secret: apps of parallel tests share the
 	// corp id, and WeCom API calls find their fake server by corp and secret.
 	Secret string
@@ -125,7 +126,7 @@ func New(t testing.TB) *Harness {
 	backendSrv := httptest.NewServer(h.Backend)
 	t.Cleanup(backendSrv.Close)
 	h.BackendURL = backendSrv.URL
-	h.Crypto, err = wecom.NewCrypto(Token, AESKey, CorpID)
+	h.Crypto, err = wxbiz.NewCrypto(Token, AESKey, CorpID)
 	if err != nil {
 		t.Fatal(err)
 	}

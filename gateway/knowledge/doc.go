@@ -17,12 +17,24 @@
 //
 // Search is lexical (memory's bigram terms, BM25 in SQL over a GIN index)
 // and, when knowledge.embeddings is configured, hybrid: passages' vectors
-// are ranked in Go (Vectors) and fused by reciprocal rank. Adjacent
+// are ranked in Postgres by pgvector where it is installed (or can be:
+// EnsurePgvector), else in Go (Vectors), and fused by reciprocal rank. Adjacent
 // passages that both match are merged, so an answer split over two
 // sections comes whole.
 //
+// The folder knowledge.dir is kept in step by Base.Sync (at start, every
+// knowledge.sync_interval by the leader's job, on SIGHUP), one replica at
+// a time; a file's metadata is in a sidecar (FILE.yaml).
+//
+// What the answer did with the passages is recorded by Annotate: a trace
+// step (TraceKind) of the passages given and cited, the citations per
+// document, and a gap (the employee's question) when nothing was cited;
+// only passages the tool gave that asker appear in either.
+//
 // Files: chunk.go (Cut: passages by headings, steps, table rows, pages),
 // store.go (Add, Delete, List), search.go (Search, the audience filter),
-// vectors.go (Vectors, FillVectors). The SQL schema is
-// migrations/00024_knowledge.sql.
+// vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
+// syncjob.go (its periodic job), feature.go (the tool and Annotate),
+// gaps.go (the trace step, gaps and citations). The SQL schema is
+// migrations/00024_knowledge.sql and 00025_knowledge_gaps.sql.
 package knowledge

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/skills"
@@ -48,7 +49,7 @@ func New() *Service { return &Service{given: map[string][]Passage{}} }
 // Attach implements gateway.Feature.
 func (k *Service) Attach(s gateway.Services) error {
 	k.s = s
-	k.kb = NewBase(s.Pool, s.Config.Knowledge, s.Log, s.Now)
+	k.kb = BaseOf(s)
 	return nil
 }
 
@@ -176,26 +177,36 @@ func (k *Service) remember(in channels.Inbound, ps []Passage) {
 }
 
 // Annotate implements gateway.ReplyFeature: the sources line of the
-// documents whose passages the answer used, added by Hermes. Only passages
-// the tool gave this sender are candidates, so only documents they may
-// see are named; an answer that used none (「文档里没有」) names none.
-func (k *Service) Annotate(in channels.Inbound, reply string) string {
+// documents whose passages the answer used, added by Hermes, and the
+// run's trace step of the passages retrieved and cited. Only passages the
+// tool gave this sender are candidates, so only documents they may see
+// are named or traced; an answer that used none (「文档里没有」) names
+// none, and is recorded as a gap (gaps.go).
+func (k *Service) Annotate(ctx context.Context, in channels.Inbound, reply string) (string, []agent.Step) {
 	key := keyOf(in)
 	k.mu.Lock()
-	ps := k.given[key]
+	ps, searched := k.given[key]
 	delete(k.given, key)
 	k.mu.Unlock()
+	if !searched {
+		return reply, nil
+	}
 	words := k.s.Config.Messages.Knowledge
+	used := Used(reply, ps)
 	var names []string
-	for _, p := range Used(reply, ps) {
+	for _, p := range used {
 		if name := SourceOf(p, words.Page); !contains(names, name) {
 			names = append(names, name)
 		}
 	}
-	if len(names) == 0 {
-		return reply
+	step := traceStep(ps, used, words.Page, k.s.Now())
+	if reply != "" {
+		k.record(ctx, in, ps, used)
 	}
-	return reply + "\n\n" + fmt.Sprintf(words.Sources, strings.Join(names, words.Separator))
+	if len(names) == 0 {
+		return reply, []agent.Step{step}
+	}
+	return reply + "\n\n" + fmt.Sprintf(words.Sources, strings.Join(names, words.Separator)), []agent.Step{step}
 }
 
 func contains(list []string, s string) bool {

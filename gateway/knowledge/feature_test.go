@@ -75,18 +75,18 @@ func TestSourcesAreAddedByHermesForUsedPassagesOnly(t *testing.T) {
 	if !strings.Contains(obs, "婚假 3 天") {
 		t.Fatalf("observation: %s", obs)
 	}
-	got := k.Annotate(in, "按公司规定，婚假为 3 天，须在登记后一年内休完。")
+	got, _ := k.Annotate(context.Background(), in, "按公司规定，婚假为 3 天，须在登记后一年内休完。")
 	if !strings.HasSuffix(got, "来源：《休假制度》2025版 · 休假制度 > 婚假") {
 		t.Fatalf("reply = %q", got)
 	}
 	// Annotated once: the passages are not cited again.
-	if again := k.Annotate(in, "婚假为 3 天。"); again != "婚假为 3 天。" {
+	if again, _ := k.Annotate(context.Background(), in, "婚假为 3 天。"); again != "婚假为 3 天。" {
 		t.Fatalf("second annotation: %q", again)
 	}
 
 	in = message("zhangsan", "公司有陪产假吗", "2")
 	call(t, k, in, "陪产假")
-	if got := k.Annotate(in, "公司文档中没有关于陪产假的规定，建议咨询 HR。"); strings.Contains(got, "来源") {
+	if got, _ := k.Annotate(context.Background(), in, "公司文档中没有关于陪产假的规定，建议咨询 HR。"); strings.Contains(got, "来源") {
 		t.Fatalf("an answer the documents did not give cites them: %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/media/document"
 	"github.com/hermes-gw/hermes/gateway/memory"
 )
 
@@ -25,6 +26,9 @@ type Base struct {
 	Cfg  config.KnowledgeConfig
 	Log  *slog.Logger
 	Now  func() time.Time
+	// MaxBytes is the largest folder file read (media.max_bytes); 0:
+	// document.DefaultMaxUncompressed.
+	MaxBytes int64
 	// Embedder is knowledge.embeddings' endpoint, nil when off.
 	Embedder memory.Embedder
 	vectors  *Vectors
@@ -32,7 +36,16 @@ type Base struct {
 
 // NewBase is the knowledge base of cfg on pool.
 func NewBase(pool *pgxpool.Pool, cfg config.KnowledgeConfig, log *slog.Logger, now func() time.Time) *Base {
-	return &Base{Pool: pool, Cfg: cfg, Log: log, Now: now, Embedder: memory.NewEmbedder(cfg.Embeddings), vectors: NewVectors()}
+	vs := NewVectors()
+	vs.Log = log
+	return &Base{Pool: pool, Cfg: cfg, Log: log, Now: now, Embedder: memory.NewEmbedder(cfg.Embeddings), vectors: vs}
+}
+
+func (b *Base) maxBytes() int64 {
+	if b.MaxBytes > 0 {
+		return b.MaxBytes
+	}
+	return document.DefaultMaxUncompressed // media's cap on inflated bytes
 }
 
 // Add adds n (Add), its audience defaulting to everyone of

@@ -75,12 +75,13 @@ type Document struct {
 	Audience  Audience
 	Source    string // where it came from (a path, "console")
 	Kind      document.Kind
-	Hash      string // sha256 of its bytes, hex
+	Hash      string // sha256 of its bytes (and a folder file's sidecar), hex
 	Chars     int
 	Current   bool // the version in force of its key
 	AddedBy   string
 	AddedAt   time.Time
-	Chunks    int // passages (List only)
+	Chunks    int   // passages (List only)
+	Cited     int64 // answers that cited it
 }
 
 // NewDocument is a document to add: its bytes and what an operator says of it.
@@ -95,6 +96,8 @@ type NewDocument struct {
 	Audience  Audience
 	Source    string
 	AddedBy   string
+	// sidecar is a folder file's sidecar (sync.go), hashed with Data.
+	sidecar []byte
 }
 
 // Added is what Add did.
@@ -118,30 +121,10 @@ type Added struct {
 // ErrCorrupt, ErrUnsupported…), a database error. On any error nothing
 // is stored.
 func Add(ctx context.Context, pool *pgxpool.Pool, n NewDocument, now time.Time) (Added, error) {
-	n.Title, n.Key = strings.TrimSpace(n.Title), strings.TrimSpace(n.Key)
-	if n.Key == "" {
-		n.Key = n.Title
-	}
-	n.Audience = n.Audience.clean()
-	if err := n.validate(); err != nil {
+	d, chunks, err := prepare(ctx, n, now)
+	if err != nil {
 		return Added{}, err
 	}
-	sum := sha256.Sum256(n.Data)
-	hash := hex.EncodeToString(sum[:])
-	res, err := document.Extract(ctx, n.Data, n.Name, document.Limits{MaxChars: MaxChars + 1})
-	if err != nil {
-		return Added{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, n.Name, err)
-	}
-	if res.Truncated {
-		return Added{}, fmt.Errorf("%w: %s: over %d characters", ErrUnreadable, n.Name, MaxChars)
-	}
-	chunks := Cut(res)
-	if len(chunks) == 0 {
-		return Added{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, n.Name, document.ErrEmpty)
-	}
-	d := Document{Key: n.Key, Title: n.Title, Owner: n.Owner, Version: n.Version, Effective: n.Effective,
-		Audience: n.Audience, Source: n.Source, Kind: res.Kind, Hash: hash, Chars: res.Chars,
-		AddedBy: n.AddedBy, AddedAt: now}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return Added{}, fmt.Errorf("knowledge: add: %w", err)
@@ -155,6 +138,48 @@ func Add(ctx context.Context, pool *pgxpool.Pool, n NewDocument, now time.Time) 
 		return Added{}, fmt.Errorf("knowledge: add: %w", err)
 	}
 	return out, nil
+}
+
+// prepare checks n, extracts it and cuts it into passages: everything
+// of Add before the database.
+func prepare(ctx context.Context, n NewDocument, now time.Time) (Document, []Chunk, error) {
+	n.Title, n.Key = strings.TrimSpace(n.Title), strings.TrimSpace(n.Key)
+	if n.Key == "" {
+		n.Key = n.Title
+	}
+	n.Audience = n.Audience.clean()
+	if err := n.validate(); err != nil {
+		return Document{}, nil, err
+	}
+	hash := n.hash()
+	res, err := document.Extract(ctx, n.Data, n.Name, document.Limits{MaxChars: MaxChars + 1})
+	if err != nil {
+		return Document{}, nil, fmt.Errorf("%w: %s: %w", ErrUnreadable, n.Name, err)
+	}
+	if res.Truncated {
+		return Document{}, nil, fmt.Errorf("%w: %s: over %d characters", ErrUnreadable, n.Name, MaxChars)
+	}
+	chunks := Cut(res)
+	if len(chunks) == 0 {
+		return Document{}, nil, fmt.Errorf("%w: %s: %w", ErrUnreadable, n.Name, document.ErrEmpty)
+	}
+	d := Document{Key: n.Key, Title: n.Title, Owner: n.Owner, Version: n.Version, Effective: n.Effective,
+		Audience: n.Audience, Source: n.Source, Kind: res.Kind, Hash: hash, Chars: res.Chars,
+		AddedBy: n.AddedBy, AddedAt: now}
+	return d, chunks, nil
+}
+
+// hash is the version's content hash: its bytes, and a folder file's
+// sidecar, which is part of its version (a changed audience is a new
+// version even when the file's bytes are not).
+func (n NewDocument) hash() string {
+	h := sha256.New()
+	h.Write(n.Data)
+	if n.sidecar != nil {
+		h.Write([]byte{0})
+		h.Write(n.sidecar)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (n NewDocument) validate() error {
@@ -256,6 +281,17 @@ func Delete(ctx context.Context, pool *pgxpool.Pool, id int64) (Document, error)
 		return Document{}, fmt.Errorf("knowledge: delete: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	d, err := deleteTx(ctx, tx, id)
+	if err != nil {
+		return Document{}, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Document{}, fmt.Errorf("knowledge: delete: %w", err)
+	}
+	return d, nil
+}
+
+func deleteTx(ctx context.Context, tx pgx.Tx, id int64) (Document, error) {
 	docs, err := scanDocs(tx.Query(ctx, `DELETE FROM knowledge_documents d WHERE id = $1 RETURNING `+docColumns, id))
 	if err != nil {
 		return Document{}, err
@@ -265,9 +301,6 @@ func Delete(ctx context.Context, pool *pgxpool.Pool, id int64) (Document, error)
 	}
 	if err := electCurrent(ctx, tx, docs[0].Key); err != nil {
 		return Document{}, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return Document{}, fmt.Errorf("knowledge: delete: %w", err)
 	}
 	return docs[0], nil
 }
@@ -280,7 +313,7 @@ func List(ctx context.Context, q querier) ([]Document, error) {
 }
 
 const docColumns = `d.id, d.doc_key, d.title, d.owner, d.version, d.effective, d.corps, d.users, d.departments, d.chats,
-	d.source, d.kind, d.content_hash, d.chars, d.current, d.added_by, d.added_at`
+	d.source, d.kind, d.content_hash, d.chars, d.current, d.added_by, d.added_at, d.cited`
 
 // scanDocs reads rows of docColumns, and a passage count after them
 // when the query has one.
@@ -288,13 +321,13 @@ func scanDocs(rows pgx.Rows, err error) ([]Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: documents: %w", err)
 	}
-	counted := len(rows.FieldDescriptions()) > 17
+	counted := len(rows.FieldDescriptions()) > 18
 	docs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Document, error) {
 		var d Document
 		var eff *time.Time
 		var kind string
 		dest := []any{&d.ID, &d.Key, &d.Title, &d.Owner, &d.Version, &eff, &d.Audience.Corps, &d.Audience.Users,
-			&d.Audience.Departments, &d.Audience.Chats, &d.Source, &kind, &d.Hash, &d.Chars, &d.Current, &d.AddedBy, &d.AddedAt}
+			&d.Audience.Departments, &d.Audience.Chats, &d.Source, &kind, &d.Hash, &d.Chars, &d.Current, &d.AddedBy, &d.AddedAt, &d.Cited}
 		if counted {
 			dest = append(dest, &d.Chunks)
 		}

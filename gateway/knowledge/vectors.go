@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"sync"
@@ -31,16 +32,72 @@ type similar struct {
 	sim float64
 }
 
-// Vectors keeps the passages' embeddings in memory, ranked in Go: a
-// search reads no vector from Postgres, only a stamp of the table (count,
+// Vectors ranks the passages' embeddings: in Postgres when pgvector is
+// there (nearestSQL), else kept in memory and ranked in Go: a search
+// reads no vector from Postgres, only a stamp of the table (count,
 // largest and sum of ids of embedded passages), and reloads them all when
-// it changed (a document added, deleted, vectors filled in). Without
-// pgvector this is the semantic path; its cost is a scan of every vector
-// (README: "Knowledge" for the measured figures).
+// it changed (a document added, deleted, vectors filled in); its cost is
+// a scan of every vector (README: "Knowledge" for the measured figures).
 type Vectors struct {
 	mu    sync.Mutex
 	stamp [3]int64
 	byDoc map[int64][]chunkVec
+	// sql is whether pgvector ranks the vectors (EnsurePgvector), nil
+	// until known.
+	sql *bool
+	// Log reports once which path ranks the vectors; nil: nothing.
+	Log *slog.Logger
+}
+
+// inSQL reports whether pgvector ranks the vectors, finding out at the
+// first semantic search (a failed check is tried again at the next).
+func (vs *Vectors) inSQL(ctx context.Context, q querier) bool {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.sql != nil {
+		return *vs.sql
+	}
+	ok, err := EnsurePgvector(ctx, q)
+	if err != nil {
+		if vs.Log != nil {
+			vs.Log.Warn("knowledge: pgvector check failed; vectors ranked in Hermes", "err", err)
+		}
+		return false
+	}
+	vs.sql = &ok
+	if vs.Log != nil {
+		vs.Log.Info("knowledge: passages' vectors ranked", "in_postgres_with_pgvector", ok)
+	}
+	return ok
+}
+
+// nearestSQL ranks the visible passages' vectors by cosine distance in
+// Postgres with pgvector: embedding stays real[] (the schema does not
+// depend on the extension) and is cast to vector, which pgvector defines
+// for real[]. It is an exact scan of the visible passages, without an ANN
+// index (one needs a fixed dimension: README, "Knowledge", says how to add
+// one). Untested on this project's machines, which lack pgvector; the
+// fallback (nearest in Go) is what the tests cover.
+const nearestSQL = `SELECT c.id, 1 - (c.embedding::vector <=> $5::real[]::vector) AS sim
+FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
+WHERE c.embedding IS NOT NULL AND cardinality(c.embedding) = cardinality($5::real[]) AND ` + visibleSQL + `
+ORDER BY c.embedding::vector <=> $5::real[]::vector, c.id
+LIMIT $6`
+
+func nearestInSQL(ctx context.Context, q querier, c Caller, depts []string, query []float32, k int) ([]similar, error) {
+	rows, err := q.Query(ctx, nearestSQL, c.CorpID, c.UserID, depts, c.ChatID, query, k)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: nearest passages (pgvector): %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (similar, error) {
+		var s similar
+		err := r.Scan(&s.id, &s.sim)
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: nearest passages (pgvector): %w", err)
+	}
+	return out, nil
 }
 
 type chunkVec struct {
@@ -56,6 +113,9 @@ func NewVectors() *Vectors { return &Vectors{} }
 // query, most similar first. The documents are chosen by the audience
 // filter in SQL; only their vectors are compared.
 func (vs *Vectors) nearest(ctx context.Context, q querier, c Caller, depts []string, query []float32, k int) ([]similar, error) {
+	if vs.inSQL(ctx, q) {
+		return nearestInSQL(ctx, q, c, depts, query, k)
+	}
 	byDoc, err := vs.load(ctx, q)
 	if err != nil {
 		return nil, err
@@ -173,8 +233,7 @@ func FillVectors(ctx context.Context, q querier, emb memory.Embedder, batch int)
 }
 
 // HasPgvector reports whether the pgvector extension is installed in the
-// database. Hermes ranks vectors in Go either way today; an operator with
-// pgvector may index knowledge_chunks' vectors themselves (README).
+// database.
 func HasPgvector(ctx context.Context, q querier) (bool, error) {
 	var ok bool
 	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')`).Scan(&ok)
@@ -182,4 +241,27 @@ func HasPgvector(ctx context.Context, q querier) (bool, error) {
 		return false, fmt.Errorf("knowledge: pgvector: %w", err)
 	}
 	return ok, nil
+}
+
+// EnsurePgvector reports whether passages' vectors can be ranked in SQL:
+// pgvector is installed, or the server offers it (pg_available_extensions)
+// and CREATE EXTENSION succeeds (it needs the database owner's rights;
+// refused, the answer is false and the error says why). A server without
+// it (Debian 12's Postgres) answers false, nil.
+func EnsurePgvector(ctx context.Context, q querier) (bool, error) {
+	if ok, err := HasPgvector(ctx, q); ok || err != nil {
+		return ok, err
+	}
+	var available bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_available_extensions WHERE name = 'vector')`).Scan(&available)
+	if err != nil {
+		return false, fmt.Errorf("knowledge: pgvector: %w", err)
+	}
+	if !available {
+		return false, nil
+	}
+	if _, err := q.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+		return false, fmt.Errorf("knowledge: pgvector offered but not created: %w", err)
+	}
+	return true, nil
 }

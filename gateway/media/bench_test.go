@@ -12,6 +12,7 @@ import (
 
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/aibot"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/media"
@@ -50,7 +51,7 @@ func BenchmarkImage5MB(b *testing.B) {
 	key := bytes.Repeat([]byte{0x5a}, 32)
 	files := wecomtest.NewBotFileServer(b)
 	url := files.Add(shot, key, "shot.png")
-	bot, err := wecom.NewBot(wecom.BotSection{Name: "bot", Mode: wecom.BotModeWebSocket, CorpID: "corp", BotID: "id", Secret: "s",
+	bot, err := aibot.New(aibot.Config{Name: "bot", Mode: aibot.ModeWebSocket, CorpID: "corp", BotID: "id", Secret: "s",
 		FetchHosts: []string{"127.0.0.1"}, FetchAllowPrivate: true}, 0, channels.Env{})
 	if err != nil {
 		b.Fatal(err)

@@ -63,6 +63,11 @@ func separated(word, rest string) bool {
 	return !(unicode.IsLetter(rune(last)) || unicode.IsDigit(rune(last))) || unicode.IsSpace(rune(rest[0]))
 }
 
+// Private implements gateway.CommandFeature: a memory command's text is
+// in memories once answered (or was refused as a secret), never kept
+// beside them.
+func (m *Service) Private() bool { return true }
+
 // Help implements gateway.MemoryFeature: the memory commands' line of
 // /help, "" where memory is off.
 func (m *Service) Help(account, chatID string) string {

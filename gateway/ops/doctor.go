@@ -49,6 +49,35 @@ func CheckDatabase(ctx context.Context, pool *pgxpool.Pool) []channels.Check {
 	return []channels.Check{db, mig}
 }
 
+// cardsSilentAfter is how many answered cards without a single tap make
+// the doctor say taps do not arrive: one or two people may just prefer
+// typing.
+const cardsSilentAfter = 5
+
+// CheckCards looks at the cards each account sent in the last 14 days:
+// when at least cardsSilentAfter were answered (typed, or left to
+// expire) and none was tapped, taps most likely never reach Hermes (on
+// Feishu every tap then shows error 200340). Nothing to say (no check)
+// when no account sent cards or the database cannot be read.
+func CheckCards(ctx context.Context, pool *pgxpool.Pool, now time.Time) []channels.Check {
+	taps, err := store.CountCardTaps(ctx, pool, now.Add(-14*24*time.Hour))
+	if err != nil {
+		return nil
+	}
+	var out []channels.Check
+	for _, t := range taps {
+		ck := channels.Check{Name: t.Channel + "/" + t.Account + ": card taps"}
+		ck.Detail = fmt.Sprintf("%d cards sent in 14 days, %d answered, %d by a tap", t.Sent, t.Answered, t.Tapped)
+		ck.OK = t.Tapped > 0 || t.Answered < cardsSilentAfter
+		if !ck.OK {
+			ck.Fix = "taps do not arrive: subscribe the card callback (Feishu: 事件与回调 → 回调配置 → 卡片回传交互 " +
+				"card.action.trigger, same mode as the events, then publish a version), or turn cards off for the account"
+		}
+		out = append(out, ck)
+	}
+	return out
+}
+
 // CheckModel connects to the model endpoint's host (no model call: it
 // would cost tokens).
 func CheckModel(ctx context.Context, cfg config.ModelConfig) channels.Check {

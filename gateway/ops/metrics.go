@@ -48,6 +48,7 @@ type Metrics struct {
 	deliveries    *prometheus.CounterVec   // channel, status
 	connPanics    *prometheus.CounterVec   // channel, account
 	fetchRefused  *prometheus.CounterVec   // channel, account
+	cardFallback  *prometheus.CounterVec   // channel
 }
 
 // Outcomes of Accept, the status label of hermes_callbacks_total.
@@ -79,7 +80,7 @@ var (
 // list the shipped dashboard and alert rules (deploy/) are checked against.
 func (m *Metrics) collectors(src Sources) []prometheus.Collector {
 	return []prometheus.Collector{m.callbacks, m.acceptSeconds, m.httpRequests, m.httpSeconds, m.runs, m.runSeconds,
-		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries, m.connPanics, m.fetchRefused,
+		m.modelSeconds, m.modelTokens, m.skillCalls, m.skillSeconds, m.deliveries, m.connPanics, m.fetchRefused, m.cardFallback,
 		queueCollector{src: src}, breakerCollector{src: src},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 }
@@ -120,6 +121,9 @@ func NewMetrics(reg *prometheus.Registry, src Sources) *Metrics {
 		fetchRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_fetch_refused_total",
 			Help: "URLs from a callback or frame (a media URL, a response_url, a session webhook) not fetched because they named a host outside the platform's or connected to an internal address, by channel and account."},
 			[]string{"channel", "account"}),
+		cardFallback: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hermes_card_fallbacks_total",
+			Help: "Confirmation or choice cards sent as text instead, because the platform refused the card (a missing permission, a platform error), by channel."},
+			[]string{"channel"}),
 	}
 	reg.MustRegister(m.collectors(src)...)
 	return m
@@ -167,6 +171,14 @@ func (m *Metrics) Ran(channel string, res agent.Result, took time.Duration) {
 			m.skillSeconds.WithLabelValues(s.Tool).Observe(s.Latency.Seconds())
 		}
 	}
+}
+
+// CardFallback records a card sent as text instead (gateway/cards.go).
+func (m *Metrics) CardFallback(channel string) {
+	if m == nil {
+		return
+	}
+	m.cardFallback.WithLabelValues(channel).Inc()
 }
 
 // Delivered records one send attempt of a reply part.

@@ -72,6 +72,7 @@ func Erase(ctx context.Context, q store.Querier, p Person) (Erasure, error) {
 		{"runs", `UPDATE runs SET reply = '', error = CASE WHEN error <> '' THEN $2 ELSE '' END WHERE id = ANY($1)`, []any{r.Runs, Expired}},
 		{"outbox", `DELETE FROM outbox WHERE reply_key = ANY($1)`, []any{r.Replies}},
 		{"inbound_media", `DELETE FROM inbound_media WHERE inbound_id = ANY($1)`, []any{r.Inbound}},
+		{"knowledge_gaps", `DELETE FROM knowledge_gaps WHERE inbound_id = ANY($1)`, []any{r.Inbound}},
 		{"reports", `DELETE FROM reports WHERE owner_corp = $1 AND owner_user = $2`, []any{p.CorpID, p.UserID}},
 		// A private chat's id is the user's id on most platforms.
 		{"inbound_messages", `UPDATE inbound_messages SET text = '', raw = NULL, parts = NULL, quote = NULL, sender_name = '',

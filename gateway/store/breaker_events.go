@@ -111,5 +111,5 @@ func BreakerOpenings(ctx context.Context, q Querier, r ChartRange) ([]BreakerOpe
 	return collectChart[BreakerOpeningPoint](ctx, q, "breaker openings", `
 SELECT date_bin($3, at, $1), skill, count(*)::int
 FROM skill_breaker_events WHERE at >= $1 AND at < $2 AND to_state = $4
-GROUP BY 1, 2 ORDER BY 1, 2`, r, BreakerOpen)
+GROUP BY 1, 2 ORDER BY 1, 2`, r, "", BreakerOpen)
 }

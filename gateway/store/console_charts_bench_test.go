@@ -60,6 +60,19 @@ func fillRuns(b *testing.B, ctx context.Context, q store.Querier, n int, now tim
          SELECT 'answer:' || g, 0, (ARRAY['wecom','dingtalk','feishu'])[g % 3 + 1], 'acc-' || (g % 4), '{}', '…',
                 $2::timestamptz - $3::interval * (g::float8 / $1)
          FROM generate_series(100, $1::int, 100) g`,
+		// Every run's asker in one of 50 departments, every 7th in two.
+		`UPDATE runs SET departments = CASE WHEN inbound_id % 7 = 0 THEN ARRAY['d' || inbound_id % 50, 'd' || (inbound_id + 1) % 50]
+                                           ELSE ARRAY['d' || inbound_id % 50] END
+         WHERE $1::int IS NOT NULL AND $2::timestamptz IS NOT NULL AND $3::interval IS NOT NULL`,
+		// Every 10th answer rated, one in five of them 👎.
+		`INSERT INTO run_ratings (run_id, rating, channel, account, rated_at)
+         SELECT 'run-' || g, CASE WHEN g % 50 = 0 THEN -1 ELSE 1 END, (ARRAY['wecom','dingtalk','feishu'])[g % 3 + 1], 'acc-' || (g % 4),
+                $2::timestamptz - $3::interval * (g::float8 / $1) + interval '1 minute'
+         FROM generate_series(10, $1::int, 10) g`,
+		// A refused callback every 5 minutes of the month.
+		`INSERT INTO callback_refusal_minutes (channel, account, "check", minute, count)
+         SELECT 'wecom', 'acc-1', 'signature', date_trunc('minute', $2::timestamptz - g * interval '5 minutes'), 1 + g % 3
+         FROM generate_series(1, (extract(epoch FROM $3::interval) / 300)::int) g WHERE $1::int IS NOT NULL`,
 	} {
 		if _, err := q.Exec(ctx, sql, n, now, span); err != nil {
 			b.Fatalf("fill: %v\n%s", err, sql)
@@ -68,7 +81,8 @@ func fillRuns(b *testing.B, ctx context.Context, q store.Querier, n int, now tim
 }
 
 // BenchmarkConsoleCharts1M reports the time of each chart query of the
-// console over 24 hours and 7 days, and of exporting a day of runs, at
+// console and of its headline over the last hour, 24 hours, 7 days and 30
+// days, and of exporting a day of runs, at
 // 1,000,000 runs. The fill takes a minute or two; run it with
 // -benchtime 5x.
 func BenchmarkConsoleCharts1M(b *testing.B) {
@@ -79,7 +93,8 @@ func BenchmarkConsoleCharts1M(b *testing.B) {
 	// VACUUM sets the visibility map, as autovacuum does on a live table,
 	// so that the index-only scans need no heap look-ups; ANALYZE gives the
 	// planner the table sizes.
-	if _, err := pool.Exec(ctx, `VACUUM ANALYZE runs, inbound_messages, outbox, run_steps, messages, sessions, skill_breaker_events`); err != nil {
+	if _, err := pool.Exec(ctx, `VACUUM ANALYZE runs, inbound_messages, outbox, run_steps, messages, sessions, skill_breaker_events,
+	                             run_ratings, callback_refusal_minutes`); err != nil {
 		b.Fatal(err)
 	}
 	c := store.NewConsole(pool) // as the console runs them
@@ -97,12 +112,29 @@ func BenchmarkConsoleCharts1M(b *testing.B) {
 		}},
 		{"skills", func(r store.ChartRange) error { _, err := c.SkillChart(ctx, r); return err }},
 		{"breaker", func(r store.ChartRange) error { _, err := c.BreakerOpenings(ctx, r); return err }},
+		// The overview's costs by account and by department.
+		{"cost_accounts", func(r store.ChartRange) error { _, err := c.TokensByAccount(ctx, r); return err }},
+		{"cost_departments", func(r store.ChartRange) error { _, err := c.TokensByDepartment(ctx, r); return err }},
+		{"ratings", func(r store.ChartRange) error {
+			_, err := c.RatingChart(ctx, store.ChartRange{Since: r.Since, Until: r.Until, Step: 24 * time.Hour})
+			return err
+		}},
+		{"refusals", func(r store.ChartRange) error { _, err := c.RefusalChart(ctx, r); return err }},
+		// The overview's headline: the period and the one before it.
+		{"headline", func(r store.ChartRange) error {
+			if _, err := c.HeadlineFigures(ctx, r); err != nil {
+				return err
+			}
+			_, err := c.HeadlineFigures(ctx, store.ChartRange{Since: r.Since.Add(-r.Until.Sub(r.Since)), Until: r.Since})
+			return err
+		}},
 	}
+	// The console's periods and their buckets (web/console/trends.go).
 	for _, period := range []struct {
-		name string
-		d    time.Duration
-	}{{"24h", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}} {
-		r := store.ChartRange{Since: now.Add(-period.d), Until: now.Add(time.Hour), Step: time.Hour}
+		name    string
+		d, step time.Duration
+	}{{"1h", time.Hour, time.Minute}, {"24h", 24 * time.Hour, time.Hour}, {"7d", 7 * 24 * time.Hour, 6 * time.Hour}, {"30d", 30 * 24 * time.Hour, 24 * time.Hour}} {
+		r := store.ChartRange{Since: now.Add(-period.d), Until: now.Add(period.step), Step: period.step}
 		for _, c := range charts {
 			b.Run(c.name+"_"+period.name, func(b *testing.B) {
 				for b.Loop() {

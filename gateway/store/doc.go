@@ -19,7 +19,9 @@
 //   - Sessions and runs: sessions.go (sessions, their history and recent
 //     tools), runleases.go (session leases: claimed, renewed, lapsed,
 //     handed on), pending.go (what a session waits for: a 「确认」 or a
-//     follow-up answer), runs.go (run traces and their steps), archive.go
+//     follow-up answer), cards.go (confirmation and choice cards: stored,
+//     locked by a tap, claimed at most once, settled; taps counted for the
+//     doctor), runs.go (run traces and their steps), archive.go
 //     (observations the agent compressed, kept per run).
 //   - Replies: outbox.go (a reply's parts under its idempotency key, each
 //     attempt recorded), drafts.go (a run's draft, a message's progress,

@@ -22,6 +22,7 @@ type Reply struct {
 	Format   string          // channels.FormatText | FormatMarkdown | FormatImage
 	Parts    []string
 	Image    *channels.Image // with FormatImage: the one part
+	CardID   string          // with FormatCard and FormatCardUpdate: the card (cards)
 }
 
 // OutboxPart is one part of a reply waiting for, or done with, delivery.
@@ -46,6 +47,8 @@ type OutboxPart struct {
 	// HeldUntil: a live reply may still show this part (the first of an
 	// answer) until then; nil: no hold.
 	HeldUntil *time.Time
+	// CardID is the card a FormatCard or FormatCardUpdate part shows.
+	CardID string
 }
 
 // InsertOutbox writes the parts of one reply under its idempotency key. A
@@ -65,10 +68,10 @@ func InsertOutbox(ctx context.Context, q Querier, r Reply) (bool, error) {
 	inserted := false
 	for i, text := range parts {
 		tag, err := q.Exec(ctx, `
-INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name, card_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (reply_key, part) DO NOTHING`,
-			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName)
+			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName, r.CardID)
 		if err != nil {
 			return false, fmt.Errorf("store: insert outbox: %w", err)
 		}
@@ -104,7 +107,7 @@ func UndeliveredInOrder(ctx context.Context, q Querier, orderKey, replyKey strin
 	}
 	rows, err := q.Query(ctx, `
 SELECT o.id, o.reply_key, o.part, o.parts, o.channel, o.account, o.reply_to, o.order_key, o.format, o.text,
-       o.media, o.media_name, o.attempts, o.first_attempt_at, o.media_id, o.media_expires_at, h.held_until
+       o.media, o.media_name, o.attempts, o.first_attempt_at, o.media_id, o.media_expires_at, h.held_until, o.card_id
 FROM outbox o
 LEFT JOIN live_holds h ON o.part = 0 AND h.reply_key = o.reply_key
 WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND `+match+`
@@ -117,7 +120,7 @@ ORDER BY o.id`, key)
 		var media []byte
 		var mediaName string
 		err := row.Scan(&p.ID, &p.ReplyKey, &p.Part, &p.Parts, &p.Channel, &p.Account, &p.ReplyTo, &p.OrderKey,
-			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt, &p.HeldUntil)
+			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt, &p.HeldUntil, &p.CardID)
 		if media != nil {
 			p.Image = &channels.Image{Name: mediaName, PNG: media}
 		}

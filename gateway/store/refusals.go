@@ -18,15 +18,52 @@ type Refusal struct {
 }
 
 // RecordRefusal counts a refused callback of channel/account that failed
-// check, at now.
+// check, at now: in the running totals and in now's minute, one
+// statement.
 func RecordRefusal(ctx context.Context, q Querier, channel, account, check string, now time.Time) error {
 	if _, err := q.Exec(ctx, `
+WITH minute AS (
+    INSERT INTO callback_refusal_minutes (channel, account, "check", minute, count) VALUES ($1, $2, $3, date_trunc('minute', $4::timestamptz), 1)
+    ON CONFLICT (channel, account, "check", minute) DO UPDATE SET count = callback_refusal_minutes.count + 1)
 INSERT INTO callback_refusals (channel, account, "check", count, last_at) VALUES ($1, $2, $3, 1, $4)
 ON CONFLICT (channel, account, "check") DO UPDATE SET count = callback_refusals.count + 1,
     last_at = greatest(callback_refusals.last_at, excluded.last_at)`, channel, account, check, now); err != nil {
 		return fmt.Errorf("store: record refusal: %w", err)
 	}
 	return nil
+}
+
+// RefusalHistory is how long the refusals per minute are kept: the
+// console's longest period and some.
+const RefusalHistory = 35 * 24 * time.Hour
+
+// ForgetRefusalMinutes deletes the refusals per minute older than
+// RefusalHistory before now.
+func ForgetRefusalMinutes(ctx context.Context, q Querier, now time.Time) error {
+	if _, err := q.Exec(ctx, `DELETE FROM callback_refusal_minutes WHERE minute < $1`, now.Add(-RefusalHistory)); err != nil {
+		return fmt.Errorf("store: forget refusal minutes: %w", err)
+	}
+	return nil
+}
+
+// RefusalPoint is the callbacks of one account refused in one bucket.
+type RefusalPoint struct {
+	At               time.Time
+	Channel, Account string
+	Refused          int
+}
+
+// RefusalChart counts the refused callbacks per account and bucket.
+func RefusalChart(ctx context.Context, q Querier, r ChartRange) ([]RefusalPoint, error) {
+	return collectChart[RefusalPoint](ctx, q, "refusals", `
+SELECT date_bin($3, minute, $1), channel, account, sum(count)::int
+FROM callback_refusal_minutes WHERE minute >= $1 AND minute < $2 /*account*/
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, r, ownAccount)
+}
+
+// RefusalChart is the package function over the console's pool.
+func (c *Console) RefusalChart(ctx context.Context, r ChartRange) ([]RefusalPoint, error) {
+	return RefusalChart(ctx, c.pool, r)
 }
 
 // LastRefusal returns the newest refusal of channel/account; found is false

@@ -23,6 +23,9 @@ type RunRecord struct {
 	Reply            string
 	StartedAt        time.Time
 	FinishedAt       time.Time
+	// Departments are the asker's department ids, for the cost by
+	// department (none where the channel has no directory).
+	Departments []string
 }
 
 // StepRecord is one step of a run's trace.
@@ -43,9 +46,10 @@ type StepRecord struct {
 // InsertRun stores a run and its steps.
 func InsertRun(ctx context.Context, q Querier, r RunRecord, steps []StepRecord) error {
 	_, err := q.Exec(ctx, `
-INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, reply, started_at, finished_at)
-VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-		r.ID, r.SessionID, r.InboundID, r.Model, r.StopReason, r.Error, r.PromptTokens, r.CompletionTokens, r.Reply, r.StartedAt, r.FinishedAt)
+INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, reply, started_at, finished_at, departments)
+VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
+		r.ID, r.SessionID, r.InboundID, r.Model, r.StopReason, r.Error, r.PromptTokens, r.CompletionTokens, r.Reply, r.StartedAt, r.FinishedAt,
+		nonNil(r.Departments))
 	if err != nil {
 		return fmt.Errorf("store: insert run: %w", err)
 	}
@@ -133,6 +137,8 @@ type RunFilter struct {
 	UserID     string    // the sender the run answered
 	ChatID     string    // the conversation
 	StopReason string    // e.g. "timeout", "fatal_tool_error"
+	Channel    string    // the platform of the conversation
+	Account    string    // the account (app or bot) of the conversation
 	Since      time.Time // started at or after
 	Until      time.Time // started before
 	Limit      int       // newest first, default 50
@@ -154,8 +160,9 @@ SELECT r.id, r.stop_reason, s.channel, s.account, s.user_id, s.chat_id, i.platfo
 FROM runs r JOIN sessions s ON s.id = r.session_id JOIN inbound_messages i ON i.id = r.inbound_id
 WHERE ($1 = '' OR s.user_id = $1) AND ($2 = '' OR s.chat_id = $2) AND ($3 = '' OR r.stop_reason = $3)
   AND ($4::timestamptz IS NULL OR r.started_at >= $4) AND ($5::timestamptz IS NULL OR r.started_at < $5)
+  AND ($7 = '' OR s.channel = $7) AND ($8 = '' OR s.account = $8)
 ORDER BY r.started_at DESC, r.id LIMIT $6`,
-		f.UserID, f.ChatID, f.StopReason, timeOrNil(f.Since), timeOrNil(f.Until), f.Limit)
+		f.UserID, f.ChatID, f.StopReason, timeOrNil(f.Since), timeOrNil(f.Until), f.Limit, f.Channel, f.Account)
 	if err != nil {
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}
@@ -169,6 +176,14 @@ ORDER BY r.started_at DESC, r.id LIMIT $6`,
 		return nil, fmt.Errorf("store: list runs: %w", err)
 	}
 	return out, nil
+}
+
+// nonNil is list, or an empty list for nil: a NOT NULL array column.
+func nonNil(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }
 
 func timeOrNil(t time.Time) any {

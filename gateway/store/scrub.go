@@ -32,6 +32,7 @@ var textColumns = []struct {
 	{"reply_drafts", "text", "inbound_id", func(r PersonRows) any { return r.Inbound }},
 	{"inbound_media", "name", "inbound_id", func(r PersonRows) any { return r.Inbound }},
 	{"inbound_media", "became", "inbound_id", func(r PersonRows) any { return r.Inbound }},
+	{"knowledge_gaps", "question", "inbound_id", func(r PersonRows) any { return r.Inbound }},
 }
 
 // jsonColumns are the JSON columns that may hold such a copy, with the

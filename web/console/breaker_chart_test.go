@@ -71,7 +71,7 @@ VALUES ('wecom', 'app', 'm1', 'text', 'c', 'single', 'u', 'done') RETURNING id`)
 		}
 		rows := chartRows(t, body, "chart-skill-breaker")
 		want := [][]string{
-			{"时段（开始）", "技能", "打开次数", "被拒绝的调用"},
+			{"时段", "技能", "打开次数", "被拒绝的调用"},
 			{hourLabel(period, earlier), "hr_leave_balance", "1", "2"},
 			{hourLabel(period, now), "it_vpn_reset", "1", "0"},
 		}
@@ -86,11 +86,12 @@ VALUES ('wecom', 'app', 'm1', 'text', 'c', 'single', 'u', 'done') RETURNING id`)
 	}
 }
 
-// hourLabel is how the charts of period name the hour t falls in.
+// hourLabel is how the tables of period name the bucket t falls in: an
+// hour over 24 hours, a quarter of the local day over 7 days.
 func hourLabel(period string, t time.Time) string {
-	h := t.Local().Truncate(time.Hour)
-	if period == "24h" && h.Hour() != 0 {
-		return h.Format("15:04")
-	}
-	return h.Format("01-02 15:04")
+	t = t.Local()
+	step := map[string]time.Duration{"24h": time.Hour, "7d": 6 * time.Hour}[period]
+	midnight := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
+	start := midnight.Add(t.Sub(midnight) / step * step)
+	return start.Format("01-02 15:04") + "–" + start.Add(step).Format("15:04")
 }

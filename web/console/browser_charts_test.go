@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,16 +40,20 @@ func chartsMatch(t *testing.T, ctx context.Context, f *fixture, base string) {
 		"chart-stops":       `SELECT count(*) FROM runs WHERE started_at >= $1`,
 		"chart-skill-calls": `SELECT count(*) FROM run_steps st JOIN runs r ON r.id = st.run_id WHERE st.kind = 'tool' AND r.started_at >= $1`,
 	}
-	for _, period := range []struct {
-		name string
-		d    time.Duration
-	}{{"24h", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}} {
-		// The charts' first bucket starts on the hour.
-		since := time.Now().Truncate(time.Hour).Add(time.Hour - period.d)
+	for _, period := range []string{"1h", "24h", "7d", "30d"} {
 		got := map[string]chartTotal{}
+		var since time.Time
 		for _, page := range []string{"/", "/skills"} {
-			if err := chromedp.Do(ctx, chromedp.Navigate(base+page+"?trend="+period.name), chromedp.WaitVisible(chromedp.CSS("#trends"))); err != nil {
+			if err := chromedp.Do(ctx, chromedp.Navigate(base+page+"?trend="+period), chromedp.WaitVisible(chromedp.CSS("#trends"))); err != nil {
 				t.Fatalf("open %s: %v", page, err)
+			}
+			// The charts' first bucket, as the page says.
+			attr, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#trends').dataset.since`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if since, err = time.Parse(time.RFC3339, attr); err != nil {
+				t.Fatalf("data-since %q: %v", attr, err)
 			}
 			totals, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]chartTotal](chartTotals))
 			if err != nil {
@@ -61,7 +66,7 @@ func chartsMatch(t *testing.T, ctx context.Context, f *fixture, base string) {
 			if err != nil {
 				t.Fatalf("legends of %s: %v", page, err)
 			}
-			checkSwatches(t, page+"?trend="+period.name, swatches)
+			checkSwatches(t, page+"?trend="+period, swatches)
 		}
 		for id, sql := range want {
 			var n float64
@@ -69,7 +74,48 @@ func chartsMatch(t *testing.T, ctx context.Context, f *fixture, base string) {
 				t.Fatal(err)
 			}
 			if g := got[id]; !g.Drawn || g.Sum != n {
-				t.Errorf("%s over %s: drawn %v, table sums to %v; the database has %v", id, period.name, g.Drawn, g.Sum, n)
+				t.Errorf("%s over %s: drawn %v, table sums to %v; the database has %v", id, period, g.Drawn, g.Sum, n)
+			}
+		}
+	}
+}
+
+// axisOverlaps reads, in the browser, every pair of neighbouring x axis
+// labels of a chart that touch or overlap as drawn (their boxes on the
+// page, 2 px apart at least), by chart id.
+const axisOverlaps = `[...document.querySelectorAll('figure.chart .plot svg')].flatMap(svg => {
+  const texts = [...svg.querySelectorAll('text')].filter(e => e.textContent.trim() !== '');
+  const bottom = Math.max(...texts.map(e => +e.getAttribute('y')));
+  const labels = texts.filter(e => +e.getAttribute('y') === bottom)
+    .map(e => ({text: e.textContent, box: e.getBoundingClientRect()})).sort((a, b) => a.box.left - b.box.left);
+  const out = [];
+  for (let i = 1; i < labels.length; i++) {
+    if (labels[i-1].box.right + 2 > labels[i].box.left) {
+      out.push(svg.closest('figure').id + ': ' + labels[i-1].text + ' / ' + labels[i].text);
+    }
+  }
+  return out;
+})`
+
+// checkAxes fails when two x axis labels of a chart meet on a page 960
+// pixels wide, over each period.
+func checkAxes(t *testing.T, ctx context.Context, base string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(960, 900)); err != nil {
+		t.Fatal(err)
+	}
+	defer chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)) //nolint:errcheck // the next navigation fails loudly
+	for _, period := range []string{"1h", "24h", "7d", "30d"} {
+		for _, page := range []string{"/", "/skills"} {
+			if err := chromedp.Do(ctx, chromedp.Navigate(base+page+"?trend="+period), chromedp.WaitVisible(chromedp.CSS("#trends"))); err != nil {
+				t.Fatalf("open %s: %v", page, err)
+			}
+			overlaps, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](axisOverlaps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range overlaps {
+				t.Errorf("%s?trend=%s at 960 px: axis labels meet: %s", page, period, o)
 			}
 		}
 	}
@@ -143,5 +189,110 @@ func fillHistory(t *testing.T, f *fixture) {
 		if tag, err := f.pool.Exec(ctx, sql); err != nil || tag.RowsAffected() == 0 {
 			t.Fatalf("history: %v, %d rows\n%s", err, tag.RowsAffected(), sql)
 		}
+	}
+}
+
+// drillTarget reads, in the browser, the busiest bucket of the stop
+// reasons' table: its runs in the table, and the plot's link over it.
+const drillTarget = `(() => {
+  const fig = document.querySelector('#chart-stops');
+  let best = null;
+  for (const tr of fig.querySelectorAll('table.chart-table tr')) {
+    const first = tr.querySelector('td a');
+    if (!first) continue;
+    let runs = 0;
+    for (const td of tr.querySelectorAll('td.num')) runs += parseInt(td.textContent, 10) || 0;
+    if (!best || runs > best.runs) best = {runs: runs, href: first.getAttribute('href')};
+  }
+  if (!best) return {runs: 0, bucket: -1};
+  const a = [...fig.querySelectorAll('svg g.drill a')].find(a => a.getAttribute('href') === best.href);
+  return {runs: best.runs, bucket: a ? +a.dataset.bucket : -1};
+})()`
+
+type drill struct {
+	Runs, Bucket int
+}
+
+// checkDrillDown clicks the busiest bar of the stop reasons' chart and
+// expects the runs list of exactly that bucket: as many runs as the
+// table counted there.
+func checkDrillDown(t *testing.T, ctx context.Context, base string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-stops svg"))); err != nil {
+		t.Fatal(err)
+	}
+	target, err := chromedp.Run(ctx, chromedp.Evaluate[drill](drillTarget))
+	if err != nil || target.Bucket < 0 || target.Runs == 0 {
+		t.Fatalf("no bar of the stop reasons' chart to click: %+v, %v", target, err)
+	}
+	sel := fmt.Sprintf(`#chart-stops g.drill a[data-bucket="%d"] rect`, target.Bucket)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS("#drill-filter"))); err != nil {
+		t.Fatalf("click bucket %d: %v", target.Bucket, err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#run-list a[href^="/console/runs/"]').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != target.Runs {
+		t.Errorf("the clicked bar counted %d runs; its runs list has %d", target.Runs, rows)
+	}
+}
+
+// checkStopColors fails unless failures are drawn red and finished runs
+// green, whatever other reasons the period has.
+func checkStopColors(t *testing.T, swatches []legendSwatch) {
+	t.Helper()
+	want := map[string]string{"完成": "rgb(59, 162, 114)", "技能致命错误": "rgb(217, 63, 63)"}
+	for _, s := range swatches {
+		if c, ok := want[s.Name]; ok && s.Chart == "chart-stops" {
+			if s.Color != c {
+				t.Errorf("stop reason %s drawn in %s, want %s", s.Name, s.Color, c)
+			}
+			delete(want, s.Name)
+		}
+	}
+	for name := range want {
+		t.Errorf("stop reason %s not in the legend", name)
+	}
+}
+
+// checkRefresh: the overview's trends section reloads itself in place —
+// the request its every-minute trigger makes, made now, brings a message
+// stored since into the headline without reloading the page.
+func checkRefresh(t *testing.T, ctx context.Context, f *fixture, base string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/?trend=1h"), chromedp.WaitVisible(chromedp.CSS("#headline-messages"))); err != nil {
+		t.Fatal(err)
+	}
+	read := `[document.querySelector('#trends').getAttribute('hx-trigger'), document.querySelector('#headline-messages .value').textContent,
+	  String(window.hermesMarker || '')]`
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.hermesMarker = 'same page'; true`)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](read))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before[0] != "every 60s" {
+		t.Errorf("the trends reload on %q, want every 60s", before[0])
+	}
+	if _, err := f.pool.Exec(context.Background(), `INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, text, status, received_at)
+VALUES ('test', 'acc-1', 'refresh-1', 'text', 'c', 'single', 'u', '新消息', 'done', now())`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('#trends');
+	  return htmx.ajax('GET', s.getAttribute('hx-get'), {target: '#trends', select: '#trends', swap: 'outerHTML'}).then(() => true); })()`,
+		chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+	after, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](read))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b, a int
+	fmt.Sscan(before[1], &b)
+	fmt.Sscan(after[1], &a)
+	if a != b+1 || after[2] != "same page" {
+		t.Errorf("after a refresh the headline counts %d messages (before %d), page kept: %q; want one more on the same page", a, b, after[2])
 	}
 }

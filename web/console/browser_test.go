@@ -130,6 +130,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	chartsMatch(t, ctx, f, base)
 	fillHistory(t, f)
 	chartsMatch(t, ctx, f, base)
+	checkAxes(t, ctx, base)
+	checkDrillDown(t, ctx, base)
+	checkRefresh(t, ctx, f, base)
+	do("overview with history", chromedp.Navigate(base+"/?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-stops svg")))
+	swatches, err := chromedp.Run(ctx, chromedp.Evaluate[[]legendSwatch](legendSwatches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStopColors(t, swatches)
 	do("overview charts", chromedp.Navigate(base+"/?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-traffic svg")))
 	shot("console-overview.png")
 	do("skills charts", chromedp.Navigate(base+"/skills?trend=24h"), chromedp.WaitVisible(chromedp.CSS("#chart-skill-calls svg")))
@@ -157,6 +166,36 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Errorf("stop reason %q, want finished", got)
 	}
 	shot("console-run-timeline.png")
+
+	// A document uploaded through the page's own form (multipart, its
+	// CSRF field) is listed; a damaged one is named with its reason.
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "休假制度.md"), filepath.Join(dir, "scan.pdf")
+	if err := os.WriteFile(good, []byte(leaveRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("%PDF-1.7\nnot a pdf"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upload := func(file string, wait string) {
+		t.Helper()
+		do("upload "+filepath.Base(file),
+			chromedp.Navigate(base+"/knowledge"),
+			chromedp.WaitVisible(chromedp.CSS("#kb-upload")),
+			chromedp.SetUploadFiles(chromedp.CSS(`#kb-upload input[type=file]`), []string{file}),
+			chromedp.SendKeys(chromedp.CSS(`#kb-upload input[name=version]`), "2025版"),
+			chromedp.Submit(chromedp.CSS("#kb-upload")),
+			chromedp.WaitVisible(chromedp.CSS(wait)))
+	}
+	upload(good, "#kb-notice")
+	if got, docs := text("#kb-notice"), text("#kb-documents"); !strings.Contains(got, "已添加《休假制度》") || !strings.Contains(docs, "2025版") {
+		t.Errorf("after the upload: notice %q, documents %q", got, docs)
+	}
+	upload(bad, "#kb-error")
+	if got := text("#kb-error"); got != "已拒绝 scan.pdf：文件损坏或无法解析" {
+		t.Errorf("a damaged upload says %q", got)
+	}
+	shot("console-knowledge.png")
 
 	do("sign out", chromedp.Submit(chromedp.CSS("header form")), chromedp.WaitVisible(chromedp.CSS("#username")))
 	signIn(viewerUser, viewerPass)

@@ -30,7 +30,8 @@ func chartRows(t *testing.T, body, id string) [][]string {
 	for _, tr := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(section, -1) {
 		var row []string
 		for _, td := range regexp.MustCompile(`(?s)<t[dh][^>]*>(.*?)</t[dh]>`).FindAllStringSubmatch(tr[1], -1) {
-			row = append(row, strings.TrimSpace(td[1]))
+			// A cell's text, without the drill-down link around it.
+			row = append(row, strings.TrimSpace(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(td[1], "")))
 		}
 		rows = append(rows, row)
 	}
@@ -86,6 +87,10 @@ func TestChartsAfterTraffic(t *testing.T) {
 				t.Errorf("%s %s: stop chart counts %d finished runs, want 1", who.user, period, n)
 			}
 			_, skills := get(t, c, f.srv.URL+"/console/skills?trend="+period)
+			// A breaker's state is in the page's language.
+			if strings.Contains(skills, "<td>closed</td>") || !strings.Contains(skills, "<td>正常</td>") {
+				t.Errorf("%s %s: the skills page does not show the breakers' state in Chinese", who.user, period)
+			}
 			if n := sumColumn(t, chartRows(t, skills, "chart-skill-calls"), "hr_leave_balance"); n != 1 {
 				t.Errorf("%s %s: skill chart counts %d calls, want 1", who.user, period, n)
 			}

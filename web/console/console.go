@@ -59,8 +59,11 @@ type Deps struct {
 	Costs config.CostsConfig
 	// AlertRules are alerts.rules, for the alerts page.
 	AlertRules []config.AlertRule
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// Knowledge is the knowledge base, for its page (nil: the page says
+	// it is off).
+	Knowledge KnowledgeBase
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 // Console serves the console's pages.
@@ -85,7 +88,7 @@ var templateFS embed.FS
 
 // pageNames are the templates/<name>.html files, each rendered inside
 // templates/layout.html.
-var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest", "schedules", "schedule", "memories", "alerts"}
+var pageNames = []string{"login", "overview", "conversations", "thread", "runs", "run", "skills", "selftest", "schedules", "schedule", "memories", "alerts", "knowledge"}
 
 // pages are the parsed templates by page name (with the charts' blocks,
 // templates/charts.html, that two pages use); like web's status page
@@ -147,6 +150,10 @@ func New(deps Deps) *Console {
 	m.Handle("POST "+Prefix+"/privacy/erase", c.signedIn(adminOnly(c.erasePerson)))
 	m.Handle("GET "+Prefix+"/alerts", c.signedIn(c.alertsPage))
 	m.Handle("POST "+Prefix+"/alerts/silence", c.signedIn(adminOnly(c.silenceAlert)))
+	m.Handle("GET "+Prefix+"/knowledge", c.signedIn(c.knowledgePage))
+	m.Handle("POST "+Prefix+"/knowledge/upload", c.boundedUpload(c.signedIn(adminOnly(c.uploadKnowledge))))
+	m.Handle("POST "+Prefix+"/knowledge/{id}/delete", c.signedIn(adminOnly(c.deleteKnowledge)))
+	m.Handle("POST "+Prefix+"/knowledge/{id}/reindex", c.signedIn(adminOnly(c.reindexKnowledge)))
 	m.Handle("GET "+Prefix+"/selftest", c.signedIn(c.selfTestPage))
 	m.Handle("POST "+Prefix+"/selftest", c.signedIn(adminOnly(c.selfTest)))
 	return c

@@ -6,8 +6,9 @@
 // pool). Pages are server-rendered html/template with a little htmx;
 // nothing is built at run time and no secret is ever rendered.
 // gateway/admin mounts it; it acts on nothing but its own accounts, skill
-// reloads, the self-test, the report actions it is given (Deps) and the
-// deletion of an employee's memories (audited), and it answers no chat.
+// reloads, the self-test, the report actions it is given (Deps), the
+// knowledge base's documents (Deps.Knowledge) and the deletion of an
+// employee's memories (audited), and it answers no chat.
 //
 // Files, by concept:
 //   - The console: console.go (Deps and New, the routes, rendering and
@@ -22,7 +23,9 @@
 //     a range of days as streamed, masked CSV, for admins),
 //     schedules.go (the scheduled reports: run now, pause, resume),
 //     memories.go (one employee's memories: look up, export, delete all,
-//     each audited), selftest.go (the channel self-test), refusals.go
+//     each audited), knowledge.go (the knowledge base: upload, list,
+//     re-index, delete, the questions not answered and the documents
+//     never cited), selftest.go (the channel self-test), refusals.go
 //     (what a refused callback's failed check means).
 //   - Words: texts.go (the interface text in each language, and
 //     CheckTexts for messages.console overrides).

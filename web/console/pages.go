@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/agent"
+	"github.com/hermes-gw/hermes/gateway/knowledge"
 	"github.com/hermes-gw/hermes/gateway/store"
 	"github.com/hermes-gw/hermes/skills"
 )
@@ -27,6 +29,9 @@ type overviewData struct {
 	Tokens   []expiryRow
 	Leases   []expiryRow
 	Queues   []queueRow
+	// ExportFrom and ExportTo fill the export's date fields: the last 7
+	// days, today included (the operator's local days).
+	ExportFrom, ExportTo string
 }
 
 type accountRow struct {
@@ -58,13 +63,25 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 		c.fail(w, r, err)
 		return
 	}
-	d := overviewData{Window: statsWindow, Accounts: accountRows(r.t, stats, refusals)}
-	tw := newTrendWindow(r.URL.Query().Get("trend"), now)
+	d := overviewData{Window: statsWindow, Accounts: accountRows(r.t, stats, refusals),
+		ExportFrom: now.Local().AddDate(0, 0, -6).Format(time.DateOnly), ExportTo: now.Local().Format(time.DateOnly)}
+	tw := newTrendWindow(r.URL.Query().Get("trend"), r.URL.Query().Get("account"), now)
+	if d.Trend, err = c.trend(r, tw, Prefix+"/"); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	if d.Trend.Charts, err = c.overviewCharts(r, tw); err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	d.Trend.Period, d.Trend.Periods, d.Trend.Path = tw.Period, trendPeriods, Prefix+"/"
+	if d.Trend.Headline, err = c.headline(r, tw, now); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if d.Trend.Costs, err = c.costs(r, tw, now); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	tokens, err := c.deps.Store.TokenExpiries(ctx)
 	if err != nil {
 		c.fail(w, r, err)
@@ -177,16 +194,29 @@ var stopReasons = []string{agent.StopFinished, agent.StopMaxSteps, agent.StopTim
 	agent.StopFatalTool, agent.StopNeedsInput, agent.StopAwaitingConfirmation, agent.StopPlanRefused, agent.StopError, agent.StopCanceled}
 
 type runsData struct {
-	UserID, ChatID, Stop, Period string
-	Stops, Periods               []string
-	List                         []store.RunSummary
+	UserID, ChatID, Stop, Period, Channel, Account string
+	Stops, Periods                                 []string
+	// From and To are a chart's bucket the list was opened from (the
+	// drill-down), zero when the period select applies.
+	From, To time.Time
+	List     []store.RunSummary
 }
 
 func (c *Console) runs(w http.ResponseWriter, r *request) {
 	q := r.URL.Query()
-	d := runsData{UserID: q.Get("user"), ChatID: q.Get("chat"), Stop: q.Get("stop"), Period: q.Get("period"), Stops: stopReasons, Periods: periodNames}
-	list, err := c.deps.Store.ListRuns(r.Context(), store.RunFilter{UserID: d.UserID, ChatID: d.ChatID, StopReason: d.Stop,
-		Since: since(r, c.deps.Now()), Limit: 100})
+	d := runsData{UserID: q.Get("user"), ChatID: q.Get("chat"), Stop: q.Get("stop"), Period: q.Get("period"),
+		Channel: q.Get("channel"), Account: q.Get("account"), Stops: stopReasons, Periods: periodNames}
+	f := store.RunFilter{UserID: d.UserID, ChatID: d.ChatID, StopReason: d.Stop, Channel: d.Channel, Account: d.Account,
+		Since: since(r, c.deps.Now()), Limit: 100}
+	// A drill-down's bucket; a time that does not parse is ignored like an
+	// unknown period (the list is wider, never someone else's).
+	if from, err := time.Parse(time.RFC3339, q.Get("from")); err == nil {
+		d.From, f.Since = from, from
+	}
+	if to, err := time.Parse(time.RFC3339, q.Get("to")); err == nil {
+		d.To, f.Until = to, to
+	}
+	list, err := c.deps.Store.ListRuns(r.Context(), f)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -198,6 +228,7 @@ func (c *Console) runs(w http.ResponseWriter, r *request) {
 // runData is a run's timeline.
 type runData struct {
 	Run    store.RunRecord
+	Rating int // the employee's: 1 👍, -1 👎, 0 none
 	Origin store.RunOrigin
 	Took   time.Duration
 	Steps  []stepView
@@ -210,6 +241,9 @@ type stepView struct {
 	store.StepRecord
 	Failed bool
 	Detail agent.Step
+	// Knowledge are the passages the knowledge base gave this run's
+	// asker and which the answer cited (a knowledge step only).
+	Knowledge knowledge.Trace
 }
 
 func (c *Console) run(w http.ResponseWriter, r *request) {
@@ -230,12 +264,26 @@ func (c *Console) run(w http.ResponseWriter, r *request) {
 		return
 	}
 	d := runData{Run: run, Origin: origin, Took: run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond)}
+	if d.Rating, err = c.deps.Store.RunRating(r.Context(), id); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	for _, s := range steps {
 		v := stepView{StepRecord: s, Failed: s.Error != ""}
 		_ = json.Unmarshal(s.Detail, &v.Detail) // older rows have no detail; the columns suffice
+		v.Knowledge, _ = knowledge.ParseTrace(s.Kind, s.Observation)
 		d.Steps = append(d.Steps, v)
 	}
 	c.render(w, r, "run", "", http.StatusOK, d)
+}
+
+// breakerState is a breaker's state in the page's language ("" when the
+// skill has no breaker).
+func breakerState(t map[string]string, state string) string {
+	if state == "" {
+		return ""
+	}
+	return cmp.Or(t["breaker_"+state], state)
 }
 
 // skillRow is one skill on the skills page.
@@ -274,15 +322,17 @@ func (c *Console) skillsData(r *request) (skillsData, error) {
 		return skillsData{}, err
 	}
 	d := skillsData{Window: statsWindow, Errors: errs}
-	tw := newTrendWindow(r.URL.Query().Get("trend"), c.deps.Now())
+	tw := newTrendWindow(r.URL.Query().Get("trend"), r.URL.Query().Get("account"), c.deps.Now())
+	if d.Trend, err = c.trend(r, tw, Prefix+"/skills"); err != nil {
+		return skillsData{}, err
+	}
 	if d.Trend.Charts, err = c.skillCharts(r, tw); err != nil {
 		return skillsData{}, err
 	}
-	d.Trend.Period, d.Trend.Periods, d.Trend.Path = tw.Period, trendPeriods, Prefix+"/skills"
 	reg := c.deps.Skills()
 	for _, s := range reg.Skills() {
 		row := skillRow{Name: s.Name, DisplayName: s.DisplayName, Description: s.Description, Executor: s.Executor,
-			Breaker: reg.BreakerState(s.Name), PerMinute: "0.00", ErrorRate: "–"}
+			Breaker: breakerState(r.t, reg.BreakerState(s.Name)), PerMinute: "0.00", ErrorRate: "–"}
 		a := s.Access
 		for _, rule := range []struct {
 			name string

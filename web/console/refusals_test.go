@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // A callback signed with another Token (the usual copy-paste mistake) is
@@ -21,7 +21,7 @@ func TestForgedCallbackShowsTheFailedCheck(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	wrong, err := wecom.NewCrypto("not-the-token", testAESKey, testCorpID)
+	wrong, err := wxbiz.NewCrypto("not-the-token", testAESKey, testCorpID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +57,10 @@ func TestForgedCallbackShowsTheFailedCheck(t *testing.T) {
 		t.Errorf("overview does not explain the refusal:\n%s", page)
 	}
 	noSecrets(t, "overview", page)
+	// The refusal is counted in its period on the overview's chart.
+	if n := sumColumn(t, chartRows(t, page, "chart-refused"), "wecom / "+testApp); n != 1 {
+		t.Errorf("the refused callbacks chart counts %d for wecom/%s, want 1", n, testApp)
+	}
 	_, page = postForm(t, c, f.srv.URL+"/console/selftest", url.Values{"csrf": {csrf}, "channel": {"wecom"},
 		"account": {testApp}, "target": {"zhangsan"}})
 	if !strings.Contains(page, "最近一次回调被拒：签名校验失败（Token 或 EncodingAESKey 不对？") {

@@ -66,6 +66,13 @@ type Charts interface {
 	TokenChart(ctx context.Context, r store.ChartRange) ([]store.TokenPoint, error)
 	SkillChart(ctx context.Context, r store.ChartRange) ([]store.SkillPoint, error)
 	BreakerOpenings(ctx context.Context, r store.ChartRange) ([]store.BreakerOpeningPoint, error)
+	HeadlineFigures(ctx context.Context, r store.ChartRange) (store.Headline, error)
+	ChartAccounts(ctx context.Context) ([]store.ChartAccount, error)
+	RatingChart(ctx context.Context, r store.ChartRange) ([]store.RatingPoint, error)
+	RefusalChart(ctx context.Context, r store.ChartRange) ([]store.RefusalPoint, error)
+	TokensByAccount(ctx context.Context, r store.ChartRange) ([]store.AccountTokens, error)
+	TokensByDepartment(ctx context.Context, r store.ChartRange) ([]store.DepartmentTokens, error)
+	RunRating(ctx context.Context, runID string) (int, error)
 	ExportMessages(ctx context.Context, since, until time.Time, limit int, fn func(store.ExportMessage) error) error
 	ExportRuns(ctx context.Context, since, until time.Time, limit int, fn func(store.ExportRun) error) error
 }

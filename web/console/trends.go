@@ -6,85 +6,167 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/go-analyze/charts"
+
+	"github.com/hermes-gw/hermes/agent"
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
-// The trends of the overview and the skills page: the last 24 hours or 7
-// days in hourly buckets (tokens and cost per day), from the store's chart
-// queries.
+// The trends of the overview and the skills page over a period: the last
+// hour by minute (during an incident), the last 24 hours by hour, the last
+// 7 days in 6-hour buckets, the last 30 days by day (tokens and cost per
+// day), from the store's chart queries. Buckets are few enough (at most
+// 60) that each bar is wide enough to see and each point can be clicked.
 
-// trendPeriods are the periods the charts offer; the first is the default.
-var trendPeriods = []string{"24h", "7d"}
+// trendPeriod is one period the charts offer: its span, its bucket, how
+// often an axis label is written (every labelEvery buckets) and how.
+type trendPeriod struct {
+	span, step time.Duration
+	labelEvery int
+	format     string
+}
 
-// trendSpans are their lengths in hours.
-var trendSpans = map[string]int{"24h": 24, "7d": 7 * 24}
+// trendPeriods are the periods offered, in the order of their links;
+// defaultTrend is the one a page opens with.
+var (
+	trendPeriods = []string{"1h", "24h", "7d", "30d"}
+	trendSpecs   = map[string]trendPeriod{
+		"1h":  {span: time.Hour, step: time.Minute, labelEvery: 10, format: "15:04"},
+		"24h": {span: 24 * time.Hour, step: time.Hour, labelEvery: 3, format: "15:04"},
+		"7d":  {span: 7 * 24 * time.Hour, step: 6 * time.Hour, labelEvery: 4, format: "01-02"},
+		"30d": {span: 30 * 24 * time.Hour, step: 24 * time.Hour, labelEvery: 5, format: "01-02"},
+	}
+	defaultTrend = "24h"
+)
 
 // trendData is the charts of a page, the period they cover and the
-// periods offered (links to Path?trend=).
+// periods offered (links to Path?trend=), the account they are narrowed
+// to ("channel/account", empty: all) and the accounts offered; on the
+// overview, the headline above them.
 type trendData struct {
 	Period, Path string
 	Periods      []string
+	Account      string
+	Accounts     []string
+	Since        time.Time // the first bucket's start, for the drill-down and tests
+	Step         time.Duration
+	Headline     []headlineFigure
 	Charts       []chartView
+	Costs        *costsData // overview only
 }
 
-// trendWindow is the period a request asks for (?trend=), with its hourly
-// buckets ending with the current hour, and the days it touches for the
+// trendWindow is the period a request asks for (?trend=), with its
+// buckets ending with the current one, and the days it touches for the
 // daily charts, ending with today.
 type trendWindow struct {
-	Period string
-	Hours  store.ChartRange
-	Days   store.ChartRange
-	hourly []time.Time // each bucket's start
-	daily  []time.Time
+	Period  string
+	spec    trendPeriod
+	Buckets store.ChartRange
+	Days    store.ChartRange
+	starts  []time.Time // each bucket's start
+	daily   []time.Time
 }
 
-func newTrendWindow(period string, now time.Time) trendWindow {
-	if _, ok := trendSpans[period]; !ok {
-		period = trendPeriods[0]
+// newTrendWindow is period's window ending now, narrowed to account
+// ("channel/account"; anything else: every account).
+func newTrendWindow(period, account string, now time.Time) trendWindow {
+	spec, ok := trendSpecs[period]
+	if !ok {
+		period, spec = defaultTrend, trendSpecs[defaultTrend]
 	}
-	n := trendSpans[period]
 	now = now.Local()
-	end := now.Truncate(time.Hour).Add(time.Hour)
-	w := trendWindow{Period: period, Hours: store.ChartRange{Since: end.Add(-time.Duration(n) * time.Hour), Until: end, Step: time.Hour}}
-	for t := w.Hours.Since; t.Before(end); t = t.Add(time.Hour) {
-		w.hourly = append(w.hourly, t)
+	// Buckets of an hour or more start at the operator's local midnight
+	// plus whole steps (a 6-hour bucket is 00–06, never 02–08); shorter
+	// ones on the minute.
+	end := now.Truncate(spec.step).Add(spec.step)
+	if spec.step >= time.Hour {
+		midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+		end = midnight.Add((now.Sub(midnight)/spec.step + 1) * spec.step)
 	}
-	// Days are local days (the operator's), from the one the first hour
-	// falls in; the current day runs until now.
-	first := w.Hours.Since
+	w := trendWindow{Period: period, spec: spec, Buckets: store.ChartRange{Since: end.Add(-spec.span), Until: end, Step: spec.step}}
+	w.Buckets.Channel, w.Buckets.Account, _ = strings.Cut(account, "/")
+	if w.Buckets.Account == "" {
+		w.Buckets.Channel = ""
+	}
+	for t := w.Buckets.Since; t.Before(end); t = t.Add(spec.step) {
+		w.starts = append(w.starts, t)
+	}
+	// Days are local days, from the one the first bucket falls in; the
+	// current day runs until now.
+	first := w.Buckets.Since
 	day := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, now.Location())
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
-	w.Days = store.ChartRange{Since: day, Until: today.AddDate(0, 0, 1), Step: 24 * time.Hour}
+	w.Days = store.ChartRange{Since: day, Until: today.AddDate(0, 0, 1), Step: 24 * time.Hour, Channel: w.Buckets.Channel, Account: w.Buckets.Account}
 	for d := day; !d.After(today); d = d.AddDate(0, 0, 1) {
 		w.daily = append(w.daily, d)
 	}
 	return w
 }
 
-// hourLabels are the hourly buckets' labels: the hour, with the date at
-// midnight and for a week.
-func (w trendWindow) hourLabels() []string {
-	out := make([]string, len(w.hourly))
-	for i, t := range w.hourly {
-		if w.Period == "24h" && t.Hour() != 0 {
-			out[i] = t.Format("15:04")
-		} else {
-			out[i] = t.Format("01-02 15:04")
+// trend is the page's trendData for w, its charts to be added.
+func (c *Console) trend(r *request, w trendWindow, path string) (trendData, error) {
+	d := trendData{Period: w.Period, Path: path, Periods: trendPeriods, Since: w.Buckets.Since, Step: w.spec.step}
+	if w.Buckets.Account != "" {
+		d.Account = w.Buckets.Channel + "/" + w.Buckets.Account
+	}
+	accounts, err := c.deps.Store.ChartAccounts(r.Context())
+	if err != nil {
+		return trendData{}, err
+	}
+	for _, a := range accounts {
+		d.Accounts = append(d.Accounts, a.Channel+"/"+a.Account)
+	}
+	return d, nil
+}
+
+// bucketLabels are the axis labels: every labelEvery-th bucket written,
+// the others empty, so that no two labels meet on a 960-pixel chart.
+func (w trendWindow) bucketLabels() []string {
+	out := make([]string, len(w.starts))
+	for i, t := range w.starts {
+		if i%w.spec.labelEvery == 0 {
+			out[i] = t.Format(w.spec.format)
 		}
 	}
 	return out
 }
 
-func (w trendWindow) dayLabels() []string {
-	out := make([]string, len(w.daily))
-	for i, d := range w.daily {
-		out[i] = d.Format("2006-01-02")
+// bucketNames name each bucket in full, for the tables under the charts.
+func (w trendWindow) bucketNames() []string {
+	out := make([]string, len(w.starts))
+	for i, t := range w.starts {
+		switch {
+		case w.spec.step >= 24*time.Hour:
+			out[i] = t.Format("2006-01-02")
+		case w.spec.step >= time.Hour:
+			out[i] = t.Format("01-02 15:04") + "–" + t.Add(w.spec.step).Format("15:04")
+		default:
+			out[i] = t.Format("15:04")
+		}
 	}
 	return out
 }
+
+// dayAxis is the axis of the daily charts: at most dayLabels days
+// labelled, each day named in full in the table.
+func (w trendWindow) dayAxis(column string) chartAxis {
+	x := chartAxis{Labels: make([]string, len(w.daily)), Names: make([]string, len(w.daily)), Column: column}
+	every := (len(w.daily) + dayLabels - 1) / dayLabels
+	for i, d := range w.daily {
+		x.Names[i] = d.Format("2006-01-02")
+		if i%every == 0 {
+			x.Labels[i] = d.Format("01-02")
+		}
+	}
+	return x
+}
+
+// dayLabels is the most days labelled on a daily chart's axis.
+const dayLabels = 10
 
 // grid gathers points into one series per key over the buckets starts:
 // add is called with the series' values and the bucket's index.
@@ -121,67 +203,146 @@ func (g *grid) add(key string, at time.Time, v float64) {
 func (g *grid) series(name func(string) string) []series {
 	out := make([]series, 0, len(g.byKey))
 	for _, k := range slices.Sorted(maps.Keys(g.byKey)) {
-		out = append(out, series{Name: name(k), Values: g.byKey[k]})
+		out = append(out, series{Key: k, Name: name(k), Values: g.byKey[k]})
 	}
 	return out
 }
 
 func same(s string) string { return s }
 
+// axis is w's buckets as a chart's axis, its table's first column
+// named column.
+func (w trendWindow) axis(column string) chartAxis {
+	return chartAxis{Labels: w.bucketLabels(), Names: w.bucketNames(), Column: column, Starts: w.starts, Step: w.spec.step,
+		Channel: w.Buckets.Channel, Account: w.Buckets.Account}
+}
+
+// Colors by meaning: a stop reason keeps its color whatever other reasons
+// the period has (the palette's order would give failures blue one day and
+// green the next), failures red, waiting on the user amber.
+var (
+	colorDone    = charts.Color{R: 0x3b, G: 0xa2, B: 0x72, A: 0xff}
+	colorFailed  = charts.Color{R: 0xd9, G: 0x3f, B: 0x3f, A: 0xff}
+	colorLimit   = charts.Color{R: 0xee, G: 0x86, B: 0x2e, A: 0xff}
+	colorWaiting = charts.Color{R: 0xe8, G: 0xb9, B: 0x2f, A: 0xff}
+	colorOther   = charts.Color{R: 0x8a, G: 0x8f, B: 0x98, A: 0xff}
+	stopColors   = map[string]*charts.Color{
+		agent.StopFinished: &colorDone, "confirmed": &colorDone, // gateway.StopConfirmed: a confirmed call ran
+		agent.StopFatalTool: &colorFailed, agent.StopError: &colorFailed, agent.StopPlanRefused: &colorFailed,
+		agent.StopTimeout: &colorLimit, agent.StopMaxSteps: &colorLimit, agent.StopRepeated: &colorLimit, agent.StopIdle: &colorLimit,
+		agent.StopNeedsInput: &colorWaiting, agent.StopAwaitingConfirmation: &colorWaiting,
+	}
+)
+
+// stopColor is a stop reason's color; one Hermes does not know is grey.
+func stopColor(reason string) *charts.Color {
+	if c, ok := stopColors[reason]; ok {
+		return c
+	}
+	return &colorOther
+}
+
 // overviewCharts are the overview's charts over w.
 func (c *Console) overviewCharts(r *request, w trendWindow) ([]chartView, error) {
 	ctx, t := r.Context(), r.t
-	hours := w.hourLabels()
-	traffic, err := c.deps.Store.TrafficChart(ctx, w.Hours)
+	x := w.axis(t["chart_bucket"])
+	traffic, err := c.deps.Store.TrafficChart(ctx, w.Buckets)
 	if err != nil {
 		return nil, err
 	}
-	g := newGrid(w.hourly)
+	g := newGrid(w.starts)
 	for _, p := range traffic {
-		g.add(p.Channel+" / "+p.Account, p.At, float64(p.Messages))
+		g.add(p.Channel+accountSep+p.Account, p.At, float64(p.Messages))
 	}
-	out := []chartView{newChart("chart-traffic", t["chart_traffic"], t["chart_hour"], lineChart, hours, g.series(same), count)}
+	list := g.series(same)
+	trafficChart := newChart("chart-traffic", t["chart_traffic"], lineChart, x, list, counts)
+	trafficChart.drillDown(x, list, byAccount)
+	out := []chartView{trafficChart}
 
-	stops, err := c.deps.Store.StopChart(ctx, w.Hours)
+	stops, err := c.deps.Store.StopChart(ctx, w.Buckets)
 	if err != nil {
 		return nil, err
 	}
-	g = newGrid(w.hourly)
+	g = newGrid(w.starts)
 	for _, p := range stops {
 		g.add(p.StopReason, p.At, float64(p.Runs))
 	}
-	out = append(out, newChart("chart-stops", t["chart_stops"], t["chart_hour"], stackedBars, hours,
-		g.series(func(k string) string { return cmp.Or(t["stop_"+k], k) }), count))
+	list = g.series(func(k string) string { return cmp.Or(t["stop_"+k], k) })
+	for i := range list {
+		list[i].Color = stopColor(list[i].Key)
+	}
+	stopChart := newChart("chart-stops", t["chart_stops"], stackedBars, x, list, counts)
+	stopChart.drillDown(x, list, byStop)
+	out = append(out, stopChart)
 
-	lat, err := c.deps.Store.LatencyChart(ctx, w.Hours)
+	lat, err := c.deps.Store.LatencyChart(ctx, w.Buckets)
 	if err != nil {
 		return nil, err
 	}
-	g = newGrid(w.hourly)
+	g = newGrid(w.starts)
 	for _, p := range lat {
 		g.add("1", p.At, float64(p.P50.Milliseconds()))
 		g.add("2", p.At, float64(p.P95.Milliseconds()))
 	}
-	latency := newChart("chart-latency", t["chart_latency"], t["chart_hour"], lineChart, hours,
-		g.series(func(k string) string { return map[string]string{"1": "p50", "2": "p95"}[k] }), millis)
+	list = g.series(func(k string) string { return map[string]string{"1": "p50", "2": "p95"}[k] })
+	latency := newChart("chart-latency", t["chart_latency"], lineChart, x, list, millisec)
 	latency.Note = t["chart_latency_note"]
+	latency.drillDown(x, list, byBucket)
 	out = append(out, latency)
 
-	given, err := c.deps.Store.GivenUpChart(ctx, w.Hours)
+	given, err := c.deps.Store.GivenUpChart(ctx, w.Buckets)
 	if err != nil {
 		return nil, err
 	}
-	g = newGrid(w.hourly)
+	g = newGrid(w.starts)
 	for _, p := range given {
-		g.add(p.Channel+" / "+p.Account, p.At, float64(p.Replies))
+		g.add(p.Channel+accountSep+p.Account, p.At, float64(p.Replies))
 	}
-	out = append(out, newChart("chart-given-up", t["chart_given_up"], t["chart_hour"], stackedBars, hours, g.series(same), count))
+	out = append(out, newChart("chart-given-up", t["chart_given_up"], stackedBars, x, g.series(same), counts))
+
+	refused, err := c.deps.Store.RefusalChart(ctx, w.Buckets)
+	if err != nil {
+		return nil, err
+	}
+	g = newGrid(w.starts)
+	for _, p := range refused {
+		g.add(p.Channel+accountSep+p.Account, p.At, float64(p.Refused))
+	}
+	refusals := newChart("chart-refused", t["chart_refused"], stackedBars, x, g.series(same), counts)
+	refusals.Note = t["chart_refused_note"]
+	out = append(out, refusals)
 
 	tokens, err := c.deps.Store.TokenChart(ctx, w.Days)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, tokenChart(t, w, tokens, c.deps.Costs)), nil
+	out = append(out, tokenChart(t, w, tokens, c.deps.Costs))
+	ratings, err := c.deps.Store.RatingChart(ctx, w.Days)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, ratingChart(t, w, ratings)), nil
+}
+
+// ratingChart is the employees' 👍 and 👎 per day as bars (green and red),
+// with the share of 👍 per day in the table.
+func ratingChart(t map[string]string, w trendWindow, points []store.RatingPoint) chartView {
+	up, down := make([]float64, len(w.daily)), make([]float64, len(w.daily))
+	days := newGrid(w.daily)
+	for _, p := range points {
+		if i, ok := days.starts[p.At.Unix()]; ok {
+			up[i], down[i] = float64(p.Up), float64(p.Down)
+		}
+	}
+	list := []series{{Key: "up", Name: "👍", Values: up, Color: &colorDone}, {Key: "down", Name: "👎", Values: down, Color: &colorFailed}}
+	v := newChart("chart-ratings", t["chart_ratings"], stackedBars, w.dayAxis(t["chart_day"]), list, counts)
+	v.Columns = append(v.Columns, t["chart_rating_rate"])
+	for i := range v.Rows {
+		d := v.Rows[i].bucket
+		v.Rows[i].Cells = append(v.Rows[i].Cells, chartCell{Text: percent(100 * up[d] / (up[d] + down[d]))})
+	}
+	v.Note = t["chart_ratings_note"]
+	return v
 }
 
 // tokenChart is the tokens per model and day as bars, and a table of each
@@ -191,10 +352,10 @@ func tokenChart(t map[string]string, w trendWindow, points []store.TokenPoint, c
 	for _, p := range points {
 		g.add(p.Model, p.At, float64(p.PromptTokens+p.CompletionTokens))
 	}
-	v := newChart("chart-tokens", t["chart_tokens"], t["chart_day"], stackedBars, w.dayLabels(), g.series(same), count)
+	v := newChart("chart-tokens", t["chart_tokens"], stackedBars, w.dayAxis(t["chart_day"]), g.series(same), counts)
 	currency := costs.CurrencyOrDefault()
 	v.Columns = []string{t["chart_day"], t["model"], t["runs_count"], t["prompt_tokens"], t["completion_tokens"], t["chart_cost"] + " (" + currency + ")"}
-	v.Rows = nil
+	v.Rows, v.Omitted = nil, 0
 	var total float64
 	var priced, unpriced bool
 	for _, p := range points {
@@ -205,11 +366,11 @@ func tokenChart(t map[string]string, w trendWindow, points []store.TokenPoint, c
 		} else {
 			unpriced = true
 		}
-		v.Rows = append(v.Rows, []string{p.At.Local().Format("2006-01-02"), p.Model, strconv.Itoa(p.Runs),
-			strconv.FormatInt(p.PromptTokens, 10), strconv.FormatInt(p.CompletionTokens, 10), cell})
+		v.Rows = append(v.Rows, textRow(p.At.Local().Format("2006-01-02"), p.Model, strconv.Itoa(p.Runs),
+			strconv.FormatInt(p.PromptTokens, 10), strconv.FormatInt(p.CompletionTokens, 10), cell))
 	}
 	if priced {
-		v.Rows = append(v.Rows, []string{t["chart_total"], "", "", "", "", strconv.FormatFloat(total, 'f', 2, 64)})
+		v.Rows = append(v.Rows, textRow(t["chart_total"], "", "", "", "", strconv.FormatFloat(total, 'f', 2, 64)))
 	}
 	if unpriced {
 		v.Note = t["chart_unpriced"]
@@ -220,16 +381,16 @@ func tokenChart(t map[string]string, w trendWindow, points []store.TokenPoint, c
 // skillCharts are the skills page's charts over w: calls, error rate and
 // p95 per skill, and the breakers' openings with the calls they refused.
 func (c *Console) skillCharts(r *request, w trendWindow) ([]chartView, error) {
-	points, err := c.deps.Store.SkillChart(r.Context(), w.Hours)
+	points, err := c.deps.Store.SkillChart(r.Context(), w.Buckets)
 	if err != nil {
 		return nil, err
 	}
-	openings, err := c.deps.Store.BreakerOpenings(r.Context(), w.Hours)
+	openings, err := c.deps.Store.BreakerOpenings(r.Context(), w.Buckets)
 	if err != nil {
 		return nil, err
 	}
-	t, hours := r.t, w.hourLabels()
-	calls, errs, p95 := newGrid(w.hourly), newGrid(w.hourly), newGrid(w.hourly)
+	t, x := r.t, w.axis(r.t["chart_bucket"])
+	calls, errs, p95 := newGrid(w.starts), newGrid(w.starts), newGrid(w.starts)
 	for _, p := range points {
 		calls.add(p.Tool, p.At, float64(p.Calls))
 		errs.add(p.Tool, p.At, float64(p.Errors))
@@ -246,12 +407,15 @@ func (c *Console) skillCharts(r *request, w trendWindow) ([]chartView, error) {
 		}
 		rates[i].Values = rate
 	}
-	return []chartView{
-		newChart("chart-skill-calls", t["chart_skill_calls"], t["chart_hour"], lineChart, hours, calls.series(same), count),
-		newChart("chart-skill-errors", t["chart_skill_errors"], t["chart_hour"], lineChart, hours, rates, percent),
-		newChart("chart-skill-p95", t["chart_skill_p95"], t["chart_hour"], lineChart, hours, p95.series(same), millis),
-		breakerChart(t, w, slices.Sorted(maps.Keys(calls.byKey)), points, openings),
-	}, nil
+	out := []chartView{
+		newChart("chart-skill-calls", t["chart_skill_calls"], lineChart, x, calls.series(same), counts),
+		newChart("chart-skill-errors", t["chart_skill_errors"], lineChart, x, rates, percents),
+		newChart("chart-skill-p95", t["chart_skill_p95"], lineChart, x, p95.series(same), millisec),
+	}
+	for i := range out {
+		out[i].drillDown(x, nil, byBucket)
+	}
+	return append(out, breakerChart(t, w, slices.Sorted(maps.Keys(calls.byKey)), points, openings)), nil
 }
 
 // breakerChart marks each skill's breaker openings per hour as bars, and
@@ -264,7 +428,7 @@ func (c *Console) skillCharts(r *request, w trendWindow) ([]chartView, error) {
 // then any skill whose breaker opened without a call of it in the period
 // (its failed calls were in runs started before), after them.
 func breakerChart(t map[string]string, w trendWindow, called []string, points []store.SkillPoint, openings []store.BreakerOpeningPoint) chartView {
-	opened, refused := newGrid(w.hourly), newGrid(w.hourly)
+	opened, refused := newGrid(w.starts), newGrid(w.starts)
 	for _, p := range openings {
 		opened.add(p.Skill, p.At, float64(p.Openings))
 	}
@@ -283,16 +447,16 @@ func breakerChart(t map[string]string, w trendWindow, called []string, points []
 	for i, k := range keys {
 		vals := opened.byKey[k]
 		if vals == nil { // called, never opened: zeros
-			vals = make([]float64, len(w.hourly))
+			vals = make([]float64, len(w.starts))
 		}
 		list[i] = series{Name: k, Values: vals}
 	}
-	hours := w.hourLabels()
-	v := newChart("chart-skill-breaker", t["chart_skill_breaker"], t["chart_hour"], stackedBars, hours, list, count)
+	x := w.axis(t["chart_bucket"])
+	v := newChart("chart-skill-breaker", t["chart_skill_breaker"], stackedBars, x, list, counts)
 	v.Note = t["chart_skill_breaker_note"]
-	v.Columns = []string{t["chart_hour"], t["chart_skill"], t["chart_breaker_openings"], t["chart_breaker_refused"]}
-	v.Rows = nil
-	for i, h := range hours {
+	v.Columns = []string{t["chart_bucket"], t["chart_skill"], t["chart_breaker_openings"], t["chart_breaker_refused"]}
+	v.Rows, v.Omitted = nil, 0
+	for i, h := range x.Names {
 		for _, k := range keys {
 			var o, n float64
 			if vals := opened.byKey[k]; vals != nil {
@@ -302,7 +466,7 @@ func breakerChart(t map[string]string, w trendWindow, called []string, points []
 				n = vals[i]
 			}
 			if o > 0 || n > 0 {
-				v.Rows = append(v.Rows, []string{h, k, count(o), count(n)})
+				v.Rows = append(v.Rows, textRow(h, k, count(o), count(n)))
 			}
 		}
 	}

@@ -97,27 +97,29 @@ type Server struct {
 	appSecret string
 	BotOpenID string
 
-	mu            sync.Mutex
-	now           func() time.Time
-	tokens        map[string]bool
-	nextToken     int
-	tokenRequests int
-	replies       []Reply
-	uuids         map[string]Reply
-	cards         map[string]*Card
-	cardOrder     []string
-	failCards     bool
-	failMessages  int // a code new messages (im/v1/messages) answer, 0 for none
-	departments   map[string][]string
-	contactDenied bool
-	userGets      int
-	calls         []string                  // "METHOD path" of every authorised call
-	images        []Image                   // im/v1/images uploads (images.go)
-	resources     map[string]*resource      // message resources by key (files.go)
-	resourceGets  map[string]int            // requests per resource key
-	stored        map[string]*storedMessage // messages GET im/v1/messages/:id reads
-	messageGets   int
-	changes       chantest.Changes // wakes WaitFor on every change
+	mu              sync.Mutex
+	now             func() time.Time
+	tokens          map[string]bool
+	nextToken       int
+	tokenRequests   int
+	replies         []Reply
+	uuids           map[string]Reply
+	cards           map[string]*Card
+	cardOrder       []string
+	failCards       bool
+	failMessages    int     // a code new messages (im/v1/messages) answer, 0 for none
+	failInteractive int     // a code cards (msg_type interactive) answer, 0 for none
+	patches         []Patch // card updates (interactive.go)
+	departments     map[string][]string
+	contactDenied   bool
+	userGets        int
+	calls           []string                  // "METHOD path" of every authorised call
+	images          []Image                   // im/v1/images uploads (images.go)
+	resources       map[string]*resource      // message resources by key (files.go)
+	resourceGets    map[string]int            // requests per resource key
+	stored          map[string]*storedMessage // messages GET im/v1/messages/:id reads
+	messageGets     int
+	changes         chantest.Changes // wakes WaitFor on every change
 
 	ws *wsServer
 }
@@ -137,6 +139,7 @@ func NewServer(t testing.TB, appID, appSecret string) *Server {
 	mux.HandleFunc("POST /open-apis/im/v1/messages", s.authed(s.handleReply))
 	mux.HandleFunc("POST /open-apis/im/v1/images", s.authed(s.handleImage))
 	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}", s.authed(s.handleGetMessage))
+	mux.HandleFunc("PATCH /open-apis/im/v1/messages/{id}", s.authed(s.handlePatch))
 	mux.HandleFunc("GET /open-apis/im/v1/messages/{id}/resources/{key}", s.authed(s.handleResource))
 	mux.HandleFunc("POST /open-apis/cardkit/v1/cards", s.authed(s.handleCardCreate))
 	mux.HandleFunc("PUT /open-apis/cardkit/v1/cards/{id}/elements/{element}/content", s.authed(s.handleCardContent))
@@ -343,6 +346,10 @@ func (s *Server) handleReply(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	if r.PathValue("id") == "" && s.failMessages != 0 {
 		answer(w, 400, s.failMessages, "injected failure", nil)
+		return
+	}
+	if in.MsgType == "interactive" && s.failInteractive != 0 {
+		answer(w, 400, s.failInteractive, "injected card failure", nil)
 		return
 	}
 	if in.MsgType == "image" && !s.knownImage(in.Content) {

@@ -22,6 +22,7 @@ type Ack struct {
 	Code      int    // payload {"code": ...}
 	SeqID     uint64
 	BizRT     string
+	Data      []byte // a callback's answer (a card tap's), decoded from base64
 }
 
 // wsServer is the fake long-connection side of Server.
@@ -95,10 +96,11 @@ func (ws *wsServer) handleSocket(w http.ResponseWriter, r *http.Request) {
 			ws.pings++
 		case f.Method == feishu.FrameData:
 			var p struct {
-				Code int `json:"code"`
+				Code int    `json:"code"`
+				Data []byte `json:"data"`
 			}
 			_ = json.Unmarshal(f.Payload, &p)
-			ws.acks = append(ws.acks, Ack{MessageID: f.Get(feishu.HdrMessageID), Code: p.Code, SeqID: f.SeqID, BizRT: f.Get(feishu.HdrBizRT)})
+			ws.acks = append(ws.acks, Ack{MessageID: f.Get(feishu.HdrMessageID), Code: p.Code, SeqID: f.SeqID, BizRT: f.Get(feishu.HdrBizRT), Data: p.Data})
 		}
 		s.notify()
 		s.mu.Unlock()

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hermes-gw/hermes/channels/chantest"
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // BotMessage is who wrote to an AI bot, and where: the head every AI bot
@@ -146,7 +146,7 @@ func DisconnectedEvent(msgID, aibotID string, createTime int64) []byte {
 // BotCallback builds an AI bot callback POST as WeCom sends it: the query
 // (msg_signature, timestamp, nonce) and the body {"encrypt": ...}. c is the
 // bot's crypto, receiveid "".
-func BotCallback(c *wecom.Crypto, plainJSON []byte, timestamp, nonce string) (url.Values, []byte) {
+func BotCallback(c *wxbiz.Crypto, plainJSON []byte, timestamp, nonce string) (url.Values, []byte) {
 	q, enc := sealed(c, plainJSON, timestamp, nonce)
 	body, _ := json.Marshal(map[string]string{"encrypt": enc})
 	return q, body
@@ -154,7 +154,7 @@ func BotCallback(c *wecom.Crypto, plainJSON []byte, timestamp, nonce string) (ur
 
 // BotCallbackRequest is BotCallback as an *http.Request to path (e.g.
 // "/wecom/bot/hr-bot/callback"), timestamped now, with nonce "nonce-<now>".
-func BotCallbackRequest(c *wecom.Crypto, path string, plainJSON []byte, now time.Time) *http.Request {
+func BotCallbackRequest(c *wxbiz.Crypto, path string, plainJSON []byte, now time.Time) *http.Request {
 	ts := strconv.FormatInt(now.Unix(), 10)
 	q, body := BotCallback(c, plainJSON, ts, "nonce-"+ts)
 	return httptest.NewRequest(http.MethodPost, path+"?"+q.Encode(), strings.NewReader(string(body)))
@@ -185,7 +185,7 @@ type BotReply struct {
 // OpenBotReply checks and decrypts a passive reply as WeCom would: the
 // JSON {"encrypt","msgsignature","timestamp","nonce"} with an integer
 // timestamp, the callback's nonce, and a valid signature.
-func OpenBotReply(c *wecom.Crypto, body []byte, nonce string) (BotReply, error) {
+func OpenBotReply(c *wxbiz.Crypto, body []byte, nonce string) (BotReply, error) {
 	var env struct {
 		Encrypt      string          `json:"encrypt"`
 		MsgSignature string          `json:"msgsignature"`

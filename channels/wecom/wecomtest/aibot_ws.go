@@ -61,7 +61,7 @@ type BotWSServer struct {
 	subs     []Subscription
 	frames   []BotFrame
 	failCmd  map[string]int // cmd → errcode for the next such frame
-	uploads  botUploads     // media uploaded over the socket (aibot_media.go)
+	uploads  botUploads     // media uploaded over the socket (aibot/media.go)
 	changed  chantest.Changes
 }
 

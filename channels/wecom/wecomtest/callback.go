@@ -7,14 +7,14 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/hermes-gw/hermes/channels/wecom"
+	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 )
 
 // EncryptedCallback builds a message callback exactly as WeCom POSTs it to a
 // self-built app: the query (msg_signature, timestamp, nonce) and the body
 // <xml><ToUserName/><Encrypt/><AgentID/></xml>. ToUserName and AgentID are
 // copied from plainXML. It panics only if crypto/rand fails.
-func EncryptedCallback(c *wecom.Crypto, plainXML string, timestamp, nonce string) (url.Values, []byte) {
+func EncryptedCallback(c *wxbiz.Crypto, plainXML string, timestamp, nonce string) (url.Values, []byte) {
 	q, enc := sealed(c, []byte(plainXML), timestamp, nonce)
 	var head struct {
 		ToUserName string `xml:"ToUserName"`
@@ -28,7 +28,7 @@ func EncryptedCallback(c *wecom.Crypto, plainXML string, timestamp, nonce string
 
 // VerifyURLQuery builds the GET URL-verification query WeCom sends when an
 // admin saves the callback URL: echostr is plain encrypted with c.
-func VerifyURLQuery(c *wecom.Crypto, plain, timestamp, nonce string) url.Values {
+func VerifyURLQuery(c *wxbiz.Crypto, plain, timestamp, nonce string) url.Values {
 	q, enc := sealed(c, []byte(plain), timestamp, nonce)
 	q.Set("echostr", enc)
 	return q
@@ -37,7 +37,7 @@ func VerifyURLQuery(c *wecom.Crypto, plain, timestamp, nonce string) url.Values 
 // sealed encrypts plain with c and returns it with the signed query WeCom
 // sends along (msg_signature, timestamp, nonce). It panics only if
 // crypto/rand fails.
-func sealed(c *wecom.Crypto, plain []byte, timestamp, nonce string) (url.Values, string) {
+func sealed(c *wxbiz.Crypto, plain []byte, timestamp, nonce string) (url.Values, string) {
 	enc, err := c.Encrypt(plain, nil)
 	if err != nil {
 		panic(fmt.Sprintf("wecomtest: encrypt: %v", err))

@@ -11,7 +11,8 @@
 //     (temporary media uploads, checked as WeCom checks them), faults.go
 //     (LoseAnswers: a send accepted whose answer never arrives).
 //   - App callbacks: callback.go (EncryptedCallback and VerifyURLQuery as
-//     WeCom sends them, message XML builders, AppReplyTo).
+//     WeCom sends them, message XML builders, AppReplyTo), vector.go (the
+//     official test vector and MustCrypto, for apps, bots and wxbiz).
 //   - AI bots: aibot.go (BotMessage bodies of every type, BotCallback
 //     requests, OpenBotReply for passive replies, ResponseURLServer),
 //     aibot_ws.go (BotWSServer: the long-connection gateway, subscriptions,
