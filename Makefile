@@ -27,7 +27,9 @@ test:
 	$(GO) test -p 2 $$($(WHOLE_HERMES))
 	$(GO) test $$($(GO) list ./... | grep -v '/gateway$$' | grep -vxF "$$($(WHOLE_HERMES))")
 
-# Benchmarks: 1,000 conversations at once against a 2 s model on one and on
+# Benchmarks: the database's work per answered message (transactions,
+# rows written and read, per table; pg_stat_database over the whole span),
+# 1,000 conversations at once against a 2 s model on one and on
 # two replicas (figures and ratios printed), 5,000 runs waiting at once on
 # one replica (answered once, time against the ideal, peak RSS), the ack path against a bare
 # insert (per transaction, and acks/s over HTTP at 32 and 128 at once against
@@ -53,6 +55,7 @@ bench:
 	$(GO) test -run '^$$' -bench ThousandConversations -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench FiveThousandWaiting -benchtime 1x -timeout 10m ./gateway/
 	$(GO) test -run '^$$' -bench AcceptVsInsert -benchtime 3000x ./gateway/
+	$(GO) test -run '^$$' -bench DBWorkPerMessage -benchtime 1x ./gateway/
 	$(GO) test -run '^$$' -bench AckThroughput -benchtime 1x ./gateway/
 	$(GO) test -run '^$$' -bench ClaimNonces ./gateway/store/
 	$(GO) test -run '^$$' -bench 'CallbackAck|Turn' -benchtime 300x -benchmem ./gateway/

@@ -1,0 +1,242 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/agent/openaitest"
+	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
+	"github.com/hermes-gw/hermes/gateway/store"
+)
+
+// dbWorkMessages is how many plain questions one measurement answers:
+// issue 39's "400 plain questions (distinct users, one-part replies, no
+// skill)".
+const dbWorkMessages = 400
+
+// dbCounters are a database's cumulative counters in pg_stat_database.
+type dbCounters struct {
+	Commits, Rollbacks              int64
+	Inserted, Updated, Deleted      int64
+	Returned, Fetched               int64
+	BlocksHit, BlocksRead, Backends int64
+}
+
+// written is the rows inserted, updated and deleted.
+func (c dbCounters) written() int64 { return c.Inserted + c.Updated + c.Deleted }
+
+func (c dbCounters) minus(o dbCounters) dbCounters {
+	return dbCounters{c.Commits - o.Commits, c.Rollbacks - o.Rollbacks, c.Inserted - o.Inserted, c.Updated - o.Updated,
+		c.Deleted - o.Deleted, c.Returned - o.Returned, c.Fetched - o.Fetched, c.BlocksHit - o.BlocksHit, c.BlocksRead - o.BlocksRead, 0}
+}
+
+// tableWrites are the rows written per table (pg_stat_user_tables),
+// "table" → inserted, updated, deleted.
+type tableWrites map[string][3]int64
+
+// BenchmarkDBWorkPerMessage measures what one answered message costs the
+// database: committed transactions, rows written and rows read per
+// message, from pg_stat_database over the whole span (background work —
+// River's leader, the sweeps — included), for 400 plain questions from
+// distinct users over real WeCom callbacks (signed, encrypted, a nonce
+// each), a model answering at once in one part, no skill.
+//
+// Postgres counts a backend's work in pg_stat_database when it flushes
+// its statistics: at most once a second while busy, ten seconds after it
+// goes idle, and always when it exits. So the counters are read only
+// when no backend of the database is left: after warming up (the access
+// token fetched, the plans cached), the gateway is stopped and its pool
+// closed; a gateway started and stopped with no message gives the fixed
+// cost of a start and a stop; then a gateway answers the 400 and is
+// stopped. Work per message = (the loaded span − the empty span) / 400.
+// The counters are read from a connection to another database, so the
+// reading itself is not counted.
+//
+// When pg_stat_statements is loaded (shared_preload_libraries; not by
+// default, and not here), it also reports the executor time per message.
+//
+//	make bench   (or: go test -run '^$' -bench DBWorkPerMessage -benchtime 1x ./gateway/)
+func BenchmarkDBWorkPerMessage(b *testing.B) {
+	for range b.N {
+		dbWork(b)
+	}
+}
+
+func dbWork(b *testing.B) {
+	h := gatewaytest.New(b)
+	h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+		return openaitest.Reply{Content: "你还有 5 天年假。"}
+	})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx := gatewaytest.WithTimeout(b, 5*time.Minute)
+	mon := statsConn(b, h.DBURL)
+	dbName := h.Pool.Config().ConnConfig.Database
+	// The harness's own pool migrated the database: its backends go, so
+	// that their statistics are flushed now and not during the spans.
+	h.Pool.Reset()
+
+	sent := 0
+	var tables []tableWrites
+	span := func(messages int, from string) dbCounters {
+		b.Helper()
+		pool, err := store.Open(ctx, h.DBURL, 20) // the production default
+		if err != nil {
+			b.Fatal(err)
+		}
+		gw := h.Start(gateway.Deps{Pool: pool, Logger: quiet})
+		send(b, h, messages, from)
+		sent += messages
+		if _, err := h.WeComAPI.WaitMessages(ctx, sent); err != nil {
+			b.Fatal(err)
+		}
+		if err := gw.Stop(ctx); err != nil {
+			b.Fatal(err)
+		}
+		pool.Close()
+		c := settled(b, ctx, mon, dbName)
+		tables = append(tables, tableStats(b, ctx, h.DBURL))
+		return c
+	}
+	span(5, "warm") // the access token, the plans, River's tables
+	s0 := span(0, "")
+	s1 := span(0, "")
+	loaded := span(dbWorkMessages, "user")
+	fixed, work := s1.minus(s0), loaded.minus(s1).minus(s1.minus(s0))
+
+	per := func(v int64) float64 { return float64(v) / dbWorkMessages }
+	b.ReportMetric(per(work.Commits), "xact/msg")
+	b.ReportMetric(per(work.written()), "rows-written/msg")
+	b.ReportMetric(per(work.Returned+work.Fetched), "rows-read/msg")
+	fmt.Printf("\nper answered message (%d plain questions, distinct users, WeCom callbacks, one-part replies, no skill):\n"+
+		"  committed transactions %.2f (rolled back %.2f)\n  rows written %.2f (inserted %.2f, updated %.2f, deleted %.2f)\n"+
+		"  rows read %.2f (returned %.2f, fetched %.2f); blocks hit %.1f, read %.2f\n"+
+		"  a gateway's start and stop with no message: %d transactions, %d rows written\n",
+		dbWorkMessages, per(work.Commits), per(work.Rollbacks), per(work.written()), per(work.Inserted), per(work.Updated), per(work.Deleted),
+		per(work.Returned+work.Fetched), per(work.Returned), per(work.Fetched), per(work.BlocksHit), per(work.BlocksRead),
+		fixed.Commits, fixed.written())
+	// Where the rows go: per table, the loaded span less the empty one.
+	loadedT, emptyT, baseT := tables[3], tables[2], tables[1]
+	var lines []string
+	for name, w := range loadedT {
+		var d [3]float64
+		for k := range 3 {
+			d[k] = per(w[k] - emptyT[name][k] - (emptyT[name][k] - baseT[name][k]))
+		}
+		if d[0]+d[1]+d[2] > 0.005 {
+			lines = append(lines, fmt.Sprintf("    %-24s inserted %5.2f  updated %5.2f  deleted %5.2f", name, d[0], d[1], d[2]))
+		}
+	}
+	slices.Sort(lines)
+	fmt.Printf("  rows written per table:\n%s\n", strings.Join(lines, "\n"))
+}
+
+// tableStats reads the rows written per table of the database at dbURL.
+// It is read after the counters (its own reading is a transaction of the
+// database, not counted by then).
+func tableStats(b *testing.B, ctx context.Context, dbURL string) tableWrites {
+	b.Helper()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx) //nolint:errcheck
+	rows, err := conn.Query(ctx, `SELECT schemaname || '.' || relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := tableWrites{}
+	for rows.Next() {
+		var name string
+		var w [3]int64
+		if err := rows.Scan(&name, &w[0], &w[1], &w[2]); err != nil {
+			b.Fatal(err)
+		}
+		out[strings.TrimPrefix(name, "public.")] = w
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// send posts n signed WeCom callbacks, a question each from its own user
+// (prefix and a number), eight at once.
+func send(b *testing.B, h *gatewaytest.Harness, n int, prefix string) {
+	b.Helper()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				user := fmt.Sprintf("%s%04d", prefix, i)
+				u, body := h.CallbackRequest(gatewaytest.TextXML(user, "我还有几天年假？", "m-"+user), time.Now())
+				if status, _ := gatewaytest.Post(b, u, body); status != http.StatusOK {
+					b.Errorf("callback of %s: %d", user, status)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// statsConn is a connection to the server's postgres database, from which
+// the test database's counters are read without adding to them.
+func statsConn(b *testing.B, dbURL string) *pgx.Conn {
+	b.Helper()
+	cfg, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close(context.Background()) }) //nolint:errcheck
+	return conn
+}
+
+// settled reads db's counters once none of its backends is left (each
+// flushed its statistics as it exited) and two reads agree.
+func settled(b *testing.B, ctx context.Context, conn *pgx.Conn, db string) dbCounters {
+	b.Helper()
+	var last dbCounters
+	for {
+		var c dbCounters
+		err := conn.QueryRow(ctx, `
+SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_deleted, tup_returned, tup_fetched, blks_hit, blks_read,
+       (SELECT count(*) FROM pg_stat_activity a WHERE a.datname = d.datname)
+FROM pg_stat_database d WHERE datname = $1`, db).Scan(&c.Commits, &c.Rollbacks, &c.Inserted, &c.Updated, &c.Deleted,
+			&c.Returned, &c.Fetched, &c.BlocksHit, &c.BlocksRead, &c.Backends)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c.Backends == 0 && c == last {
+			return c
+		}
+		last = c
+		select {
+		case <-ctx.Done():
+			b.Fatalf("the database's backends did not go: %d left", c.Backends)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
