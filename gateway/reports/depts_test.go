@@ -48,9 +48,7 @@ func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 	h.WeComAPI.SetDepartments("zhangsan", 3) // moved to another department
 
 	clock.Set(gatewaytest.Monday9) // an hour on: the address book is asked again
-	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
-		t.Fatalf("tick: %d runs, %v", n, err)
-	}
+	scheduleTick(t, h, ctx, rs, rep.ID, gatewaytest.Monday9)
 	h.WaitIdle(ctx)
 	var status, why string
 	if err := h.Pool.QueryRow(ctx, `SELECT status, error FROM report_runs WHERE report_id = $1`, rep.ID).Scan(&status, &why); err != nil {
@@ -71,9 +69,7 @@ func TestReportRunsWithTheOwnersDepartmentsNow(t *testing.T) {
 
 	h.WeComAPI.SetDepartments("zhangsan", 7) // back
 	clock.Set(gatewaytest.Monday9.AddDate(0, 0, 7))
-	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
-		t.Fatalf("next tick: %d runs, %v", n, err)
-	}
+	scheduleTick(t, h, ctx, rs, rep.ID, gatewaytest.Monday9.AddDate(0, 0, 7))
 	if _, err := h.WeComAPI.WaitMessages(ctx, 2); err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,22 @@ func waitRows(h *gatewaytest.Harness, ctx context.Context, n int, query string, 
 	}
 }
 
+// scheduleTick scans at the clock's time and checks that report id's
+// tick at fireAt was claimed once: by this scan, or by the gateway's own
+// periodic one, which starts with the gateway and may run late under
+// load, at the moment the test scans. Either way the claim is committed
+// when ScheduleReports returns (the loser of the unique claim waits for
+// it), so the count is exact.
+func scheduleTick(t testing.TB, h *gatewaytest.Harness, ctx context.Context, rs *reports.Service, id int64, fireAt time.Time) {
+	t.Helper()
+	if _, err := rs.ScheduleReports(ctx); err != nil {
+		t.Fatalf("scan at %s: %v", fireAt, err)
+	}
+	if n := h.Count(`SELECT count(*) FROM report_runs WHERE report_id = $1 AND fire_at = $2`, id, fireAt); n != 1 {
+		t.Fatalf("tick at %s: %d runs, want 1", fireAt, n)
+	}
+}
+
 // TestReportPartsGoOutTogether: two runs of one report to the same chat
 // at the same moment each deliver their text and its chart one after the
 // other, never one run's chart between the other's text and chart.

@@ -39,13 +39,12 @@ func TestReportThroughWeComApp(t *testing.T) {
 	if _, err := rs.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatGroup, "wrkSFfCgAAxxx")); !errors.Is(err, channels.ErrCannotPush) {
 		t.Fatalf("group target on an app: %v, want ErrCannotPush", err)
 	}
-	if _, err := rs.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatSingle, "zhangsan")); err != nil {
+	rep, err := rs.CreateReport(ctx, wecomReport("0 9 * * 1", channels.ChatSingle, "zhangsan"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	clock.Set(gatewaytest.Monday9)
-	if n, err := rs.ScheduleReports(ctx); n != 1 || err != nil {
-		t.Fatalf("tick: %d runs, %v", n, err)
-	}
+	scheduleTick(t, h, ctx, rs, rep.ID, gatewaytest.Monday9)
 	msgs, err := h.WeComAPI.WaitMessages(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
