@@ -188,7 +188,9 @@ func corpusService(t testing.TB, knowledgeYAML string) (*knowledge.Service, *con
 
 // askModel plays a model that searches the documents with the user's
 // words whenever knowledge_search is offered, and keeps every request.
-type askModel struct{ reqs []openai.ChatCompletionRequest }
+type askModel struct {
+	reqs []openai.ChatCompletionRequest
+}
 
 func (m *askModel) Chat(_ context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	m.reqs = append(m.reqs, req)
