@@ -252,14 +252,15 @@ func ask(t testing.TB, k *knowledge.Service, cfg *config.Config, i int, q benchQ
 
 // figures are the corpus' measures.
 type figures struct {
-	answerable, found  int      // questions a document answers for their asker; of them, with the passage at the model's input
-	missed             []string // the answerable questions not found
-	leaks              []string // passages of a document outside the asker's audience that reached the model
-	outdated           []string // passages of a superseded version that reached the model
-	unanswerable       int      // questions no document answers
-	unanswerableGiven  []string // of them, those given a passage
-	outsiders          int      // questions only a document outside the asker's audience answers
-	ratios             []float64
+	answerable, found  int       // questions a document answers for their asker; of them, with the passage at the model's input
+	missed             []string  // the answerable questions not found
+	leaks              []string  // passages of a document outside the asker's audience that reached the model
+	outdated           []string  // passages of a superseded version that reached the model
+	unanswerable       int       // questions no document answers
+	unanswerableGiven  []string  // of them, those given a passage
+	outsiders          int       // questions only a document outside the asker's audience answers
+	ratios             []float64 // tokens of the request carrying the passages ÷ those of the first request, sorted
+	firsts, seconds    []float64 // their tokens, sorted
 	passagesPerAnswer  float64
 	questions, offered int
 }
@@ -314,6 +315,7 @@ func evaluate(t testing.TB, k *knowledge.Service, cfg *config.Config, docs []ben
 			passages += len(a.passages)
 			if a.first > 0 && a.second > 0 {
 				f.ratios = append(f.ratios, float64(a.second)/float64(a.first))
+				f.firsts, f.seconds = append(f.firsts, float64(a.first)), append(f.seconds, float64(a.second))
 			}
 			hit := slices.ContainsFunc(a.passages, func(p given) bool {
 				return strings.HasPrefix(p.Source, "《"+q.title+"》") && strings.Contains(p.Text, q.want)
@@ -327,6 +329,8 @@ func evaluate(t testing.TB, k *knowledge.Service, cfg *config.Config, docs []ben
 	}
 	f.passagesPerAnswer = float64(passages) / float64(max(f.answerable, 1))
 	slices.Sort(f.ratios)
+	slices.Sort(f.firsts)
+	slices.Sort(f.seconds)
 	return f
 }
 
