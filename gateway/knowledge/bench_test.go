@@ -239,7 +239,7 @@ func benchScale(b *testing.B) {
 
 // sentencesOf are the corpus' sentences: the text the generated
 // documents are written with.
-func sentencesOf(b *testing.B, docs []benchDoc) []string {
+func sentencesOf(b testing.TB, docs []benchDoc) []string {
 	var out []string
 	for _, d := range docs {
 		src, err := os.ReadFile(filepath.Join(benchDir, "docs", d.file))
@@ -259,7 +259,7 @@ func sentencesOf(b *testing.B, docs []benchDoc) []string {
 
 // addGenerated adds scaleDocs documents of scaleSections sections, each
 // of 2 to 4 random sentences, four at a time.
-func addGenerated(b *testing.B, pool *pgxpool.Pool, sentences []string) {
+func addGenerated(b testing.TB, pool *pgxpool.Pool, sentences []string) {
 	rng := rand.New(rand.NewPCG(35, 1000))
 	docs := make([]knowledge.NewDocument, scaleDocs)
 	for i := range docs {
