@@ -22,6 +22,7 @@ import (
 	"github.com/hermes-gw/hermes/gateway/config"
 	"github.com/hermes-gw/hermes/gateway/knowledge"
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // The company corpus of testdata/bench: 24 documents of a fictional
@@ -219,12 +220,17 @@ type asked struct {
 }
 
 // ask runs q through the agent as the gateway would (the default system
-// prompt, the tools offered to its asker) with askModel.
-func ask(t testing.TB, k *knowledge.Service, cfg *config.Config, i int, q benchQuestion) asked {
+// prompt, the tools offered to its asker, with the skills of catalog
+// when there is one) with askModel.
+func ask(t testing.TB, k *knowledge.Service, cfg *config.Config, catalog *skills.Registry, i int, q benchQuestion) asked {
 	in := channels.Inbound{Channel: "wecom", Account: "app", MsgID: fmt.Sprintf("q%d", i), ChatID: q.asker, Text: q.text,
 		Sender: channels.Identity{UserID: q.asker, CorpID: corp, Dept: askers[q.asker]}}
 	m := &askModel{}
-	_, err := agent.Run(context.Background(), m, agent.Turn{SystemPrompt: cfg.Agent.SystemPrompt, UserText: q.text, Tools: k.ChatTools(in)},
+	tools := k.ChatTools(in)
+	if catalog != nil {
+		tools = append(tools, catalog.ToolsFor(skills.Caller{UserID: q.asker, Channel: in.Channel, CorpID: corp, ChatID: q.asker, Depts: askers[q.asker]})...)
+	}
+	_, err := agent.Run(context.Background(), m, agent.Turn{SystemPrompt: cfg.Agent.SystemPrompt, UserText: q.text, Tools: tools},
 		agent.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("%q: %v", q.text, err)
@@ -268,7 +274,7 @@ type figures struct {
 func (f figures) recall() float64 { return float64(f.found) / float64(max(f.answerable, 1)) }
 
 // evaluate asks every question and measures what reached the model.
-func evaluate(t testing.TB, k *knowledge.Service, cfg *config.Config, docs []benchDoc, qs []benchQuestion) figures {
+func evaluate(t testing.TB, k *knowledge.Service, cfg *config.Config, catalog *skills.Registry, docs []benchDoc, qs []benchQuestion) figures {
 	byTitle := map[string][]benchDoc{}
 	for _, d := range docs {
 		byTitle[d.title] = append(byTitle[d.title], d)
@@ -284,7 +290,7 @@ func evaluate(t testing.TB, k *knowledge.Service, cfg *config.Config, docs []ben
 	var f figures
 	passages := 0
 	for i, q := range qs {
-		a := ask(t, k, cfg, i, q)
+		a := ask(t, k, cfg, catalog, i, q)
 		f.questions++
 		if a.second > 0 {
 			f.offered++
@@ -343,7 +349,7 @@ func TestCorpus(t *testing.T) {
 	if len(docs) < 20 || len(qs) < 100 {
 		t.Fatalf("corpus of %d documents and %d questions, want at least 20 and 100", len(docs), len(qs))
 	}
-	f := evaluate(t, k, cfg, docs, qs)
+	f := evaluate(t, k, cfg, nil, docs, qs)
 	t.Logf("recall@5 %.1f%% (%d/%d); missed: %s", 100*f.recall(), f.found, f.answerable, strings.Join(f.missed, " | "))
 	t.Logf("unanswerable given a passage: %d/%d: %s", len(f.unanswerableGiven), f.unanswerable, strings.Join(f.unanswerableGiven, " | "))
 	if len(f.leaks) > 0 {

@@ -49,6 +49,9 @@ const (
 	// maxPassageRunes bounds a merged passage: what one result may put in
 	// the model's input.
 	maxPassageRunes = 1500
+	// relevanceFloor is the share of the best passage's lexical score
+	// another must reach to be given.
+	relevanceFloor = 0.2
 )
 
 // visibleSQL is the audience filter, on knowledge_documents d, of the
@@ -145,6 +148,14 @@ func lexicalHits(ctx context.Context, q querier, c Caller, depts, terms []string
 	})
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: search: %w", err)
+	}
+	// A passage scoring far below the best shares only a word or two
+	// with the question (多少, 公司, 申请): it would cost the model's
+	// input and answer nothing.
+	for i, h := range hits {
+		if h.score < relevanceFloor*hits[0].score {
+			return hits[:i], nil
+		}
 	}
 	return hits, nil
 }
