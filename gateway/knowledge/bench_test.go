@@ -227,43 +227,55 @@ func benchScale(b *testing.B) {
 	}
 	// Lexical and hybrid alternate question by question, so that both
 	// meet the same load of a shared machine; the first round warms the
-	// caches (and loads the vectors) and is not counted.
-	var lexical, hybrid []time.Duration
+	// caches (and loads the vectors) and is not counted. Each search's
+	// time is kept per round, and also each question's best of the
+	// rounds: on a machine shared with other work (here 2 cores at a load
+	// of about 10) the best is the search's own cost, the raw p95 the
+	// neighbours' as well.
+	const rounds = 4
+	var lexical, hybrid, lexicalBest, hybridBest []time.Duration
 	for range b.N {
-		lexical, hybrid = nil, nil
-		for round := range 4 {
-			for i, q := range qs {
-				c := knowledge.Caller{CorpID: corp, UserID: q.asker, ChatID: q.asker, Depts: askers[q.asker]}
-				for _, sim := range []knowledge.Similar{{}, {Embedding: embedded[i], Min: 0.3, Vectors: vectors}} {
+		lexical, hybrid, lexicalBest, hybridBest = nil, nil, nil, nil
+		for i, q := range qs {
+			c := knowledge.Caller{CorpID: corp, UserID: q.asker, ChatID: q.asker, Depts: askers[q.asker]}
+			best := [2]time.Duration{time.Hour, time.Hour}
+			for round := range rounds {
+				for mode, sim := range []knowledge.Similar{{}, {Embedding: embedded[i], Min: 0.3, Vectors: vectors}} {
 					t := time.Now()
 					if _, err := knowledge.Search(ctx, pool, c, q.text, 5, sim); err != nil {
 						b.Fatal(err)
 					}
+					d := time.Since(t)
 					if round == 0 {
 						continue
 					}
-					if sim.Embedding == nil {
-						lexical = append(lexical, time.Since(t))
+					best[mode] = min(best[mode], d)
+					if mode == 0 {
+						lexical = append(lexical, d)
 					} else {
-						hybrid = append(hybrid, time.Since(t))
+						hybrid = append(hybrid, d)
 					}
 				}
 			}
+			lexicalBest, hybridBest = append(lexicalBest, best[0]), append(hybridBest, best[1])
 		}
 	}
-	slices.Sort(lexical)
-	slices.Sort(hybrid)
+	for _, l := range [][]time.Duration{lexical, hybrid, lexicalBest, hybridBest} {
+		slices.Sort(l)
+	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	b.ReportMetric(ms(percentile(lexical, 50)), "lexical-p50-ms")
-	b.ReportMetric(ms(percentile(lexical, 95)), "lexical-p95-ms")
-	b.ReportMetric(ms(percentile(hybrid, 50)), "hybrid-p50-ms")
-	b.ReportMetric(ms(percentile(hybrid, 95)), "hybrid-p95-ms")
+	b.ReportMetric(ms(percentile(lexicalBest, 50)), "lexical-p50-ms")
+	b.ReportMetric(ms(percentile(lexicalBest, 95)), "lexical-p95-ms")
+	b.ReportMetric(ms(percentile(hybridBest, 50)), "hybrid-p50-ms")
+	b.ReportMetric(ms(percentile(hybridBest, 95)), "hybrid-p95-ms")
 	b.ReportMetric(float64(table)/(1<<20), "table-MB")
 	b.ReportMetric(float64(indexes)/(1<<20), "indexes-MB")
-	b.Logf("search over %d passages: lexical p50 %.1f ms, p95 %.1f ms; hybrid (embeddings call excluded) p50 %.1f ms, p95 %.1f ms; "+
-		"knowledge_chunks %.1f MB with indexes %.1f MB (%d-dimension vectors)",
-		chunks, ms(percentile(lexical, 50)), ms(percentile(lexical, 95)), ms(percentile(hybrid, 50)), ms(percentile(hybrid, 95)),
-		float64(table)/(1<<20), float64(indexes)/(1<<20), fakeDims)
+	b.Logf("search over %d passages, each question's best of %d rounds: lexical p50 %.1f ms, p95 %.1f ms; hybrid (embeddings call excluded) "+
+		"p50 %.1f ms, p95 %.1f ms", chunks, rounds-1, ms(percentile(lexicalBest, 50)), ms(percentile(lexicalBest, 95)),
+		ms(percentile(hybridBest, 50)), ms(percentile(hybridBest, 95)))
+	b.Logf("every search, with the shared machine's load: lexical p50 %.1f ms, p95 %.1f ms; hybrid p50 %.1f ms, p95 %.1f ms",
+		ms(percentile(lexical, 50)), ms(percentile(lexical, 95)), ms(percentile(hybrid, 50)), ms(percentile(hybrid, 95)))
+	b.Logf("knowledge_chunks %.1f MB with its indexes %.1f MB (%d-dimension vectors)", float64(table)/(1<<20), float64(indexes)/(1<<20), fakeDims)
 }
 
 // sentencesOf are the corpus' sentences: the text the generated

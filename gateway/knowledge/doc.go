@@ -17,9 +17,13 @@
 //
 // Search is lexical (memory's bigram terms, BM25 in SQL over a GIN index)
 // and, when knowledge.embeddings is configured, hybrid: passages' vectors
-// are ranked in Go (Vectors) and fused by reciprocal rank. Adjacent
-// passages that both match are merged, so an answer split over two
-// sections comes whole.
+// are ranked in Go (Vectors) and fused by reciprocal rank. A lexical hit
+// far below the best one is not given. Adjacent passages that both match
+// are merged, so an answer split over two sections comes whole.
+//
+// testdata/bench holds a company corpus and the questions employees ask
+// about it: TestCorpus guards its access and recall, BenchmarkKnowledge
+// prints its figures (README: "How well it answers").
 //
 // Files: chunk.go (Cut: passages by headings, steps, table rows, pages),
 // store.go (Add, Delete, List), search.go (Search, the audience filter),
