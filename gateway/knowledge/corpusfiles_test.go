@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+
+	"github.com/hermes-gw/hermes/gateway/media/mediatest"
 )
 
 // pdfPageBreak separates the pages of a .pdf.txt source.
@@ -51,20 +53,7 @@ func cjkPDF(pages [][]string) []byte {
 	objs[catalog-1] = fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pagesObj)
 	objs[pagesObj-1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d /Resources << /Font << /F1 %d 0 R >> >> >>",
 		strings.Join(kids, " "), len(kids), font)
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offs := make([]int, len(objs))
-	for i, o := range objs {
-		offs[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, catalog, xref)
-	return b.Bytes()
+	return mediatest.PDFOf(objs)
 }
 
 // pdfOf is the PDF of a .pdf.txt source: its pages split at pdfPageBreak.
