@@ -149,18 +149,23 @@ func loadCorpus(t testing.TB) ([]benchDoc, []benchQuestion) {
 		}
 		docs = append(docs, d)
 	}
+	return docs, readQuestions(t, "questions.tsv")
+}
+
+// readQuestions reads a question file of testdata/bench.
+func readQuestions(t testing.TB, name string) []benchQuestion {
 	var qs []benchQuestion
-	for _, f := range readTSV(t, "questions.tsv", 4) {
+	for _, f := range readTSV(t, name, 4) {
 		q := benchQuestion{asker: f[0], text: f[1], title: f[2], want: f[3]}
 		if q.want == "outsider" {
 			q.want, q.outsider = "", true
 		}
 		if _, ok := askers[q.asker]; !ok {
-			t.Fatalf("questions.tsv: unknown asker %q", q.asker)
+			t.Fatalf("%s: unknown asker %q", name, q.asker)
 		}
 		qs = append(qs, q)
 	}
-	return docs, qs
+	return qs
 }
 
 // corpusService is a knowledge service over a fresh database holding the
