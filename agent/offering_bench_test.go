@@ -84,15 +84,7 @@ func (m *captureModel) Chat(_ context.Context, req openai.ChatCompletionRequest)
 // budgets them: messages with their framing, and each tool's name,
 // description and schema with its framing.
 func requestTokens(msgs []openai.ChatCompletionMessage, tools []openai.Tool) int {
-	n := 0
-	for _, m := range msgs {
-		n += countTokens(m.Content) + perMessageTokens
-	}
-	for _, t := range tools {
-		params, _ := json.Marshal(t.Function.Parameters)
-		n += perToolTokens + countTokens(t.Function.Name) + countTokens(t.Function.Description) + countTokens(string(params))
-	}
-	return n
+	return RequestTokens(openai.ChatCompletionRequest{Messages: msgs, Tools: tools})
 }
 
 // historyTurns is texts as alternating user and assistant turns.

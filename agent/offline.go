@@ -40,6 +40,9 @@ var offlineRoutes = []struct {
 	// "重置 VPN 密码" is a password reset before it is a VPN request.
 	{"password", []string{"密码", "password"}},
 	{"vpn", []string{"VPN", "vpn", "远程访问", "内网"}},
+	// A rule question no skill took goes to the company's documents
+	// (gateway/knowledge's knowledge_search), when they are offered.
+	{"knowledge", []string{"多少", "几天", "怎么", "能不能", "可以", "标准", "规定", "制度", "手册"}},
 }
 
 // offlineVerbs break ties between tools of one route (it_ticket_create and
@@ -352,6 +355,15 @@ func resultSummary(content string) string {
 	if json.Unmarshal([]byte(content), &obj) == nil {
 		if s, ok := obj["summary"].(string); ok && s != "" {
 			return s
+		}
+		// Passages of documents (knowledge_search): the best one's text,
+		// which is what a real model would answer from.
+		if ps, ok := obj["passages"].([]any); ok && len(ps) > 0 {
+			if p, ok := ps[0].(map[string]any); ok {
+				if text, ok := p["text"].(string); ok && text != "" {
+					return "文档里写着：" + truncateRunes(strings.TrimSpace(text), 200)
+				}
+			}
 		}
 	}
 	return truncateRunes(strings.TrimSpace(content), 300)

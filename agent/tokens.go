@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"hash/maphash"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // tokenEncoding is cl100k_base: exact for OpenAI's GPT-4 family and a close
@@ -67,6 +69,31 @@ func countTokens(s string) int {
 		countEntries.Store(1)
 	}
 	countCache.Store(key, n)
+	return n
+}
+
+// RequestTokens estimates the prompt tokens of req as the loop budgets
+// them: each message's text and tool calls with its framing, and each
+// tool's name, description and schema with theirs. Benchmarks outside
+// the agent (gateway/knowledge's) compare requests with it.
+func RequestTokens(req openai.ChatCompletionRequest) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += countTokens(m.Content) + perMessageTokens
+		for _, p := range m.MultiContent {
+			n += countTokens(p.Text)
+		}
+		for _, c := range m.ToolCalls {
+			n += countTokens(c.Function.Name) + countTokens(c.Function.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		if t.Function == nil {
+			continue
+		}
+		params, _ := json.Marshal(t.Function.Parameters) // a schema from JSON: always marshals
+		n += perToolTokens + countTokens(t.Function.Name) + countTokens(t.Function.Description) + countTokens(string(params))
+	}
 	return n
 }
 

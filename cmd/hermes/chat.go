@@ -18,6 +18,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/console"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/knowledge"
 	"github.com/hermes-gw/hermes/gateway/reports"
 )
 
@@ -60,9 +61,12 @@ type consoleSetup struct {
 type consoleSession struct {
 	gw      *gateway.Gateway
 	reports *reports.Service
-	ch      *console.Channel
-	user    channels.Identity
-	timeout time.Duration
+	// knowledge is the knowledge base's feature (the demo loads its
+	// handbook into it).
+	knowledge *knowledge.Service
+	ch        *console.Channel
+	user      channels.Identity
+	timeout   time.Duration
 }
 
 func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) {
@@ -89,7 +93,8 @@ func startConsole(ctx context.Context, s consoleSetup) (*consoleSession, error) 
 		return nil, err
 	}
 	reps, _ := gateway.FeatureOf[*reports.Service](features)
-	return &consoleSession{gw: gw, reports: reps, ch: ch, user: s.user, timeout: s.cfg.Agent.RunTimeout + time.Minute}, nil
+	kb, _ := gateway.FeatureOf[*knowledge.Service](features)
+	return &consoleSession{gw: gw, reports: reps, knowledge: kb, ch: ch, user: s.user, timeout: s.cfg.Agent.RunTimeout + time.Minute}, nil
 }
 
 // ask sends one line through the pipeline and waits until its reply has been

@@ -145,6 +145,9 @@ func runDemo(ctx context.Context, args []string, std stdio) error {
 	if err := demoMemory(ctx, sess, stdout); err != nil {
 		return err
 	}
+	if err := demoKnowledge(ctx, sess, stdout); err != nil {
+		return err
+	}
 	if err := demoReport(ctx, sess, user, stdout); err != nil {
 		return err
 	}

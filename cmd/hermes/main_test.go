@@ -151,6 +151,9 @@ func TestDemoPlaysTheConversationWithIdentityInjection(t *testing.T) {
 		// what the model learned from the statement.
 		"好的，我记住了：我在上海办公室，工位 12F-031", "你之前告诉过我：我在上海办公室，工位 12F-031",
 		". 我在上海办公室，工位 12F-031（", ". 负责华东区的销售（",
+		// The handbook answers a rule question, its source named by Hermes.
+		"《差旅报销标准》2026版: 4 passages", "你> 出差住酒店一晚能报多少？", "每晚不超过 550 元",
+		"来源：《差旅报销标准》2026版 · 差旅报销标准（2026版） > 住宿",
 		// and the outcome of the confirmed reset.
 		". " + time.Now().Format("2006-01-02") + " 已执行：已重置"} {
 		if !strings.Contains(out, want) {

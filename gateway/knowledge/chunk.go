@@ -244,7 +244,9 @@ func looksHTML(text string) bool {
 var (
 	htmlDrop    = regexp.MustCompile(`(?is)<(script|style|head)\b.*?</(script|style|head)>`)
 	htmlHeading = regexp.MustCompile(`(?is)<h([1-6])\b[^>]*>(.*?)</h[1-6]>`)
-	htmlBreak   = regexp.MustCompile(`(?i)<(br|p|div|tr|li|table|ul|ol|section|article)\b[^>]*>|</(p|div|tr|table|ul|ol|section|article)>`)
+	htmlBreak   = regexp.MustCompile(`(?i)<(br|p|div|li|ul|ol|section|article)\b[^>]*>|</(p|div|ul|ol|section|article)>`)
+	htmlTable   = regexp.MustCompile(`(?is)<table\b[^>]*>(.*?)</table>`)
+	htmlRow     = regexp.MustCompile(`(?i)<tr\b[^>]*>`)
 	htmlCell    = regexp.MustCompile(`(?i)</t[dh]>\s*<t[dh]\b[^>]*>`)
 	htmlTag     = regexp.MustCompile(`(?s)<[^>]*>`)
 )
@@ -257,6 +259,13 @@ func htmlText(s string) string {
 		g := htmlHeading.FindStringSubmatch(m)
 		n, _ := strconv.Atoi(g[1])
 		return "\n" + strings.Repeat("#", n) + " " + strings.Join(strings.Fields(htmlTag.ReplaceAllString(g[2], "")), " ") + "\n"
+	})
+	// A table's rows are one line each, with no blank line between them
+	// (a blank line ends a table in Cut): the page's own line breaks
+	// inside a table are layout, not text.
+	s = htmlTable.ReplaceAllStringFunc(s, func(m string) string {
+		inner := strings.NewReplacer("\r", "", "\n", "").Replace(htmlTable.FindStringSubmatch(m)[1])
+		return "\n" + htmlRow.ReplaceAllString(inner, "\n") + "\n\n"
 	})
 	s = htmlCell.ReplaceAllString(s, "\t")
 	s = htmlBreak.ReplaceAllString(s, "\n")

@@ -31,6 +31,11 @@ func TestCutFollowsHeadingsStepsAndPages(t *testing.T) {
 	if len(pdf) != 2 || pdf[1].Page != 7 {
 		t.Fatalf("pages = %+v", pdf)
 	}
+	table := knowledge.Cut(document.Result{Kind: document.Text, Text: "<html><body><h2>缴纳比例</h2>\n<table>\n<tr><th>项目</th><th>公司</th></tr>\n" +
+		"<tr><td>养老保险</td><td>16%</td></tr>\n<tr>\n  <td>住房公积金</td>\n  <td>12%</td>\n</tr>\n</table>\n<p>按月缴纳。</p></body></html>"})
+	if len(table) != 3 || table[1].Text != "项目: 住房公积金；公司: 12%" || table[1].Heading != "缴纳比例" || table[2].Text != "按月缴纳。" {
+		t.Fatalf("html table = %+v", table)
+	}
 	html := knowledge.Cut(document.Result{Kind: document.Text, Text: "<html><body><h2>Wi-Fi</h2><p>密码见前台&amp;门口。</p></body></html>"})
 	if len(html) != 1 || html[0].Heading != "Wi-Fi" || html[0].Text != "密码见前台&门口。" {
 		t.Fatalf("html = %+v", html)

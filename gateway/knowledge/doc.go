@@ -18,9 +18,13 @@
 // Search is lexical (memory's bigram terms, BM25 in SQL over a GIN index)
 // and, when knowledge.embeddings is configured, hybrid: passages' vectors
 // are ranked in Postgres by pgvector where it is installed (or can be:
-// EnsurePgvector), else in Go (Vectors), and fused by reciprocal rank. Adjacent
-// passages that both match are merged, so an answer split over two
-// sections comes whole.
+// EnsurePgvector), else in Go (Vectors), and fused by reciprocal rank. A
+// lexical hit far below the best one is not given. Adjacent passages that
+// both match are merged, so an answer split over two sections comes whole.
+//
+// testdata/bench holds a company corpus and the questions employees ask
+// about it: TestCorpus guards its access and recall, BenchmarkKnowledge
+// prints its figures (README: "How well it answers").
 //
 // The folder knowledge.dir is kept in step by Base.Sync (at start, every
 // knowledge.sync_interval by the leader's job, on SIGHUP), one replica at

@@ -138,11 +138,7 @@ func (vs *Vectors) nearest(ctx context.Context, q querier, c Caller, depts []str
 			if len(cv.v) != len(query) || cv.norm == 0 {
 				continue
 			}
-			var dot float64
-			for i, x := range cv.v {
-				dot += float64(x) * float64(query[i])
-			}
-			out = append(out, similar{cv.id, dot / (qn * cv.norm)})
+			out = append(out, similar{cv.id, float64(dot(cv.v, query)) / (qn * cv.norm)})
 		}
 	}
 	slices.SortFunc(out, func(a, b similar) int { return cmp.Or(cmp.Compare(b.sim, a.sim), cmp.Compare(a.id, b.id)) })
@@ -182,6 +178,25 @@ func (vs *Vectors) load(ctx context.Context, q querier) (map[int64][]chunkVec, e
 	}
 	vs.byDoc, vs.stamp = byDoc, stamp
 	return byDoc, nil
+}
+
+// dot is the dot product of two vectors of one length, in float32 with
+// four sums: every passage's vector is compared at each hybrid search,
+// and this loop was most of its time (20,000 vectors of 1,024).
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
 }
 
 func norm(v []float32) float64 {

@@ -22,6 +22,12 @@ func TextPDF(lines ...string) []byte {
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", content.Len(), content.String()),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
 	}
+	return PDFOf(objs)
+}
+
+// PDFOf writes objs as a PDF's objects, numbered from 1 (object 1 its
+// catalog), with their cross-reference table and trailer.
+func PDFOf(objs []string) []byte {
 	var b strings.Builder
 	b.WriteString("%PDF-1.4\n")
 	offsets := make([]int, len(objs))
