@@ -111,7 +111,20 @@ func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.Wa
 			err = conn.err
 		}
 	}()
-	go conn.readLoop(sctx, func(f botFrameIn) error { return b.dispatch(ctx, conn, sink, f, handlers) })
+	// A callback may follow the subscription's ack at once, on the same
+	// read loop, while this goroutine is still between the ack and making
+	// the connection live: the callback waits for that, or its reply would
+	// find no live connection here and go as a message instead of a
+	// stream. Acks are routed before handle, so the ack itself never waits.
+	subscribed := make(chan struct{})
+	go conn.readLoop(sctx, func(f botFrameIn) error {
+		select {
+		case <-subscribed:
+		case <-sctx.Done():
+			return sctx.Err()
+		}
+		return b.dispatch(ctx, conn, sink, f, handlers)
+	})
 
 	ack, err := conn.request(sctx, botCmdSubscribe, newReqID(), subscribeBody{BotID: b.botID, Secret: b.secret})
 	if errors.Is(err, errSocketClosed) {
@@ -126,6 +139,7 @@ func (b *Bot) session(ctx context.Context, sink channels.Sink, handlers *sync.Wa
 	}
 	b.live.Store(conn)
 	defer b.live.CompareAndSwap(conn, nil)
+	close(subscribed)
 	b.log.Info("wecom bot: long connection subscribed", "url", b.url)
 	return b.keepAlive(sctx, conn)
 }
