@@ -35,7 +35,7 @@ type costsData struct {
 
 func (c *Console) costs(r *request, w trendWindow, now time.Time) (*costsData, error) {
 	period := w.Buckets
-	period.Until = now
+	period.Until = w.until(now)
 	byAccount, err := c.deps.Store.TokensByAccount(r.Context(), period)
 	if err != nil {
 		return nil, err

@@ -29,8 +29,8 @@ const changeMargin = 0.10
 
 func (c *Console) headline(r *request, w trendWindow, now time.Time) ([]headlineFigure, error) {
 	cur, prev := w.Buckets, w.Buckets
-	cur.Until = now
-	prev.Since, prev.Until = cur.Since.Add(-now.Sub(cur.Since)), cur.Since
+	cur.Until = w.until(now)
+	prev.Since, prev.Until = cur.Since.Add(-cur.Until.Sub(cur.Since)), cur.Since
 	curFig, err := c.deps.Store.HeadlineFigures(r.Context(), cur)
 	if err != nil {
 		return nil, err

@@ -158,3 +158,56 @@ func tableRows(t *testing.T, body, id string) []string {
 	}
 	return out
 }
+
+// TestCustomRangeOfDays: ?trend=custom&from=…&to=… charts and heads the
+// chosen local days only, in quarter-day buckets for three days, with
+// the headline against the three days before; a range the wrong way
+// round says so and shows the default period.
+func TestCustomRangeOfDays(t *testing.T) {
+	pool := openPool(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 5, 15, 30, 0, 0, time.Local)
+	var session int64
+	if err := pool.QueryRow(ctx, `INSERT INTO sessions (channel, account, chat_id, user_id) VALUES ('wecom', 'app', 'c', 'u') RETURNING id`).Scan(&session); err != nil {
+		t.Fatal(err)
+	}
+	add := func(n int, at time.Time) {
+		t.Helper()
+		for i := range n {
+			var in int64
+			msg := at.Format("0102150405") + itoa(int64(i))
+			if err := pool.QueryRow(ctx, `INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, status, received_at)
+VALUES ('wecom', 'app', $1, 'text', 'c', 'single', 'u', 'done', $2) RETURNING id`, msg, at).Scan(&in); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.InsertRun(ctx, pool, store.RunRecord{ID: "run-" + msg, SessionID: session, InboundID: in, Model: "m",
+				StopReason: "finished", StartedAt: at, FinishedAt: at.Add(time.Second)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add(5, time.Date(2026, 12, 2, 10, 0, 0, 0, time.Local))  // inside
+	add(3, time.Date(2026, 11, 29, 10, 0, 0, 0, time.Local)) // the three days before
+	add(7, time.Date(2026, 12, 4, 10, 0, 0, 0, time.Local))  // after
+
+	c := console.New(console.Deps{Store: store.NewConsole(pool), Logger: discard(), Now: func() time.Time { return now }})
+	base, cl := serveAsAdmin(t, pool, c)
+	status, body := get(t, cl, base+"/console/?trend=custom&from=2026-12-01&to=2026-12-03")
+	if status != http.StatusOK {
+		t.Fatalf("custom range: %d", status)
+	}
+	if got := figure(t, body, "headline-messages"); got != "5 较上一时段 +67%" {
+		t.Errorf("headline over 12-01..12-03: %q, want 5 against 3", got)
+	}
+	rows := chartRows(t, body, "chart-stops")
+	if n := sumColumn(t, rows, "完成"); n != 5 || len(rows) != 2 || rows[1][0] != "12-02 06:00–12:00" {
+		t.Errorf("stop chart over 12-01..12-03: %d runs in %q, want 5 in the quarter 06:00–12:00 of 12-02", n, rows)
+	}
+	if !strings.Contains(body, `id="trend-from" value="2026-12-01"`) || !strings.Contains(body, `&from=2026-12-01&to=2026-12-03"`) {
+		t.Error("the custom form or the refresh does not keep the chosen days")
+	}
+	_, body = get(t, cl, base+"/console/?trend=custom&from=2026-12-03&to=2026-12-01")
+	if !strings.Contains(body, `id="trend-invalid"`) || !strings.Contains(body, `id="trend-24h" class="on"`) {
+		t.Error("a range the wrong way round is not refused with the default period shown")
+	}
+}

@@ -65,7 +65,7 @@ func (c *Console) overview(w http.ResponseWriter, r *request) {
 	}
 	d := overviewData{Window: statsWindow, Accounts: accountRows(r.t, stats, refusals),
 		ExportFrom: now.Local().AddDate(0, 0, -6).Format(time.DateOnly), ExportTo: now.Local().Format(time.DateOnly)}
-	tw := newTrendWindow(r.URL.Query().Get("trend"), r.URL.Query().Get("account"), now)
+	tw := trendWindowOf(r, now)
 	if d.Trend, err = c.trend(r, tw, Prefix+"/"); err != nil {
 		c.fail(w, r, err)
 		return
@@ -322,7 +322,7 @@ func (c *Console) skillsData(r *request) (skillsData, error) {
 		return skillsData{}, err
 	}
 	d := skillsData{Window: statsWindow, Errors: errs}
-	tw := newTrendWindow(r.URL.Query().Get("trend"), r.URL.Query().Get("account"), c.deps.Now())
+	tw := trendWindowOf(r, c.deps.Now())
 	if d.Trend, err = c.trend(r, tw, Prefix+"/skills"); err != nil {
 		return skillsData{}, err
 	}

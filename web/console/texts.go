@@ -111,8 +111,9 @@ var texts = map[string]map[string]string{
 		"kb_bad_effective":       "生效日期的格式应为 YYYY-MM-DD",
 
 		// The charts (overview and skills) and the export.
-		"chart_period": "趋势范围", "chart_period_1h": "最近 1 小时（按分钟）", "chart_period_24h": "最近 24 小时", "chart_period_7d": "最近 7 天", "chart_period_30d": "最近 30 天",
-		"chart_bucket": "时段", "chart_day": "日期", "chart_omitted": "其余 %d 个时段均为 0，未列出。", "chart_drill": "点击图中的时段或表中的数字，查看对应的运行记录。", "chart_refresh": "每分钟自动刷新。",
+		"chart_period": "趋势范围", "chart_period_1h": "最近 1 小时（按分钟）", "chart_period_24h": "最近 24 小时", "chart_period_7d": "最近 7 天", "chart_period_30d": "最近 30 天", "chart_period_custom": "自选日期", "chart_show": "显示",
+		"chart_custom_invalid": "日期范围无效（开始不晚于结束，最多 92 天），已显示最近 24 小时。",
+		"chart_bucket":         "时段", "chart_day": "日期", "chart_omitted": "其余 %d 个时段均为 0，未列出。", "chart_drill": "点击图中的时段或表中的数字，查看对应的运行记录。", "chart_refresh": "每分钟自动刷新。",
 		"chart_refused": "被拒绝的回调（按渠道 / 账号）", "chart_refused_note": "签名、时间戳、解密等校验未通过而被拒绝的平台回调：可能是回调地址泄露后被人伪造请求，或平台密钥已更换而配置未更新。账号表中列出最近一次的原因。",
 		"costs": "模型费用（按账号、按部门）", "costs_period": "本时段", "costs_month": "本月至今", "costs_budget": "月度预算", "costs_used": "已用",
 		"costs_department": "部门", "costs_no_department": "（未知部门）",
@@ -233,8 +234,9 @@ var texts = map[string]map[string]string{
 		"kb_bad_effective":       "The effective date is YYYY-MM-DD",
 
 		// The charts (overview and skills) and the export.
-		"chart_period": "Trends over", "chart_period_1h": "last hour (by minute)", "chart_period_24h": "last 24 hours", "chart_period_7d": "last 7 days", "chart_period_30d": "last 30 days",
-		"chart_bucket": "Period", "chart_day": "Day", "chart_omitted": "The other %d periods are all 0 and not listed.", "chart_drill": "Click a period in a chart or a number in a table to see its runs.", "chart_refresh": "Refreshes every minute.",
+		"chart_period": "Trends over", "chart_period_1h": "last hour (by minute)", "chart_period_24h": "last 24 hours", "chart_period_7d": "last 7 days", "chart_period_30d": "last 30 days", "chart_period_custom": "chosen days", "chart_show": "Show",
+		"chart_custom_invalid": "That range of days is not valid (from not after to, at most 92 days); showing the last 24 hours.",
+		"chart_bucket":         "Period", "chart_day": "Day", "chart_omitted": "The other %d periods are all 0 and not listed.", "chart_drill": "Click a period in a chart or a number in a table to see its runs.", "chart_refresh": "Refreshes every minute.",
 		"chart_refused": "Refused callbacks (by channel / account)", "chart_refused_note": "Platform callbacks refused by a check (signature, timestamp, decryption …): a leaked callback URL being forged against, or a rotated platform secret not yet in the config. The accounts table gives the latest reason.",
 		"costs": "Model cost (by account, by department)", "costs_period": "This period", "costs_month": "This month so far", "costs_budget": "Monthly budget", "costs_used": "Used",
 		"costs_department": "Department", "costs_no_department": "(unknown department)",

@@ -52,6 +52,8 @@ type trendData struct {
 	Periods      []string
 	Account      string
 	Accounts     []string
+	From, To     string    // the custom form's days
+	Invalid      bool      // a custom period could not be read
 	Since        time.Time // the first bucket's start, for the drill-down and tests
 	Step         time.Duration
 	Headline     []headlineFigure
@@ -63,22 +65,66 @@ type trendData struct {
 // buckets ending with the current one, and the days it touches for the
 // daily charts, ending with today.
 type trendWindow struct {
-	Period  string
-	spec    trendPeriod
-	Buckets store.ChartRange
-	Days    store.ChartRange
-	starts  []time.Time // each bucket's start
-	daily   []time.Time
+	Period string
+	// From and To are a custom period's days; Invalid says a custom
+	// period was asked for and could not be read (the default is shown).
+	From, To string
+	Invalid  bool
+	spec     trendPeriod
+	Buckets  store.ChartRange
+	Days     store.ChartRange
+	starts   []time.Time // each bucket's start
+	daily    []time.Time
+}
+
+// trendWindowOf is the window r asks for (?trend=, ?account=, and a
+// custom period's ?from= and ?to=).
+func trendWindowOf(r *request, now time.Time) trendWindow {
+	q := r.URL.Query()
+	return newTrendWindow(q.Get("trend"), q.Get("account"), q.Get("from"), q.Get("to"), now)
+}
+
+// maxCustomDays bounds a custom range: the charts read every run in it.
+const maxCustomDays = 92
+
+// customTrend is the period name of a range of days the operator picks
+// (?trend=custom&from=YYYY-MM-DD&to=YYYY-MM-DD, both local and included).
+const customTrend = "custom"
+
+// customSpec is the bucketing of a custom range of days: hours up to two
+// days, quarters of a day up to two weeks, days beyond, about ten labels.
+func customSpec(days int) trendPeriod {
+	span := time.Duration(days) * 24 * time.Hour
+	switch {
+	case days <= 2:
+		return trendPeriod{span: span, step: time.Hour, labelEvery: 3 * days, format: "01-02 15:04"}
+	case days <= 14:
+		return trendPeriod{span: span, step: 6 * time.Hour, labelEvery: 4 * ((days + 9) / 10), format: "01-02"}
+	default:
+		return trendPeriod{span: span, step: 24 * time.Hour, labelEvery: (days + 9) / 10, format: "01-02"}
+	}
 }
 
 // newTrendWindow is period's window ending now, narrowed to account
-// ("channel/account"; anything else: every account).
-func newTrendWindow(period, account string, now time.Time) trendWindow {
+// ("channel/account"; anything else: every account). A custom period is
+// the days from to to; an unreadable or too long one is the default
+// period, with Invalid set for the page to say so.
+func newTrendWindow(period, account, from, to string, now time.Time) trendWindow {
+	now = now.Local()
+	if period == customTrend {
+		if w, ok := customWindow(from, to, now); ok {
+			w.narrow(account)
+			w.daysOf(now)
+			return w
+		}
+		w := newTrendWindow(defaultTrend, account, "", "", now)
+		w.Invalid = true
+		return w
+	}
 	spec, ok := trendSpecs[period]
 	if !ok {
 		period, spec = defaultTrend, trendSpecs[defaultTrend]
 	}
-	now = now.Local()
 	// Buckets of an hour or more start at the operator's local midnight
 	// plus whole steps (a 6-hour bucket is 00–06, never 02–08); shorter
 	// ones on the minute.
@@ -88,28 +134,72 @@ func newTrendWindow(period, account string, now time.Time) trendWindow {
 		end = midnight.Add((now.Sub(midnight)/spec.step + 1) * spec.step)
 	}
 	w := trendWindow{Period: period, spec: spec, Buckets: store.ChartRange{Since: end.Add(-spec.span), Until: end, Step: spec.step}}
+	w.narrow(account)
+	for t := w.Buckets.Since; t.Before(end); t = t.Add(spec.step) {
+		w.starts = append(w.starts, t)
+	}
+	w.daysOf(now)
+	return w
+}
+
+// customWindow is the window of the local days from to to, included.
+func customWindow(from, to string, now time.Time) (trendWindow, bool) {
+	f, err1 := time.ParseInLocation(time.DateOnly, from, now.Location())
+	t, err2 := time.ParseInLocation(time.DateOnly, to, now.Location())
+	if err1 != nil || err2 != nil || t.Before(f) {
+		return trendWindow{}, false
+	}
+	end := t.AddDate(0, 0, 1)
+	days := int(end.Sub(f).Hours()/24 + 0.5)
+	if days > maxCustomDays {
+		return trendWindow{}, false
+	}
+	spec := customSpec(days)
+	w := trendWindow{Period: customTrend, From: from, To: to, spec: spec, Buckets: store.ChartRange{Since: f, Until: end, Step: spec.step}}
+	for b := f; b.Before(end); b = b.Add(spec.step) {
+		w.starts = append(w.starts, b)
+	}
+	return w, true
+}
+
+// narrow sets the account w's charts are narrowed to.
+func (w *trendWindow) narrow(account string) {
 	w.Buckets.Channel, w.Buckets.Account, _ = strings.Cut(account, "/")
 	if w.Buckets.Account == "" {
 		w.Buckets.Channel = ""
 	}
-	for t := w.Buckets.Since; t.Before(end); t = t.Add(spec.step) {
-		w.starts = append(w.starts, t)
+}
+
+// daysOf sets the local days w's buckets touch, for the daily charts: from
+// the one the first bucket falls in to the last one's, or today if sooner.
+func (w *trendWindow) daysOf(now time.Time) {
+	first, last := w.Buckets.Since, w.Buckets.Until.Add(-time.Nanosecond)
+	if now.Before(last) {
+		last = now
 	}
-	// Days are local days, from the one the first bucket falls in; the
-	// current day runs until now.
-	first := w.Buckets.Since
 	day := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, now.Location())
-	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
-	w.Days = store.ChartRange{Since: day, Until: today.AddDate(0, 0, 1), Step: 24 * time.Hour, Channel: w.Buckets.Channel, Account: w.Buckets.Account}
-	for d := day; !d.After(today); d = d.AddDate(0, 0, 1) {
+	lastDay := time.Date(last.Year(), last.Month(), last.Day(), 0, 0, 0, 0, now.Location())
+	w.Days = store.ChartRange{Since: day, Until: lastDay.AddDate(0, 0, 1), Step: 24 * time.Hour, Channel: w.Buckets.Channel, Account: w.Buckets.Account}
+	for d := day; !d.After(lastDay); d = d.AddDate(0, 0, 1) {
 		w.daily = append(w.daily, d)
 	}
-	return w
+}
+
+// until is the end of what has happened of w: its end, or now if sooner.
+func (w trendWindow) until(now time.Time) time.Time {
+	if now.Before(w.Buckets.Until) {
+		return now
+	}
+	return w.Buckets.Until
 }
 
 // trend is the page's trendData for w, its charts to be added.
 func (c *Console) trend(r *request, w trendWindow, path string) (trendData, error) {
-	d := trendData{Period: w.Period, Path: path, Periods: trendPeriods, Since: w.Buckets.Since, Step: w.spec.step}
+	d := trendData{Period: w.Period, Path: path, Periods: trendPeriods, Since: w.Buckets.Since, Step: w.spec.step,
+		From: w.From, To: w.To, Invalid: w.Invalid}
+	if d.From == "" { // the custom form starts from the period shown
+		d.From, d.To = w.Buckets.Since.Format(time.DateOnly), w.until(c.deps.Now()).Format(time.DateOnly)
+	}
 	if w.Buckets.Account != "" {
 		d.Account = w.Buckets.Channel + "/" + w.Buckets.Account
 	}
