@@ -19,6 +19,7 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
+	"github.com/hermes-gw/hermes/gateway/store"
 )
 
 // Window is how recent an answer must be to be rated: a 👍 long after the
@@ -87,10 +88,10 @@ func Parse(text string, w config.RatingMessages) int {
 
 // Rate records rating for the newest run that answered in's sender in
 // in's chat since now-Window (replacing an earlier rating of it); false
-// when there is none. One statement: the run is found and rated at once.
-func Rate(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, in channels.Inbound, rating int, now time.Time) (bool, error) {
+// when there is none. One statement: the run is found and rated at once
+// (sessions are unique per channel, account, chat and user, so the join
+// gives at most one row).
+func Rate(ctx context.Context, q store.Querier, in channels.Inbound, rating int, now time.Time) (bool, error) {
 	var runID string
 	err := q.QueryRow(ctx, `
 INSERT INTO run_ratings (run_id, rating, channel, account, rated_at)
@@ -98,7 +99,6 @@ SELECT r.id, $5, s.channel, s.account, $6
 FROM sessions s JOIN LATERAL (
     SELECT id FROM runs WHERE session_id = s.id AND started_at >= $7 ORDER BY started_at DESC LIMIT 1) r ON true
 WHERE s.channel = $1 AND s.account = $2 AND s.chat_id = $3 AND s.user_id = $4
-ORDER BY r.id DESC LIMIT 1
 ON CONFLICT (run_id) DO UPDATE SET rating = excluded.rating, rated_at = excluded.rated_at
 RETURNING run_id`, in.Channel, in.Account, in.ChatID, in.Sender.UserID, rating, now, now.Add(-Window)).Scan(&runID)
 	if errors.Is(err, pgx.ErrNoRows) {
