@@ -86,13 +86,13 @@ type cardSettle struct {
 	runID, action, title, text string
 }
 
-// queueAnswer queues the answer of a run (commitAnswer): as a card when
-// the run asked for confirmation on a channel that shows cards, else as
-// text; then the later update of the cards whose question it resolved.
-// It returns the answer's number of parts.
-func (rn *runner) queueAnswer(ctx context.Context, tx pgx.Tx, row store.InboundRow, sessionID int64, out outcome) (int, error) {
+// queueCardAnswer queues the answer of a run that asks or resolves a
+// question (queueAnswer): as a card when it asks on a channel that shows
+// cards, else as text; then the later update of the cards whose question
+// it resolved. It returns the answer's number of parts.
+func (rn *runner) queueCardAnswer(ctx context.Context, tx pgx.Tx, row store.InboundRow, sessionID int64, out outcome) (int, error) {
 	to := AddressOf(row.In)
-	card := out.card
+	card := rn.askCard(row.In, out.setPending, out.reply, out.choices)
 	parts := 0
 	if card == nil || rn.channels[row.In.Channel].Limits(row.In.Account).LiveDeadline > 0 {
 		// A streamed answer shows its text live; the card then comes after it.
