@@ -516,10 +516,15 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 
 // queueAnswer queues the answer of a run (commitAnswer) and returns its
 // number of parts: as text, unless it asks or resolves a question that
-// cards may show (queueCardAnswer).
+// cards may show (queueCardAnswer), or it is a run's answer the channel
+// shows as a card with the rating buttons (queueRatedAnswer).
 func (rn *runner) queueAnswer(ctx context.Context, tx pgx.Tx, row store.InboundRow, sessionID int64, out outcome) (int, error) {
-	if out.setPending == nil && out.settle == nil {
-		return rn.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
+	switch {
+	case out.setPending != nil || out.settle != nil:
+		return rn.queueCardAnswer(ctx, tx, row, sessionID, out)
+	case out.run != nil && out.status == store.InboundDone && rn.cfg.Ratings.ButtonsOn() &&
+		rn.channels[row.In.Channel].Limits(row.In.Account).CardAnswers:
+		return rn.queueRatedAnswer(ctx, tx, row, sessionID, out)
 	}
-	return rn.queueCardAnswer(ctx, tx, row, sessionID, out)
+	return rn.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
 }
