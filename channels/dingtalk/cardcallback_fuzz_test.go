@@ -31,6 +31,9 @@ func FuzzCardCallback(f *testing.F) {
 	f.Add([]byte(`{"outTrackId":"hermes-card-1","userId":"u","content":"{\"cardPrivateData\":{\"actionIds\":[\"no\"],\"params\":{}}}"}`))
 	f.Add([]byte(`{"outTrackId":"hermes-card-1","userId":"u","userIdType":2,"content":"{}"}`))
 	f.Add([]byte(`{"outTrackId":"hermes-card-1","userId":"u","content":"{\"cardPrivateData\":{\"params\":{\"action\":7}}}"}`))
+	long := tap
+	long.Action = "ok-but-far-too-long"
+	f.Add(long.JSON("IM_ROBOT", "zhangsan"))
 	f.Add([]byte(`{"outTrackId":1}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(``))
