@@ -108,16 +108,20 @@ func (r *robot) decodeCardCallback(data []byte) (in channels.Inbound, ok bool, e
 
 // cardAnswer is the ack data that answers a tap, within the frame's
 // deadline: {"response":{…}} (dingtalk-stream-sdk-go card.
-// DefaultCardCallbackFrameHandler). With a card: its public variables
-// redrawn for everyone (cardData) and the toast as the tapper's private
-// note (userPrivateData, as the Go SDK and open-dingtalk's examples send
-// it; the python example's privateData{userId} is not used). Without one
-// (someone else's tap, an unknown card) {"response":{}}: nothing changes.
+// DefaultCardCallbackFrameHandler). DingTalk applies an answer's cardData
+// for everyone, so only a tap that changed the card's state (claimed, or
+// expired) redraws it; a repeated tap gets the toast alone, as the
+// tapper's private note (userPrivateData, as the Go SDK and open-dingtalk's
+// examples send it; the python example's privateData{userId} is not used),
+// or it would draw 已处理 over the outcome the card shows by then.
+// Someone else's tap, an unknown card: {"response":{}}, nothing changes.
 func cardAnswer(ans *channels.CardAnswer) []byte {
 	resp := map[string]any{}
 	if ans != nil && ans.Card != nil {
 		resp["cardUpdateOptions"] = map[string]bool{"updateCardDataByKey": true, "updatePrivateDataByKey": true}
-		resp["cardData"] = map[string]any{"cardParamMap": cardParams(*ans.Card)}
+		if redraws[ans.Outcome] {
+			resp["cardData"] = map[string]any{"cardParamMap": cardParams(*ans.Card)}
+		}
 		if ans.Toast != "" {
 			resp["userPrivateData"] = map[string]any{"cardParamMap": map[string]string{cardVarNote: ans.Toast}}
 		}
@@ -125,6 +129,10 @@ func cardAnswer(ans *channels.CardAnswer) []byte {
 	b, _ := json.Marshal(map[string]any{"response": resp}) // maps of strings always marshal
 	return b
 }
+
+// redraws are the outcomes whose answer redraws the card for everyone:
+// the tap changed its state.
+var redraws = map[string]bool{channels.CardClaimed: true, channels.CardExpired: true}
 
 // handleCard takes the card callback data of frame id: a Hermes tap goes
 // to sink.Accept, and the frame is acked with the answer only after

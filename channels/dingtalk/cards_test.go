@@ -246,7 +246,7 @@ func TestCardTapRunsOnceAndUpdatesCard(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if _, a := r.tap(t, track, "zhangsan", "ok", 0); a.title() != "已处理" {
+		if _, a := r.tap(t, track, "zhangsan", "ok", 0); !a.noteOnly("已处理") {
 			t.Errorf("double tap answered %s", a.raw)
 		}
 	}()
@@ -256,7 +256,7 @@ func TestCardTapRunsOnceAndUpdatesCard(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		if a := r.answer(t, first, 2); a.title() != "已处理" {
+		if a := r.answer(t, first, 2); !a.noteOnly("已处理") {
 			t.Errorf("redelivered tap answered %s", a.raw)
 		}
 	}()
@@ -269,6 +269,20 @@ func TestCardTapRunsOnceAndUpdatesCard(t *testing.T) {
 		t.Fatalf("card now %+v: want 已确认, the result, no buttons", st.Params)
 	}
 	t.Logf("click-to-ack %v, click-to-updated-card %v (fakes, Stream mode)", ack, st.At.Sub(start))
+	// A tap after the outcome is shown tells the tapper, and leaves the
+	// card as everyone sees it.
+	if _, a := r.tap(t, track, "zhangsan", "no", 0); !a.noteOnly("已处理") {
+		t.Errorf("late tap answered %s", a.raw)
+	}
+	if now := r.settled(t, track); now.Params["title"] != "已确认" || r.calls.Load() != 1 {
+		t.Fatalf("a late tap redrew the card %+v", now.Params)
+	}
+}
+
+// noteOnly: the answer redraws nothing for everyone and tells the tapper
+// note privately.
+func (a cardAnswer) noteOnly(note string) bool {
+	return a.Response.CardData == nil && a.Response.UserPrivateData != nil && a.Response.UserPrivateData.CardParamMap["note"] == note
 }
 
 // TestCardTapExpired: a tap after agent.confirm_timeout says 已过期 and
