@@ -379,6 +379,9 @@ func TestCardTapRefused(t *testing.T) {
 		r.count(`SELECT count(*) FROM inbound_messages`) != inbound {
 		t.Fatalf("a refused tap changed %d cards, ran %d calls or stored a message", n, r.calls.Load())
 	}
+	if n := r.count(`SELECT count(*) FROM callback_refusals WHERE channel = 'dingtalk' AND "check" = 'corp'`); n != 1 {
+		t.Errorf("%d corp refusals recorded, want the tap's", n)
+	}
 }
 
 // TestCardFallsBackToText: where DingTalk refuses the card (the app lacks
