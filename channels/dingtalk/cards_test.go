@@ -458,3 +458,25 @@ func TestCardHTTPMode(t *testing.T) {
 		t.Fatalf("a card callback over HTTP stored %d messages or ran %d calls", n-inbound, r.calls.Load())
 	}
 }
+
+// TestCardBesideStreamedAnswer: with an AI card too, the question streams
+// into the AI card, and the button card follows it; its tap runs the call
+// once and the button card shows the outcome.
+func TestCardBesideStreamedAnswer(t *testing.T) {
+	r := newCardRig(t, "      mode: stream\n      button_card_template_id: "+buttonTemplate+
+		"\n      card_template_id: tpl.schema\n      card_interval: 20ms\n")
+	track := r.ask(t, "msg-ask8", false)
+	streamed := false
+	for _, c := range r.fake.Cards() {
+		streamed = streamed || (c.Op == "stream" && c.Finalize && strings.Contains(c.Content, "重置你的 VPN 密码"))
+	}
+	if !streamed {
+		t.Fatalf("the question did not stream into the AI card: %+v", r.fake.Cards())
+	}
+	if _, ans := r.tap(t, track, "zhangsan", "ok", 0); ans.title() != "已确认 · 执行中" {
+		t.Fatalf("tap answered %s", ans.raw)
+	}
+	if st := r.settled(t, track); st.Params["title"] != "已确认" || r.calls.Load() != 1 {
+		t.Fatalf("card %+v after %d calls", st.Params, r.calls.Load())
+	}
+}
