@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -57,4 +58,81 @@ func TestChitChat_WritingWithTheCatalog(t *testing.T) {
 			t.Errorf("chitChat(%q) = %v, want %v", q, got, want)
 		}
 	}
+}
+
+// Held-out round 5 of issue #37 ran a skill for three look-alikes: an
+// opinion asked on a choice (分析一下 on 爬山还是烧烤), a counted thing
+// made whose noun no list had (几道考题), and a quantity without a
+// numeral (点话术). Decided by the request's shape: what is produced,
+// and whether a record is asked for, not by the topic words.
+func TestChitChat_ShapeOfTheRequest(t *testing.T) {
+	t.Parallel()
+	chat := []string{
+		// round 5's misses
+		"团建去爬山还是去烧烤好，帮我分析一下", "给我出几道新人培训的考题", "怎么跟领导开口说我想调岗，给我点话术",
+		// a counted thing made, a noun no skill uses
+		"周五团建，帮我准备几个破冰游戏", "帮我出一套入职培训的测试题", "帮我做一个部门预算汇报的大纲",
+		// opinions
+		"加班和调休哪个更划算", "我该不该接受调岗", "绩效面谈时怎么跟主管沟通", "帮我分析一下年终奖和股票哪个更值",
+		// a figure or fact stated, not asked for
+		"帮我写个团建方案，我的预算是5000", "我的年假还剩5天，帮我规划一下怎么休", "我的报销批了，帮我写封感谢邮件给财务",
+		// record words inside the text to write
+		"帮我写一封申请调岗的邮件", "帮我写个项目进度汇报",
+	}
+	request := []string{
+		// the brief's look-alikes
+		"帮我写一个报修单：打印机坏了", "解释一下我这个月工资为什么少了",
+		// a counted thing the catalog holds
+		"帮我出一份收入证明", "帮我准备一间会议室", "帮我约个体检", "给我来一台新电脑", "起草一份用印申请", "写个IT工单，电脑蓝屏了",
+		// records named or asked about
+		"帮我整理一下我的报销记录", "帮我列一下这个月的加班", "帮我分析一下这个月的考勤", "帮我比较一下这两个月的工资",
+		"给我的报修单打个五星", "好，给个五星", "我的年假还剩几天，帮我写个请假条", "我的工资到账了吗，帮我写个感谢信",
+		// a second act joined to the text
+		"帮我写一段请假理由并提交申请", "我的预算还剩多少，帮我写个团建方案",
+	}
+	for _, n := range []int{100, 500} {
+		m := matcherFor(largeCatalogSpecs(n), newColloquialTable(nil))
+		for _, q := range chat {
+			if !chitChat(normalizeText(q), m) {
+				t.Errorf("%d skills: chitChat(%q) = false, it asks for a text, ideas or an opinion", n, q)
+			}
+		}
+		for _, q := range request {
+			if chitChat(normalizeText(q), m) {
+				t.Errorf("%d skills: chitChat(%q) = true, it is a request", n, q)
+			}
+		}
+	}
+}
+
+// A tempted model calls the event skill for an opinion on a team
+// outing: it is offered nothing, and the call does not run.
+func TestRun_OpinionOnAnOutingCallsNoSkill(t *testing.T) {
+	t.Parallel()
+	var calls int
+	m := &scripted{replies: []openai.ChatCompletionMessage{toolCallMsg("admin_event_query", `{}`)}}
+	turn := Turn{SessionID: "s", RunID: "r", UserText: "团建去爬山还是去烧烤好，帮我分析一下", Tools: largeCatalog(500, &calls)}
+	if _, err := Run(context.Background(), m, turn, Options{Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.reqs[0].Tools); n != 0 || calls != 0 {
+		t.Errorf("%d tools offered, %d skill calls; want none", n, calls)
+	}
+}
+
+// The user's text is hostile: the shape test never panics, and a
+// message that asks for a look-up in a clause of its own is never taken
+// for chit-chat, whatever comes before it.
+func FuzzChitChat(f *testing.F) {
+	for _, s := range []string{"团建去爬山还是去烧烤好，帮我分析一下", "给我出几道新人培训的考题", "给我点话术", "帮我写一个报修单：打印机坏了",
+		"好，给个五星", "一二三四五六七八九十几", "个", "点个", "写", "：", "\xff\xfe", "帮我写个团建方案，我的预算是5000"} {
+		f.Add(s)
+	}
+	m := matcherFor(largeCatalogSpecs(100), newColloquialTable(nil))
+	f.Fuzz(func(t *testing.T, s string) {
+		chitChat(s, m)
+		if q := s + "，帮我查一下考勤"; !strings.ContainsAny(s, "：:") && chitChat(q, m) {
+			t.Errorf("chitChat(%q) = true, it asks for a look-up", q)
+		}
+	})
 }

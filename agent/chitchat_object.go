@@ -1,0 +1,177 @@
+package agent
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The object of a producing act, and acts that ask for an opinion.
+//
+// What a producing verb (写, 出, 做, 给 …) makes is decided by its object,
+// read as Chinese builds a noun phrase: an optional quantity (numeral and
+// classifier: 一份, 几道, 点), modifiers ending in 的, and the head noun
+// last (「几道 新人培训的 考题」: the head is 考题, 培训 only says what it is
+// about). The head noun decides:
+//
+//   - a kind of text (方案, 欢迎词, 考题 …) is produced;
+//   - a word the catalog's skills use (证明, 报修单, 预约, 会议室) is a
+//     record or an object of the company's systems: a request;
+//   - any other noun after a quantity or a writing verb is something to
+//     produce: no skill has it, so no skill can make it (议程, 话术).
+//
+// An opinion asked for (which of two is better, how to say something to
+// someone, 分析一下 on nothing or on no record) is produced text too.
+
+// numerals may open a quantity: 一份, 几道, 两条, 3个.
+const numerals = "一二两三四五六七八九十几数多0123456789"
+
+// classifiers count things in a quantity: a closed class of the
+// language, not a list of topics.
+var classifiers = []string{"个", "份", "段", "篇", "首", "封", "句", "条", "本", "道", "张", "套", "版", "则", "组", "项", "种",
+	"款", "页", "点", "些", "批", "轮"}
+
+// textClassifiers count pieces of text: 写一段, 来一首, 推荐几本, 列几条.
+var textClassifiers = []string{"段", "篇", "首", "封", "句", "则", "本", "条"}
+
+// bareClassifiers stand for a quantity without a numeral only before a
+// noun (点话术, 些建议); 点个外卖 is the verb 点.
+var bareClassifiers = []string{"点", "些"}
+
+// objectPhrase is what follows a producing verb.
+type objectPhrase struct {
+	counted bool   // a quantity opens it: a thing to produce
+	textual bool   // counted in pieces of text (一段, 一封)
+	noun    string // the phrase after the quantity, particles trimmed
+}
+
+// readObject reads the object phrase at the start of s (after the verb).
+func readObject(s string) objectPhrase {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(s, "一下")
+	var o objectPhrase
+	if rest, cl, ok := cutQuantity(s); ok {
+		o.counted, o.textual, s = true, hasAnyPrefix(cl, textClassifiers), rest
+	}
+	o.noun = strings.TrimRight(s, trailingParticles)
+	return o
+}
+
+// cutQuantity cuts a quantity (numerals, then one classifier) off the
+// start of s: the rest and the classifier.
+func cutQuantity(s string) (rest, classifier string, ok bool) {
+	r := []rune(s)
+	n := 0
+	for n < len(r) && strings.ContainsRune(numerals, r[n]) {
+		n++
+	}
+	after := string(r[n:])
+	for _, c := range classifiers {
+		tail, found := strings.CutPrefix(after, c)
+		if !found {
+			continue
+		}
+		// Without a numeral only 个 (写个方案: 一 dropped) and 点, 些
+		// before a noun count (点话术); 点个外卖 is the verb 点.
+		if n == 0 && (c != "个" && !slices.Contains(bareClassifiers, c) || tail == "" || hasAnyPrefix(tail, classifiers)) {
+			return s, "", false
+		}
+		return tail, c, true
+	}
+	return s, "", false
+}
+
+// headNoun is the last two runes of a noun phrase when they are Han: the
+// head of a Chinese compound (在职证明 → 证明, 新人培训的考题 → 考题).
+func headNoun(phrase string) string {
+	r := []rune(phrase)
+	if len(r) < 2 || !allHan(r[len(r)-2:]) {
+		return ""
+	}
+	return string(r[len(r)-2:])
+}
+
+// namesText: the object is a kind of text by its head (方案, 欢迎词).
+func namesText(noun string) bool {
+	for _, w := range writtenThings {
+		if strings.HasSuffix(noun, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// knownToCatalog: a skill's text uses the head noun, so it is something
+// the company's systems hold or act on.
+func knownToCatalog(noun string, catalog *matcher) bool {
+	head := headNoun(noun)
+	if head == "" {
+		return true // no Han head (a Latin word: VPN): not known to be a text
+	}
+	_, known := catalog.idf[head]
+	return known
+}
+
+// verbKind is how a producing verb relates to its object.
+type verbKind uint8
+
+const (
+	givingVerb  verbKind = iota // 给, 来, 推荐: a kind of text is produced, anything else handed over
+	makingVerb                  // 出, 做, 列: what they count is made
+	writingVerb                 // 写, 拟: what they name is written, counted or not
+)
+
+func verbKindOf(verb string) verbKind {
+	switch {
+	case slices.Contains(writingVerbs, verb):
+		return writingVerb
+	case slices.Contains(makingVerbs, verb):
+		return makingVerb
+	}
+	return givingVerb
+}
+
+// producesText: the object phrase after a producing verb of kind k is
+// something to produce: a kind of text, or a noun no skill uses that a
+// writing verb names or a making verb counts (写请假说明, 出几道考题).
+func producesText(o objectPhrase, k verbKind, catalog *matcher) bool {
+	switch {
+	case o.textual || namesText(o.noun):
+		return true
+	case o.noun == "" || catalog == nil:
+		return false
+	case k == writingVerb || k == makingVerb && o.counted:
+		return !knownToCatalog(o.noun, catalog)
+	}
+	return false
+}
+
+// adviseVerbs ask for an assessment or an opinion of what the message
+// gives; 评价 is not one of them, it is an action of skills (rate a
+// ticket).
+var adviseVerbs = []string{"分析", "比较", "对比", "权衡", "评估", "点评", "参谋", "出出主意", "支支招", "支个招"}
+
+// opinionQuestions ask which of two is better, whether to do something,
+// or how to say something to someone: the answer is an opinion or a
+// wording, not a record.
+var opinionQuestions = regexp.MustCompile(`还是.{1,16}(好|合适|划算|值|强|靠谱|对)|` +
+	`哪(个|种|样|一个|家).{0,8}(更|比较|最)(好|合适|划算|值得|靠谱|适合)|哪(个|种|样)好|` +
+	`值不值|该不该|合不合适|` +
+	`(怎么|如何|怎样|咋)(跟|和|向|对|给).{1,12}(说|开口|沟通|表达|回复|回绝|拒绝|提|谈|讲)`)
+
+// advises: the clause asks for an opinion: an advise verb whose object
+// is nothing (the clauses before it) or no record, or an opinion
+// question.
+func advises(c string, catalog *matcher) bool {
+	if opinionQuestions.MatchString(c) {
+		return true
+	}
+	c = afterBenefactive(c)
+	for _, v := range adviseVerbs {
+		if rest, ok := strings.CutPrefix(c, v); ok {
+			o := readObject(rest)
+			return o.noun == "" || namesText(o.noun) || catalog != nil && !knownToCatalog(o.noun, catalog)
+		}
+	}
+	return false
+}
