@@ -131,6 +131,39 @@ func TestRun_WhoseData(t *testing.T) {
 			t.Errorf("reply = %q, want %q", res.Reply, want)
 		}
 	})
+	t.Run("SelfAndColleague", func(t *testing.T) {
+		// The asker and a colleague in one request: the asker's part is
+		// answered, the colleague's is not run, and the reply says so.
+		res, log, _ := run(t, "帮我看看我和小王这个月的考勤",
+			[2]string{"hr_attendance", `{"subject":"self"}`}, [2]string{"hr_attendance", `{"subject":"小王"}`},
+			"你这个月迟到 0 次；小王的考勤我无法查看。")
+		if len(log.all()) != 1 {
+			t.Errorf("calls = %q, want the asker's only", log.all())
+		}
+		if want := fmt.Sprintf(d.OwnDataOnly, "小王") + "\n你这个月迟到 0 次；小王的考勤我无法查看。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
+	t.Run("SelfAndColleagueModelAsksOnlyForSelf", func(t *testing.T) {
+		// The model calls for the asker only: the reply still says the
+		// colleague's data cannot be shown.
+		res, log, _ := run(t, "我跟老李今年的考勤对比一下", [2]string{"hr_attendance", `{"subject":"self"}`}, "你今年迟到 2 次。")
+		if len(log.all()) != 1 {
+			t.Errorf("calls = %q, want the asker's", log.all())
+		}
+		if want := fmt.Sprintf(d.OwnDataOnly, "老李") + "\n你今年迟到 2 次。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
+	t.Run("SelfAndColleagueRelabeled", func(t *testing.T) {
+		// The caller's record worded as the colleague's is still
+		// corrected, then replaced.
+		res, _, _ := run(t, "我和小王这个月的考勤", [2]string{"hr_attendance", `{"subject":"self"}`},
+			"你迟到 0 次，小王迟到 0 次。", "你迟到 0 次，小王迟到 0 次。")
+		if want := fmt.Sprintf(d.OwnDataOnly, "小王"); res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
 	t.Run("NotStreamedBeforeChecked", func(t *testing.T) {
 		srv, m := newModel(t)
 		srv.Script(call("hr_attendance", `{"subject":"老李"}`), answer("老李这个月迟到 0 次。"))
