@@ -12,30 +12,40 @@ import (
 // matching alone would take for a request; a model shown the 预算 skill for
 // 「帮我写个团建方案，预算5000」 is tempted to call it.
 //
-// So what a message asks for is decided by its structure, not by the
-// topic words in it (issue #37):
+// So what a message asks for is decided by its shape, not by the topic
+// words in it (issue #37): is the thing asked for a text, an idea, an
+// explanation or an opinion to be produced, or a record or state of the
+// company's systems to be read or changed?
 //
 //   - the head clause (the first with an act, after greetings and
 //     帮我/请/麻烦; statements before it are its context, requests to the
-//     assistant before it make the message a request) says the act: transforming the user's own text given with it (翻译,
-//     润色 with a colon or 这句话), explaining
-//     (解释, 什么是, …是什么意思, …有什么区别), or composing: a producing
-//     verb at its head (写, 出, 想, 做 …) whose object is a piece of text,
-//     counted as one (一段, 一封) or ending in a thing written (方案, 点子,
-//     欢迎词 …), not in a record (证明, 报修单, 申请); or an idea verb
-//     (策划, 构思) whatever it names;
+//     assistant before it make the message a request) says the act:
+//     transforming the user's own text given with it (翻译, 润色 with a
+//     colon or 这句话); explaining (解释, 什么是, …有什么区别); composing:
+//     a producing verb whose object is something to produce — a kind of
+//     text by its head noun (方案, 欢迎词), or a noun no skill of the
+//     catalog uses that a writing verb names or a making verb counts
+//     (写请假说明, 出几道考题; chitchat_object.go reads the noun phrase),
+//     not a record the catalog holds (证明, 报修单, 会议室); an idea verb
+//     (策划, 构思) whatever it names; or advising: an opinion asked for
+//     (爬山还是烧烤好, 怎么跟领导开口, 分析一下 on no record);
 //   - every other clause is a parameter of that act (预算5000, 提到年会,
 //     人均200以内) unless it is a request of its own: it starts with a
 //     request (帮我, 请, 然后订 …) whose act is not one of the above;
-//   - anything asking for a record or the company's rules anywhere
-//     before the material (dataMarkers: 我的, 多少, 进度, 公司规定 …)
-//     makes it a request.
+//   - a clause asking for a record makes the message a request
+//     (asksRecord): a look-up (查一下) or the company's rules anywhere;
+//     the asker's own records (我的, 我这个月) unless the clause states
+//     them as a fact (「我的预算是5000」); a record's state or an
+//     application (多少, 进度, 申请) except inside the text to compose
+//     (「写一封申请调岗的邮件」).
 //
 // The test stays conservative, because hiding the skills from a real
 // request is worse than offering them to small talk: when the head is no
-// such act, or any marker of a record is present, skills are offered.
-// Text after a colon of a writing request is the material to work on,
-// not a request (「翻译成英文：我下周请假」).
+// such act, or a record is asked for, skills are offered. Text after a
+// colon of a writing request is the material to work on, not a request
+// (「翻译成英文：我下周请假」). Hermes enforces the outcome: chit-chat is
+// offered no skill and no index, so a call the model makes anyway names
+// no tool on offer and does not run.
 
 // maxGreetingRunes is the longest message taken for a bare greeting.
 const maxGreetingRunes = 12
