@@ -81,10 +81,10 @@ var (
 	writingVerbs = []string{"写", "拟", "起草", "编", "撰写"}
 	// makingVerbs make a new thing of what they count: 出几道考题, 做一份
 	// 议程; 给, 来, 推荐 only hand over (给个五星 is a rating).
-	makingVerbs = []string{"出", "做", "设计", "列", "准备", "整理", "想", "起", "取"}
+	makingVerbs = []string{"出", "做", "列", "准备", "整理", "想", "起", "取", "推荐"}
 	// ideaVerbs produce a plan or ideas, whatever the object names
 	// (策划一个团建活动, 想个开场小游戏).
-	ideaVerbs = []string{"策划", "构思", "规划", "出主意", "出点子", "头脑风暴", "想个", "想一个", "想几个", "想些", "想一些", "想想",
+	ideaVerbs = []string{"策划", "构思", "规划", "设计", "出主意", "出点子", "头脑风暴", "想个", "想一个", "想几个", "想些", "想一些", "想想",
 		"想一想"}
 	// writtenThings end the object of a composing act that produces text,
 	// not a record: 团建方案, 请假邮件, 年会节目的点子.

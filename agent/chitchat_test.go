@@ -78,6 +78,9 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		"帮我写个团建方案，我的预算是5000", "我的年假还剩5天，帮我规划一下怎么休", "我的报销批了，帮我写封感谢邮件给财务",
 		// record words inside the text to write
 		"帮我写一封申请调岗的邮件", "帮我写个项目进度汇报",
+		// asking how to word it, or what is good
+		"老板说要我写个述职报告，怎么写", "下周要给新人做入职分享，讲点什么好", "你觉得我该跳槽吗", "有什么好玩的团建游戏推荐吗",
+		"给我推荐几个适合团建的桌游", "帮我设计一下团建的流程", "帮我起个群名",
 	}
 	request := []string{
 		// the brief's look-alikes
@@ -89,6 +92,8 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		"给我的报修单打个五星", "好，给个五星", "我的年假还剩几天，帮我写个请假条", "我的工资到账了吗，帮我写个感谢信",
 		// a second act joined to the text
 		"帮我写一段请假理由并提交申请", "我的预算还剩多少，帮我写个团建方案",
+		// a recommendation or a wording about a record
+		"帮我推荐一个候选人", "你觉得我的绩效能拿A吗", "公积金提取申请怎么写",
 	}
 	for _, n := range []int{100, 500} {
 		m := matcherFor(largeCatalogSpecs(n), newColloquialTable(nil))
