@@ -104,6 +104,9 @@ var (
 	// statementCues make a clause without a question a statement of fact
 	// (我的预算是5000, 我这个月加班好多, 我的报销批了).
 	statementCues = []string{"是", "有", "了", "太", "很", "好多", "挺", "特别", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+	// wantMarks make a statement the reason of a request: 我的门禁卡丢了要
+	// 补办.
+	wantMarks = []string{"要", "想", "需要", "得", "请", "办", "补", "帮"}
 	// trailingParticles end a clause without changing its object.
 	trailingParticles = "吧呢啊呀吗嘛哦哈～~ "
 )
@@ -196,10 +199,10 @@ func afterConnective(c string) string {
 	return c[first:]
 }
 
-// statesFact: the clause tells something rather than asks it: no question
-// form, and a figure or a predicate of fact.
+// statesFact: the clause tells something rather than asks it: no
+// question form, no want, and a figure or a predicate of fact.
 func statesFact(c string) bool {
-	return !containsAny(c, questionMarks) && containsAny(c, statementCues)
+	return !containsAny(c, questionMarks) && !containsAny(c, wantMarks) && containsAny(c, statementCues)
 }
 
 // act is what a clause asks for.
@@ -245,7 +248,7 @@ func composes(c string, catalog *matcher) bool {
 	if o := readObject(c); o.counted {
 		return producesText(o, givingVerb, catalog)
 	}
-	return false
+	return unknownVerbMakesText(c, catalog)
 }
 
 // cutLongestPrefix cuts the longest of prefixes off s (起草 before 起).

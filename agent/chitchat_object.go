@@ -81,6 +81,21 @@ func cutQuantity(s string) (rest, classifier string, ok bool) {
 	return s, "", false
 }
 
+// unknownVerbMakesText: a verb no skill of the catalog uses (攒, 憋)
+// before a counted piece of text (一段开场白) produces it: no skill can
+// act with it.
+func unknownVerbMakesText(c string, catalog *matcher) bool {
+	r := []rune(c)
+	if catalog == nil || len(r) < 3 || !allHan(r[:1]) {
+		return false
+	}
+	if _, known := catalog.idf[string(r[:1])]; known {
+		return false
+	}
+	o := readObject(string(r[1:]))
+	return o.counted && (o.textual || namesText(o.noun))
+}
+
 // headNoun is the last two runes of a noun phrase when they are Han: the
 // head of a Chinese compound (在职证明 → 证明, 新人培训的考题 → 考题).
 func headNoun(phrase string) string {
@@ -154,11 +169,14 @@ var adviseVerbs = []string{"分析", "比较", "对比", "权衡", "评估", "�
 // opinionQuestions ask which of two is better, whether to do something,
 // or how to say something to someone: the answer is an opinion or a
 // wording, not a record.
-var opinionQuestions = regexp.MustCompile(`还是.{1,16}(好|合适|划算|值|强|靠谱|对)|` +
+var opinionQuestions = regexp.MustCompile(`还是[^不没也]|` +
 	`哪(个|种|样|一个|家).{0,8}(更|比较|最)(好|合适|划算|值得|靠谱|适合)|哪(个|种|样)好|` +
 	`值不值|该不该|合不合适|^(觉得|认为)|有(什么|啥|哪些).{0,12}推荐|(什么|啥)(比较)?(好|合适)[呢吗啊]?$|` +
-	`(怎么|如何|怎样|咋)(写|措辞|表达|开口|回复)|` +
+	`(怎么|如何|怎样|咋)(写|说|讲|措辞|表达|开口|回复)|` +
 	`(怎么|如何|怎样|咋)(跟|和|向|对|给).{1,12}(说|开口|沟通|表达|回复|回绝|拒绝|提|谈|讲)`)
+
+// ideaAsks follow 有 in a question asking what there is: 有什么, 有哪些.
+var ideaAsks = []string{"什么", "啥", "哪些"}
 
 // advises: the clause asks for an opinion: an advise verb whose object
 // is nothing (the clauses before it) or no record, or an opinion
@@ -166,6 +184,13 @@ var opinionQuestions = regexp.MustCompile(`还是.{1,16}(好|合适|划算|值|�
 func advises(c string, catalog *matcher) bool {
 	if opinionQuestions.MatchString(c) {
 		return true
+	}
+	// 有什么省钱的玩法: ideas asked for, unless what is asked for is
+	// something the catalog holds (有什么福利).
+	if _, rest, ok := strings.Cut(c, "有"); ok && hasAnyPrefix(rest, ideaAsks) {
+		_, what, _ := cutLongestPrefix(rest, ideaAsks)
+		o := readObject(what)
+		return o.noun != "" && (namesText(o.noun) || catalog != nil && !knownToCatalog(o.noun, catalog))
 	}
 	c = afterBenefactive(c)
 	for _, v := range adviseVerbs {

@@ -376,7 +376,61 @@ func (r *run) relabeled(answer string) string {
 			return p
 		}
 	}
+	_, m := r.catalog()
+	return echoedHolder(answer, goal, m)
+}
+
+// Whose record an answer states, when no word list knows the person
+// (胖哥, 我师父, 钱总监 and a model that wrote "self" for them): the words
+// right before what is said of a record (这个月, 的) in the answer, which
+// the request also puts before a record (胖哥这个月打卡, 钱总监的绩效), are
+// its holder. They are no one when they are the asker (我, 你, 本人), a
+// time (本月) or a word of the catalog's skills (考勤这个月正常: the
+// record itself).
+const (
+	minHolderRunes = 2
+	maxHolderRunes = 4
+)
+
+// holderCues follow the holder of a record.
+var holderCues = []string{"的", "这个月", "上个月", "本月", "今年", "去年", "这周", "上周", "最近"}
+
+// notHolders are runes of the asker or of a time, never in a holder.
+const notHolders = "我你您本自月年周天日时期"
+
+// echoedHolder is the holder of a record the answer states that the
+// request names as one too, "" when none.
+func echoedHolder(answer, goal string, catalog *matcher) string {
+	for _, cue := range holderCues {
+		for rest := answer; ; {
+			i := strings.Index(rest, cue)
+			if i < 0 {
+				break
+			}
+			before := []rune(rest[:i])
+			rest = rest[i+len(cue):]
+			for n := min(maxHolderRunes, len(before)); n >= minHolderRunes; n-- {
+				h := before[len(before)-n:]
+				if !allHan(h) || strings.ContainsAny(string(h), notHolders) {
+					continue
+				}
+				if holdsInRequest(string(h), goal) && (catalog == nil || !knownToCatalog(string(h), catalog)) {
+					return string(h)
+				}
+			}
+		}
+	}
 	return ""
+}
+
+// holdsInRequest: the request puts h before a record (h的, h这个月).
+func holdsInRequest(h, goal string) bool {
+	for _, cue := range holderCues {
+		if strings.Contains(goal, h+cue) {
+			return true
+		}
+	}
+	return false
 }
 
 // answerSentences cut an answer where a statement about one person ends.

@@ -164,6 +164,31 @@ func TestRun_WhoseData(t *testing.T) {
 			t.Errorf("reply = %q, want %q", res.Reply, want)
 		}
 	})
+	t.Run("HolderNoListKnows", func(t *testing.T) {
+		// 胖哥, 师父, 钱总监: neither a nickname nor a surname the text check
+		// knows, and the model wrote "self". The answer puts them before
+		// the record as the request does: corrected once, then replaced.
+		for _, c := range []struct{ q, who, said string }{
+			{"胖哥这个月打卡正常吗", "胖哥", "胖哥这个月迟到 0 次。"},
+			{"我师父的考勤怎么样", "师父", "师父的考勤：迟到 0 次。"},
+			{"钱总监的考勤出来了没", "钱总监", "钱总监这个月迟到 0 次。"},
+		} {
+			res, log, _ := run(t, c.q, [2]string{"hr_attendance", `{"subject":"self"}`}, c.said, c.said)
+			if len(log.all()) != 1 {
+				t.Errorf("%s: calls = %q, want the one the model called for \"self\"", c.q, log.all())
+			}
+			if want := fmt.Sprintf(d.OwnDataOnly, c.who); res.Reply != want {
+				t.Errorf("%s: reply = %q, want %q", c.q, res.Reply, want)
+			}
+		}
+	})
+	t.Run("RecordBeforeTheCueIsNoHolder", func(t *testing.T) {
+		// The record itself before 这个月 (a word of the skill) is no one.
+		res, _, _ := run(t, "考勤这个月正常吗", [2]string{"hr_attendance", `{"subject":"self"}`}, "考勤这个月正常，迟到 0 次。")
+		if want := fmt.Sprintf(d.OwnDataLabel, "考勤查询") + "\n考勤这个月正常，迟到 0 次。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
 	t.Run("NotStreamedBeforeChecked", func(t *testing.T) {
 		srv, m := newModel(t)
 		srv.Script(call("hr_attendance", `{"subject":"老李"}`), answer("老李这个月迟到 0 次。"))
