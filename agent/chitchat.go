@@ -65,7 +65,7 @@ var (
 	// b.md」 may be an operation on a file.
 	transformVerbs = []string{"翻译", "润色", "改写", "缩写", "扩写", "校对", "改一下", "改改", "改得", "改成", "改为"}
 	// materialMarks show the user's text to transform is in the message.
-	materialMarks = []string{"这句话", "这段话", "这段文字", "下面这段", "以下", "「", "“", "\""}
+	materialMarks = []string{"这句", "这段", "下面这段", "以下", "「", "“", "‘", "『", "\"", "'"}
 	// explainMarkers ask what something is or means.
 	explainMarkers = []string{"解释", "讲讲", "讲解", "说说", "介绍一下", "科普", "什么是", "啥是", "什么叫", "啥叫", "何谓", "是什么意思", "什么意思",
 		"有什么区别", "有啥区别", "什么区别", "的区别",

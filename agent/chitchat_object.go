@@ -29,7 +29,7 @@ const numerals = "一二两三四五六七八九十几数多0123456789"
 // classifiers count things in a quantity: a closed class of the
 // language, not a list of topics.
 var classifiers = []string{"个", "份", "段", "篇", "首", "封", "句", "条", "本", "道", "张", "套", "版", "则", "组", "项", "种",
-	"款", "页", "点", "些", "批", "轮"}
+	"款", "页", "点", "些", "批", "轮", "部", "场", "支", "副", "幅"}
 
 // textClassifiers count pieces of text: 写一段, 来一首, 推荐几本, 列几条.
 var textClassifiers = []string{"段", "篇", "首", "封", "句", "则", "本", "条"}
@@ -42,6 +42,7 @@ var bareClassifiers = []string{"点", "些"}
 type objectPhrase struct {
 	counted bool   // a quantity opens it: a thing to produce
 	textual bool   // counted in pieces of text (一段, 一封)
+	some    bool   // an amount, not a number of things (来点鸡汤, 给些思路): content
 	noun    string // the phrase after the quantity, particles trimmed
 }
 
@@ -52,6 +53,7 @@ func readObject(s string) objectPhrase {
 	var o objectPhrase
 	if rest, cl, ok := cutQuantity(s); ok {
 		o.counted, o.textual, s = true, hasAnyPrefix(cl, textClassifiers), rest
+		o.some = slices.Contains(bareClassifiers, cl)
 	}
 	o.noun = strings.TrimRight(s, trailingParticles)
 	return o
@@ -148,14 +150,15 @@ func verbKindOf(verb string) verbKind {
 
 // producesText: the object phrase after a producing verb of kind k is
 // something to produce: a kind of text, or a noun no skill uses that a
-// writing verb names or a making verb counts (写请假说明, 出几道考题).
+// writing verb names, a making verb counts or any verb gives an amount
+// of (写请假说明, 出几道考题, 来点鸡汤; 给个五星 hands over a rating).
 func producesText(o objectPhrase, k verbKind, catalog *matcher) bool {
 	switch {
 	case o.textual || namesText(o.noun):
 		return true
 	case o.noun == "" || catalog == nil:
 		return false
-	case k == writingVerb || k == makingVerb && o.counted:
+	case k == writingVerb || k == makingVerb && o.counted || o.some:
 		return !knownToCatalog(o.noun, catalog)
 	}
 	return false
@@ -171,7 +174,8 @@ var adviseVerbs = []string{"分析", "比较", "对比", "权衡", "评估", "�
 // wording, not a record.
 var opinionQuestions = regexp.MustCompile(`还是[^不没也]|` +
 	`哪(个|种|样|一个|家).{0,8}(更|比较|最)(好|合适|划算|值得|靠谱|适合)|哪(个|种|样)好|` +
-	`值不值|该不该|合不合适|^(觉得|认为)|有(什么|啥|哪些).{0,12}推荐|(什么|啥)(比较)?(好|合适)[呢吗啊]?$|` +
+	`值不值|该不该|合不合适|^(觉得|认为)|有(什么|啥|哪些).{0,12}推荐|(什么|啥|哪些).{0,6}(好|合适)[呢吗啊]?$|` +
+	`(怎么|如何|怎样|咋).{0,8}(比较好|才好|更好|合适|得体)[呢吗啊]?$|` +
 	`(怎么|如何|怎样|咋)(写|说|讲|措辞|表达|开口|回复)|` +
 	`(怎么|如何|怎样|咋)(跟|和|向|对|给).{1,12}(说|开口|沟通|表达|回复|回绝|拒绝|提|谈|讲)`)
 

@@ -85,6 +85,11 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// text, how to say it, a choice without 好, ideas asked with 有什么
 		"年会要上台说几句，帮我攒一段开场白", "新同事下周入职，我想在群里发个欢迎消息，怎么说比较得体", "部门聚餐选火锅还是日料",
 		"预算有限的情况下，团建有什么省钱的玩法",
+		// held-out round 7's misses: what is good to put, a quoted
+		// sentence to rework, a classifier (部), how best to answer, an
+		// amount of something no skill holds
+		"明天述职，PPT第一页放什么内容好", "帮我把周报里'报销系统上线'这句改得有气势一点", "推荐一部适合周末看的电影",
+		"如果领导不批年假，我该怎么回应比较好", "打工人周一综合症怎么破，来点鸡汤",
 	}
 	request := []string{
 		// the brief's look-alikes
@@ -101,6 +106,7 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// held-out round 6's miss: a state of one's own told as the reason
 		// of a request; and what the catalog holds asked with 有什么
 		"帮我想想办法，我的门禁卡丢了要补办", "这个月有什么福利", "我的报销还是没到账，帮我写个催办说明",
+		"我的报销怎么提交比较好", "好，给个五星",
 	}
 	for _, n := range []int{100, 500} {
 		m := matcherFor(largeCatalogSpecs(n), newColloquialTable(nil))
