@@ -63,7 +63,8 @@ var (
 	// transformVerbs work on the user's own text (after a colon, quoted,
 	// or 这句话): no data is asked for. Without such material 「改写成
 	// b.md」 may be an operation on a file.
-	transformVerbs = []string{"翻译", "润色", "改写", "缩写", "扩写", "校对", "改一下", "改改", "改得", "改成", "改为"}
+	transformVerbs = []string{"翻译", "润色", "改写", "缩写", "扩写", "校对", "改一下", "改改", "改得", "改成", "改为", "翻成", "译成",
+		"转成", "换成"}
 	// materialMarks show the user's text to transform is in the message.
 	materialMarks = []string{"这句", "这段", "下面这段", "以下", "「", "“", "‘", "『", "\"", "'"}
 	// explainMarkers ask what something is or means.
@@ -72,13 +73,16 @@ var (
 		"有什么不同", "有啥不同", "有什么不一样", "有啥不一样",
 		"英文怎么说", "英语怎么说", "怎么翻译"}
 	// composeVerbs produce something at the head of a clause.
-	composeVerbs = []string{"写", "拟", "起草", "编", "撰写", "想", "出", "做", "设计", "列", "起", "取", "准备", "讲", "来",
+	composeVerbs = []string{"写", "拟", "起草", "编", "撰写", "求", "想", "出", "做", "设计", "列", "起", "取", "准备", "讲", "来",
 		"整理", "推荐", "给"}
 	// benefactiveVerbs may follow 给新同事: the compose verbs that are not
 	// also common in a noun phrase (来, 出, 做: 新来的).
 	benefactiveVerbs = []string{"想", "讲", "列", "准备", "设计", "起", "取"}
 	// writingVerbs produce a text from what follows them.
 	writingVerbs = []string{"写", "拟", "起草", "编", "撰写"}
+	// askingVerbs ask for what they name: 求安慰, 求个点子; what no skill
+	// holds can only be produced.
+	askingVerbs = []string{"求"}
 	// makingVerbs make a new thing of what they count: 出几道考题, 做一份
 	// 议程; 给, 来, 推荐 only hand over (给个五星 is a rating).
 	makingVerbs = []string{"出", "做", "列", "准备", "整理", "想", "起", "取", "推荐"}
@@ -223,7 +227,7 @@ func actOf(clause string, material bool, catalog *matcher) act {
 	switch {
 	case material && containsAny(c, transformVerbs):
 		return actTransform
-	case containsAny(c, explainMarkers):
+	case containsAny(c, explainMarkers) || definitionAsked(c):
 		return actExplain
 	case composes(c, catalog):
 		return actCompose
@@ -231,6 +235,25 @@ func actOf(clause string, material bool, catalog *matcher) act {
 		return actAdvise
 	}
 	return actRequest
+}
+
+// definitionAsks end a question asking what something is.
+var definitionAsks = []string{"是啥", "是什么", "是啥意思", "是什么东西"}
+
+// definitionAsked: the clause asks what a thing is (360评估是啥), not
+// what a person's thing is (张伟的邮箱是什么: a look-up).
+func definitionAsked(c string) bool {
+	c = strings.TrimRight(c, trailingParticles)
+	return hasAnySuffix(c, definitionAsks) && otherSubject(c) == ""
+}
+
+func hasAnySuffix(s string, suffixes []string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // composes: a producing verb at the head (after a benefactive 给新同事,

@@ -74,8 +74,9 @@ func cutQuantity(s string) (rest, classifier string, ok bool) {
 			continue
 		}
 		// Without a numeral only 个 (写个方案: 一 dropped) and 点, 些
-		// before a noun count (点话术); 点个外卖 is the verb 点.
-		if n == 0 && (c != "个" && !slices.Contains(bareClassifiers, c) || tail == "" || hasAnyPrefix(tail, classifiers)) {
+		// before a noun count (点话术); 点个外卖 is the verb 点, 点子 a
+		// word.
+		if n == 0 && (c != "个" && !slices.Contains(bareClassifiers, c) || tail == "" || hasAnyPrefix(tail, classifiers) || hasAnyPrefix(s, writtenThings)) {
 			return s, "", false
 		}
 		return tail, c, true
@@ -140,7 +141,7 @@ const (
 
 func verbKindOf(verb string) verbKind {
 	switch {
-	case slices.Contains(writingVerbs, verb):
+	case slices.Contains(writingVerbs, verb) || slices.Contains(askingVerbs, verb):
 		return writingVerb
 	case slices.Contains(makingVerbs, verb):
 		return makingVerb
@@ -175,7 +176,7 @@ var adviseVerbs = []string{"分析", "比较", "对比", "权衡", "评估", "�
 var opinionQuestions = regexp.MustCompile(`还是[^不没也]|` +
 	`哪(个|种|样|一个|家).{0,8}(更|比较|最)(好|合适|划算|值得|靠谱|适合)|哪(个|种|样)好|` +
 	`值不值|该不该|合不合适|^(觉得|认为)|有(什么|啥|哪些).{0,12}推荐|(什么|啥|哪些).{0,6}(好|合适)[呢吗啊]?$|` +
-	`(怎么|如何|怎样|咋).{0,8}(比较好|才好|更好|合适|得体)[呢吗啊]?$|` +
+	`(怎么|如何|怎样|咋).{0,8}(比较好|才好|更好|合适|得体)[呢吗啊]?$|(怎么|如何|怎样)[^，。]{1,6}地|` +
 	`(怎么|如何|怎样|咋)(写|说|讲|措辞|表达|开口|回复)|` +
 	`(怎么|如何|怎样|咋)(跟|和|向|对|给).{1,12}(说|开口|沟通|表达|回复|回绝|拒绝|提|谈|讲)`)
 
