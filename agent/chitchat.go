@@ -142,7 +142,7 @@ func chitChat(text string, catalog *matcher) bool {
 		}
 	}
 	parts := strings.FieldsFunc(asked, func(r rune) bool { return strings.ContainsRune(chitChatSeparators, r) })
-	head := false
+	head, solves := false, false
 	for _, p := range parts {
 		a := actOf(p, material, catalog)
 		switch {
@@ -151,6 +151,7 @@ func chitChat(text string, catalog *matcher) bool {
 			return false
 		case !head && a != actRequest:
 			head = true
+			solves = a == actAdvise || a == actExplain || hasAnyPrefix(afterBenefactive(stripPolite(p)), ideaVerbs)
 		case !head && hasAnyPrefix(strings.TrimSpace(p), requestOpeners):
 			return false // asks the assistant for something else first
 		case !head:
@@ -160,7 +161,32 @@ func chitChat(text string, catalog *matcher) bool {
 			return false // a request of its own after the act
 		}
 	}
-	return head
+	// A way asked out of a problem with something the company's systems
+	// hold (「帮我想想办法，VPN密码忘了」) is a request for the skill that
+	// mends it; one with a meeting gone quiet is advice.
+	return head && !(solves && problemWithRecord(parts, catalog))
+}
+
+// problemMarks say something went wrong.
+var problemMarks = []string{"坏", "丢", "忘", "锁", "不了", "不上", "不到", "打不开", "过期", "失败", "出错", "异常", "报错"}
+
+// problemWithRecord: a clause tells of a problem (problemMarks) and names
+// something the catalog's skills use.
+func problemWithRecord(parts []string, catalog *matcher) bool {
+	if catalog == nil {
+		return false
+	}
+	for _, p := range parts {
+		if !containsAny(p, problemMarks) {
+			continue
+		}
+		for t := range terms(p) {
+			if _, known := catalog.idf[t]; known && len([]rune(t)) > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // asksRecord: the clause, whose act is a, asks for a record or the

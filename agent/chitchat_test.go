@@ -94,6 +94,9 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// politely, 求 what no skill holds
 		"帮我把这段英文翻成中文：Please submit your expense report by Friday.", "我们组想给过生日的同事准备个惊喜，有啥点子",
 		"绩效考核里的360评估是啥", "怎么礼貌地催同事回消息", "加班到十点，求安慰",
+		// held-out round 9's misses: a problem with nothing the systems
+		// hold, whether something fits
+		"周会冷场了怎么办", "团建玩剧本杀合适吗",
 	}
 	request := []string{
 		// the brief's look-alikes
@@ -111,6 +114,9 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// of a request; and what the catalog holds asked with 有什么
 		"帮我想想办法，我的门禁卡丢了要补办", "这个月有什么福利", "我的报销还是没到账，帮我写个催办说明",
 		"我的报销怎么提交比较好", "好，给个五星", "我的绩效是啥", "怎么快速地提交报销", "求报销进度", "张伟的邮箱是什么",
+		// held-out round 9's miss: a way asked out of a problem with what
+		// the systems hold
+		"帮我想想办法，VPN密码忘了", "电脑打不开了怎么办",
 	}
 	for _, n := range []int{100, 500} {
 		m := matcherFor(largeCatalogSpecs(n), newColloquialTable(nil))

@@ -307,9 +307,11 @@ func (r *run) needsOwnLabel(text string) bool {
 // nickname (小王, 老李, 阿强), each followed by what is asked of them (的,
 // 还有, 这个月 …): 「王经理说我的报销被退回了」 is about the asker.
 var (
-	titles       = []string{"经理", "主管", "领导", "老板", "总监", "组长", "部长", "主任", "老师", "同事", "总"}
-	surnames     = "王李张刘陈杨赵黄吴徐孙胡朱林郭罗梁宋郑韩唐冯董萧程曹袁邓傅沈彭吕苏卢蒋蔡贾丁魏薛叶阎潘杜戴钟汪姜范姚谭廖邹熊陆郝孔崔毛邱秦顾侯邵孟"
-	personCues   = []string{"的", "还有", "还剩", "这个月", "上个月", "本月", "今年", "去年", "这周", "上周"}
+	titles     = []string{"经理", "主管", "领导", "老板", "总监", "组长", "部长", "主任", "老师", "同事", "总"}
+	surnames   = "王李张刘陈杨赵黄吴徐孙胡朱林郭罗梁宋郑韩唐冯董萧程曹袁邓傅沈彭吕苏卢蒋蔡贾丁魏薛叶阎潘杜戴钟汪姜范姚谭廖邹熊陆郝孔崔毛邱秦顾侯邵孟"
+	personCues = []string{"的", "还有", "还剩", "这个月", "上个月", "本月", "今年", "去年", "这周", "上周", "谁"}
+	// askWords are never part of a name: 徐姐谁的 asks who of two.
+	askWords     = "谁啥哪"
 	personPrefix = []string{"看看", "看下", "看一下", "查查", "查下", "查一下", "帮我", "问下", "问问", "部", "组", "替", "给",
 		"和", "跟", "与"} // 我和小王的
 	// nickPrefixes make a nickname of any one character: 小王, 老李, 阿强.
@@ -479,7 +481,7 @@ func personAt(r []rune) string {
 		}
 	}
 	for n := maxNameRunes; n >= 2; n-- {
-		if len(r) <= n || !allHan(r[:n]) {
+		if len(r) <= n || !allHan(r[:n]) || strings.ContainsAny(string(r[:n]), askWords) {
 			continue
 		}
 		if hasAnyPrefix(string(r[n:]), personCues) {

@@ -154,6 +154,11 @@ func TestRun_WhoseData(t *testing.T) {
 		if want := fmt.Sprintf(d.OwnDataOnly, "老李") + "\n你今年迟到 2 次。"; res.Reply != want {
 			t.Errorf("reply = %q, want %q", res.Reply, want)
 		}
+		// Who of the two: 谁 is no part of the name.
+		res, _, _ = run(t, "我和徐姐谁的考勤好", [2]string{"hr_attendance", `{"subject":"self"}`}, "你今年迟到 2 次。")
+		if want := fmt.Sprintf(d.OwnDataOnly, "徐姐") + "\n你今年迟到 2 次。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
 	})
 	t.Run("SelfAndColleagueRelabeled", func(t *testing.T) {
 		// The caller's record worded as the colleague's is still
