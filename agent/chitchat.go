@@ -64,13 +64,13 @@ var (
 	// or 这句话): no data is asked for. Without such material 「改写成
 	// b.md」 may be an operation on a file.
 	transformVerbs = []string{"翻译", "润色", "改写", "缩写", "扩写", "校对", "改一下", "改改", "改得", "改成", "改为", "翻成", "译成",
-		"转成", "换成"}
+		"转成", "换成", "说得", "写得", "弄得"}
 	// materialMarks show the user's text to transform is in the message.
 	materialMarks = []string{"这句", "这段", "下面这段", "以下", "「", "“", "‘", "『", "\"", "'"}
 	// explainMarkers ask what something is or means.
 	explainMarkers = []string{"解释", "讲讲", "讲解", "说说", "介绍一下", "科普", "什么是", "啥是", "什么叫", "啥叫", "何谓", "是什么意思", "什么意思",
 		"有什么区别", "有啥区别", "什么区别", "的区别",
-		"有什么不同", "有啥不同", "有什么不一样", "有啥不一样",
+		"有什么不同", "有啥不同", "有什么不一样", "有啥不一样", "差在哪", "区别在哪", "不同在哪", "差别",
 		"英文怎么说", "英语怎么说", "怎么翻译"}
 	// composeVerbs produce something at the head of a clause.
 	composeVerbs = []string{"写", "拟", "起草", "编", "撰写", "求", "想", "出", "做", "设计", "列", "起", "取", "准备", "讲", "来",
@@ -288,8 +288,10 @@ func hasAnySuffix(s string, suffixes []string) bool {
 // (策划, 构思) produces a plan whatever its object names.
 func composes(c string, catalog *matcher) bool {
 	c = afterBenefactive(c)
-	if hasAnyPrefix(c, ideaVerbs) {
-		return true
+	if verb, rest, ok := cutLongestPrefix(c, ideaVerbs); ok {
+		// 想想办法 asks for a way out of the user's problem, which a
+		// skill may be (帮我想想办法把笔记本换了): not an idea to produce.
+		return !hasAnyPrefix(strings.TrimPrefix(rest, "一下"), wayWords) || verb == ""
 	}
 	if verb, rest, ok := cutLongestPrefix(c, composeVerbs); ok {
 		return producesText(readObject(rest), verbKindOf(verb), catalog)
@@ -299,6 +301,9 @@ func composes(c string, catalog *matcher) bool {
 	}
 	return unknownVerbMakesText(c, catalog)
 }
+
+// wayWords are a way out of a problem, after an idea verb.
+var wayWords = []string{"办法", "法子", "辙"}
 
 // cutLongestPrefix cuts the longest of prefixes off s (起草 before 起).
 func cutLongestPrefix(s string, prefixes []string) (prefix, rest string, ok bool) {

@@ -38,6 +38,10 @@ var textClassifiers = []string{"段", "篇", "首", "封", "句", "则", "本", 
 // noun (点话术, 些建议); 点个外卖 is the verb 点.
 var bareClassifiers = []string{"点", "些"}
 
+// tryingTails end a request with "and let me hear/see it": not part of
+// the object.
+var tryingTails = []string{"听听", "看看", "瞧瞧"}
+
 // objectPhrase is what follows a producing verb.
 type objectPhrase struct {
 	counted bool   // a quantity opens it: a thing to produce
@@ -56,6 +60,9 @@ func readObject(s string) objectPhrase {
 		o.some = slices.Contains(bareClassifiers, cl)
 	}
 	o.noun = strings.TrimRight(s, trailingParticles)
+	for _, t := range tryingTails {
+		o.noun = strings.TrimSuffix(o.noun, t) // 讲个段子听听
+	}
 	return o
 }
 
@@ -157,7 +164,10 @@ func producesText(o objectPhrase, k verbKind, catalog *matcher) bool {
 	switch {
 	case o.textual || namesText(o.noun):
 		return true
-	case o.noun == "" || catalog == nil:
+	case o.noun == "":
+		// 帮我写一下: the text the clauses before describe.
+		return k == writingVerb && !o.counted
+	case catalog == nil:
 		return false
 	case k == writingVerb || k == makingVerb && o.counted || o.some:
 		return !knownToCatalog(o.noun, catalog)
@@ -175,10 +185,35 @@ var adviseVerbs = []string{"分析", "比较", "对比", "权衡", "评估", "�
 // wording, not a record.
 var opinionQuestions = regexp.MustCompile(`还是[^不没也]|` +
 	`哪(个|种|样|一个|家).{0,8}(更|比较|最)(好|合适|划算|值得|靠谱|适合)|哪(个|种|样)好|` +
-	`值不值|该不该|合不合适|(合适|靠谱)[吗吧]?$|怎么办|咋办|^(觉得|认为)|有(什么|啥|哪些).{0,12}推荐|(什么|啥|哪些).{0,6}(好|合适)[呢吗啊]?$|` +
+	`值不值|该不该|合不合适|要不要|需不需要|(合适|靠谱)[吗吧]?$|怎么办|咋办|^(觉得|认为)|(点|些)(啥|什么)[呢吗啊]?$|有(什么|啥|哪些).{0,12}推荐|(什么|啥|哪些).{0,6}(好|合适)[呢吗啊]?$|` +
 	`(怎么|如何|怎样|咋).{0,8}(比较好|才好|更好|合适|得体)[呢吗啊]?$|(怎么|如何|怎样)[^，。]{1,6}地|` +
 	`(怎么|如何|怎样|咋)(写|说|讲|措辞|表达|开口|回复)|` +
 	`(怎么|如何|怎样|咋)(跟|和|向|对|给).{1,12}(说|开口|沟通|表达|回复|回绝|拒绝|提|谈|讲)`)
+
+// howWords ask how to do something.
+var howWords = []string{"怎么", "如何", "怎样", "咋"}
+
+// whyAdverbs after 怎么 make it "why" or "how is it" (怎么还没, 怎么比平时
+// 少了, 怎么回事, 怎么样): a complaint or a state asked, not a how-to.
+const whyAdverbs = "还没不又会都就这那才老总一比回样了多少"
+
+// howTo: the clause asks how to do an act (the two runes after 怎么) that
+// no skill of the catalog names.
+func howTo(c string, catalog *matcher) bool {
+	for _, w := range howWords {
+		_, rest, ok := strings.Cut(c, w)
+		if !ok {
+			continue
+		}
+		r := []rune(rest)
+		if len(r) < 2 || !allHan(r[:2]) || strings.ContainsRune(whyAdverbs, r[0]) {
+			return false // 怎么还没人处理 asks why, a complaint
+		}
+		_, known := catalog.idf[string(r[:2])]
+		return !known
+	}
+	return false
+}
 
 // ideaAsks follow 有 in a question asking what there is: 有什么, 有哪些.
 var ideaAsks = []string{"什么", "啥", "哪些"}
@@ -188,6 +223,10 @@ var ideaAsks = []string{"什么", "啥", "哪些"}
 // question.
 func advises(c string, catalog *matcher) bool {
 	if opinionQuestions.MatchString(c) {
+		return true
+	}
+	// 怎么暖场: how to do what no skill does (怎么报销 is a skill's).
+	if catalog != nil && howTo(c, catalog) {
 		return true
 	}
 	// 有什么省钱的玩法: ideas asked for, unless what is asked for is

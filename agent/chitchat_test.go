@@ -97,6 +97,12 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// held-out round 9's misses: a problem with nothing the systems
 		// hold, whether something fits
 		"周会冷场了怎么办", "团建玩剧本杀合适吗",
+		// held-out round 10's misses: what else to do (搞点啥), whether to,
+		// a sentence reworded (说得), how to do what no skill does, where
+		// two differ, a text the clauses before describe, 听听 after it
+		"年会节目除了唱歌跳舞还能搞点啥", "工作三年了要不要考个PMP", "帮忙把这句话说得委婉点：你的方案不行",
+		"下周轮到我主持周会，开场怎么暖场", "劳动合同和劳务合同差在哪", "周五下班前给大家发个温馨提示，提醒关窗关空调，帮我写一下",
+		"这周好累啊，讲个段子听听",
 	}
 	request := []string{
 		// the brief's look-alikes
@@ -117,6 +123,9 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// held-out round 9's miss: a way asked out of a problem with what
 		// the systems hold
 		"帮我想想办法，VPN密码忘了", "电脑打不开了怎么办",
+		// held-out round 10's miss: a way asked to do what a skill does;
+		// and 怎么 asking why or how it is, or how to do a skill's act
+		"想想办法帮我把笔记本换了，太卡了", "我那个IT工单怎么还没人处理", "这个月考勤怎么样", "怎么请假", "公积金怎么提取",
 	}
 	for _, n := range []int{100, 500} {
 		m := matcherFor(largeCatalogSpecs(n), newColloquialTable(nil))
