@@ -23,7 +23,8 @@ var heldOutRounds = []string{"testdata/catalog_large/heldout.json", "testdata/ca
 	"testdata/catalog_large/heldout3.json", "testdata/catalog_large/heldout4.json",
 	"testdata/catalog_large/heldout5.json", "testdata/catalog_large/heldout6.json",
 	"testdata/catalog_large/heldout7.json", "testdata/catalog_large/heldout8.json",
-	"testdata/catalog_large/heldout9.json", "testdata/catalog_large/heldout10.json"}
+	"testdata/catalog_large/heldout9.json", "testdata/catalog_large/heldout10.json",
+	"testdata/catalog_large/heldout11.json"}
 
 func loadHeldOut(tb testing.TB, file string) []largeQuestion {
 	tb.Helper()
