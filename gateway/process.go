@@ -522,8 +522,8 @@ func (rn *runner) queueAnswer(ctx context.Context, tx pgx.Tx, row store.InboundR
 	switch {
 	case out.setPending != nil || out.settle != nil:
 		return rn.queueCardAnswer(ctx, tx, row, sessionID, out)
-	case out.run != nil && out.status == store.InboundDone && rn.cfg.Ratings.ButtonsOn() &&
-		rn.channels[row.In.Channel].Limits(row.In.Account).CardAnswers:
+	case out.run != nil && out.status == store.InboundDone &&
+		rn.channels[row.In.Channel].Limits(row.In.Account).CardAnswers && rn.cfg.Ratings.ButtonsOn():
 		return rn.queueRatedAnswer(ctx, tx, row, sessionID, out)
 	}
 	return rn.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
