@@ -480,3 +480,30 @@ func TestCardBesideStreamedAnswer(t *testing.T) {
 		t.Fatalf("card %+v after %d calls", st.Params, r.calls.Load())
 	}
 }
+
+// TestAnswerRatedByButton: with a button template and no AI card, an
+// answer is a button card with 👍 / 👎; another member's tap rates
+// nothing; the asker's tap rates that answer's run, and the card shows it
+// without buttons for everyone.
+func TestAnswerRatedByButton(t *testing.T) {
+	r := newCardRig(t, "")
+	r.say(t, message("msg-rate1", "你好", true))
+	track, params := r.lastCard(t)
+	var buttons []struct{ Label, Action string }
+	if err := json.Unmarshal([]byte(params["buttons"]), &buttons); err != nil || len(buttons) != 2 ||
+		buttons[0].Action != "up" || buttons[1].Action != "down" || params["body"] != "好的。" || params["title"] != "" {
+		t.Fatalf("answer card %+v (%v): want the answer with 👍 and 👎", params, err)
+	}
+	rating := func() int { return r.count(`SELECT coalesce(sum(rating), 0) FROM run_ratings`) }
+
+	if _, ans := r.tap(t, track, "lisi", "up", 0); ans.raw != `{"response":{}}` || rating() != 0 {
+		t.Fatalf("another member's tap answered %s, rating %d", ans.raw, rating())
+	}
+	_, ans := r.tap(t, track, "zhangsan", "up", 0)
+	if ans.title() != "已评价：👍 有用" || ans.Response.CardData.CardParamMap["status"] != "done" || rating() != 1 {
+		t.Fatalf("asker's tap answered %s, rating %d", ans.raw, rating())
+	}
+	if st := r.settled(t, track); st.Params["title"] != "已评价：👍 有用" || st.Params["status"] != "done" || st.Params["body"] != "好的。" {
+		t.Fatalf("card after the rating %+v", st.Params)
+	}
+}

@@ -87,6 +87,10 @@ func (c *Channel) Limits(account string) channels.Limits {
 	}
 	if r, ok := c.robots[account]; ok && r.cfg.CardTemplateID != "" {
 		lim.Streams, lim.LiveInterval, lim.LiveDeadline = true, r.cfg.CardInterval, r.cfg.StreamDeadline
+	} else if ok && r.cardsOn() {
+		// The button template draws a markdown body: an answer may be a
+		// button card too, with the rating buttons (cards.go).
+		lim.CardAnswers = true
 	}
 	return lim
 }

@@ -25,7 +25,8 @@ type RatingMessages struct {
 // RatingsConfig is how answers may be rated (ratings:).
 type RatingsConfig struct {
 	// Buttons: where the channel can show an answer as a card
-	// (channels.Limits.CardAnswers: Feishu without streaming), the answer
+	// (channels.Limits.CardAnswers: Feishu without streaming, DingTalk's
+	// button card without the AI card), the answer
 	// carries 👍 / 👎 buttons. Default true. Typing 👍 / 👎 works anyway.
 	Buttons *bool `yaml:"buttons"`
 }
