@@ -64,9 +64,9 @@ type BotWSServer struct {
 	failCmd  map[string]int // cmd → errcode for the next such frame
 	// events are the req_ids of the events pushed whose answer
 	// (aibot_respond_update_msg) is still to come: one each.
-	events map[string]bool
-	uploads  botUploads     // media uploaded over the socket (aibot/media.go)
-	changed  chantest.Changes
+	events  map[string]bool
+	uploads botUploads // media uploaded over the socket (aibot/media.go)
+	changed chantest.Changes
 }
 
 type fakeBotConn struct {
