@@ -63,21 +63,31 @@ func clickOf(m *botMessage) (click channels.Click, ok bool) {
 // stored: WeCom does not send the tap again, the asker taps again or
 // types 「确认」).
 func (b *Bot) acceptClick(ctx context.Context, sink channels.Sink, m *botMessage, plain []byte, reqID string) (*cardUpdate, error) {
-	click, ok := clickOf(m)
-	if !ok {
-		b.log.Debug("wecom bot: ignoring a tap on no Hermes button", "msg_id", m.MsgID)
-		return nil, nil
-	}
-	in, err := b.inbound(m, plain, reqID)
-	if err != nil {
+	in, ok, err := b.tapInbound(m, plain, reqID)
+	if err != nil || !ok {
 		return nil, err
 	}
-	in.MsgType, in.Click = channels.TypeClick, &click
 	rc, err := sink.Accept(ctx, in)
 	if err != nil {
 		return nil, unavailable("accept tap", err)
 	}
 	return answerOf(rc.Card), nil
+}
+
+// tapInbound is the Inbound of a tap (see acceptClick); ok is false for
+// a tap on no Hermes button, which is dropped. Errors wrap
+// wxbiz.ErrMalformed.
+func (b *Bot) tapInbound(m *botMessage, plain []byte, reqID string) (in channels.Inbound, ok bool, err error) {
+	click, ok := clickOf(m)
+	if !ok {
+		b.log.Debug("wecom bot: ignoring a tap on no Hermes button", "msg_id", m.MsgID)
+		return in, false, nil
+	}
+	if in, err = b.inbound(m, plain, reqID); err != nil {
+		return in, false, err
+	}
+	in.MsgType, in.Click = channels.TypeClick, &click
+	return in, true, nil
 }
 
 // answerOf is the update that answers a tap the sink took as ans: the
