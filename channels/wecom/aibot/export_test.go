@@ -85,3 +85,12 @@ func TapAnswer(ans *channels.CardAnswer) []byte {
 	}
 	return b
 }
+
+// CardJSON is card as the template card the bot sends or redraws.
+func CardJSON(card channels.Card) []byte {
+	b, err := json.Marshal(cardOf(card))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
