@@ -72,7 +72,8 @@ type Inbound struct {
 	// Click is a tap on a card's button (MsgType TypeClick; cards.go).
 	// Accept answers it in Receipt.Card; the message the run sees is built
 	// by the gateway from the card, not from this Inbound, and its Raw is
-	// not kept.
+	// not kept; its ReplyTo, when set, is where the run's answer goes
+	// (else to the card's conversation as the asker's message named it).
 	Click *Click
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -255,7 +256,7 @@ func (ib *inbox) acceptClick(ctx context.Context, in channels.Inbound) (channels
 			answer = channels.CardAnswer{Outcome: channels.CardSettled, Toast: words.Settled, Card: settledView(card, ib.cfg.Messages)}
 			return nil
 		}
-		msg := clickMessage(card, button)
+		msg := clickMessage(card, button, in.ReplyTo)
 		ids, err := store.InsertInbounds(ctx, tx, []store.NewInbound{{In: msg, Status: store.InboundPending}})
 		if err != nil {
 			return err
@@ -313,10 +314,18 @@ func buttonOf(card store.Card, action string) (channels.Button, bool) {
 // from the asker, in the chat and session the card asked in. The tap's
 // own payload is not kept: the card records what was tapped, and a
 // callback may carry a token that updates the card (Feishu's event.token).
-func clickMessage(card store.Card, b channels.Button) channels.Inbound {
+// Its answer goes to tapReplyTo, the reply address the channel built from
+// the verified tap, where it gives one: a platform whose reply address is
+// spent once used (the WeCom AI bot's response_url, which the card itself
+// took) answers the tap through the tap's own. Else to the card's.
+func clickMessage(card store.Card, b channels.Button, tapReplyTo json.RawMessage) channels.Inbound {
+	replyTo := card.ReplyTo
+	if len(tapReplyTo) > 0 {
+		replyTo = tapReplyTo
+	}
 	return channels.Inbound{
 		Channel: card.Channel, Account: card.Account, MsgID: clickMsgPrefix + card.ID, MsgType: channels.TypeClick,
-		ChatID: card.ChatID, ChatType: card.ChatType, Sender: card.Requester, Text: b.Label, ReplyTo: card.ReplyTo,
+		ChatID: card.ChatID, ChatType: card.ChatType, Sender: card.Requester, Text: b.Label, ReplyTo: replyTo,
 	}
 }
 

@@ -27,7 +27,8 @@
 //     apps), config.go (the `wecom:` section, Platform and Build; each
 //     bot's entry is an aibot.Config), channel.go (Channel: every app and
 //     bot an account, with Send, Routes, Connections, Open, Departments
-//     and FetchMedia).
+//     and FetchMedia), carder.go (channels.Carder by account: an AI bot's
+//     cards; an app shows none there).
 //   - Self-built apps: app.go (App and NewApp), app_http.go (the callback
 //     route: URL verification, a message stored before the empty 200),
 //     callback.go (VerifyURL and ParseCallback: signature, timestamp

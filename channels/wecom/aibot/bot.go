@@ -266,7 +266,7 @@ func (b *Bot) Send(ctx context.Context, out channels.Outbound) (channels.SendRes
 	if rt.Mode == ModeWebSocket {
 		err = b.pushMarkdown(ctx, rt.ChatID, content)
 	} else {
-		err = b.postResponseURL(ctx, rt, content, now)
+		err = b.postResponseURL(ctx, rt, botReply{MsgType: channels.FormatMarkdown, Markdown: &botText{Content: content}}, now)
 	}
 	if err != nil {
 		return fail(err)

@@ -41,7 +41,9 @@ type passiveReply struct {
 
 // serveCallback verifies and decrypts a callback, then answers it: a
 // message is stored (sink.Accept) before anything is answered; a stream
-// refresh is answered from the run's progress.
+// refresh is answered from the run's progress; a tap on a card is taken
+// by the sink (durably, once) and answered with the card redrawn
+// (update_template_card, cardevent.go), or with nothing.
 func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channels.Sink) {
 	q := r.URL.Query()
 	m, plain, err := b.openCallback(r, q)
@@ -49,11 +51,20 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 		wxbiz.Refuse(w, r, b.log, sink, b.name, "wecom bot callback", err)
 		return
 	}
-	var reply *botReply
-	if m.MsgType == botTypeStream {
+	var reply any // nil: an empty 200
+	switch {
+	case m.MsgType == botTypeStream:
 		reply, err = b.refresh(r.Context(), sink, m)
-	} else {
-		reply, err = b.acceptCallback(r.Context(), sink, m, plain)
+	case m.isClick():
+		var u *cardUpdate
+		if u, err = b.acceptClick(r.Context(), sink, m, plain, ""); u != nil {
+			reply = u
+		}
+	default:
+		var rp *botReply
+		if rp, err = b.acceptCallback(r.Context(), sink, m, plain); rp != nil {
+			reply = rp
+		}
 	}
 	if err != nil {
 		wxbiz.Refuse(w, r, b.log, sink, b.name, "wecom bot callback", fmt.Errorf("wecom: bot %q: %w", b.name, err))
@@ -63,7 +74,7 @@ func (b *Bot) serveCallback(w http.ResponseWriter, r *http.Request, sink channel
 		w.WriteHeader(http.StatusOK) // empty body: no passive reply
 		return
 	}
-	body, err := b.seal(*reply, q.Get("nonce"))
+	body, err := b.seal(reply, q.Get("nonce"))
 	if err != nil {
 		wxbiz.Refuse(w, r, b.log, sink, b.name, "wecom bot callback", err)
 		return
@@ -146,8 +157,9 @@ func (b *Bot) refresh(ctx context.Context, sink channels.Sink, m *botMessage) (*
 	return &reply, nil
 }
 
-// seal encrypts a passive reply for the callback whose nonce it echoes.
-func (b *Bot) seal(reply botReply, nonce string) ([]byte, error) {
+// seal encrypts a passive reply (a botReply, or a cardUpdate) for the
+// callback whose nonce it echoes.
+func (b *Bot) seal(reply any, nonce string) ([]byte, error) {
 	plain, err := json.Marshal(reply)
 	if err != nil {
 		return nil, fmt.Errorf("wecom: bot %q: passive reply: %w", b.name, err)

@@ -30,6 +30,13 @@
 //     media.go (image upload over the long connection), files.go
 //     (attachments: their URL fetched through the bot's fetch guard,
 //     WeCom's hosts only, and decrypted).
+//   - Cards: cards.go (the Carder: a confirmation or a choice as a
+//     button_interaction template card, sent through the response_url or
+//     aibot_send_msg; no later update), cardevent.go (a tap's
+//     template_card_event taken by the sink, the clicker from.userid, and
+//     answered once with the card redrawn: the passive reply
+//     update_template_card, or aibot_respond_update_msg on the tap's
+//     req_id).
 //   - Operations: doctor.go (Check, for `hermes doctor`), push.go
 //     (PushAddress for scheduled reports: chats that wrote to the bot
 //     first, websocket mode only).

@@ -1,6 +1,7 @@
 package aibot
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -57,3 +58,39 @@ func SetFetchTiming(b *Bot, responseURL, media time.Duration) {
 // FetchClients are the clients a bot uses for response_url POSTs and for
 // media downloads.
 func FetchClients(b *Bot) (responseURL, media *http.Client) { return b.respClient, b.mediaClient }
+
+// DecodeTap does with a decrypted callback body, or a long-connection
+// event's body, what the bot does before the sink with a tap on a card:
+// decode it and build the click's Inbound. handled is false for anything
+// that is no tap on a Hermes button. Errors wrap wxbiz.ErrMalformed.
+func DecodeTap(b *Bot, plain []byte, reqID string) (in channels.Inbound, handled bool, err error) {
+	m, err := parseBotMessage(plain)
+	if err != nil || !m.isClick() {
+		return in, false, err
+	}
+	return b.tapInbound(m, plain, reqID)
+}
+
+// TapAnswer is the JSON a tap the sink took as ans is answered with (a
+// passive reply's plaintext, an aibot_respond_update_msg body), nil for
+// no answer.
+func TapAnswer(ans *channels.CardAnswer) []byte {
+	u := answerOf(ans)
+	if u == nil {
+		return nil
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// CardJSON is card as the template card the bot sends or redraws.
+func CardJSON(card channels.Card) []byte {
+	b, err := json.Marshal(cardOf(card))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

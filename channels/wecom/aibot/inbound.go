@@ -36,7 +36,8 @@ type botMessage struct {
 		ID string `json:"id"`
 	} `json:"stream"`
 	Event *struct {
-		EventType string `json:"eventtype"`
+		EventType    string             `json:"eventtype"`
+		TemplateCard *templateCardEvent `json:"template_card_event"` // a tap on a card (cardevent.go)
 	} `json:"event"`
 }
 

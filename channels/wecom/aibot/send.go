@@ -34,9 +34,10 @@ func (r botResult) err(op string) error {
 	return fmt.Errorf("%w: %w", apiErr, channels.ErrPermanent)
 }
 
-// postResponseURL sends content as markdown through the message's
-// response_url, which WeCom accepts once, within ResponseURLLifetime.
-func (b *Bot) postResponseURL(ctx context.Context, rt botReplyTo, content string, now time.Time) error {
+// postResponseURL sends reply (markdown, or a template card) through the
+// message's response_url, which WeCom accepts once, within
+// ResponseURLLifetime.
+func (b *Bot) postResponseURL(ctx context.Context, rt botReplyTo, reply botReply, now time.Time) error {
 	switch {
 	case rt.ResponseURL == "":
 		return fmt.Errorf("message %q has no response_url: %w", rt.MsgID, channels.ErrPermanent)
@@ -44,7 +45,7 @@ func (b *Bot) postResponseURL(ctx context.Context, rt botReplyTo, content string
 		return fmt.Errorf("response_url of message %q expired (WeCom keeps it %s): %w",
 			rt.MsgID, ResponseURLLifetime, channels.ErrPermanent)
 	}
-	body, err := json.Marshal(botReply{MsgType: channels.FormatMarkdown, Markdown: &botText{Content: content}})
+	body, err := json.Marshal(reply)
 	if err != nil {
 		return fmt.Errorf("response_url: %w: %w", err, channels.ErrPermanent)
 	}
@@ -78,13 +79,17 @@ func (b *Bot) postResponseURL(ctx context.Context, rt botReplyTo, content string
 // pushMarkdown sends content to a chat unprompted (aibot_send_msg) over the
 // live socket, and waits for WeCom's ack.
 func (b *Bot) pushMarkdown(ctx context.Context, chatID, content string) error {
+	return b.push(ctx, botReply{ChatID: chatID, MsgType: channels.FormatMarkdown, Markdown: &botText{Content: content}})
+}
+
+// push sends reply (with its chatid) unprompted over the live socket
+// (aibot_send_msg), and waits for WeCom's ack.
+func (b *Bot) push(ctx context.Context, reply botReply) error {
 	conn := b.live.Load()
 	if conn == nil {
 		return errNoSocket
 	}
-	ack, err := conn.request(ctx, botCmdSendMsg, newReqID(), botReply{
-		ChatID: chatID, MsgType: channels.FormatMarkdown, Markdown: &botText{Content: content},
-	})
+	ack, err := conn.request(ctx, botCmdSendMsg, newReqID(), reply)
 	if err != nil {
 		return err
 	}

@@ -9,15 +9,17 @@ import (
 	"github.com/hermes-gw/hermes/channels"
 )
 
-// botReply is the JSON body of everything a bot says: a passive reply and
-// aibot_respond_msg (stream, or text for a welcome), a response_url POST
-// and aibot_send_msg (markdown, the latter with chatid).
+// botReply is the JSON body of everything a bot says but a card's update
+// (cardUpdate): a passive reply and aibot_respond_msg (stream, or text for
+// a welcome), a response_url POST and aibot_send_msg (markdown or a
+// template card, the latter with chatid).
 type botReply struct {
-	ChatID   string     `json:"chatid,omitempty"`
-	MsgType  string     `json:"msgtype"`
-	Text     *botText   `json:"text,omitempty"`
-	Markdown *botText   `json:"markdown,omitempty"`
-	Stream   *botStream `json:"stream,omitempty"`
+	ChatID       string        `json:"chatid,omitempty"`
+	MsgType      string        `json:"msgtype"`
+	Text         *botText      `json:"text,omitempty"`
+	Markdown     *botText      `json:"markdown,omitempty"`
+	Stream       *botStream    `json:"stream,omitempty"`
+	TemplateCard *templateCard `json:"template_card,omitempty"`
 }
 
 // botStream is a stream's state as WeCom shows it: Content is the whole

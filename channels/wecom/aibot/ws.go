@@ -252,6 +252,9 @@ func (b *Bot) handleFrame(ctx context.Context, conn *botConn, sink channels.Sink
 }
 
 func (b *Bot) answerFrame(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) error {
+	if m.isClick() {
+		return b.answerTap(ctx, conn, sink, reqID, m, body)
+	}
 	_, answer, err := b.accept(ctx, sink, m, body, reqID)
 	if err != nil {
 		return fmt.Errorf("not stored: %w", err)
@@ -265,6 +268,27 @@ func (b *Bot) answerFrame(ctx context.Context, conn *botConn, sink channels.Sink
 	}
 	if err != nil {
 		return fmt.Errorf("welcome: %w", err)
+	}
+	return nil
+}
+
+// answerTap takes a tap on a card (the sink stores it durably, once) and
+// only then redraws the card with aibot_respond_update_msg on the event's
+// req_id, which that spends. A tap that changes nothing gets no frame.
+func (b *Bot) answerTap(ctx context.Context, conn *botConn, sink channels.Sink, reqID string, m *botMessage, body []byte) error {
+	update, err := b.acceptClick(ctx, sink, m, body, reqID)
+	if err != nil {
+		return fmt.Errorf("tap not stored: %w", err)
+	}
+	if update == nil {
+		return nil
+	}
+	ack, err := conn.request(ctx, botCmdRespondUpdate, reqID, update)
+	if err == nil {
+		err = ack.result().err(botCmdRespondUpdate)
+	}
+	if err != nil {
+		return fmt.Errorf("tap's card update: %w", err)
 	}
 	return nil
 }

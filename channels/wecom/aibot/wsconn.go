@@ -25,6 +25,9 @@ const (
 	botCmdRespond        = "aibot_respond_msg"
 	botCmdRespondWelcome = "aibot_respond_welcome_msg"
 	botCmdSendMsg        = "aibot_send_msg"
+	// botCmdRespondUpdate redraws a tapped card, on the tap's req_id,
+	// once (a second use is refused: 846605), within 5 s.
+	botCmdRespondUpdate = "aibot_respond_update_msg"
 )
 
 // maxFrameBytes bounds one inbound frame; messages with quotes or mixed

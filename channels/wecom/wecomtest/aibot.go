@@ -125,6 +125,18 @@ func (m BotMessage) Event(eventType string) []byte {
 // EnterChat is the event of a user opening the chat with the bot.
 func (m BotMessage) EnterChat() []byte { return m.Event("enter_chat") }
 
+// TemplateCardEvent is the event of a tap on a template card's button
+// (接收事件, doc 101027): UserID tapped the button whose key is eventKey on
+// the card taskID. In callback mode it carries a response_url of its own.
+func (m BotMessage) TemplateCardEvent(eventKey, taskID string) []byte {
+	return m.json("event", map[string]any{"event": map[string]any{
+		"eventtype": "template_card_event",
+		"template_card_event": map[string]any{
+			"card_type": "button_interaction", "event_key": eventKey, "task_id": taskID,
+		},
+	}})
+}
+
 // DisconnectedEvent is the body WeCom pushes (aibot_event_callback) on a
 // long connection that a newer one for the same bot replaced, before it
 // closes it. No user caused it, so it has no from and no chattype: the
@@ -180,7 +192,53 @@ type BotReply struct {
 	Image struct {
 		MediaID string `json:"media_id"`
 	} `json:"image"`
+	TemplateCard TemplateCard `json:"template_card"`
+	// ResponseType is "update_template_card" in the answer to a tap.
+	ResponseType string   `json:"response_type"`
+	UserIDs      []string `json:"userids"`
 }
+
+// TemplateCard is a template card a bot sent or redrew (模板卡片类型, doc
+// 101032), the fields of a button_interaction card.
+type TemplateCard struct {
+	CardType  string `json:"card_type"`
+	MainTitle struct {
+		Title string `json:"title"`
+	} `json:"main_title"`
+	SubTitleText string       `json:"sub_title_text"`
+	TaskID       string       `json:"task_id"`
+	Buttons      []CardButton `json:"button_list"`
+}
+
+// CardButton is one button of a TemplateCard.
+type CardButton struct {
+	Text  string `json:"text"`
+	Style int    `json:"style"`
+	Key   string `json:"key"`
+}
+
+// cardProblem is what WeCom would refuse in a card sent or redrawn ("" for
+// nothing): the limits of doc 101032.
+func cardProblem(c TemplateCard) string {
+	switch {
+	case c.CardType != "button_interaction":
+		return "card_type " + c.CardType
+	case c.TaskID == "" || len(c.TaskID) > 128:
+		return "task_id missing or over 128 bytes"
+	case len(c.Buttons) == 0 || len(c.Buttons) > 6:
+		return fmt.Sprintf("%d buttons", len(c.Buttons))
+	}
+	for _, b := range c.Buttons {
+		if b.Text == "" || b.Key == "" || len(b.Key) > 1024 || b.Style < 1 || b.Style > 4 {
+			return fmt.Sprintf("button %+v", b)
+		}
+	}
+	return ""
+}
+
+// CodeBadCard is the errcode the fakes answer a card WeCom would refuse
+// with (invalid template_card).
+const CodeBadCard = 40058
 
 // OpenBotReply checks and decrypts a passive reply as WeCom would: the
 // JSON {"encrypt","msgsignature","timestamp","nonce"} with an integer
@@ -223,12 +281,12 @@ const ResponseURLUsed = 600039
 // ResponsePost is one POST a ResponseURLServer accepted.
 type ResponsePost struct {
 	Code  string   // which response_url (its response_code)
-	Reply BotReply // the body: msgtype markdown, markdown.content
+	Reply BotReply // the body: msgtype markdown or template_card
 	At    time.Time
 }
 
 // ResponseURLServer fakes the response_urls of AI bot callbacks: each URL
-// accepts one POST, as WeCom's do.
+// accepts one POST (markdown, or a template card), as WeCom's do.
 type ResponseURLServer struct {
 	srv *httptest.Server
 
@@ -296,6 +354,11 @@ func (s *ResponseURLServer) handle(w http.ResponseWriter, r *http.Request) {
 	case s.used[code]:
 		writeJSON(w, map[string]any{"errcode": ResponseURLUsed, "errmsg": "response_url already used"})
 		return
+	case reply.MsgType == "template_card":
+		if p := cardProblem(reply.TemplateCard); p != "" {
+			writeJSON(w, map[string]any{"errcode": CodeBadCard, "errmsg": "invalid template_card: " + p})
+			return
+		}
 	case reply.MsgType != "markdown" || reply.Markdown.Content == "":
 		writeJSON(w, map[string]any{"errcode": 40008, "errmsg": "invalid message type"})
 		return

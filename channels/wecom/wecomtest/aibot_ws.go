@@ -31,7 +31,8 @@ type Subscription struct {
 }
 
 // BotFrame is one frame a bot sent besides subscribe and ping:
-// aibot_respond_msg, aibot_respond_welcome_msg, aibot_send_msg.
+// aibot_respond_msg, aibot_respond_welcome_msg, aibot_send_msg,
+// aibot_respond_update_msg.
 type BotFrame struct {
 	Conn  int
 	Cmd   string
@@ -61,8 +62,11 @@ type BotWSServer struct {
 	subs     []Subscription
 	frames   []BotFrame
 	failCmd  map[string]int // cmd → errcode for the next such frame
-	uploads  botUploads     // media uploaded over the socket (aibot/media.go)
-	changed  chantest.Changes
+	// events are the req_ids of the events pushed whose answer
+	// (aibot_respond_update_msg) is still to come: one each.
+	events  map[string]bool
+	uploads botUploads // media uploaded over the socket (aibot/media.go)
+	changed chantest.Changes
 }
 
 type fakeBotConn struct {
@@ -83,7 +87,7 @@ func (c *fakeBotConn) write(ctx context.Context, v any) error {
 
 // NewBotWSServer starts a fake gateway for one bot; t.Cleanup closes it.
 func NewBotWSServer(t testing.TB, botID, secret string) *BotWSServer {
-	s := &BotWSServer{botID: botID, secret: secret, pingAcks: true, failCmd: map[string]int{}}
+	s := &BotWSServer{botID: botID, secret: secret, pingAcks: true, failCmd: map[string]int{}, events: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	t.Cleanup(func() {
@@ -228,6 +232,11 @@ func (s *BotWSServer) push(ctx context.Context, cmd string, body []byte) (string
 		return "", errors.New("wecomtest: no subscribed connection")
 	}
 	reqID := cmd + "_" + randomHex()
+	if cmd == "aibot_event_callback" {
+		s.mu.Lock()
+		s.events[reqID] = true
+		s.mu.Unlock()
+	}
 	return reqID, c.write(ctx, map[string]any{"cmd": cmd, "headers": map[string]string{"req_id": reqID}, "body": json.RawMessage(body)})
 }
 
@@ -326,8 +335,25 @@ func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMe
 			return code, nil, code != DropConnection
 		}
 	}
-	if f.Reply.MsgType == "image" && !s.uploads.knows(f.Reply.Image.MediaID) {
+	switch {
+	case f.Reply.MsgType == "image" && !s.uploads.knows(f.Reply.Image.MediaID):
 		return codeUnknownMedia, nil, true
+	case cmd == "aibot_respond_update_msg":
+		// One answer per event, on the event's req_id (846605 after).
+		if !s.events[reqID] {
+			return CodeReqIDSpent, nil, true
+		}
+		delete(s.events, reqID)
+		if f.Reply.ResponseType != "update_template_card" || cardProblem(f.Reply.TemplateCard) != "" {
+			return CodeBadCard, nil, true
+		}
+	case f.Reply.MsgType == "template_card" && cardProblem(f.Reply.TemplateCard) != "":
+		return CodeBadCard, nil, true
 	}
 	return 0, nil, true
 }
+
+// CodeReqIDSpent is WeCom's errcode for a second answer on one event's
+// req_id, or one on a req_id it never sent (846605, as the
+// wecom-openclaw-plugin reports it).
+const CodeReqIDSpent = 846605

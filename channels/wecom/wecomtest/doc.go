@@ -13,11 +13,12 @@
 //   - App callbacks: callback.go (EncryptedCallback and VerifyURLQuery as
 //     WeCom sends them, message XML builders, AppReplyTo), vector.go (the
 //     official test vector and MustCrypto, for apps, bots and wxbiz).
-//   - AI bots: aibot.go (BotMessage bodies of every type, BotCallback
-//     requests, OpenBotReply for passive replies, ResponseURLServer),
-//     aibot_ws.go (BotWSServer: the long-connection gateway, subscriptions,
-//     acks, pushed callbacks, takeovers), aibot_media.go (media upload
-//     over the socket).
+//   - AI bots: aibot.go (BotMessage bodies of every type, a tap's
+//     TemplateCardEvent among them, BotCallback requests, OpenBotReply for
+//     passive replies, ResponseURLServer; template cards checked as WeCom
+//     checks them), aibot_ws.go (BotWSServer: the long-connection gateway,
+//     subscriptions, acks, pushed callbacks, one card update per event's
+//     req_id, takeovers), aibot_media.go (media upload over the socket).
 //   - Waiting: changes.go (waitUntil over chantest.Changes, with the
 //     fake's lock held around the condition).
 package wecomtest
