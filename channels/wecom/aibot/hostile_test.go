@@ -46,7 +46,7 @@ func TestBotWS_AnonymousEventIgnored(t *testing.T) {
 	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-next").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if in := <-w.sink.Started(); in.MsgID != "w-next" {
+	if in := nextStarted(t, w.sink); in.MsgID != "w-next" {
 		t.Fatalf("accepted %+v first, want the message after the event", in)
 	}
 	if logs := w.logs.String(); strings.Contains(logs, "undecodable") {
@@ -66,7 +66,7 @@ func TestBotWS_StreamRefreshRefused(t *testing.T) {
 	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-next").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if in := <-w.sink.Started(); in.MsgID != "w-next" {
+	if in := nextStarted(t, w.sink); in.MsgID != "w-next" {
 		t.Fatalf("accepted %+v first, want the message after the refresh", in)
 	}
 	w.waitLogged(t, "undecodable")

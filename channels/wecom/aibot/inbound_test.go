@@ -108,7 +108,10 @@ func TestBot_Callback_Events(t *testing.T) {
 		{"FeedbackWithoutUser", anon.Event("feedback_event"), http.StatusOK, false},
 		{"TemplateCardWithoutUser", anon.Event("template_card_event"), http.StatusOK, false},
 		{"DisconnectedInCallbackMode", wecomtest.DisconnectedEvent("ev-disc", "aib-1", botT0.Unix()), http.StatusOK, false},
-		{"TemplateCard", card.Event("template_card_event"), http.StatusOK, true},
+		// A tap on a card Hermes did not send (no Hermes button key) is
+		// acknowledged and not stored (cards.go takes Hermes's own).
+		{"TemplateCardNotHermes", card.Event("template_card_event"), http.StatusOK, false},
+		{"FeedbackWithUser", card.Event("feedback_event"), http.StatusOK, true},
 		{"ErrMalformedNoEventType", []byte(`{"msgid":"ev-x","msgtype":"event","from":{"userid":"zhangsan"}}`), http.StatusBadRequest, false},
 	}
 	for _, tt := range tests {

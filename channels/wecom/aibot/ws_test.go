@@ -138,6 +138,19 @@ func startWSBot(t *testing.T, o wsOpts) *wsBot {
 	return w
 }
 
+// nextStarted is the next message the sink started answering; a test
+// fails rather than hangs when none comes.
+func nextStarted(t *testing.T, s *chantest.Sink) channels.Inbound {
+	t.Helper()
+	select {
+	case in := <-s.Started():
+		return in
+	case <-time.After(20 * time.Second):
+		t.Fatal("no message reached the sink in 20s")
+		return channels.Inbound{}
+	}
+}
+
 func waitCtx(t *testing.T) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -217,7 +230,7 @@ func TestBotWS_StreamsAndSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := <-w.sink.Started()
+	in := nextStarted(t, w.sink)
 	if in.MsgID != "w-1" || in.Text != "报销流程？" || in.Sender.UserID != "lisi" || in.ChatID != "lisi" {
 		t.Fatalf("Inbound = %+v", in)
 	}
@@ -276,7 +289,7 @@ func TestBotWS_StreamDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := w.runLive(t, <-w.sink.Started())
+	live := w.runLive(t, nextStarted(t, w.sink))
 	w.frame(t, func(f wecomtest.BotFrame) bool { return f.ReqID == reqID })
 	w.sink.SetProgress("w-late", channels.Progress{Known: true, Text: "写到一半"})
 	w.clock.Set(botT0.Add(aibot.StreamLifetime))
@@ -395,7 +408,7 @@ func TestBotWS_SecondReplicaTakesOver(t *testing.T) {
 	if _, err := a.srv.PushMessage(waitCtx(t), msg("w-2").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	if in := <-b.sink.Started(); in.MsgID != "w-2" {
+	if in := nextStarted(t, b.sink); in.MsgID != "w-2" {
 		t.Fatalf("second replica accepted %+v", in)
 	}
 	if n := len(a.srv.Subscriptions()); n != 2 {
@@ -416,7 +429,7 @@ func TestBotWS_LostStreamSendsAtOnce(t *testing.T) {
 	if _, err := w.srv.PushMessage(waitCtx(t), msg("w-lost").Text("hi")); err != nil {
 		t.Fatal(err)
 	}
-	in := <-w.sink.Started()
+	in := nextStarted(t, w.sink)
 	if end := wait(t, w.runLive(t, in)); end.shown || end.err == nil || !strings.Contains(end.err.Error(), "846605") {
 		t.Fatalf("live reply ended %v %v, want the stream refused", end.shown, end.err)
 	}
