@@ -120,7 +120,9 @@ func (s *Server) newCode(taskID string) string {
 }
 
 // cardContent checks a template_card send as WeCom does and returns the
-// card as the message's content, or an errcode; s.mu is held.
+// message's content, what the user reads first on the card (its body,
+// else its title; the card itself is in Cards), or an errcode; s.mu is
+// held.
 func (s *Server) cardContent(raw json.RawMessage) (string, int) {
 	var c TemplateCard
 	if len(raw) == 0 || json.Unmarshal(raw, &c) != nil {
@@ -141,14 +143,17 @@ func (s *Server) cardContent(raw json.RawMessage) (string, int) {
 			return "", 40058
 		}
 	}
-	return string(raw), 0
+	if c.SubTitleText != "" {
+		return c.SubTitleText, 0
+	}
+	return c.MainTitle.Title, 0
 }
 
-// cardSent records a delivered card and returns its response_code; s.mu
-// is held.
-func (s *Server) cardSent(m SentMessage) string {
+// cardSent records a delivered card (raw, checked by cardContent) and
+// returns its response_code; s.mu is held.
+func (s *Server) cardSent(m SentMessage, raw json.RawMessage) string {
 	var c TemplateCard
-	_ = json.Unmarshal([]byte(m.Content), &c) // checked by cardContent
+	_ = json.Unmarshal(raw, &c)
 	if s.card.tasks == nil {
 		s.card.tasks = map[string]bool{}
 	}

@@ -316,7 +316,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	s.delivered = append(s.delivered, m)
 	var responseCode string
 	if m.MsgType == "template_card" {
-		responseCode = s.cardSent(m)
+		responseCode = s.cardSent(m, body.TemplateCard)
 	}
 	s.changed.Broadcast()
 	if s.loseAnswer(m.MsgType) {
