@@ -120,3 +120,25 @@ func TestSendCard(t *testing.T) {
 		}
 	})
 }
+
+// TestDoctorSaysWhatCardsNeed: with cards on, hermes doctor names the
+// receive-message URL the clicks need; with cards off it says nothing of
+// cards.
+func TestDoctorSaysWhatCardsNeed(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{true, false} {
+		ch, _ := newCardApp(t, on)
+		var found *channels.Check
+		for _, ck := range ch.Check(context.Background()) {
+			if strings.HasSuffix(ck.Name, ": cards") {
+				found = &ck
+			}
+		}
+		switch {
+		case on && (found == nil || !strings.Contains(found.Detail, "接收消息") || !strings.Contains(found.Detail, "/wecom/app-hr/callback")):
+			t.Fatalf("cards on: check %+v, want the receive-message URL named", found)
+		case !on && found != nil:
+			t.Fatalf("cards off: check %+v", found)
+		}
+	}
+}
