@@ -57,7 +57,7 @@ type botCarder interface {
 	UpdateCard(ctx context.Context, card channels.Card) error
 }
 
-// bot is the AI bot named account as a botCarder, if it is one.
+// botCarder is the AI bot named account as a botCarder, if it is one.
 func (c *Channel) botCarder(account string) (botCarder, bool) {
 	b, ok := c.bots[account]
 	if !ok {
