@@ -197,6 +197,8 @@ func buttonKey(cardID, action string) string { return cardID + ":" + action }
 // A retry whose task_id WeCom says is used (errcode 42014) found the card
 // delivered by an earlier attempt whose answer was lost: it returns no
 // error and no response_code (the card then keeps what its taps show).
+// So does a card WeCom refuses for good after its long body went as text
+// (cardRefused).
 //
 // Errors wrap channels.ErrPermanent for an app with cards off, a card
 // without buttons or with more than MaxCardButtons, and WeCom's permanent
@@ -218,7 +220,7 @@ func (a *App) SendCard(ctx context.Context, out channels.Outbound, card channels
 	if err != nil {
 		return channels.SendResult{}, err
 	}
-	text := card.Text
+	text, textSent := card.Text, false
 	if utf8.RuneCountInString(text) > MaxCardTextRunes {
 		// A retry asks for the duplicate check: the text an earlier attempt
 		// delivered is not delivered twice.
@@ -227,7 +229,7 @@ func (a *App) SendCard(ctx context.Context, out channels.Outbound, card channels
 		if _, err := a.Send(ctx, body); err != nil {
 			return channels.SendResult{}, err
 		}
-		text = ""
+		text, textSent = "", true
 	}
 	tc := templateCard{CardType: "button_interaction", MainTitle: mainTitle{Title: card.Title}, SubTitleText: text, TaskID: task}
 	for _, b := range card.Buttons {
@@ -247,16 +249,29 @@ func (a *App) SendCard(ctx context.Context, out channels.Outbound, card channels
 		var apiErr *wxbiz.APIError
 		switch {
 		case !errors.As(err, &apiErr) || apiErr.Code != errTaskIDUsed:
-			return channels.SendResult{}, err
+			return channels.SendResult{}, a.cardRefused(card, textSent, err)
 		case out.Attempt > 0:
 			a.log.Warn("wecom: card delivered by an earlier attempt; its later update is lost",
 				"account", a.name, "card_id", card.ID, "task_id", task)
 			return channels.SendResult{}, nil
 		}
 		// A first attempt's task_id refused: no retry changes it.
-		return channels.SendResult{}, fmt.Errorf("%w: %w", err, channels.ErrPermanent)
+		return channels.SendResult{}, a.cardRefused(card, textSent, fmt.Errorf("%w: %w", err, channels.ErrPermanent))
 	}
 	return channels.SendResult{MessageID: resp.ResponseCode}, nil
+}
+
+// cardRefused is SendCard's error err, except where WeCom refused the card
+// for good after its body went as text: that text is the confirmation
+// the gateway would fall back to, so the card counts as sent (without a
+// response_code) rather than the text going twice.
+func (a *App) cardRefused(card channels.Card, textSent bool, err error) error {
+	if !textSent || !errors.Is(err, channels.ErrPermanent) {
+		return err
+	}
+	a.log.Warn("wecom: card refused after its text went; the text stands for it",
+		"account", a.name, "card_id", card.ID, "err", err)
+	return nil
 }
 
 // UpdateCard redraws, for everyone it was sent to, the card whose send

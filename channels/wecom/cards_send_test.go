@@ -85,6 +85,18 @@ func TestSendCard(t *testing.T) {
 		}
 	})
 
+	t.Run("LongBodyOfARefusedCardGoesOnce", func(t *testing.T) {
+		// The text that went first is the confirmation the gateway would
+		// fall back to: it does not go twice.
+		ch, srv := newCardApp(t, true)
+		srv.RefuseCards(48002)
+		body := strings.Repeat("参数", wecom.MaxCardTextRunes)
+		res, err := ch.SendCard(ctx, out, confirmCard("00000000000000ee", body))
+		if msgs := srv.Messages(); err != nil || res.MessageID != "" || len(msgs) != 1 || msgs[0].Content != body {
+			t.Fatalf("SendCard: %+v, %v; messages %+v: want the text once and no error", res, err, msgs)
+		}
+	})
+
 	t.Run("RetryAfterLostAnswer", func(t *testing.T) {
 		// The first attempt reached WeCom but its answer was lost; the
 		// retry's task_id is used: the card is there, sent once.
