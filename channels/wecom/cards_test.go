@@ -2,7 +2,6 @@ package wecom_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,12 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/config"
@@ -23,12 +18,12 @@ import (
 )
 
 // cardRig is a real gateway (Postgres, workers, outbox) serving the test
-// WeCom app against the fake WeCom, whose model asks to reset a VPN
-// password (a skill that needs 「确认」) or to close a ticket (a backend
-// that asks which one), and the skills' backend counting its calls.
+// WeCom app against the fake WeCom, with the card tests' skills and model
+// (gatewaytest.CardSkills: a reset that needs 「确认」, counting its calls,
+// and a backend that asks which ticket).
 type cardRig struct {
 	h      *gatewaytest.Harness
-	calls  atomic.Int32
+	skills *gatewaytest.CardSkills
 	offset atomic.Int64 // the gateway's clock runs this far ahead, ns
 	cfg    *config.Config
 	deps   gateway.Deps
@@ -37,40 +32,11 @@ type cardRig struct {
 
 func newCardRig(t *testing.T) *cardRig {
 	t.Helper()
-	r := &cardRig{h: gatewaytest.New(t)}
+	r := &cardRig{h: gatewaytest.New(t), skills: gatewaytest.NewCardSkills(t)}
 	r.ct.Store(time.Now().Unix())
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		w.Header().Set("Content-Type", "application/json")
-		if req.URL.Path == "/tickets" {
-			_, _ = io.WriteString(w, `{"requires_followup":true,"question":"你要处理哪一张工单？","options":["T-1001 VPN 无法连接","T-1002 打印机卡纸"]}`)
-			return
-		}
-		r.calls.Add(1)
-		_, _ = io.WriteString(w, `{"summary":"VPN 密码已重置"}`)
-	}))
-	t.Cleanup(backend.Close)
-	skill := "---\nname: it_vpn_reset\ndescription: 重置 VPN 密码\nparameters:\n  type: object\n  properties: {}\n" +
-		"endpoint: " + backend.URL + "/reset\nconfirm: {prompt: \"重置你的 VPN 密码？\"}\nidentity: none\n---\n"
-	tickets := "---\nname: it_ticket_close\ndescription: 关闭工单\nparameters:\n  type: object\n  properties: {}\n" +
-		"endpoint: " + backend.URL + "/tickets\nidentity: none\n---\n"
-	r.h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "user" && strings.Contains(last.Content, "关闭工单"):
-			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_close", `{}`)}}
-		case last.Role == "user" && strings.HasPrefix(last.Content, "T-100"):
-			return openaitest.Reply{Content: "已选：" + last.Content}
-		case last.Role == "user" && strings.Contains(last.Content, "VPN"):
-			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_vpn_reset", `{}`)}}
-		}
-		return openaitest.Reply{Content: "好的。"}
-	})
+	r.h.Model.SetHandler(gatewaytest.CardModel)
 	r.cfg = r.h.Config()
-	r.deps = gateway.Deps{
-		SkillsFS: fstest.MapFS{"it_vpn_reset/SKILL.md": {Data: []byte(skill)}, "it_ticket_close/SKILL.md": {Data: []byte(tickets)}},
-		Now:      r.now,
-	}
+	r.deps = gateway.Deps{SkillsFS: r.skills.FS, Now: r.now}
 	r.h.StartConfig(r.cfg, r.deps)
 	return r
 }
@@ -201,8 +167,8 @@ func TestCardClickRunsOnceAndUpdatesCard(t *testing.T) {
 		t.Fatalf("another member's click: %d %+v, want an empty 200", status, reply)
 	}
 	r.waitIdle(t)
-	if r.calls.Load() != 0 || r.h.Count(`SELECT count(*) FROM inbound_messages`) != inbound || len(r.updated(t, card)) != 0 {
-		t.Fatalf("another member's click ran %d calls, stored a message or updated the card", r.calls.Load())
+	if r.skills.Calls() != 0 || r.h.Count(`SELECT count(*) FROM inbound_messages`) != inbound || len(r.updated(t, card)) != 0 {
+		t.Fatalf("another member's click ran %d calls, stored a message or updated the card", r.skills.Calls())
 	}
 
 	u, body = r.click(t, "zhangsan", card, "ok")
@@ -225,11 +191,11 @@ func TestCardClickRunsOnceAndUpdatesCard(t *testing.T) {
 	}
 	wg.Wait()
 	ups := r.updated(t, card)
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("the skill ran %d times, want once", n)
 	}
 	final := finalCard(t, card, ups, "已确认")
-	if !strings.Contains(final.SubTitleText, "VPN 密码已重置") {
+	if !strings.Contains(final.SubTitleText, gatewaytest.CardResetSummary) {
 		t.Fatalf("updated card %+v: want the result", final)
 	}
 	t.Logf("click-to-ack %v, click-to-updated-card %v (fake WeCom, callback)", ack, ups[0].At.Sub(start))
@@ -247,7 +213,7 @@ func TestCardClickExpired(t *testing.T) {
 		t.Fatalf("late click: %d %+v", status, reply)
 	}
 	finalCard(t, card, r.updated(t, card), "已过期")
-	if n := r.calls.Load(); n != 0 {
+	if n := r.skills.Calls(); n != 0 {
 		t.Fatalf("an expired click ran the skill %d times", n)
 	}
 }
@@ -266,7 +232,7 @@ func TestCardClickAndTypedConfirmRunOnce(t *testing.T) {
 	go func() { defer wg.Done(); gatewaytest.Post(t, typedURL, typed) }()
 	wg.Wait()
 	ups := r.updated(t, card)
-	if n := r.calls.Load(); n != 1 || len(ups) != 1 {
+	if n := r.skills.Calls(); n != 1 || len(ups) != 1 {
 		t.Fatalf("click + typed 确认 ran the skill %d times, updated the card %d times; want once each", n, len(ups))
 	}
 }
@@ -297,9 +263,9 @@ func TestCardClickForgedOrReplayedRefused(t *testing.T) {
 		t.Fatalf("another app's click: status %d", status)
 	}
 	r.waitIdle(t)
-	if n := r.h.Count(`SELECT count(*) FROM cards WHERE state <> 'pending'`); n != 0 || r.calls.Load() != 0 ||
+	if n := r.h.Count(`SELECT count(*) FROM cards WHERE state <> 'pending'`); n != 0 || r.skills.Calls() != 0 ||
 		r.h.Count(`SELECT count(*) FROM inbound_messages`) != inbound {
-		t.Fatalf("a refused click changed %d cards, ran %d calls or stored a message", n, r.calls.Load())
+		t.Fatalf("a refused click changed %d cards, ran %d calls or stored a message", n, r.skills.Calls())
 	}
 }
 
@@ -315,7 +281,7 @@ func TestCardFallsBackToText(t *testing.T) {
 		t.Fatalf("messages %+v: want the text confirmation", msgs)
 	}
 	r.say(t, "zhangsan", "确认", "m-yes5")
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("typed 确认 after the fallback ran %d calls", n)
 	}
 	if n := len(r.h.WeComAPI.CardUpdates()); n != 0 {
@@ -372,8 +338,8 @@ func TestCardSameClickAtTwoReplicas(t *testing.T) {
 		}
 	}
 	finalCard(t, card, r.updated(t, card), "已确认")
-	if taken != 1 || r.calls.Load() != 1 {
-		t.Fatalf("answers %q, %d calls: want one click taken, one run", labels, r.calls.Load())
+	if taken != 1 || r.skills.Calls() != 1 {
+		t.Fatalf("answers %q, %d calls: want one click taken, one run", labels, r.skills.Calls())
 	}
 }
 
@@ -400,7 +366,7 @@ func TestChoiceCardClickContinuesTheRun(t *testing.T) {
 	finalCard(t, card, r.updated(t, card), "已选择：T-1002 打印机卡纸")
 	var answered bool
 	for _, m := range r.h.WeComAPI.Messages() {
-		answered = answered || m.Content == "已选：T-1002 打印机卡纸"
+		answered = answered || m.Content == gatewaytest.CardChosenPrefix+gatewaytest.CardTickets[1]
 	}
 	if !answered {
 		t.Fatalf("the run did not continue with the option: %+v", r.h.WeComAPI.Messages())
