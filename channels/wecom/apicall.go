@@ -16,20 +16,21 @@ import (
 
 // callJSON POSTs req as JSON to the API at path (e.g.
 // "message/update_template_card", under /cgi-bin/) with the app's access
-// token, for the calls silenceper/wechat does not have. An invalidated
+// token, for the calls silenceper/wechat does not have; what names the
+// call in errors ("update card 9f2c"). An invalidated
 // token is refreshed once (refreshOnce); ctx bounds the call, and so does
 // the API client's timeout.
 //
 // Errors are callError's: they wrap channels.ErrPermanent for WeCom's
 // permanent errcodes and *wxbiz.APIError when WeCom answered.
-func (a *App) callJSON(ctx context.Context, path string, req any) error {
+func (a *App) callJSON(ctx context.Context, path, what string, req any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return fmt.Errorf("wecom: app %q: %s: %w", a.name, path, err)
+		return fmt.Errorf("wecom: app %q: %s: %s: %w", a.name, what, path, err)
 	}
 	_, err = refreshOnce(a, func() (struct{}, error) { return struct{}{}, a.postJSON(ctx, path, body) })
 	if err != nil {
-		return a.callError(path, err, "call")
+		return a.callError(path, err, what)
 	}
 	return nil
 }

@@ -288,11 +288,7 @@ func (a *App) UpdateCard(ctx context.Context, card channels.Card) error {
 		return fmt.Errorf("wecom: app %q: card %s has no response_code: %w", a.name, card.ID, channels.ErrPermanent)
 	}
 	req := updateRequest{AtAll: 1, AgentID: a.agent, ResponseCode: card.MessageID, TemplateCard: settledCard(card)}
-	err := a.callJSON(ctx, "message/update_template_card", req)
-	if err != nil {
-		return fmt.Errorf("wecom: app %q: update card %s: %w", a.name, card.ID, err)
-	}
-	return nil
+	return a.callJSON(ctx, "message/update_template_card", "update card "+card.ID, req)
 }
 
 // settledCard is card as a template card without live buttons: its one

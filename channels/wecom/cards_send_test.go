@@ -61,6 +61,7 @@ func TestSendCard(t *testing.T) {
 			c.ButtonList[0].Style != 1 || c.ButtonList[1].Key != "0123456789abcdef:no" || c.ButtonList[1].Style != 2 {
 			t.Fatalf("card %+v", c)
 		}
+		srv.InvalidateTokens() // WeCom revoked the token: the update refreshes it once
 		err = ch.UpdateCard(ctx, "app-hr", channels.Card{ID: "0123456789abcdef", Title: "已确认", Text: "已执行：VPN 密码已重置", MessageID: res.MessageID})
 		ups := srv.CardUpdates()
 		if err != nil || len(ups) != 1 || ups[0].Card.MainTitle.Title != "已确认" || ups[0].Card.ReplaceText != "已确认" || ups[0].AtAll != 1 {
