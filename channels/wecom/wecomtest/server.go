@@ -50,7 +50,7 @@ type SentMessage struct {
 	ToUser, ToParty, ToTag string
 	MsgType                string
 	AgentID                string // as sent, JSON number or string
-	Content                string // as delivered: cut at 2048 bytes like WeCom
+	Content                string // as delivered: text cut at 2048 bytes like WeCom; a template card's body, else its title (the card: Cards)
 	MediaID                string // an image message's media_id (an Upload's)
 	Truncated              bool   // Content was longer than WeCom allows
 	Safe                   int
