@@ -23,7 +23,9 @@
 //     colloquial.go (the clipped verbs and phrases employees use, expanded
 //     into skills' words), chitchat.go (messages that ask for no company
 //     data, offered nothing: by the act of the head clause — writing,
-//     ideas, explaining — not by topic words), offer.go (which skills are
+//     ideas, explaining, an opinion — and whether a record is asked for,
+//     not by topic words), chitchat_object.go (what a producing verb's
+//     object is: a text, or a record the catalog holds), offer.go (which skills are
 //     offered in full, ranked again after each tool round, the rest of the
 //     request first), index.go (the skill index or
 //     the index of areas, and load_skills by name or search), context.go (the system prompt, built

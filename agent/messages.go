@@ -52,6 +52,10 @@ type Messages struct {
 	ClaimVerbs   []string `yaml:"claim_verbs"`    // actions an answer may claim after 已 / 已为你: 提交, 重置 …
 	CitePhrases  []string `yaml:"cite_phrases"`   // phrases that cite a tool result: 查询结果, 系统显示 …
 	OwnDataWords []string `yaml:"own_data_words"` // words that mark data as the caller's own: 本人, 你自己
+	// RefusalWords say someone's data cannot be shown (无法查看): a
+	// sentence of an answer naming that person with one of them is
+	// honest, not the caller's data relabeled.
+	RefusalWords []string `yaml:"refusal_words"`
 	// AddressWords address the asker (你, 您): an answer using them over
 	// personal results presents them as the asker's own and needs no
 	// OwnDataLabel.
@@ -96,6 +100,8 @@ func DefaultMessages() Messages {
 			"催办", "关闭", "评价", "解锁", "续期", "修改", "开通", "报修", "删除", "安排"},
 		CitePhrases:  []string{"查询结果", "系统显示", "系统返回", "根据系统", "系统记录", "记录显示", "查询到", "查到"},
 		OwnDataWords: []string{"本人", "你自己", "您自己"},
+		RefusalWords: []string{"无法查看", "无法查询", "无法显示", "无法提供", "不能查看", "不能查询", "不能显示", "不能提供", "查不到", "看不到",
+			"无权", "没有权限"},
 		AddressWords: []string{"你", "您"},
 	}
 }
@@ -124,7 +130,7 @@ func (m Messages) withDefaults() Messages {
 	}
 	for _, f := range []struct{ got, def *[]string }{
 		{&m.ClaimVerbs, &d.ClaimVerbs}, {&m.CitePhrases, &d.CitePhrases}, {&m.OwnDataWords, &d.OwnDataWords},
-		{&m.AddressWords, &d.AddressWords},
+		{&m.AddressWords, &d.AddressWords}, {&m.RefusalWords, &d.RefusalWords},
 	} {
 		if *f.got == nil { // an empty list turns the check off
 			*f.got = *f.def

@@ -75,3 +75,14 @@ func budgetUserText(text, system string, maxInput int) (out, truncated string) {
 		head, total-kept, total, tail)
 	return out, fmt.Sprintf("input truncated: %d → %d tokens", total, kept)
 }
+
+// containsAny reports whether s contains any of words: the word checks of
+// the chit-chat, whose-data and offline decisions share it.
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}

@@ -227,15 +227,6 @@ func bestByVerb(text string, candidates []openai.Tool) openai.Tool {
 	return best
 }
 
-func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // offlineSchema is the part of a JSON Schema the guesser reads.
 type offlineSchema struct {
 	Properties map[string]struct {

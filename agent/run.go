@@ -33,6 +33,7 @@ type run struct {
 	matcher    *matcher      // over specs
 
 	subject         string        // the person other than the caller the request is about (verify.go)
+	selfToo         bool          // the request asks about the caller too (我和小王的考勤): the model's subject decides each call
 	answered        int           // skill calls that answered, not asked about subject
 	answeredSubject bool          // a skill answered with subject in its arguments
 	others          []string      // people other than the caller personal calls were about; not run (whose.go)
@@ -178,7 +179,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 		r.note("%s", note)
 	}
 	r.format = requestedFormat(r.goal, nil)
-	r.subject = otherSubject(r.goal)
+	r.setSubject(r.goal)
 	r.log.Debug("agent: input ready", "user_bytes", len(turn.UserText), "normalised_bytes", len(text),
 		"truncated", note != "", "tools_given", len(turn.Tools), "tools_offered", len(r.entries), "index", r.indexOn)
 	return r, nil
@@ -244,7 +245,7 @@ func (r *run) resume(c *Continuation) error {
 	}
 	r.result.Plan = r.plan
 	r.goal = r.turn.UserText
-	r.subject = otherSubject(r.goalText()) // the request's, not the answer's
+	r.setSubject(r.goalText()) // the request's, not the answer's
 	r.ownShown, r.others = c.OwnShown, c.Others
 	return nil
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -160,12 +161,42 @@ func otherPerson(stated string) string {
 
 // aboutOther decides whose data a call of a personal skill is about: ""
 // for the caller, else who (the user's words when the text check found
-// them, else the model's).
+// them, else the model's). When the request asks about the asker too
+// (「我和小王的考勤」) the text cannot tell the calls apart, so the model's
+// subject decides each call: the asker's part runs, the colleague's does
+// not.
 func (r *run) aboutOther(stated string) string {
-	if r.subject != "" {
+	if r.subject != "" && !r.selfToo {
 		return r.subject
 	}
 	return otherPerson(stated)
+}
+
+// setSubject sets who the request is about besides the asker, by the
+// text check, and whether it asks about the asker too.
+func (r *run) setSubject(goal string) {
+	r.subject = otherSubject(goal)
+	r.selfToo = r.subject != "" && asksSelfToo(goal)
+}
+
+// selfAlongside finds the asker joined to someone else: 我和小王, 我跟老李,
+// 小王和我, 我们俩, 我的和他的.
+// (我还有 is "I still have", 我同事 "my colleague", 跟我说 a report.)
+var selfAlongside = regexp.MustCompile(`我(和|跟|与|以及)|(和|跟|与|以及)我(的|们俩|俩|这|今|上|本|[，,]|$)|我们俩|咱俩|咱们俩|` +
+	`我的.{0,12}(和|跟|与|还有|以及)`)
+
+// asksSelfToo: the request asks about the asker alongside another person.
+func asksSelfToo(goal string) bool { return selfAlongside.MatchString(goal) }
+
+// othersNamed are the people other than the caller whose data the reply
+// says it cannot show: those a call was refused for, and the one a
+// request about the asker and them names, even when no call was made
+// for them.
+func (r *run) othersNamed() []string {
+	if r.selfToo && r.subject != "" && !slices.Contains(r.others, r.subject) {
+		return append(slices.Clone(r.others), r.subject)
+	}
+	return r.others
 }
 
 // refuseOther marks a personal call about someone else as not run.
@@ -241,8 +272,8 @@ func subjectNote(subject string) string {
 func (r *run) presentWhose(reply string) string {
 	m := r.opts.Messages
 	var head []string
-	if len(r.others) > 0 {
-		refusal := fmt.Sprintf(m.OwnDataOnly, strings.Join(r.others, m.ListSep))
+	if others := r.othersNamed(); len(others) > 0 {
+		refusal := fmt.Sprintf(m.OwnDataOnly, strings.Join(others, m.ListSep))
 		if len(r.ownShown) == 0 && r.answered == 0 {
 			// Nothing was shown: the model's words could only repeat
 			// the refusal or describe records no skill returned.
@@ -276,10 +307,13 @@ func (r *run) needsOwnLabel(text string) bool {
 // nickname (小王, 老李, 阿强), each followed by what is asked of them (的,
 // 还有, 这个月 …): 「王经理说我的报销被退回了」 is about the asker.
 var (
-	titles       = []string{"经理", "主管", "领导", "老板", "总监", "组长", "部长", "主任", "老师", "同事", "总"}
-	surnames     = "王李张刘陈杨赵黄吴徐孙胡朱林郭罗梁宋郑韩唐冯董萧程曹袁邓傅沈彭吕苏卢蒋蔡贾丁魏薛叶阎潘杜戴钟汪姜范姚谭廖邹熊陆郝孔崔毛邱秦顾侯邵孟"
-	personCues   = []string{"的", "还有", "还剩", "这个月", "上个月", "本月", "今年", "去年", "这周", "上周"}
-	personPrefix = []string{"看看", "看下", "看一下", "查查", "查下", "查一下", "帮我", "问下", "问问", "部", "组", "替", "给"}
+	titles     = []string{"经理", "主管", "领导", "老板", "总监", "组长", "部长", "主任", "老师", "同事", "总"}
+	surnames   = "王李张刘陈杨赵黄吴徐孙胡朱林郭罗梁宋郑韩唐冯董萧程曹袁邓傅沈彭吕苏卢蒋蔡贾丁魏薛叶阎潘杜戴钟汪姜范姚谭廖邹熊陆郝孔崔毛邱秦顾侯邵孟"
+	personCues = []string{"的", "还有", "还剩", "这个月", "上个月", "本月", "今年", "去年", "这周", "上周", "谁"}
+	// askWords are never part of a name: 徐姐谁的 asks who of two.
+	askWords     = "谁啥哪"
+	personPrefix = []string{"看看", "看下", "看一下", "查查", "查下", "查一下", "帮我", "问下", "问问", "部", "组", "替", "给",
+		"和", "跟", "与"} // 我和小王的
 	// nickPrefixes make a nickname of any one character: 小王, 老李, 阿强.
 	nickPrefixes = "小老阿"
 	// notNicknames start like a nickname and are words.
@@ -333,7 +367,7 @@ func (r *run) relabeled(answer string) string {
 		return ""
 	}
 	if who := r.named(); who != "" {
-		if strings.Contains(answer, who) {
+		if namedOutsideRefusal(answer, who, r.opts.Messages.RefusalWords) {
 			return who
 		}
 		return ""
@@ -344,7 +378,76 @@ func (r *run) relabeled(answer string) string {
 			return p
 		}
 	}
+	_, m := r.catalog()
+	return echoedHolder(answer, goal, m)
+}
+
+// Whose record an answer states, when no word list knows the person
+// (胖哥, 我师父, 钱总监 and a model that wrote "self" for them): the words
+// right before what is said of a record (这个月, 的) in the answer, which
+// the request also puts before a record (胖哥这个月打卡, 钱总监的绩效), are
+// its holder. They are no one when they are the asker (我, 你, 本人), a
+// time (本月) or a word of the catalog's skills (考勤这个月正常: the
+// record itself).
+const (
+	minHolderRunes = 2
+	maxHolderRunes = 4
+)
+
+// holderCues follow the holder of a record.
+var holderCues = []string{"的", "这个月", "上个月", "本月", "今年", "去年", "这周", "上周", "最近"}
+
+// notHolders are runes of the asker or of a time, never in a holder.
+const notHolders = "我你您本自月年周天日时期"
+
+// echoedHolder is the holder of a record the answer states that the
+// request names as one too, "" when none.
+func echoedHolder(answer, goal string, catalog *matcher) string {
+	for _, cue := range holderCues {
+		for rest := answer; ; {
+			i := strings.Index(rest, cue)
+			if i < 0 {
+				break
+			}
+			before := []rune(rest[:i])
+			rest = rest[i+len(cue):]
+			for n := min(maxHolderRunes, len(before)); n >= minHolderRunes; n-- {
+				h := before[len(before)-n:]
+				if !allHan(h) || strings.ContainsAny(string(h), notHolders) {
+					continue
+				}
+				if holdsInRequest(string(h), goal) && (catalog == nil || !knownToCatalog(string(h), catalog)) {
+					return string(h)
+				}
+			}
+		}
+	}
 	return ""
+}
+
+// holdsInRequest: the request puts h before a record (h的, h这个月).
+func holdsInRequest(h, goal string) bool {
+	for _, cue := range holderCues {
+		if strings.Contains(goal, h+cue) {
+			return true
+		}
+	}
+	return false
+}
+
+// answerSentences cut an answer where a statement about one person ends.
+var answerSentences = regexp.MustCompile(`[。！？!?；;\n]`)
+
+// namedOutsideRefusal: who is named in a sentence of answer that does not
+// say their data cannot be shown (refusal: 无法查看): 「小王的考勤我无法查
+// 看」 names 小王 honestly, 「小王迟到 0 次」 does not.
+func namedOutsideRefusal(answer, who string, refusal []string) bool {
+	for _, s := range answerSentences.Split(answer, -1) {
+		if strings.Contains(s, who) && !containsAny(s, refusal) {
+			return true
+		}
+	}
+	return false
 }
 
 // personAt is the person named at the start of r, "" when none.
@@ -378,7 +481,7 @@ func personAt(r []rune) string {
 		}
 	}
 	for n := maxNameRunes; n >= 2; n-- {
-		if len(r) <= n || !allHan(r[:n]) {
+		if len(r) <= n || !allHan(r[:n]) || strings.ContainsAny(string(r[:n]), askWords) {
 			continue
 		}
 		if hasAnyPrefix(string(r[n:]), personCues) {

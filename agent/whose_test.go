@@ -131,6 +131,69 @@ func TestRun_WhoseData(t *testing.T) {
 			t.Errorf("reply = %q, want %q", res.Reply, want)
 		}
 	})
+	t.Run("SelfAndColleague", func(t *testing.T) {
+		// The asker and a colleague in one request: the asker's part is
+		// answered, the colleague's is not run, and the reply says so.
+		res, log, _ := run(t, "帮我看看我和小王这个月的考勤",
+			[2]string{"hr_attendance", `{"subject":"self"}`}, [2]string{"hr_attendance", `{"subject":"小王"}`},
+			"你这个月迟到 0 次；小王的考勤我无法查看。")
+		if len(log.all()) != 1 {
+			t.Errorf("calls = %q, want the asker's only", log.all())
+		}
+		if want := fmt.Sprintf(d.OwnDataOnly, "小王") + "\n你这个月迟到 0 次；小王的考勤我无法查看。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
+	t.Run("SelfAndColleagueModelAsksOnlyForSelf", func(t *testing.T) {
+		// The model calls for the asker only: the reply still says the
+		// colleague's data cannot be shown.
+		res, log, _ := run(t, "我跟老李今年的考勤对比一下", [2]string{"hr_attendance", `{"subject":"self"}`}, "你今年迟到 2 次。")
+		if len(log.all()) != 1 {
+			t.Errorf("calls = %q, want the asker's", log.all())
+		}
+		if want := fmt.Sprintf(d.OwnDataOnly, "老李") + "\n你今年迟到 2 次。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+		// Who of the two: 谁 is no part of the name.
+		res, _, _ = run(t, "我和徐姐谁的考勤好", [2]string{"hr_attendance", `{"subject":"self"}`}, "你今年迟到 2 次。")
+		if want := fmt.Sprintf(d.OwnDataOnly, "徐姐") + "\n你今年迟到 2 次。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
+	t.Run("SelfAndColleagueRelabeled", func(t *testing.T) {
+		// The caller's record worded as the colleague's is still
+		// corrected, then replaced.
+		res, _, _ := run(t, "我和小王这个月的考勤", [2]string{"hr_attendance", `{"subject":"self"}`},
+			"你迟到 0 次，小王迟到 0 次。", "你迟到 0 次，小王迟到 0 次。")
+		if want := fmt.Sprintf(d.OwnDataOnly, "小王"); res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
+	t.Run("HolderNoListKnows", func(t *testing.T) {
+		// 胖哥, 师父, 钱总监: neither a nickname nor a surname the text check
+		// knows, and the model wrote "self". The answer puts them before
+		// the record as the request does: corrected once, then replaced.
+		for _, c := range []struct{ q, who, said string }{
+			{"胖哥这个月打卡正常吗", "胖哥", "胖哥这个月迟到 0 次。"},
+			{"我师父的考勤怎么样", "师父", "师父的考勤：迟到 0 次。"},
+			{"钱总监的考勤出来了没", "钱总监", "钱总监这个月迟到 0 次。"},
+		} {
+			res, log, _ := run(t, c.q, [2]string{"hr_attendance", `{"subject":"self"}`}, c.said, c.said)
+			if len(log.all()) != 1 {
+				t.Errorf("%s: calls = %q, want the one the model called for \"self\"", c.q, log.all())
+			}
+			if want := fmt.Sprintf(d.OwnDataOnly, c.who); res.Reply != want {
+				t.Errorf("%s: reply = %q, want %q", c.q, res.Reply, want)
+			}
+		}
+	})
+	t.Run("RecordBeforeTheCueIsNoHolder", func(t *testing.T) {
+		// The record itself before 这个月 (a word of the skill) is no one.
+		res, _, _ := run(t, "考勤这个月正常吗", [2]string{"hr_attendance", `{"subject":"self"}`}, "考勤这个月正常，迟到 0 次。")
+		if want := fmt.Sprintf(d.OwnDataLabel, "考勤查询") + "\n考勤这个月正常，迟到 0 次。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
 	t.Run("NotStreamedBeforeChecked", func(t *testing.T) {
 		srv, m := newModel(t)
 		srv.Script(call("hr_attendance", `{"subject":"老李"}`), answer("老李这个月迟到 0 次。"))

@@ -22,6 +22,13 @@ const (
 	ActionCancel  = "no"
 )
 
+// Actions of the rating buttons an answer sent as a card carries
+// (Limits.CardAnswers).
+const (
+	ActionRateUp   = "up"
+	ActionRateDown = "down"
+)
+
 // Click is a tap on a card's button, handed to Sink.Accept in an Inbound
 // of MsgType TypeClick. The channel fills it only from a callback it
 // verified as the platform defines; Card and Action are what the button

@@ -205,6 +205,10 @@ type Limits struct {
 	// what changed; each Live throttles itself further to its platform's
 	// rule. 0 with a LiveDeadline: the platform polls (Sink.Progress).
 	LiveInterval time.Duration
+	// CardAnswers: an answer of one part may go as a card (a Carder's
+	// SendCard, with no title) that carries the rating buttons 👍 / 👎;
+	// the card shows the text as the answer's own format would.
+	CardAnswers bool
 	// Images: Send takes FormatImage parts (uploading them through the
 	// platform's media API). Without it, a report's chart goes as a text
 	// table instead.

@@ -117,19 +117,6 @@ func ReadLimited(r io.Reader, limit, sizeHint int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// TruncateUTF8 cuts s to at most n bytes on a rune boundary (a draft
-// longer than a message shows its beginning; a quote or a file name from
-// a platform is bounded).
-func TruncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // MaxFileNameBytes bounds a file name from a platform, shown to the model
 // and the console.
 const MaxFileNameBytes = 255

@@ -72,3 +72,16 @@ func bestCut(text string, maxBytes int) int {
 	}
 	return cut
 }
+
+// TruncateUTF8 cuts s to at most n bytes on a rune boundary (a draft
+// longer than a message shows its beginning; a quote or a file name from
+// a platform is bounded).
+func TruncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -86,13 +86,13 @@ type cardSettle struct {
 	runID, action, title, text string
 }
 
-// queueAnswer queues the answer of a run (commitAnswer): as a card when
-// the run asked for confirmation on a channel that shows cards, else as
-// text; then the later update of the cards whose question it resolved.
-// It returns the answer's number of parts.
-func (rn *runner) queueAnswer(ctx context.Context, tx pgx.Tx, row store.InboundRow, sessionID int64, out outcome) (int, error) {
+// queueCardAnswer queues the answer of a run that asks or resolves a
+// question (queueAnswer): as a card when it asks on a channel that shows
+// cards, else as text; then the later update of the cards whose question
+// it resolved. It returns the answer's number of parts.
+func (rn *runner) queueCardAnswer(ctx context.Context, tx pgx.Tx, row store.InboundRow, sessionID int64, out outcome) (int, error) {
 	to := AddressOf(row.In)
-	card := out.card
+	card := rn.askCard(row.In, out.setPending, out.reply, out.choices)
 	parts := 0
 	if card == nil || rn.channels[row.In.Channel].Limits(row.In.Account).LiveDeadline > 0 {
 		// A streamed answer shows its text live; the card then comes after it.
@@ -127,6 +127,33 @@ func (rn *runner) queueAnswer(ctx context.Context, tx pgx.Tx, row store.InboundR
 		}
 	}
 	return parts, nil
+}
+
+// queueRatedAnswer queues the answer of run out.run as a card carrying the
+// rating buttons (👍 / 👎, live for store.RateWindow), where it fits one
+// card and the channel can tell the asker's taps; else as text.
+func (rn *runner) queueRatedAnswer(ctx context.Context, tx pgx.Tx, row store.InboundRow, sessionID int64, out outcome) (int, error) {
+	to, key, in := AddressOf(row.In), store.AnswerKey(row.ID), row.In
+	ch := rn.channels[in.Channel]
+	cd, ok := ch.(channels.Carder)
+	if !ok || cd.CardButtons(in.Account) < 2 || len(out.reply) > ch.Limits(in.Account).MaxBytes {
+		return rn.outbox.Queue(ctx, tx, key, to, out.reply)
+	}
+	ref := cd.ClickRef(in.Account, in.ReplyTo)
+	if ref == "" {
+		return rn.outbox.Queue(ctx, tx, key, to, out.reply)
+	}
+	words, now := rn.cfg.Messages.Ratings, rn.now()
+	card := store.Card{
+		ID: newCardID(), Channel: in.Channel, Account: in.Account, Kind: store.CardRate,
+		SessionID: sessionID, RunID: out.run.ID, ChatID: in.ChatID, ChatType: in.ChatType, ReplyTo: in.ReplyTo,
+		Requester: in.Sender, RequesterRef: ref, Body: out.reply, CreatedAt: now, ExpiresAt: now.Add(store.RateWindow),
+		Buttons: []channels.Button{{Action: channels.ActionRateUp, Label: words.UpButton}, {Action: channels.ActionRateDown, Label: words.DownButton}},
+	}
+	if err := store.InsertCard(ctx, tx, card); err != nil {
+		return 0, err
+	}
+	return 1, rn.outbox.QueueCard(ctx, tx, key, to, card.ID, out.reply)
 }
 
 // answeredCards is how the cards of the question pending asked show that
@@ -195,14 +222,21 @@ func (ib *inbox) acceptClick(ctx context.Context, in channels.Inbound) (channels
 			answer = channels.CardAnswer{Outcome: channels.CardUnknown}
 			return nil
 		case card.State != store.CardPending:
-			answer = channels.CardAnswer{Outcome: channels.CardSettled, Toast: words.Settled, Card: settledView(card, words)}
+			answer = channels.CardAnswer{Outcome: channels.CardSettled, Toast: words.Settled, Card: settledView(card, ib.cfg.Messages)}
 			return nil
 		case !ib.now().Before(card.ExpiresAt):
 			if _, err := store.ExpireCard(ctx, tx, card.ID); err != nil {
 				return err
 			}
-			answer = channels.CardAnswer{Outcome: channels.CardExpired, Toast: words.Expired, Card: cardView(card, words.Expired, card.Body)}
-			return ib.outbox.QueueCardUpdate(ctx, tx, card.ID, cardAddress(card), words.Expired, card.Body)
+			title, toast := words.Expired, words.Expired
+			if card.Kind == store.CardRate { // the answer stands; only its buttons go
+				title, toast = "", ib.cfg.Messages.Ratings.Nothing
+			}
+			answer = channels.CardAnswer{Outcome: channels.CardExpired, Toast: toast, Card: cardView(card, title, card.Body)}
+			return ib.outbox.QueueCardUpdate(ctx, tx, card.ID, cardAddress(card), title, card.Body)
+		case card.Kind == store.CardRate:
+			answer, err = ib.rateTap(ctx, tx, card, button)
+			return err
 		}
 		if p, ok, err := store.GetPending(ctx, tx, card.SessionID); err != nil {
 			return err
@@ -218,7 +252,7 @@ func (ib *inbox) acceptClick(ctx context.Context, in channels.Inbound) (channels
 		if ok, err := store.ClaimCard(ctx, tx, card.ID, button.Action, ib.now()); err != nil {
 			return err
 		} else if !ok { // not under the lock's guarantee alone: the claim decides
-			answer = channels.CardAnswer{Outcome: channels.CardSettled, Toast: words.Settled, Card: settledView(card, words)}
+			answer = channels.CardAnswer{Outcome: channels.CardSettled, Toast: words.Settled, Card: settledView(card, ib.cfg.Messages)}
 			return nil
 		}
 		msg := clickMessage(card, button)
@@ -241,6 +275,28 @@ func (ib *inbox) acceptClick(ctx context.Context, in channels.Inbound) (channels
 	}
 	receipt.Card = &answer
 	return receipt, nil
+}
+
+// rateTap takes a tap on an answer's rating button: the rating is the
+// card's run's (replacing one typed before), the card loses its buttons
+// for everyone, and nothing runs.
+func (ib *inbox) rateTap(ctx context.Context, tx pgx.Tx, card store.Card, b channels.Button) (channels.CardAnswer, error) {
+	words := ib.cfg.Messages.Ratings
+	rating, thanks := 1, words.ThanksUp
+	if b.Action == channels.ActionRateDown {
+		rating, thanks = -1, words.ThanksDown
+	}
+	if ok, err := store.ClaimCard(ctx, tx, card.ID, b.Action, ib.now()); err != nil || !ok {
+		return channels.CardAnswer{Outcome: channels.CardSettled, Toast: ib.cfg.Messages.Cards.Settled, Card: settledView(card, ib.cfg.Messages)}, err
+	}
+	if err := store.RateRun(ctx, tx, card.RunID, card.Channel, card.Account, rating, ib.now()); err != nil {
+		return channels.CardAnswer{}, err
+	}
+	title := fmt.Sprintf(words.Rated, b.Label)
+	if err := ib.outbox.QueueCardUpdate(ctx, tx, card.ID, cardAddress(card), title, card.Body); err != nil {
+		return channels.CardAnswer{}, err
+	}
+	return channels.CardAnswer{Outcome: channels.CardClaimed, Toast: thanks, Card: cardView(card, title, card.Body)}, nil
 }
 
 // buttonOf is card's button for action.
@@ -281,10 +337,16 @@ func claimedTitle(c store.Card, b channels.Button, words config.CardMessages) st
 }
 
 // settledView is a settled card as a repeated tap is shown it.
-func settledView(c store.Card, words config.CardMessages) *channels.Card {
-	title := words.Settled
-	if c.State == store.CardExpired {
-		title = words.Expired
+func settledView(c store.Card, words config.Messages) *channels.Card {
+	title := words.Cards.Settled
+	switch {
+	case c.Kind == store.CardRate && c.State == store.CardExpired:
+		title = ""
+	case c.Kind == store.CardRate:
+		b, _ := buttonOf(c, c.Action)
+		title = fmt.Sprintf(words.Ratings.Rated, b.Label)
+	case c.State == store.CardExpired:
+		title = words.Cards.Expired
 	}
 	return cardView(c, title, c.Body)
 }

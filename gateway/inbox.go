@@ -197,6 +197,9 @@ func (ib *inbox) claimNonces(ctx context.Context, tx pgx.Tx, batch []*accepted) 
 			claims, of = append(claims, store.NonceClaim{Channel: in.Channel, Account: in.Account, Nonce: in.Nonce, MsgID: in.MsgID, Expires: in.NonceExpires}), append(of, i)
 		}
 	}
+	if len(claims) == 0 { // most platforms carry no nonce: no statement
+		return out, nil
+	}
 	found, err := store.ClaimNonces(ctx, tx, claims, ib.now())
 	for j, f := range found {
 		out[of[j]] = f

@@ -97,8 +97,10 @@ func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool
 	if err != nil || row.Status != store.InboundPending {
 		return err
 	}
-	if err := rn.fetchMedia(ctx, row, lastAttempt); err != nil {
-		return err
+	if row.In.MsgType == channels.TypeMedia {
+		if err := rn.fetchMedia(ctx, row, lastAttempt); err != nil {
+			return err
+		}
 	}
 	sessionID, err := store.EnsureSession(ctx, rn.pool, store.SessionKeyOf(row.In), rn.now())
 	if err != nil {
@@ -157,10 +159,11 @@ type outcome struct {
 	private    bool
 	setPending *store.Pending // what the session waits for now
 	asyncTasks []agent.AsyncStarted
-	// card asks setPending with buttons (cards.go); settle shows the
-	// outcome on the cards of the question this message resolved.
-	card   *store.Card
-	settle *cardSettle
+	// choices are the options setPending offers (a card shows them as
+	// buttons, cards.go); settle shows the outcome on the cards of the
+	// question this message resolved.
+	choices []string
+	settle  *cardSettle
 }
 
 // answer runs the agent for row (or picks a fixed answer) and commits the
@@ -227,7 +230,6 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 		out.settle = cr.settle
 		if cr.done {
 			out.reply, out.run, out.steps, out.setPending = cr.text, cr.run, cr.steps, cr.pending
-			out.card = rn.askCard(row.In, cr.pending, cr.text, nil)
 			return rn.commitAnswer(ctx, row, sessionID, runID, out)
 		}
 		note = cr.text
@@ -244,7 +246,10 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 
 	rn.resolveQuote(ctx, &row)
-	input := turnInput{text: media.WithQuote(row.In.Quote, cmp.Or(modelText, row.In.Text), rn.cfg.Messages.Media), images: images}
+	input := turnInput{text: cmp.Or(modelText, row.In.Text), images: images}
+	if row.In.Quote != nil {
+		input.text = media.WithQuote(row.In.Quote, input.text, rn.cfg.Messages.Media)
+	}
 	res, runErr := rn.runWithProgress(ctx, row, sessionID, caller, resume, input)
 	out.run = &store.RunRecord{
 		ID: runID, SessionID: sessionID, InboundID: row.ID, Model: rn.agent.ModelName(),
@@ -277,7 +282,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	}
 	out.run.Reply = out.reply
 	out.setPending = rn.nextPending(res, sessionID, runID)
-	out.card = rn.askCard(row.In, out.setPending, out.reply, res.Choices)
+	out.choices = res.Choices
 	out.asyncTasks = res.AsyncTasks
 	return rn.commitAnswer(ctx, row, sessionID, runID, out)
 }
@@ -507,4 +512,19 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 			slog.String("run_id", runID), slog.Int("parts", parts))
 		return nil
 	})
+}
+
+// queueAnswer queues the answer of a run (commitAnswer) and returns its
+// number of parts: as text, unless it asks or resolves a question that
+// cards may show (queueCardAnswer), or it is a run's answer the channel
+// shows as a card with the rating buttons (queueRatedAnswer).
+func (rn *runner) queueAnswer(ctx context.Context, tx pgx.Tx, row store.InboundRow, sessionID int64, out outcome) (int, error) {
+	switch {
+	case out.setPending != nil || out.settle != nil:
+		return rn.queueCardAnswer(ctx, tx, row, sessionID, out)
+	case out.run != nil && out.status == store.InboundDone &&
+		rn.channels[row.In.Channel].Limits(row.In.Account).CardAnswers && rn.cfg.Ratings.ButtonsOn():
+		return rn.queueRatedAnswer(ctx, tx, row, sessionID, out)
+	}
+	return rn.outbox.Queue(ctx, tx, store.AnswerKey(row.ID), AddressOf(row.In), out.reply)
 }

@@ -88,15 +88,7 @@ type cardRequest struct {
 func (r *robot) createCard(ctx context.Context, rt replyTo, text string) error {
 	req := cardRequest{CardTemplateID: r.cfg.CardTemplateID, OutTrackID: rt.Card, CallbackType: "STREAM", UserIDType: 1}
 	req.CardData.CardParamMap = map[string]string{r.cfg.CardContentKey: text}
-	if rt.Group {
-		req.OpenSpaceID = "dtv1.card//IM_GROUP." + rt.Conversation
-		req.ImGroupOpenSpaceModel = map[string]any{"supportForward": true}
-		req.ImGroupOpenDeliverModel = map[string]any{"robotCode": r.cfg.RobotCode, "atUserIds": map[string]string{rt.User: rt.Nick}}
-	} else {
-		req.OpenSpaceID = "dtv1.card//IM_ROBOT." + rt.User
-		req.ImRobotOpenSpaceModel = map[string]any{"supportForward": true}
-		req.ImRobotOpenDeliverModel = map[string]any{"spaceType": "IM_ROBOT", "robotCode": r.cfg.RobotCode}
-	}
+	r.addressCard(&req, rt, true)
 	if err := r.api.call(ctx, http.MethodPost, "/v1.0/card/instances/createAndDeliver", req, nil); err != nil {
 		return fmt.Errorf("dingtalk: robot %q: create card: %w", r.cfg.Name, err)
 	}

@@ -49,6 +49,13 @@ type RobotSection struct {
 	// CardTemplateID turns on streaming answers in an AI card built from
 	// this template (卡片平台). Empty: plain markdown replies.
 	CardTemplateID string `yaml:"card_template_id"`
+	// ButtonCardTemplateID turns on confirmation and choice cards (确认 /
+	// 取消, or a question's options, as buttons; cards.go): the id of a
+	// template built and published in 卡片平台 for this app, with the
+	// variables the README lists, e.g. "4f2c...-9e1d.schema". Stream mode
+	// only: an HTTP-mode robot keeps the text confirmation (the doctor says
+	// why). Empty: the text confirmation.
+	ButtonCardTemplateID string `yaml:"button_card_template_id"`
 	// CardContentKey is the template's markdown variable the answer
 	// streams into. Default "content".
 	CardContentKey string `yaml:"card_content_key"`
@@ -138,6 +145,9 @@ func (c *Config) Validate() error {
 		}
 		if r.PingWait >= r.Keepalive {
 			bad(key+".ping_wait", "must be shorter than keepalive (%s), got %s", r.Keepalive, r.PingWait)
+		}
+		if r.ButtonCardTemplateID != "" && !validTemplateID(r.ButtonCardTemplateID) {
+			bad(key+".button_card_template_id", "must be a card template id of 卡片平台 (letters, digits, '-' and '_', ending in .schema), got %q", r.ButtonCardTemplateID)
 		}
 		if r.CardTemplateID != "" && r.CardInterval >= r.StreamDeadline {
 			bad(key+".card_interval", "must be shorter than stream_deadline (%s), got %s", r.StreamDeadline, r.CardInterval)

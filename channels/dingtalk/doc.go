@@ -23,7 +23,8 @@
 //     body is read, the message stored before the 200), sign.go (Sign, the
 //     signature and timestamp check, the single-use proof), stream.go
 //     (Stream mode: one session, each frame acked only after Accept
-//     returned), inbound.go (a robot message decoded into an Inbound, its
+//     returned), cardcallback.go (a tap on a card's button, from the
+//     stream's card topic, into a click and its ack's answer), inbound.go (a robot message decoded into an Inbound, its
 //     ReplyTo, the robot's own @-mention removed), files.go (pictures,
 //     rich text, files, voice and video as media parts, and FetchMedia:
 //     a downloadCode exchanged for its download URL, the bytes fetched
@@ -33,7 +34,9 @@
 //     webhook.go (the session webhook's client: the fetch guard, on the
 //     configured API hosts only),
 //     card.go (the live reply: an AI card created when the message is
-//     stored and streamed into), media.go (image upload and image
+//     stored and streamed into), cards.go (confirmation and choice cards,
+//     channels.Carder: a button template's card created and delivered,
+//     redrawn later for everyone; Stream mode only), media.go (image upload and image
 //     messages), openapi.go (the OpenAPI and legacy API client: the app
 //     token through the shared cache, APIError, which errors are
 //     permanent).

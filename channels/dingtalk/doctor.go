@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -29,12 +30,59 @@ func (c *Channel) Check(ctx context.Context) []channels.Check {
 	var out []channels.Check
 	for _, name := range names {
 		r := c.robots[name]
-		out = append(out, r.checkToken(ctx))
+		token := r.checkToken(ctx)
+		out = append(out, token)
 		if r.cfg.Mode == ModeStream {
 			out = append(out, r.checkStream(ctx))
 		}
+		if token.OK { // the card probe needs a token
+			out = append(out, r.checkCards(ctx))
+		}
 	}
 	return out
+}
+
+// doctorProbeTrack is the outTrackId the doctor's probe update names: no
+// card has it, so the update changes nothing, and DingTalk's refusal says
+// whether the app may write card instances at all.
+const doctorProbeTrack = cardTrackPrefix + "doctor-probe"
+
+// checkCards says whether confirmations are asked with button cards and
+// what is missing: the template id, stream mode (the only mode whose card
+// callbacks Hermes can verify; the card topic is subscribed by the
+// connection checkStream opened), the permission Card.Instance.Write
+// (probed with an update of a card that does not exist).
+func (r *robot) checkCards(ctx context.Context) channels.Check {
+	ck := channels.Check{Name: "dingtalk/" + r.cfg.Name + ": button cards"}
+	switch {
+	case r.cfg.ButtonCardTemplateID == "":
+		ck.OK, ck.Detail = true, "off (no button_card_template_id): confirmations are typed 「确认」; "+
+			"to ask with buttons, publish a template in 卡片平台 for this app (README, \"Confirmation and choice cards\") and set button_card_template_id"
+		return ck
+	case r.cfg.Mode != ModeStream:
+		ck.Detail = "button_card_template_id is set, but cards stay off in http mode: no official DingTalk source says how the apiSecret of " +
+			"/v1.0/card/callbacks/register authenticates an HTTP card callback, so a tap could not be verified; confirmations go as text"
+		ck.Fix = "dingtalk.robots[].mode: stream (taps then arrive on the stream's card topic " + cardTopic + "), or remove button_card_template_id"
+		return ck
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	probe := map[string]any{"outTrackId": doctorProbeTrack, "cardData": map[string]any{"cardParamMap": map[string]string{}}}
+	// Any answer but a refused permission (the probe's card does not
+	// exist) says the app may write card instances.
+	err := r.api.call(ctx, http.MethodPut, "/v1.0/card/instances", probe, nil)
+	switch {
+	case err != nil && kind(err) == kindPermission:
+		ck.Detail, _ = r.explainSetup(err)
+		ck.Fix = "grant " + cardInstancePermission + " in " + permissionConsoleMarker + ", then publish a new version"
+		return ck
+	case err != nil && !isAPIError(err):
+		ck.Detail, ck.Fix = r.explainSetup(err)
+		return ck
+	}
+	ck.OK, ck.Detail = true, "on: template "+r.cfg.ButtonCardTemplateID+", taps on the stream's card topic "+cardTopic+
+		", "+cardInstancePermission+" granted; the template must be published in 卡片平台 and belong to this app (a card of another app calls back to that app only)"
+	return ck
 }
 
 func (r *robot) checkToken(ctx context.Context) channels.Check {

@@ -3,6 +3,7 @@ package dingtalk_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -42,12 +43,20 @@ type hermes struct {
 	url   string // the public base URL
 	dbURL string
 	robot string // the robot's extra keys
+	// skills are the gateway's skills (gateway.Deps.SkillsFS); nil: none.
+	skills fs.FS
 }
 
 // start runs a gateway whose one DingTalk robot has the extra keys robot.
 func start(t testing.TB, robot string) *hermes {
 	t.Helper()
-	h := &hermes{t: t, clock: chantest.NewClock(time.Now()), dbURL: storetest.URL(t), robot: robot,
+	return startWith(t, robot, nil)
+}
+
+// startWith is start with the skills in skills.
+func startWith(t testing.TB, robot string, skills fs.FS) *hermes {
+	t.Helper()
+	h := &hermes{t: t, clock: chantest.NewClock(time.Now()), dbURL: storetest.URL(t), robot: robot, skills: skills,
 		fake: dingtalktest.NewServer(t, appKey, appSecret), model: openaitest.NewServer(t)}
 	h.serve()
 	return h
@@ -95,7 +104,7 @@ dingtalk:
 	}
 	ctx := context.Background()
 	gw, err := gateway.New(ctx, cfg, gateway.Deps{
-		Pool: pool, Platforms: []channels.Platform{dingtalk.Platform}, Now: h.clock.Now,
+		Pool: pool, Platforms: []channels.Platform{dingtalk.Platform}, Now: h.clock.Now, SkillsFS: h.skills,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {

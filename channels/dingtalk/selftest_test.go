@@ -15,7 +15,7 @@ func TestDoctorChecksTokenAndStream(t *testing.T) {
 	ctx := withTimeout(t, 10*time.Second)
 	ok := &Channel{robots: map[string]*robot{"hr-bot": testRobot(t, fake, newClock(), nil, func(s *RobotSection) { s.Mode = ModeStream })}}
 	checks := ok.Check(ctx)
-	if len(checks) != 2 || !checks[0].OK || !checks[1].OK {
+	if len(checks) != 3 || !checks[0].OK || !checks[1].OK || !checks[2].OK { // the third: button cards off
 		t.Fatalf("good setup: %+v", checks)
 	}
 	bad := &Channel{robots: map[string]*robot{"hr-bot": testRobot(t, fake, newClock(), nil, func(s *RobotSection) {

@@ -53,7 +53,7 @@ var errDisconnect = fmt.Errorf("dingtalk: stream: server asked to reconnect: %w"
 func (r *robot) openConnection(ctx context.Context) (string, error) {
 	req := map[string]any{
 		"clientId": r.cfg.AppKey, "clientSecret": r.cfg.AppSecret, "ua": "hermes",
-		"subscriptions": []map[string]string{{"type": frameCallback, "topic": botTopic}},
+		"subscriptions": r.subscriptions(),
 	}
 	var ans struct {
 		Endpoint string `json:"endpoint"`
@@ -69,6 +69,17 @@ func (r *robot) openConnection(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("dingtalk: stream: open connection: no endpoint or ticket in the answer")
 	}
 	return ans.Endpoint + "?ticket=" + url.QueryEscape(ans.Ticket), nil
+}
+
+// subscriptions are the topics the robot's connections take: robot
+// messages, and card callbacks when it sends button cards (without the
+// subscription DingTalk pushes no tap: cards.md trap 8).
+func (r *robot) subscriptions() []map[string]string {
+	subs := []map[string]string{{"type": frameCallback, "topic": botTopic}}
+	if r.cardsOn() {
+		subs = append(subs, map[string]string{"type": frameCallback, "topic": cardTopic})
+	}
+	return subs
 }
 
 // runStream is one session of the robot's stream connection
@@ -170,11 +181,11 @@ func (r *robot) runStream(ctx context.Context, sink channels.Sink) error {
 	}
 }
 
-// handleFrame answers one frame. A robot message is stored on its own
-// goroutine (reading goes on) and acked only after Accept returned; when
-// Accept fails the frame is left unacked for DingTalk to push again. A
-// panic on that goroutine leaves the frame unacked too, and is handed to
-// broken, which ends the connection.
+// handleFrame answers one frame. A robot message or a card tap is stored
+// on its own goroutine (reading goes on) and acked only after Accept
+// returned; when Accept fails the frame is left unacked for DingTalk to
+// push again. A panic on that goroutine leaves the frame unacked too, and
+// is handed to broken, which ends the connection.
 func (r *robot) handleFrame(ctx context.Context, conn *websocket.Conn, data []byte, sink channels.Sink, inflight *sync.WaitGroup, broken chan<- error) error {
 	f, kind, err := decodeFrame(data)
 	if err != nil {
@@ -187,12 +198,16 @@ func (r *robot) handleFrame(ctx context.Context, conn *websocket.Conn, data []by
 		return r.writeAck(ctx, conn, id, f.Data)
 	case frameDisconnect:
 		return errDisconnect
-	case frameMessage:
+	case frameMessage, frameCard:
+		handle := r.handleMessage
+		if kind == frameCard {
+			handle = r.handleCard
+		}
 		received := time.Now()
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			err := guard.Run(func() error { r.handleMessage(ctx, conn, id, f.Data, received, sink); return nil })
+			err := guard.Run(func() error { handle(ctx, conn, id, f.Data, received, sink); return nil })
 			if err != nil {
 				select {
 				case broken <- err:
@@ -215,6 +230,7 @@ const (
 	framePing                        // SYSTEM ping: echo its data
 	frameDisconnect                  // SYSTEM disconnect: reconnect at once
 	frameMessage                     // CALLBACK robot message: store, then ack
+	frameCard                        // CALLBACK card tap: store, then ack with the card's answer (cardcallback.go)
 )
 
 // frameKinds maps a frame's type and topic to its kind.
@@ -222,6 +238,7 @@ var frameKinds = map[[2]string]frameKind{
 	{frameSystem, topicPing}:       framePing,
 	{frameSystem, topicDisconnect}: frameDisconnect,
 	{frameCallback, botTopic}:      frameMessage,
+	{frameCallback, cardTopic}:     frameCard,
 }
 
 // decodeFrame decodes one frame DingTalk pushed and says what it asks.

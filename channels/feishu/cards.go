@@ -125,10 +125,13 @@ func cardJSON(card channels.Card) []byte {
 	if len(card.Buttons) == 0 {
 		template = "grey"
 	}
-	b, _ := marshalJSON(map[string]any{ // maps of strings and slices always marshal
+	c := map[string]any{
 		"config":   map[string]bool{"update_multi": true, "wide_screen_mode": true},
-		"header":   map[string]any{"template": template, "title": map[string]string{"tag": "plain_text", "content": card.Title}},
 		"elements": elements,
-	})
+	}
+	if card.Title != "" { // an answer with rating buttons has no header
+		c["header"] = map[string]any{"template": template, "title": map[string]string{"tag": "plain_text", "content": card.Title}}
+	}
+	b, _ := marshalJSON(c) // maps of strings and slices always marshal
 	return b
 }

@@ -1,6 +1,7 @@
 package feishu_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -476,5 +477,68 @@ func TestCardBesideStreamedAnswer(t *testing.T) {
 	r.tap(t, "ev-stream", testUserOpen, id, "ok")
 	if v := r.patched(t, card.MessageID); v.Title != "已确认" || r.calls.Load() != 1 {
 		t.Fatalf("card %+v after %d calls", v, r.calls.Load())
+	}
+}
+
+// TestAnswerRatedByButton: an answer goes as a card with 👍 / 👎; another
+// member's tap rates nothing; the asker's tap rates that answer's run and
+// the card loses its buttons for everyone; a second tap changes nothing;
+// a tap after the ratings window rates nothing.
+func TestAnswerRatedByButton(t *testing.T) {
+	r := newCardRig(t, feishu.ModeHTTP)
+	if status := r.post(t, feishutest.EventJSON(message("om_rate1", "p2p", "你好"))); status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	r.waitIdle(t)
+	var answer feishutest.Reply
+	var view feishutest.CardView
+	for _, rep := range r.api.Delivered() {
+		if v := feishutest.ParseCard(rep.Content); rep.To == "om_rate1" && rep.MsgType == "interactive" && len(v.Buttons) == 2 {
+			answer, view = rep, v
+		}
+	}
+	if view.Text != "好的。" || view.Title != "" || view.Buttons[0].Value["a"] != "up" || view.Buttons[1].Value["a"] != "down" {
+		t.Fatalf("answer %+v: want the text with 👍 and 👎", answer)
+	}
+	id := view.Buttons[0].Value["c"].(string)
+	rating := func() int {
+		return r.count(t, `SELECT coalesce(sum(rating), 0) FROM run_ratings`)
+	}
+
+	if status, ans := r.tap(t, "ev-r0", "ou_lisi", id, "up"); status != 200 || ans.Card != nil || ans.Toast == nil || rating() != 0 {
+		t.Fatalf("another member's tap: %d %+v, rating %d", status, ans, rating())
+	}
+	start := time.Now()
+	status, ans := r.tap(t, "ev-r1", testUserOpen, id, "down")
+	ack := time.Since(start)
+	if status != 200 || ans.title() != "已评价：👎 没用" || ans.Toast == nil || !strings.HasPrefix(ans.Toast.Content, "收到") {
+		t.Fatalf("asker's tap: %d %+v", status, ans)
+	}
+	var rated int
+	if err := r.pool.QueryRow(context.Background(), `SELECT count(*) FROM run_ratings r JOIN cards c ON c.run_id = r.run_id
+		WHERE r.rating = -1 AND c.id = $1`, id).Scan(&rated); err != nil || rated != 1 || rating() != -1 {
+		t.Fatalf("the tap rated %d runs of the card (err %v), want its one run at -1", rated, err)
+	}
+	if status, ans := r.tap(t, "ev-r2", testUserOpen, id, "up"); status != 200 || ans.title() != "已评价：👎 没用" || rating() != -1 {
+		t.Fatalf("second tap: %d %+v, rating %d: want it settled", status, ans, rating())
+	}
+	updated, at := r.patchedAt(t, answer.MessageID)
+	if updated.Title != "已评价：👎 没用" || updated.Text != "好的。" || len(updated.Buttons) != 0 {
+		t.Fatalf("card after the rating %+v: want the answer, rated, no buttons", updated)
+	}
+	t.Logf("rating click-to-ack %v, click-to-updated-card %v (fakes, HTTP)", ack, at.Sub(start))
+
+	// A new answer, tapped after the ratings window: nothing is rated.
+	r.post(t, feishutest.EventJSON(message("om_rate3", "p2p", "再问一下")))
+	r.waitIdle(t)
+	late := r.count(t, `SELECT count(*) FROM cards WHERE kind = 'rate'`)
+	var lateID string
+	if err := r.pool.QueryRow(context.Background(), `SELECT id FROM cards WHERE kind = 'rate' ORDER BY created_at DESC LIMIT 1`).Scan(&lateID); err != nil || late != 2 {
+		t.Fatalf("%d rating cards (err %v), want 2", late, err)
+	}
+	r.offset.Store(int64(2 * time.Hour))
+	if status, ans := r.tap(t, "ev-r3", testUserOpen, lateID, "up"); status != 200 || ans.Toast == nil || ans.Toast.Content != "最近没有可以评价的回答。" ||
+		rating() != -1 {
+		t.Fatalf("late tap: %d %+v", status, ans)
 	}
 }

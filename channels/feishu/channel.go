@@ -39,6 +39,11 @@ func (c *Channel) Limits(account string) channels.Limits {
 	}
 	if a, ok := c.apps[account]; ok && a.cfg.Streaming {
 		lim.Streams, lim.LiveInterval, lim.LiveDeadline = true, a.streamPoll, a.cfg.StreamDeadline
+	} else {
+		// An answer may be a card (cards.go): its markdown element renders
+		// what a post's md element does, and it can carry rating buttons.
+		// A streamed answer is the streaming card already.
+		lim.CardAnswers = true
 	}
 	return lim
 }

@@ -165,7 +165,10 @@ func TestEndToEndHTTP(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d replies, want exactly 1: %+v", len(got), got)
 	}
-	if got[0].To != "om_e2e" || got[0].MsgType != "post" || got[0].Text() != "你还有 5 天年假。" {
+	// The answer is a card carrying the rating buttons (ratings.buttons).
+	card := feishutest.ParseCard(got[0].Content)
+	if got[0].To != "om_e2e" || got[0].MsgType != "interactive" || got[0].Text() != "你还有 5 天年假。" ||
+		card.Title != "" || len(card.Buttons) != 2 || card.Buttons[0].Label != "👍 有用" || card.Buttons[1].Label != "👎 没用" {
 		t.Fatalf("reply %+v", got[0])
 	}
 	if n := h.count(t, inbound); n != 1 {

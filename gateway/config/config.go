@@ -38,6 +38,7 @@ type Config struct {
 	Privacy  PrivacyConfig  `yaml:"privacy"`
 	Costs    CostsConfig    `yaml:"costs"`
 	Alerts   AlertsConfig   `yaml:"alerts"`
+	Ratings  RatingsConfig  `yaml:"ratings"`
 	// Operations: metrics, tracing, log, openai_api (config_ops.go).
 	OpsConfig `yaml:",inline"`
 

@@ -65,6 +65,7 @@ func Erase(ctx context.Context, q store.Querier, p Person) (Erasure, error) {
 	}{
 		{"messages", `DELETE FROM messages WHERE session_id = ANY($1)`, []any{r.Sessions}},
 		{"session_pending", `DELETE FROM session_pending WHERE session_id = ANY($1)`, []any{r.Sessions}},
+		{"cards", `DELETE FROM cards WHERE session_id = ANY($1)`, []any{r.Sessions}},
 		{"reply_drafts", `DELETE FROM reply_drafts WHERE inbound_id = ANY($1)`, []any{r.Inbound}},
 		{"observation_archive", `DELETE FROM observation_archive WHERE run_id = ANY($1)`, []any{r.Runs}},
 		{"run_steps", `UPDATE run_steps SET args = '', observation = '', content = '', detail = NULL,

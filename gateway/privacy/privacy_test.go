@@ -63,6 +63,14 @@ func said(t *testing.T, pool *pgxpool.Pool, p privacy.Person, n int, text string
 			Data: []byte(text), Size: int64(len(text)), MIME: "text/plain", FetchedAt: at}); err != nil {
 			return err
 		}
+		// A confirmation card asked in the exchange: its body and its
+		// buttons' labels are copies too, and it names the asker.
+		if err := store.InsertCard(ctx, tx, store.Card{ID: fmt.Sprintf("card-%d-%d", n, time.Now().UnixNano()), Channel: "wecom", Account: "app",
+			Kind: store.CardChoice, SessionID: session, RunID: run, ChatID: in.ChatID, ChatType: in.ChatType, ReplyTo: in.ReplyTo,
+			Requester: in.Sender, RequesterRef: p.UserID, Title: "请选择", Body: "确认：" + text,
+			Buttons: []channels.Button{{Action: "1", Label: "选项：" + text}}, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}); err != nil {
+			return err
+		}
 		for _, sql := range []string{
 			`INSERT INTO observation_archive (run_id, ref, content, created_at) VALUES ($1, 'obs1', $2, $3)`,
 			`UPDATE inbound_messages SET received_at = $3 WHERE id = (SELECT inbound_id FROM runs WHERE id = $1) AND $2 <> ''`,
@@ -187,5 +195,29 @@ func TestExportThenEraseLeavesNothingOfThePerson(t *testing.T) {
 	}
 	if again, err := privacy.ExportOf(ctx, pool, zhang, now); err != nil || again.Count() != 0 {
 		t.Errorf("an export after the erasure holds %d records (err %v)", again.Count(), err)
+	}
+}
+
+// TestForgettingScrubsEveryStoredCopy: a text forgotten (store.ScrubText,
+// what /forget calls) is in no column afterwards, a card's body and
+// buttons included.
+func TestForgettingScrubsEveryStoredCopy(t *testing.T) {
+	t.Parallel()
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	zhang := privacy.Person{CorpID: "ww-acme", UserID: "zhangsan"}
+	const secret = "我的工位是12F-031"
+	said(t, pool, zhang, 1, secret, time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC))
+	if found := storetest.CopiesOf(t, pool, secret); !strings.Contains(fmt.Sprint(found), "cards.body") {
+		t.Fatalf("the exchange left no card to scrub: %v", found)
+	}
+	if err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		_, err := store.ScrubText(ctx, tx, zhang, []string{secret})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if found := storetest.CopiesOf(t, pool, secret); len(found) > 0 {
+		t.Errorf("after forgetting, the text is still in %v", found)
 	}
 }

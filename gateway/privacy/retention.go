@@ -40,6 +40,10 @@ DELETE FROM outbox WHERE id IN (SELECT id FROM due)`},
   SELECT inbound_id, part FROM inbound_media WHERE fetched_at < $1 ORDER BY fetched_at LIMIT $2)`},
 	{"session_pending", `DELETE FROM session_pending WHERE session_id IN (
   SELECT session_id FROM session_pending WHERE expires_at < $1 LIMIT $2)`},
+	// A card's body is a reply, its buttons may be a skill's answer, and
+	// it names its asker; long expired by then.
+	{"cards", `DELETE FROM cards WHERE id IN (
+  SELECT id FROM cards WHERE created_at < $1 ORDER BY created_at LIMIT $2)`},
 	// The knowledge base's unanswered questions are employees' texts.
 	{"knowledge_gaps", `DELETE FROM knowledge_gaps WHERE inbound_id IN (
   SELECT inbound_id FROM knowledge_gaps WHERE asked_at < $1 ORDER BY asked_at LIMIT $2)`},

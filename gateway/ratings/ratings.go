@@ -22,9 +22,9 @@ import (
 	"github.com/hermes-gw/hermes/gateway/store"
 )
 
-// Window is how recent an answer must be to be rated: a 👍 long after the
-// answer is more likely a reaction to something else in the chat.
-const Window = time.Hour
+// Window is how recent an answer must be to be rated (the rating buttons
+// of an answer sent as a card stay live as long).
+const Window = store.RateWindow
 
 // Service rates answers for one gateway; make one with New.
 type Service struct {

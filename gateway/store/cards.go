@@ -16,6 +16,9 @@ import (
 const (
 	CardConfirm = "confirm"
 	CardChoice  = "choice"
+	// CardRate is an answer sent as a card with the rating buttons; its
+	// run is the run that answered, and it takes a rating, not a message.
+	CardRate = "rate"
 
 	CardPending = "pending"
 	CardClaimed = "claimed"

@@ -36,6 +36,22 @@ func RunRating(ctx context.Context, q Querier, runID string) (int, error) {
 	return rating, nil
 }
 
+// RateWindow is how recent an answer must be to be rated: a 👍 long after
+// the answer is more likely a reaction to something else in the chat.
+const RateWindow = time.Hour
+
+// RateRun records rating (1 or -1) for run runID, replacing an earlier
+// rating of it: the tap on an answer's rating button.
+func RateRun(ctx context.Context, q Querier, runID, channel, account string, rating int, now time.Time) error {
+	_, err := q.Exec(ctx, `
+INSERT INTO run_ratings (run_id, rating, channel, account, rated_at) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (run_id) DO UPDATE SET rating = excluded.rating, rated_at = excluded.rated_at`, runID, rating, channel, account, now)
+	if err != nil {
+		return fmt.Errorf("store: rate run %s: %w", runID, err)
+	}
+	return nil
+}
+
 // RatingChart is the package function over the console's pool.
 func (c *Console) RatingChart(ctx context.Context, r ChartRange) ([]RatingPoint, error) {
 	return RatingChart(ctx, c.pool, r)

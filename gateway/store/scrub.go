@@ -33,6 +33,7 @@ var textColumns = []struct {
 	{"inbound_media", "name", "inbound_id", func(r PersonRows) any { return r.Inbound }},
 	{"inbound_media", "became", "inbound_id", func(r PersonRows) any { return r.Inbound }},
 	{"knowledge_gaps", "question", "inbound_id", func(r PersonRows) any { return r.Inbound }},
+	{"cards", "body", "session_id", func(r PersonRows) any { return r.Sessions }},
 }
 
 // jsonColumns are the JSON columns that may hold such a copy, with the
@@ -45,6 +46,7 @@ var jsonColumns = []struct {
 	{"inbound_messages", "parts", "id", "id::text", func(r PersonRows) any { return r.Inbound }},
 	{"inbound_messages", "quote", "id", "id::text", func(r PersonRows) any { return r.Inbound }},
 	{"session_pending", "payload", "session_id", "session_id::text", func(r PersonRows) any { return r.Sessions }},
+	{"cards", "options", "session_id", "id", func(r PersonRows) any { return r.Sessions }},
 	{"run_steps", "detail", "run_id", "run_id || '/' || seq", func(r PersonRows) any { return r.Runs }},
 }
 

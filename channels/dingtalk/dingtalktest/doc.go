@@ -16,5 +16,8 @@
 //     whether a token reached them), faults.go (LoseAnswers: a send
 //     delivered whose answer is lost).
 //   - Stream mode: stream.go (the Stream gateway: tickets, the socket,
-//     pushed callbacks and redeliveries, pings, disconnects, acks).
+//     pushed callbacks and redeliveries, pings, disconnects, acks),
+//     cards.go (taps on a card's buttons pushed on the card topic, only
+//     to a connection that subscribed it and for a card created with
+//     callbackType STREAM; the answers and updates that redraw a card).
 package dingtalktest

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hermes-gw/hermes/channels/chantest"
 )
@@ -33,13 +34,19 @@ type Sent struct {
 	AtUserIDs    []string // the webhook's at.atUserIds
 }
 
-// CardCall is one AI card API call.
+// CardCall is one card API call.
 type CardCall struct {
-	Op          string // "create" or "stream"
+	Op          string // "create" (createAndDeliver), "stream" (card/streaming) or "update" (PUT card/instances)
 	OutTrackID  string
 	OpenSpaceID string
 	Content     string // the streamed text, or the created card's content param
 	Finalize    bool
+	// Template, CallbackType and AtUsers are a created card's; Params are
+	// the cardParamMap of a create or an update.
+	Template, CallbackType string
+	AtUsers                map[string]string
+	Params                 map[string]string
+	At                     time.Time // when the fake took the call
 }
 
 // failure is an answer the fake gives instead of serving a path.
@@ -87,6 +94,7 @@ func NewServer(t testing.TB, appKey, appSecret string) *Server {
 	mux.HandleFunc("POST /v1.0/robot/groupMessages/send", s.withToken(s.robotSend))
 	mux.HandleFunc("POST /v1.0/card/instances/createAndDeliver", s.withToken(s.cardCreate))
 	mux.HandleFunc("PUT /v1.0/card/streaming", s.withToken(s.cardStream))
+	mux.HandleFunc("PUT /v1.0/card/instances", s.withToken(s.cardUpdate))
 	mux.HandleFunc("POST /topapi/v2/user/get", s.userGet)
 	mux.HandleFunc("POST /media/upload", s.mediaUpload)
 	mux.HandleFunc("POST /v1.0/robot/messageFiles/download", s.withToken(s.messageFiles))
@@ -314,10 +322,13 @@ func (s *Server) cardCreate(w http.ResponseWriter, body []byte, _ string) {
 	var req struct {
 		CardTemplateID, OutTrackID, OpenSpaceID, CallbackType string
 		CardData                                              struct{ CardParamMap map[string]string }
+		ImGroupOpenDeliverModel                               struct {
+			AtUserIDs map[string]string `json:"atUserIds"`
+		}
 	}
 	if err := json.Unmarshal(body, &req); err != nil || req.CardTemplateID == "" || req.OutTrackID == "" ||
 		!strings.HasPrefix(req.OpenSpaceID, "dtv1.card//") {
-		writeError(w, http.StatusBadRequest, "InvalidParameter", "cardTemplateId, outTrackId and openSpaceId are required")
+		writeError(w, http.StatusBadRequest, "InvalidParameter", "cardTemplateId, outTrackId and openSpaceId are required; cardParamMap values must be strings")
 		return
 	}
 	content := ""
@@ -325,10 +336,48 @@ func (s *Server) cardCreate(w http.ResponseWriter, body []byte, _ string) {
 		content = v
 	}
 	s.mu.Lock()
-	s.cards = append(s.cards, CardCall{Op: "create", OutTrackID: req.OutTrackID, OpenSpaceID: req.OpenSpaceID, Content: content})
+	s.cards = append(s.cards, CardCall{Op: "create", OutTrackID: req.OutTrackID, OpenSpaceID: req.OpenSpaceID, Content: content,
+		Template: req.CardTemplateID, CallbackType: req.CallbackType, AtUsers: req.ImGroupOpenDeliverModel.AtUserIDs,
+		Params: req.CardData.CardParamMap, At: time.Now()})
 	s.recordLocked()
 	s.mu.Unlock()
-	writeJSON(w, map[string]any{"success": true, "result": map[string]any{"outTrackId": req.OutTrackID}})
+	spaceID := req.OpenSpaceID[strings.LastIndex(req.OpenSpaceID, ".")+1:]
+	writeJSON(w, map[string]any{"success": true, "result": map[string]any{"outTrackId": req.OutTrackID,
+		"deliverResults": []map[string]any{{"spaceId": spaceID, "success": true, "carrierId": "carrier-" + req.OutTrackID}}}})
+}
+
+// cardUpdate is PUT /v1.0/card/instances: a created card's variables
+// replaced (updateCardDataByKey: only the keys given).
+func (s *Server) cardUpdate(w http.ResponseWriter, body []byte, _ string) {
+	var req struct {
+		OutTrackID string `json:"outTrackId"`
+		CardData   struct {
+			CardParamMap map[string]string `json:"cardParamMap"`
+		} `json:"cardData"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.OutTrackID == "" {
+		writeError(w, http.StatusBadRequest, "InvalidParameter", "outTrackId is required; cardParamMap values must be strings")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.createdLocked(req.OutTrackID); !ok {
+		writeError(w, http.StatusBadRequest, "param.cardNotExist", "card instance not found")
+		return
+	}
+	s.cards = append(s.cards, CardCall{Op: "update", OutTrackID: req.OutTrackID, Params: req.CardData.CardParamMap, At: time.Now()})
+	s.recordLocked()
+	writeJSON(w, map[string]any{"success": true, "result": true})
+}
+
+// createdLocked is the create call of the card outTrackID; s.mu is held.
+func (s *Server) createdLocked(outTrackID string) (CardCall, bool) {
+	for _, c := range s.cards {
+		if c.Op == "create" && c.OutTrackID == outTrackID {
+			return c, true
+		}
+	}
+	return CardCall{}, false
 }
 
 func (s *Server) cardStream(w http.ResponseWriter, body []byte, _ string) {

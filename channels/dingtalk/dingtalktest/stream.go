@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -14,8 +15,12 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 )
 
-// BotTopic is the robot message topic of Stream mode.
-const BotTopic = "/v1.0/im/bot/messages/get"
+// Topics of Stream mode: robot messages, and card callbacks (taps on a
+// card's buttons).
+const (
+	BotTopic  = "/v1.0/im/bot/messages/get"
+	CardTopic = "/v1.0/card/instances/callback"
+)
 
 // Ack is one frame answer a client sent.
 type Ack struct {
@@ -31,24 +36,32 @@ type streamGateway struct {
 	s *Server
 
 	mu      sync.Mutex
-	tickets map[string]bool
+	tickets map[string][]string // ticket → the topics its connection subscribed
 	conns   []*streamConn
 	acks    []Ack
-	pending map[string][]byte // messageId → CALLBACK frame not acked yet
+	pending map[string]pushed // messageId → CALLBACK frame not acked yet
+	frames  map[string]pushed // messageId → every CALLBACK frame pushed
 	nextID  int
 	changes chantest.Changes // wakes WaitStream on every ack and connection
 }
 
+// pushed is a CALLBACK frame's topic and data.
+type pushed struct {
+	topic string
+	data  []byte
+}
+
 type streamConn struct {
 	n      int
-	remote string // the client's address, to freeze its TCP connection
+	topics []string // the CALLBACK topics subscribed when it was opened
+	remote string   // the client's address, to freeze its TCP connection
 	ws     *websocket.Conn
 	ctx    context.Context
 	cancel context.CancelFunc
 }
 
 func newStreamGateway(s *Server) *streamGateway {
-	return &streamGateway{s: s, tickets: map[string]bool{}, pending: map[string][]byte{}}
+	return &streamGateway{s: s, tickets: map[string][]string{}, pending: map[string]pushed{}, frames: map[string]pushed{}}
 }
 
 func (g *streamGateway) open(w http.ResponseWriter, r *http.Request) {
@@ -67,25 +80,27 @@ func (g *streamGateway) open(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "InvalidAuthentication", "clientId or clientSecret invalid")
 		return
 	}
-	subscribed := false
+	var topics []string
 	for _, sub := range req.Subscriptions {
-		subscribed = subscribed || (sub.Type == "CALLBACK" && sub.Topic == BotTopic)
+		if sub.Type == "CALLBACK" {
+			topics = append(topics, sub.Topic)
+		}
 	}
-	if !subscribed {
+	if !slices.Contains(topics, BotTopic) {
 		writeError(w, http.StatusBadRequest, "InvalidParameter", "no subscription")
 		return
 	}
 	g.mu.Lock()
 	g.nextID++
 	ticket := fmt.Sprintf("ticket-%d", g.nextID)
-	g.tickets[ticket] = true
+	g.tickets[ticket] = topics
 	g.mu.Unlock()
 	writeJSON(w, map[string]string{"endpoint": "ws" + strings.TrimPrefix(g.s.srv.URL, "http") + "/connect", "ticket": ticket})
 }
 
 func (g *streamGateway) connect(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
-	ok := g.tickets[r.URL.Query().Get("ticket")]
+	topics, ok := g.tickets[r.URL.Query().Get("ticket")]
 	delete(g.tickets, r.URL.Query().Get("ticket"))
 	g.mu.Unlock()
 	if !ok {
@@ -97,7 +112,7 @@ func (g *streamGateway) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &streamConn{ws: ws, ctx: ctx, cancel: cancel, remote: r.RemoteAddr}
+	c := &streamConn{ws: ws, ctx: ctx, cancel: cancel, remote: r.RemoteAddr, topics: topics}
 	g.mu.Lock()
 	g.conns = append(g.conns, c)
 	c.n = len(g.conns)
@@ -123,10 +138,17 @@ func (g *streamGateway) connect(w http.ResponseWriter, r *http.Request) {
 		}
 		g.mu.Lock()
 		id := a.Headers["messageId"]
-		g.acks = append(g.acks, Ack{Code: a.Code, MessageID: id, Data: a.Data, Conn: c.n})
 		if a.Code == http.StatusOK {
 			delete(g.pending, id)
 		}
+		frame := g.frames[id]
+		g.mu.Unlock()
+		if a.Code == http.StatusOK && frame.topic == CardTopic {
+			// DingTalk redraws the card with the answer before the ack counts.
+			g.s.applyAnswer(frame, a.Data)
+		}
+		g.mu.Lock()
+		g.acks = append(g.acks, Ack{Code: a.Code, MessageID: id, Data: a.Data, Conn: c.n})
 		g.notifyLocked()
 		g.mu.Unlock()
 	}
@@ -145,21 +167,36 @@ func (g *streamGateway) closeAll() {
 
 // live is the newest connection still open.
 func (g *streamGateway) live() (*streamConn, error) {
+	return g.liveFor("")
+}
+
+// liveFor is the newest connection still open that subscribed topic (any,
+// for "").
+func (g *streamGateway) liveFor(topic string) (*streamConn, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for i := len(g.conns) - 1; i >= 0; i-- {
-		if g.conns[i].ctx.Err() == nil {
-			return g.conns[i], nil
+		if c := g.conns[i]; c.ctx.Err() == nil && (topic == "" || slices.Contains(c.topics, topic)) {
+			return c, nil
 		}
 	}
-	return nil, fmt.Errorf("dingtalktest: no live stream connection")
+	return nil, fmt.Errorf("dingtalktest: no live stream connection subscribed to %q", topic)
 }
 
 func (g *streamGateway) push(ctx context.Context, typ, topic, id, data string) error {
-	c, err := g.live()
+	sub := topic
+	if typ != "CALLBACK" {
+		sub = ""
+	}
+	c, err := g.liveFor(sub)
 	if err != nil {
 		return err
 	}
+	return g.pushOn(ctx, c, typ, topic, id, data)
+}
+
+// pushOn writes a frame on connection c.
+func (g *streamGateway) pushOn(ctx context.Context, c *streamConn, typ, topic, id, data string) error {
 	b, _ := json.Marshal(map[string]any{
 		"specVersion": "1.0", "type": typ, "data": data,
 		"headers": map[string]string{"topic": topic, "messageId": id, "contentType": "application/json", "time": "1700000000000"},
@@ -174,7 +211,8 @@ func (s *Server) PushCallback(ctx context.Context, data []byte) (string, error) 
 	g.mu.Lock()
 	g.nextID++
 	id := fmt.Sprintf("frame-%d", g.nextID)
-	g.pending[id] = data
+	g.pending[id] = pushed{topic: BotTopic, data: data}
+	g.frames[id] = g.pending[id]
 	g.mu.Unlock()
 	return id, g.push(ctx, "CALLBACK", BotTopic, id, string(data))
 }
@@ -184,14 +222,14 @@ func (s *Server) PushCallback(ctx context.Context, data []byte) (string, error) 
 func (s *Server) Redeliver(ctx context.Context) ([]string, error) {
 	g := s.stream
 	g.mu.Lock()
-	again := make(map[string][]byte, len(g.pending))
+	again := make(map[string]pushed, len(g.pending))
 	for id, d := range g.pending {
 		again[id] = d
 	}
 	g.mu.Unlock()
 	var ids []string
 	for id, d := range again {
-		if err := g.push(ctx, "CALLBACK", BotTopic, id, string(d)); err != nil {
+		if err := g.push(ctx, "CALLBACK", d.topic, id, string(d.data)); err != nil {
 			return ids, err
 		}
 		ids = append(ids, id)

@@ -38,8 +38,8 @@ type Reply struct {
 	At                       time.Time
 }
 
-// Text is the reply's visible text: text, the post's md element, or the
-// card id for a card.
+// Text is the reply's visible text: text, the post's md element, the
+// card id for a streaming card, or a card's markdown.
 func (r Reply) Text() string {
 	var c struct {
 		Text string `json:"text"`
@@ -63,6 +63,9 @@ func (r Reply) Text() string {
 		}
 		return strings.Join(parts, "\n")
 	case "interactive":
+		if c.Data.CardID == "" {
+			return ParseCard(r.Content).Text
+		}
 		return "card:" + c.Data.CardID
 	case "image":
 		var img struct {
