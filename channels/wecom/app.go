@@ -37,6 +37,10 @@ type AppConfig struct {
 	// Logger receives the operator-facing errors (e.g. errcode 60020),
 	// default slog.Default().
 	Logger *slog.Logger
+	// Cards asks confirmations and choices with template cards (cards.go);
+	// their taps come to the callback URL. Default false here; the YAML
+	// key `cards` defaults to true.
+	Cards bool
 }
 
 // App is one configured self-built app: its callback codec and its sender.
@@ -48,6 +52,7 @@ type App struct {
 	agent   int64
 	secret  string // only to wxbiz.Redact it from errors
 	window  time.Duration
+	cards   bool // template cards on (cards.go)
 	now     func() time.Time
 	log     *slog.Logger
 	crypto  *wxbiz.Crypto
@@ -128,6 +133,7 @@ func NewApp(cfg AppConfig, tokenCache cache.Cache, now func() time.Time) (*App, 
 		agent:   agent,
 		secret:  cfg.Secret,
 		window:  window,
+		cards:   cfg.Cards,
 		now:     now,
 		log:     logger,
 		crypto:  crypto,

@@ -42,8 +42,12 @@ type envelope struct {
 // {"Content":"hi","CreateTime":"1348831860","FromUserName":"zhangsan",...}.
 // Values stay strings as WeCom sent them.
 //
+// A click on a Hermes card's button (template_card_event) is an Inbound of
+// MsgType channels.TypeClick with its Click (cardevent.go).
+//
 // Errors wrap wxbiz.ErrMalformed (body or message not WeCom's XML, or a message
-// without the fields that identify it), wxbiz.ErrSignature, wxbiz.ErrStale or wxbiz.ErrDecrypt.
+// without the fields that identify it), wxbiz.ErrSignature, wxbiz.ErrStale,
+// wxbiz.ErrDecrypt or channels.ErrCorp (an AgentID other than the app's).
 func (a *App) ParseCallback(q url.Values, body []byte) (channels.Inbound, error) {
 	fail := func(err error) (channels.Inbound, error) {
 		return channels.Inbound{}, fmt.Errorf("wecom: app %q: callback: %w", a.name, err)
@@ -92,6 +96,11 @@ func (a *App) decodeMessage(plain []byte) (channels.Inbound, error) {
 	if from == "" || msgType == "" {
 		return channels.Inbound{}, fmt.Errorf("%w: message lacks FromUserName or MsgType", wxbiz.ErrMalformed)
 	}
+	if agent := f.get("AgentID"); agent != "" && agent != a.agentID {
+		// Signed with this app's keys, but naming another app: the corp id
+		// (receiveid) was checked by the decryption, the app is checked here.
+		return channels.Inbound{}, fmt.Errorf("%w: AgentID %q, want %q", channels.ErrCorp, agent, a.agentID)
+	}
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return channels.Inbound{}, fmt.Errorf("%w: %v", wxbiz.ErrMalformed, err)
@@ -139,13 +148,17 @@ func decodeText(f xmlFields, in *channels.Inbound) error {
 }
 
 // decodeEvent: events have no MsgId; WeCom's advice is to dedupe them by
-// FromUserName + CreateTime.
+// FromUserName + CreateTime. A click on a Hermes card becomes a click
+// (cardevent.go).
 func decodeEvent(f xmlFields, in *channels.Inbound) error {
 	created := f.get("CreateTime")
 	if created == "" {
 		return fmt.Errorf("%w: event without CreateTime", wxbiz.ErrMalformed)
 	}
 	in.MsgID = "event:" + in.Sender.UserID + ":" + created
+	if f.get("Event") == EventTemplateCard {
+		return decodeCardEvent(f, in)
+	}
 	return nil
 }
 

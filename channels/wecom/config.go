@@ -34,6 +34,9 @@ type AppSection struct {
 	Token          string `yaml:"token"`            // required, callback Token
 	EncodingAESKey string `yaml:"encoding_aes_key"` // required, 43 characters
 	APIBaseURL     string `yaml:"api_base_url"`     // default https://qyapi.weixin.qq.com
+	// Cards asks confirmations and choices with template cards whose taps
+	// come to the app's callback URL (接收消息). Default true.
+	Cards *bool `yaml:"cards"`
 }
 
 // Platform registers the `wecom:` section.
@@ -47,6 +50,10 @@ func (c *Config) ApplyDefaults() {
 	for i := range c.Apps {
 		if c.Apps[i].APIBaseURL == "" {
 			c.Apps[i].APIBaseURL = DefaultAPIBaseURL
+		}
+		if c.Apps[i].Cards == nil {
+			on := true
+			c.Apps[i].Cards = &on
 		}
 	}
 	for i := range c.Bots {
@@ -123,7 +130,7 @@ func (c *Config) Build(ctx context.Context, env channels.Env) (channels.Channel,
 		app, err := NewApp(AppConfig{
 			Name: s.Name, CorpID: s.CorpID, AgentID: s.AgentID, Secret: s.Secret,
 			Token: s.Token, EncodingAESKey: s.EncodingAESKey, APIBaseURL: s.APIBaseURL,
-			TimestampWindow: c.TimestampWindow, Logger: env.Logger,
+			TimestampWindow: c.TimestampWindow, Logger: env.Logger, Cards: s.Cards == nil || *s.Cards,
 		}, newSharedTokens(ctx, cache), env.Now)
 		if err != nil {
 			return nil, fmt.Errorf("%s.apps[%d]: %w", ChannelName, i, err)

@@ -100,3 +100,22 @@ func TestBot_FromConfig(t *testing.T) {
 		t.Fatalf("connections %+v", conns)
 	}
 }
+
+// TestConfigCards: an app shows cards unless its section says cards:
+// false.
+func TestConfigCards(t *testing.T) {
+	key := strings.Repeat("a", 43)
+	app := "apps:\n  - {name: hr, corp_id: c, agent_id: '1', secret: s, token: t, encoding_aes_key: " + key
+	for _, tc := range []struct {
+		extra string
+		want  int
+	}{{"", wecom.MaxCardButtons}, {", cards: true", wecom.MaxCardButtons}, {", cards: false", 0}} {
+		ch, err := buildSection(t, app+tc.extra+"}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ch.(channels.Carder).CardButtons("hr"); got != tc.want {
+			t.Errorf("%q: %d buttons, want %d", tc.extra, got, tc.want)
+		}
+	}
+}

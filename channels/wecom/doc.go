@@ -33,7 +33,12 @@
 //     route: URL verification, a message stored before the empty 200),
 //     callback.go (VerifyURL and ParseCallback: signature, timestamp
 //     window, decryption, the message XML), send.go (App.Send through
-//     message/send, asking for the duplicate check on a retry), media.go
+//     message/send, asking for the duplicate check on a retry), cards.go
+//     (the channels.Carder: confirmation and choice template cards sent
+//     with message/send, task_id derived from the card id, and redrawn
+//     with update_template_card and the send's response_code),
+//     cardevent.go (a template_card_event of a Hermes card as a click, and
+//     the encrypted update_button passive reply that answers it), media.go
 //     (images as temporary media; Upload for apps and bots), app_files.go
 //     (an app's attachments through media/get), directory.go (a user's
 //     departments, cached, for skill access rules).
@@ -41,7 +46,8 @@
 //     silenceper's cache.Cache), apibase.go (the one place silenceper's
 //     process-wide state is touched: each app's API base URL and the HTTP
 //     client), errcodes.go (silenceper's errors read as wxbiz.APIError,
-//     and what an app's send does with each errcode).
+//     and what an app's send does with each errcode), apicall.go (a JSON
+//     call silenceper lacks, e.g. update_template_card).
 //   - Operations: doctor.go (Check, for `hermes doctor`), selftest.go (the
 //     console's self-test, apps only), push.go (PushAddress for scheduled
 //     reports: an app to users, a long-connection bot to chats that wrote

@@ -28,14 +28,19 @@ var doctorFixes = map[int64]string{
 }
 
 // Check fetches a fresh access token for every app (past the token cache,
-// so a changed secret shows) and checks each AI bot's setup: callback
+// so a changed secret shows), says what an app's cards need, and checks
+// each AI bot's setup: callback
 // bots' crypto keys were decoded when the config loaded; websocket bots'
 // server must accept a TCP connection (no subscription is made: it would
 // take the bot's one connection from a running replica).
 func (c *Channel) Check(ctx context.Context) []channels.Check {
 	var out []channels.Check
 	for _, name := range sortedKeys(c.apps) {
-		out = append(out, c.apps[name].checkToken(ctx))
+		a := c.apps[name]
+		out = append(out, a.checkToken(ctx))
+		if a.cards {
+			out = append(out, a.checkCards())
+		}
 	}
 	for _, name := range sortedKeys(c.bots) {
 		out = append(out, c.bots[name].Check(ctx))
@@ -95,4 +100,15 @@ func (a *App) checkToken(ctx context.Context) channels.Check {
 	}
 	ck.OK, ck.Detail = true, "token fetched (corp id, agent secret and API base are right)"
 	return ck
+}
+
+// checkCards says what an app's template cards need: WeCom's API does not
+// tell an app's receive-message settings, so the doctor cannot see them
+// (a card WeCom refuses falls back to text, counted in
+// hermes_card_fallbacks_total).
+func (a *App) checkCards() channels.Check {
+	return channels.Check{Name: "wecom/" + a.name + ": cards", OK: true,
+		Detail: "cards on: confirmations and choices are template cards whose clicks come to /wecom/" + a.name +
+			"/callback; they need the app's receive-message URL (应用管理 → the app → 接收消息 → 设置API接收, with this" +
+			" token and EncodingAESKey), without which WeCom sends no callback cards (set cards: false; typing 确认 works either way)"}
 }

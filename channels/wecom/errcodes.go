@@ -32,14 +32,10 @@ func apiErrorOf(err error) *wxbiz.APIError {
 }
 
 // callError turns a failure of one API call (op: "message/send",
-// "media/upload") for a send to toUser ("": an upload for no one yet) into
+// "media/upload", ...) made for what ("send to \"u1\"", "upload") into
 // the error Send returns. The original error is not wrapped: its text
 // carries the secret or the token. ctx's end (untilDone) is wrapped as is.
-func (a *App) callError(op string, err error, toUser string) error {
-	what := fmt.Sprintf("send to %q", toUser)
-	if toUser == "" {
-		what = "upload"
-	}
+func (a *App) callError(op string, err error, what string) error {
 	var done ctxDoneError
 	if errors.As(err, &done) {
 		return fmt.Errorf("wecom: app %q: %s: %w", a.name, what, done.err)

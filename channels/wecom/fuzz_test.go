@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/hermes-gw/hermes/channels"
 	"github.com/hermes-gw/hermes/channels/wecom"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
@@ -15,7 +16,7 @@ import (
 
 // callbackSentinels are the errors ParseCallback may return; anything else
 // (or a panic) is a bug.
-var callbackSentinels = []error{wxbiz.ErrMalformed, wxbiz.ErrSignature, wxbiz.ErrStale, wxbiz.ErrDecrypt}
+var callbackSentinels = []error{wxbiz.ErrMalformed, wxbiz.ErrSignature, wxbiz.ErrStale, wxbiz.ErrDecrypt, channels.ErrCorp}
 
 // checkCallback holds ParseCallback's contract for any input: a sentinel
 // error, or an Inbound of this app with its identifying fields and a JSON

@@ -71,7 +71,7 @@ func (a *App) upload(ctx context.Context, img *channels.Image) (channels.Media, 
 		})
 	})
 	if err != nil {
-		return channels.Media{}, a.callError("media/upload", err, "")
+		return channels.Media{}, a.callError("media/upload", err, "upload")
 	}
 	if id == "" {
 		return channels.Media{}, fmt.Errorf("wecom: app %q: media/upload answered no media_id", a.name)

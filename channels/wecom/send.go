@@ -89,19 +89,28 @@ func (a *App) duplicateCheck(out channels.Outbound) duplicateCheck {
 // post sends req (apiName names it in silenceper's errors) to the user to
 // with message/send.
 func (a *App) post(ctx context.Context, apiName string, req any, to string) (channels.SendResult, error) {
+	resp, err := a.postMessage(ctx, apiName, req, to)
+	if err != nil {
+		return channels.SendResult{}, err
+	}
+	return channels.SendResult{MessageID: resp.MsgID}, nil
+}
+
+// postMessage is post with WeCom's whole answer (a card's response_code).
+func (a *App) postMessage(ctx context.Context, apiName string, req any, to string) (*message.SendResponse, error) {
 	resp, err := untilDone(ctx, func() (*message.SendResponse, error) {
 		return a.sendWithRefresh(apiName, req)
 	})
 	if err != nil {
-		return channels.SendResult{}, a.callError("message/send", err, to)
+		return nil, a.callError("message/send", err, fmt.Sprintf("send to %q", to))
 	}
 	if rejected(resp, to) {
 		// errcode 0 but the single recipient listed as invalid or unlicensed:
 		// nothing was delivered and nothing will be.
-		return channels.SendResult{}, fmt.Errorf("wecom: app %q: send to %q: recipient invalid or unlicensed (invaliduser=%q unlicenseduser=%q): %w",
+		return nil, fmt.Errorf("wecom: app %q: send to %q: recipient invalid or unlicensed (invaliduser=%q unlicenseduser=%q): %w",
 			a.name, to, resp.InvalidUser, resp.UnlicensedUser, channels.ErrPermanent)
 	}
-	return channels.SendResult{MessageID: resp.MsgID}, nil
+	return resp, nil
 }
 
 // sendWithRefresh calls message/send with req (apiName names it in

@@ -18,6 +18,9 @@
 //   - features.go: NewFeatures and FeatureOf.
 //   - chat.go, ask.go, botrig.go: conversations (Chat.Say, AskLeave, an AI
 //     bot on a long connection with a recording model), Get and Probe.
+//   - cards.go: the card tests' skills (a reset that needs 「确认」, a
+//     backend that asks which ticket) and their model, for every
+//     platform's card tests.
 //   - clock.go, memory.go, reports.go: a JumpClock, the memory feature's
 //     fake model, the reports' clock, owner and sample report.
 package gatewaytest

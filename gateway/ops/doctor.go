@@ -54,6 +54,13 @@ func CheckDatabase(ctx context.Context, pool *pgxpool.Pool) []channels.Check {
 // typing.
 const cardsSilentAfter = 5
 
+// cardTapsFix says, per channel, where taps that never arrive are set up.
+var cardTapsFix = map[string]string{
+	"feishu": "subscribe the card callback (事件与回调 → 回调配置 → 卡片回传交互 card.action.trigger, " +
+		"same mode as the events, then publish a version)",
+	"wecom": "set the app's receive-message URL to its Hermes callback (应用管理 → the app → 接收消息 → 设置API接收)",
+}
+
 // CheckCards looks at the cards each account sent in the last 14 days:
 // when at least cardsSilentAfter were answered (typed, or left to
 // expire) and none was tapped, taps most likely never reach Hermes (on
@@ -70,8 +77,7 @@ func CheckCards(ctx context.Context, pool *pgxpool.Pool, now time.Time) []channe
 		ck.Detail = fmt.Sprintf("%d cards sent in 14 days, %d answered, %d by a tap", t.Sent, t.Answered, t.Tapped)
 		ck.OK = t.Tapped > 0 || t.Answered < cardsSilentAfter
 		if !ck.OK {
-			ck.Fix = "taps do not arrive: subscribe the card callback (Feishu: 事件与回调 → 回调配置 → 卡片回传交互 " +
-				"card.action.trigger, same mode as the events, then publish a version), or turn cards off for the account"
+			ck.Fix = "taps do not arrive: " + cmp.Or(cardTapsFix[t.Channel], "check the platform's card callback setup") + ", or turn cards off for the account"
 		}
 		out = append(out, ck)
 	}

@@ -9,7 +9,10 @@
 //   - The API of self-built apps: server.go (Server: tokens, message/send
 //     with WeCom's duplicate check, user/get, injected errcodes), media.go
 //     (temporary media uploads, checked as WeCom checks them), faults.go
-//     (LoseAnswers: a send accepted whose answer never arrives).
+//     (LoseAnswers: a send accepted whose answer never arrives), cards.go
+//     (template cards: message/send's checks and response_code,
+//     update_template_card spending each code once, click events and the
+//     passive reply as WeCom reads it).
 //   - App callbacks: callback.go (EncryptedCallback and VerifyURLQuery as
 //     WeCom sends them, message XML builders, AppReplyTo), vector.go (the
 //     official test vector and MustCrypto, for apps, bots and wxbiz).

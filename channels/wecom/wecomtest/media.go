@@ -123,6 +123,9 @@ func (s *Server) messageContent(body sendBody) (content, mediaID string, code in
 			}
 		}
 		return "", "", 40007
+	case body.MsgType == "template_card":
+		content, code := s.cardContent(body.TemplateCard)
+		return content, "", code
 	}
-	return "", "", 40008 // the fake knows text and image only
+	return "", "", 40008 // the fake knows text, image and template cards only
 }

@@ -50,7 +50,7 @@ type SentMessage struct {
 	ToUser, ToParty, ToTag string
 	MsgType                string
 	AgentID                string // as sent, JSON number or string
-	Content                string // as delivered: cut at 2048 bytes like WeCom
+	Content                string // as delivered: text cut at 2048 bytes like WeCom; a template card's body, else its title (the card: Cards)
 	MediaID                string // an image message's media_id (an Upload's)
 	Truncated              bool   // Content was longer than WeCom allows
 	Safe                   int
@@ -83,6 +83,7 @@ type Server struct {
 	loseAnswers   map[string]int       // msgtype → accepted sends left to go unanswered (faults.go)
 	media         map[string]heldMedia // media/get (media_get.go)
 	mediaGets     int
+	card          cardState // template cards sent, their codes and updates (cards.go)
 }
 
 // NewServer starts a fake WeCom API that issues tokens for corpID + secret.
@@ -100,6 +101,7 @@ func NewServer(t testing.TB, corpID, secret string) *Server {
 	mux.HandleFunc("POST /cgi-bin/media/upload", s.handleUpload)
 	mux.HandleFunc("GET /cgi-bin/user/get", s.handleUserGet)
 	mux.HandleFunc("GET /cgi-bin/media/get", s.handleMediaGet)
+	mux.HandleFunc("POST /cgi-bin/message/update_template_card", s.handleUpdateCard)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 	return s
@@ -244,6 +246,7 @@ type sendBody struct {
 	Image *struct {
 		MediaID string `json:"media_id"`
 	} `json:"image"`
+	TemplateCard json.RawMessage `json:"template_card"`
 }
 
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
@@ -269,6 +272,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, s.failCode)
 		return
 	}
+	if body.MsgType == "template_card" && s.card.refuse != 0 {
+		writeErr(w, s.card.refuse)
+		return
+	}
 	agentID, ok := parseAgentID(body.AgentID)
 	content, mediaID, code := s.messageContent(body)
 	switch {
@@ -289,7 +296,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 		Safe: body.Safe, EnableDuplicateCheck: body.EnableDuplicateCheck,
 		DuplicateCheckInterval: body.DuplicateCheckInterval, At: s.now(),
 	}
-	if len(m.Content) > maxTextBytes {
+	if m.MsgType == "text" && len(m.Content) > maxTextBytes {
 		m.Content, m.Truncated = m.Content[:maxTextBytes], true
 	}
 	if orig, dup := s.duplicateOf(m); dup {
@@ -307,12 +314,20 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) {
 	m.MsgID = "fake-msg-" + strconv.Itoa(s.nextMsgID)
 	s.requests = append(s.requests, m)
 	s.delivered = append(s.delivered, m)
+	var responseCode string
+	if m.MsgType == "template_card" {
+		responseCode = s.cardSent(m, body.TemplateCard)
+	}
 	s.changed.Broadcast()
 	if s.loseAnswer(m.MsgType) {
 		dropConnection(w)
 		return
 	}
-	writeJSON(w, map[string]any{"errcode": 0, "errmsg": "ok", "invaliduser": "", "msgid": m.MsgID})
+	answer := map[string]any{"errcode": 0, "errmsg": "ok", "invaliduser": "", "msgid": m.MsgID}
+	if responseCode != "" {
+		answer["response_code"] = responseCode
+	}
+	writeJSON(w, answer)
 }
 
 // duplicateOf finds, when m asks for the duplicate check, a delivered
