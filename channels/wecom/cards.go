@@ -48,29 +48,10 @@ const taskIDPrefix = "h_"
 
 var _ channels.Carder = (*Channel)(nil)
 
-// botCarder is what an AI bot offers for cards where it offers them
-// (package aibot); a bot without it shows no cards.
-type botCarder interface {
-	CardButtons() int
-	ClickRef(replyTo json.RawMessage) string
-	SendCard(ctx context.Context, out channels.Outbound, card channels.Card) (channels.SendResult, error)
-	UpdateCard(ctx context.Context, card channels.Card) error
-}
-
-// botCarder is the AI bot named account as a botCarder, if it is one.
-func (c *Channel) botCarder(account string) (botCarder, bool) {
-	b, ok := c.bots[account]
-	if !ok {
-		return nil, false
-	}
-	bc, ok := any(b).(botCarder)
-	return bc, ok
-}
-
 // CardButtons is MaxCardButtons for an app with cards on (the default),
 // what an AI bot says for itself, else 0.
 func (c *Channel) CardButtons(account string) int {
-	if bc, ok := c.botCarder(account); ok {
+	if bc, ok := c.bots[account]; ok {
 		return bc.CardButtons()
 	}
 	if a, ok := c.apps[account]; ok && a.cards {
@@ -82,7 +63,7 @@ func (c *Channel) CardButtons(account string) int {
 // ClickRef is the asker's userid: a template_card_event names the clicker
 // by FromUserName, the same id the asker's message came from.
 func (c *Channel) ClickRef(account string, replyTo json.RawMessage) string {
-	if bc, ok := c.botCarder(account); ok {
+	if bc, ok := c.bots[account]; ok {
 		return bc.ClickRef(replyTo)
 	}
 	if _, ok := c.apps[account]; !ok {
@@ -98,7 +79,7 @@ func (c *Channel) ClickRef(account string, replyTo json.RawMessage) string {
 // SendCard sends card through the app (or AI bot) named out.Account.
 // Errors: see App.SendCard.
 func (c *Channel) SendCard(ctx context.Context, out channels.Outbound, card channels.Card) (channels.SendResult, error) {
-	if bc, ok := c.botCarder(out.Account); ok {
+	if bc, ok := c.bots[out.Account]; ok {
 		return bc.SendCard(ctx, out, card)
 	}
 	a, ok := c.apps[out.Account]
@@ -111,7 +92,7 @@ func (c *Channel) SendCard(ctx context.Context, out channels.Outbound, card chan
 // UpdateCard redraws a card the app (or AI bot) named account sent.
 // Errors: see App.UpdateCard.
 func (c *Channel) UpdateCard(ctx context.Context, account string, card channels.Card) error {
-	if bc, ok := c.botCarder(account); ok {
+	if bc, ok := c.bots[account]; ok {
 		return bc.UpdateCard(ctx, card)
 	}
 	a, ok := c.apps[account]

@@ -57,8 +57,8 @@ func TestSendCard(t *testing.T) {
 			t.Fatalf("SendCard: %+v, %v; cards %+v", res, err, cards)
 		}
 		c := cards[0].Card
-		if c.TaskID != "h_0123456789abcdef" || c.SubTitleText != "重置你的 VPN 密码？" || c.ButtonList[0].Key != "0123456789abcdef:ok" ||
-			c.ButtonList[0].Style != 1 || c.ButtonList[1].Key != "0123456789abcdef:no" || c.ButtonList[1].Style != 2 {
+		if c.TaskID != "h_0123456789abcdef" || c.SubTitleText != "重置你的 VPN 密码？" || c.Buttons[0].Key != "0123456789abcdef:ok" ||
+			c.Buttons[0].Style != 1 || c.Buttons[1].Key != "0123456789abcdef:no" || c.Buttons[1].Style != 2 {
 			t.Fatalf("card %+v", c)
 		}
 		srv.InvalidateTokens() // WeCom revoked the token: the update refreshes it once

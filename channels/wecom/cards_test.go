@@ -69,7 +69,7 @@ func (r *cardRig) ask(t *testing.T, msgID string) wecomtest.SentCard {
 		t.Fatalf("%d cards after asking, want %d (messages %+v)", len(cards), before+1, r.h.WeComAPI.Messages())
 	}
 	c := cards[len(cards)-1]
-	b := c.Card.ButtonList
+	b := c.Card.Buttons
 	if c.ToUser != "zhangsan" || c.Card.CardType != "button_interaction" || c.Card.MainTitle.Title != "请确认" ||
 		!strings.Contains(c.Card.SubTitleText, "重置你的 VPN 密码") || len(b) != 2 || b[0].Text != "确认" || b[1].Text != "取消" {
 		t.Fatalf("card %+v: want 请确认, the prompt, 确认 and 取消", c)
@@ -82,7 +82,7 @@ func (r *cardRig) ask(t *testing.T, msgID string) wecomtest.SentCard {
 func (r *cardRig) click(t *testing.T, from string, card wecomtest.SentCard, action string) (string, []byte) {
 	t.Helper()
 	var key string
-	for _, b := range card.Card.ButtonList {
+	for _, b := range card.Card.Buttons {
 		if strings.HasSuffix(b.Key, ":"+action) {
 			key = b.Key
 		}
@@ -251,7 +251,7 @@ func TestCardClickForgedOrReplayedRefused(t *testing.T) {
 	if status, _ := gatewaytest.Post(t, forged, body); status != http.StatusUnauthorized {
 		t.Fatalf("forged click: status %d", status)
 	}
-	key := card.Card.ButtonList[0].Key
+	key := card.Card.Buttons[0].Key
 	plain := wecomtest.CardEventXML(gatewaytest.CorpID, "zhangsan", key, card.Card.TaskID, "rc", gatewaytest.AgentID, r.ct.Add(1))
 	old, oldBody := r.h.CallbackRequest(plain, r.now().Add(-time.Hour))
 	if status, _ := gatewaytest.Post(t, old, oldBody); status != http.StatusUnauthorized {
@@ -355,7 +355,7 @@ func TestChoiceCardClickContinuesTheRun(t *testing.T) {
 		t.Fatalf("%d cards, want the choice", len(cards))
 	}
 	card := cards[0]
-	b := card.Card.ButtonList
+	b := card.Card.Buttons
 	if card.Card.MainTitle.Title != "请选择" || len(b) != 2 || b[1].Text != "T-1002 打印机卡纸" || !strings.Contains(card.Card.SubTitleText, "哪一张工单") {
 		t.Fatalf("choice card %+v", card)
 	}

@@ -198,20 +198,24 @@ type BotReply struct {
 	UserIDs      []string `json:"userids"`
 }
 
-// TemplateCard is a template card a bot sent or redrew (模板卡片类型, doc
-// 101032), the fields of a button_interaction card.
+// TemplateCard is a template card an app or a bot sent or redrew (模板卡片
+// 类型: doc 90236 for apps' message/send and update_template_card, 101032
+// for bots), the fields of a button_interaction card Hermes uses.
 type TemplateCard struct {
 	CardType  string `json:"card_type"`
 	MainTitle struct {
 		Title string `json:"title"`
+		Desc  string `json:"desc"`
 	} `json:"main_title"`
 	SubTitleText string       `json:"sub_title_text"`
 	TaskID       string       `json:"task_id"`
 	Buttons      []CardButton `json:"button_list"`
+	ReplaceText  string       `json:"replace_text"`
 }
 
 // CardButton is one button of a TemplateCard.
 type CardButton struct {
+	Type  int    `json:"type"`
 	Text  string `json:"text"`
 	Style int    `json:"style"`
 	Key   string `json:"key"`

@@ -26,28 +26,6 @@ const (
 	CodeResponseCodeUsed = 40058
 )
 
-// CardButton is one button of a template card, as sent.
-type CardButton struct {
-	Type  int    `json:"type"`
-	Text  string `json:"text"`
-	Style int    `json:"style"`
-	Key   string `json:"key"`
-}
-
-// TemplateCard is a template card as message/send and update_template_card
-// take it (the fields Hermes uses).
-type TemplateCard struct {
-	CardType  string `json:"card_type"`
-	MainTitle struct {
-		Title string `json:"title"`
-		Desc  string `json:"desc"`
-	} `json:"main_title"`
-	SubTitleText string       `json:"sub_title_text"`
-	TaskID       string       `json:"task_id"`
-	ButtonList   []CardButton `json:"button_list"`
-	ReplaceText  string       `json:"replace_text"`
-}
-
 // SentCard is a template card the fake delivered.
 type SentCard struct {
 	ToUser       string
@@ -133,12 +111,12 @@ func (s *Server) cardContent(raw json.RawMessage) (string, int) {
 		return "", 40008 // the fake knows button cards only
 	case c.TaskID == "" || len(c.TaskID) > maxTaskIDBytes || !taskIDChars(c.TaskID) || s.card.tasks[c.TaskID]:
 		return "", codeTaskID
-	case len(c.ButtonList) == 0 || len(c.ButtonList) > maxCardButtons:
+	case len(c.Buttons) == 0 || len(c.Buttons) > maxCardButtons:
 		return "", 40058
 	case c.MainTitle.Title == "" && c.SubTitleText == "":
 		return "", 41016 // "missing title"
 	}
-	for _, b := range c.ButtonList {
+	for _, b := range c.Buttons {
 		if b.Text == "" || len(b.Key) > maxButtonKeyBytes || b.Type == 0 && b.Key == "" {
 			return "", 40058
 		}
