@@ -17,6 +17,9 @@ type Lexical struct {
 	// Postings are the passages' terms, inverted; nil: loaded afresh for
 	// this search (correct, and slow over a large index).
 	Postings *Postings
+	// Vocabulary adds the documents' words for a question's colloquial
+	// ones; nil: none added.
+	Vocabulary *Vocabulary
 }
 
 // Postings are the terms of the passages in force, inverted (for each

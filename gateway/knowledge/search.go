@@ -46,12 +46,9 @@ const (
 	// candidates is how many passages the lexical ranking hands on to be
 	// merged: more than limit, so that a neighbour of a hit can join it.
 	candidates = 30
-	// maxPassageRunes bounds a merged passage: what one result may put in
-	// the model's input.
-	maxPassageRunes = 1500
 	// relevanceFloor is the share of the best passage's lexical score
 	// another must reach to be given.
-	relevanceFloor = 0.2
+	relevanceFloor = 0.35
 )
 
 // visibleSQL is the audience filter, on knowledge_documents d, of the
@@ -88,7 +85,7 @@ func Search(ctx context.Context, q querier, c Caller, query string, limit int, l
 		return nil, err
 	}
 	depts := orEmpty(nonEmpty(c.Depts))
-	terms := idx.queryWeights(memory.Terms(query))
+	terms := lex.Vocabulary.expand(idx, query, idx.queryWeights(memory.Terms(query)))
 	lexical, err := lexicalHits(ctx, q, c, depts, idx, terms)
 	if err != nil {
 		return nil, err
@@ -108,7 +105,7 @@ func Search(ctx context.Context, q querier, c Caller, query string, limit int, l
 	if err != nil {
 		return nil, err
 	}
-	return ps, nil
+	return windows(ps, terms), nil
 }
 
 // visibleDocuments are the ids of the documents c may see (visibleSQL).
@@ -213,27 +210,28 @@ func passages(ctx context.Context, q querier, c Caller, depts []string, hits []s
 	}
 	var groups []group
 	for i := 0; i < len(list); {
-		x := list[i]
+		j := i + 1
+		for j < len(list) && list[j].doc == list[i].doc && list[j].seq == list[j-1].seq+1 {
+			j++
+		}
+		run := list[i:j]
+		lo, hi := around(run, rank)
+		x := run[lo]
 		g := group{best: rank[x.id], p: Passage{DocumentID: x.doc, Title: x.title, Version: x.version,
-			Heading: x.heading, Page: x.page, Text: x.text, Seqs: []int{x.seq}, Score: hits[rank[x.id]].score}}
+			Heading: x.heading, Page: x.page, Text: x.text, Seqs: []int{x.seq}}}
 		if x.effective != nil {
 			g.p.Effective = *x.effective
 		}
-		j := i + 1
-		for ; j < len(list); j++ {
-			y, prev := list[j], list[j-1]
-			if y.doc != x.doc || y.seq != prev.seq+1 || runes(g.p.Text)+runes(y.text) > maxPassageRunes {
-				break
-			}
-			if y.heading != prev.heading && y.heading != "" {
+		for k := lo + 1; k < hi; k++ {
+			y := run[k]
+			if y.heading != run[k-1].heading && y.heading != "" {
 				g.p.Text += "\n[" + y.heading + "]"
 			}
 			g.p.Text += "\n" + y.text
 			g.p.Seqs = append(g.p.Seqs, y.seq)
-			if r := rank[y.id]; r < g.best {
-				g.best, g.p.Score = r, hits[r].score
-			}
+			g.best = min(g.best, rank[y.id])
 		}
+		g.p.Score = hits[g.best].score
 		groups = append(groups, g)
 		i = j
 	}
@@ -245,16 +243,61 @@ func passages(ctx context.Context, q querier, c Caller, depts []string, hits []s
 	return out, nil
 }
 
+// around is the part run[lo:hi] of a run of adjacent matching passages
+// given as one: its best-ranked passage, joined by its better-ranked
+// neighbours while they fit in windowRunes together.
+func around(run []chunkRow, rank map[int64]int) (lo, hi int) {
+	best := 0
+	for k, x := range run {
+		if rank[x.id] < rank[run[best].id] {
+			best = k
+		}
+	}
+	lo, hi = best, best+1
+	size := runes(run[best].text)
+	for {
+		next, prev := hi < len(run), lo > 0
+		if next && prev && rank[run[lo-1].id] < rank[run[hi].id] {
+			next = false
+		}
+		switch {
+		case next && size+runes(run[hi].text) <= windowRunes:
+			size += runes(run[hi].text)
+			hi++
+		case prev && size+runes(run[lo-1].text) <= windowRunes:
+			lo--
+			size += runes(run[lo].text)
+		default:
+			return lo, hi
+		}
+	}
+}
+
+// sectionOf is a heading path without its root when the root is the
+// document's title (「星河科技员工休假制度（2026版） > 一、年休假」 of
+// 《员工休假制度》 is 「一、年休假」): the title is named already.
+func sectionOf(heading, title string) string {
+	root, rest, nested := strings.Cut(heading, " > ")
+	if title == "" || !strings.Contains(root, title) {
+		return heading
+	}
+	if nested {
+		return rest
+	}
+	return ""
+}
+
 // SourceOf names p's document as a citation does: its title, version,
-// section and page (《差旅报销标准》2025版 · 住宿 · 第 3 页), the page
+// section (its heading path, less a root repeating the title) and page
+// (《差旅报销标准》2025版 · 住宿 · 第 3 页), the page
 // written with pageFormat (messages.knowledge.page, %d the page).
 func SourceOf(p Passage, pageFormat string) string {
 	s := "《" + p.Title + "》"
 	if p.Version != "" {
 		s += p.Version
 	}
-	if p.Heading != "" {
-		s += " · " + p.Heading
+	if h := sectionOf(p.Heading, p.Title); h != "" {
+		s += " · " + h
 	}
 	if p.Page > 0 {
 		s += " · " + fmt.Sprintf(pageFormat, p.Page)

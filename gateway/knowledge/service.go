@@ -40,7 +40,7 @@ func NewBase(pool *pgxpool.Pool, cfg config.KnowledgeConfig, log *slog.Logger, n
 	vs := NewVectors()
 	vs.Log = log
 	return &Base{Pool: pool, Cfg: cfg, Log: log, Now: now, Embedder: memory.NewEmbedder(cfg.Embeddings), vectors: vs,
-		lexical: Lexical{Postings: NewPostings()}}
+		lexical: Lexical{Postings: NewPostings(), Vocabulary: NewVocabulary(cfg.Vocabulary)}}
 }
 
 func (b *Base) maxBytes() int64 {
