@@ -3,6 +3,7 @@ package config
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -31,7 +32,21 @@ type KnowledgeConfig struct {
 	// the model section's base_url and api_key). Every passage's vector
 	// must come from one model.
 	Embeddings MemoryEmbeddings `yaml:"embeddings"`
+	// Vocabulary adds to the built-in workplace vocabulary
+	// (gateway/knowledge/vocabulary.go): a word employees use, mapped to
+	// the words the documents use for it (报账: [报销]); a question holding
+	// the word is searched with those too, at a lower weight. At most
+	// maxKnowledgeVocabulary words of at most maxKnowledgeVocabularyWords
+	// each.
+	Vocabulary map[string][]string `yaml:"vocabulary"`
 }
+
+// Bounds of knowledge.vocabulary: every search looks for each word in the
+// question.
+const (
+	maxKnowledgeVocabulary      = 2000
+	maxKnowledgeVocabularyWords = 8
+)
 
 const defaultKnowledgeResults = 5
 
@@ -80,6 +95,14 @@ func (k KnowledgeConfig) validate(bad func(key, format string, args ...any)) {
 		bad("knowledge.corps", "must not hold an empty corp id")
 	}
 	k.Embeddings.validateAs("knowledge.embeddings", bad)
+	if len(k.Vocabulary) > maxKnowledgeVocabulary {
+		bad("knowledge.vocabulary", "must hold at most %d words, got %d", maxKnowledgeVocabulary, len(k.Vocabulary))
+	}
+	for word, canon := range k.Vocabulary {
+		if strings.TrimSpace(word) == "" || len(canon) == 0 || len(canon) > maxKnowledgeVocabularyWords || slices.Contains(canon, "") {
+			bad("knowledge.vocabulary", "%q must map to 1 to %d non-empty words", word, maxKnowledgeVocabularyWords)
+		}
+	}
 }
 
 // KnowledgeMessages are the words of the sources Hermes appends to an

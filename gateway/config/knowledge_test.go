@@ -27,6 +27,8 @@ func TestKnowledgeErrorsNameTheKey(t *testing.T) {
 		{"SyncInterval", "knowledge:\n  sync_interval: 1s\n", "knowledge.sync_interval: must be at least 10s"},
 		{"Results", "knowledge:\n  results: 50\n", "knowledge.results: must be at most 20"},
 		{"EmptyCorp", "knowledge:\n  corps: [\"\"]\n", "knowledge.corps"},
+		{"EmptyVocabularyWord", "knowledge:\n  vocabulary:\n    报账: []\n", "knowledge.vocabulary: \"报账\" must map to 1 to 8 non-empty words"},
+		{"BlankVocabularyTarget", "knowledge:\n  vocabulary:\n    报账: [\"\"]\n", "knowledge.vocabulary"},
 		{"BadURL", "knowledge:\n  embeddings:\n    name: bge-m3\n    base_url: 10.0.0.5:8000\n", "knowledge.embeddings.base_url: must be an http(s) URL"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,12 +15,18 @@
 // (MaxChars). Versions of one document (its key) supersede each other by
 // effective date: only the version in force is searched.
 //
-// Search is lexical (memory's bigram terms, BM25 in SQL over a GIN index)
-// and, when knowledge.embeddings is configured, hybrid: passages' vectors
-// are ranked in Postgres by pgvector where it is installed (or can be:
+// Search is lexical (memory's bigram terms, BM25 in Go over Postings: the
+// passages' terms inverted in each replica's memory, reloaded when the
+// documents change; the audience filter is SQL's, and the passages' text
+// is read by a query that applies it again), the question widened by a
+// workplace vocabulary (餐补 → 伙食补助, knowledge.vocabulary), and, when
+// knowledge.embeddings is configured, hybrid: passages' vectors are
+// ranked in Postgres by pgvector where it is installed (or can be:
 // EnsurePgvector), else in Go (Vectors), and fused by reciprocal rank. A
 // lexical hit far below the best one is not given. Adjacent passages that
-// both match are merged, so an answer split over two sections comes whole.
+// both match are merged around the best one, so an answer split over two
+// sections comes whole, and each is cut to a window of sentences around
+// the question's words under a budget per search (window.go).
 //
 // testdata/bench holds a company corpus and the questions employees ask
 // about it: TestCorpus guards its access and recall, BenchmarkKnowledge
@@ -37,8 +43,11 @@
 //
 // Files: chunk.go (Cut: passages by headings, steps, table rows, pages),
 // store.go (Add, Delete, List), search.go (Search, the audience filter),
-// vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
+// lexical.go (Postings: the in-memory term index and BM25), vocabulary.go
+// (the colloquial words), window.go (what of a passage the model is
+// given), vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
 // syncjob.go (its periodic job), feature.go (the tool and Annotate),
 // gaps.go (the trace step, gaps and citations). The SQL schema is
-// migrations/00024_knowledge.sql and 00025_knowledge_gaps.sql.
+// migrations/00024_knowledge.sql, 00025_knowledge_gaps.sql, 00030 and
+// 00034 (the terms' GIN index dropped).
 package knowledge

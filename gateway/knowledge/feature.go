@@ -130,9 +130,9 @@ type observation struct {
 	Note     string     `json:"note,omitempty"`
 }
 
+// observed is one passage: its version is in its source.
 type observed struct {
 	Source    string `json:"source"`
-	Version   string `json:"version,omitempty"`
 	Effective string `json:"effective,omitempty"`
 	Text      string `json:"text"`
 }
@@ -152,7 +152,7 @@ func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (skills.Res
 	obs := observation{Passages: []observed{}}
 	page := t.k.s.Config.Messages.Knowledge.Page
 	for _, p := range ps {
-		o := observed{Source: SourceOf(p, page), Version: p.Version, Text: p.Text}
+		o := observed{Source: SourceOf(p, page), Text: p.Text}
 		if !p.Effective.IsZero() {
 			o.Effective = p.Effective.Format(time.DateOnly)
 		}

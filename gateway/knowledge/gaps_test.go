@@ -32,8 +32,8 @@ func TestTraceListsRetrievedAndCitedPassagesOfTheAskerOnly(t *testing.T) {
 		name, user, dept string
 		retrieved        []string // sources the step lists, "+" when cited, sorted
 	}{
-		{"Outsider", "zhangsan", "2", []string{"+《休假制度》2025版 · 休假制度 > 婚假"}},
-		{"HR", "lihr", "9", []string{"+《休假制度》2025版 · 休假制度 > 婚假", "《薪酬等级表》 · 薪酬等级表"}},
+		{"Outsider", "zhangsan", "2", []string{"+《休假制度》2025版 · 婚假"}},
+		{"HR", "lihr", "9", []string{"+《休假制度》2025版 · 婚假", "《薪酬等级表》"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := message(c.user, "婚假几天，总监月薪上限多少", c.dept)

@@ -46,12 +46,9 @@ const (
 	// candidates is how many passages the lexical ranking hands on to be
 	// merged: more than limit, so that a neighbour of a hit can join it.
 	candidates = 30
-	// maxPassageRunes bounds a merged passage: what one result may put in
-	// the model's input.
-	maxPassageRunes = 1500
 	// relevanceFloor is the share of the best passage's lexical score
 	// another must reach to be given.
-	relevanceFloor = 0.2
+	relevanceFloor = 0.35
 )
 
 // visibleSQL is the audience filter, on knowledge_documents d, of the
@@ -64,41 +61,6 @@ const visibleSQL = `d.current AND $1 <> ''
 	     OR ($2 <> '' AND $2 = ANY(d.users)) OR d.departments && $3::text[])
 	AND (cardinality(d.chats) = 0 OR ($4 <> '' AND $4 = ANY(d.chats)))`
 
-// lexicalSQL ranks the visible passages sharing a term with the query
-// ($5) by BM25 with every term once (k1 1.2, b 0.75): a term's weight is
-// its rarity among the passages that have any query term (a bigram in
-// every passage, 公司 or 员工, weighs little), a long passage's score is
-// damped.
-//
-// The GIN index is asked once per query term (hits), and only then are
-// the passages' documents filtered by the audience: asked for all terms
-// at once inside a join with the documents, the planner probed the index
-// once per visible document (5.6 s over 20,000 passages, against 30 ms
-// this way). A term's count is a window over the candidates, not a join:
-// the audience filter's estimate (one row) made the planner join them in
-// nested loops (3 s). Arithmetic is in float8: numeric's ln was half the
-// rest.
-const lexicalSQL = `
-WITH q AS (
-	SELECT DISTINCT t FROM unnest($5::text[]) AS t
-), hits AS MATERIALIZED (
-	SELECT q.t, c.id, c.document_id, c.nterms FROM q,
-		LATERAL (SELECT id, document_id, nterms FROM knowledge_chunks WHERE terms @> ARRAY[q.t]) c
-), cand AS MATERIALIZED (
-	SELECT hits.t, hits.id, hits.nterms FROM hits JOIN knowledge_documents d ON d.id = hits.document_id
-	WHERE ` + visibleSQL + `
-), w AS (
-	SELECT id, nterms, count(*) OVER (PARTITION BY t)::float8 AS df FROM cand
-), stats AS MATERIALIZED (
-	SELECT count(*)::float8 AS n, avg(nterms)::float8 AS avglen FROM (SELECT DISTINCT id, nterms FROM cand) p
-)
-SELECT w.id, sum(ln(1 + (stats.n - w.df + 0.5) / (w.df + 0.5)))
-	* 2.2 / (1 + 1.2 * (0.25 + 0.75 * w.nterms / greatest(stats.avglen, 1))) AS score
-FROM w CROSS JOIN stats
-GROUP BY w.id, w.nterms, stats.avglen, stats.n
-ORDER BY score DESC, w.id
-LIMIT $6`
-
 // scored is a passage id with its score.
 type scored struct {
 	id    int64
@@ -106,16 +68,25 @@ type scored struct {
 }
 
 // Search returns at most limit passages of the documents c may see that
-// best answer query, best first: lexical (Terms, BM25), and hybrid with
-// the vectors of sim when it has a query embedding. Adjacent matching
-// passages of one document are merged into one, so an answer split over
-// two sections comes whole.
-func Search(ctx context.Context, q querier, c Caller, query string, limit int, sim Similar) ([]Passage, error) {
+// best answer query, best first: lexical (Terms, BM25 over lex's
+// Postings), and hybrid with the vectors of sim when it has a query
+// embedding. Adjacent matching passages of one document are merged into
+// one, so an answer split over two sections comes whole, and each is cut
+// to its window around the question's words (windows).
+func Search(ctx context.Context, q querier, c Caller, query string, limit int, lex Lexical, sim Similar) ([]Passage, error) {
 	if limit <= 0 || strings.TrimSpace(query) == "" {
 		return nil, nil
 	}
+	if lex.Postings == nil {
+		lex.Postings = NewPostings()
+	}
+	idx, err := lex.Postings.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	depts := orEmpty(nonEmpty(c.Depts))
-	lexical, err := lexicalHits(ctx, q, c, depts, memory.Terms(query))
+	terms := lex.Vocabulary.expand(idx, query, idx.queryWeights(memory.Terms(query)))
+	lexical, err := lexicalHits(ctx, q, c, depts, idx, terms)
 	if err != nil {
 		return nil, err
 	}
@@ -130,25 +101,41 @@ func Search(ctx context.Context, q querier, c Caller, query string, limit int, s
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	return passages(ctx, q, c, depts, hits, limit)
+	ps, err := passages(ctx, q, c, depts, hits, limit)
+	if err != nil {
+		return nil, err
+	}
+	return windows(ps, terms), nil
 }
 
-func lexicalHits(ctx context.Context, q querier, c Caller, depts, terms []string) ([]scored, error) {
+// visibleDocuments are the ids of the documents c may see (visibleSQL).
+func visibleDocuments(ctx context.Context, q querier, c Caller, depts []string) (map[int64]bool, error) {
+	rows, err := q.Query(ctx, `SELECT d.id FROM knowledge_documents d WHERE `+visibleSQL, c.CorpID, c.UserID, depts, c.ChatID)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: visible documents: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: visible documents: %w", err)
+	}
+	out := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// lexicalHits are the candidates best passages by terms among the
+// documents c may see, above the relevance floor.
+func lexicalHits(ctx context.Context, q querier, c Caller, depts []string, idx *termIndex, terms []weighted) ([]scored, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	rows, err := q.Query(ctx, lexicalSQL, c.CorpID, c.UserID, depts, c.ChatID, terms, candidates)
+	visible, err := visibleDocuments(ctx, q, c, depts)
 	if err != nil {
-		return nil, fmt.Errorf("knowledge: search: %w", err)
+		return nil, err
 	}
-	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scored, error) {
-		var s scored
-		err := r.Scan(&s.id, &s.score)
-		return s, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("knowledge: search: %w", err)
-	}
+	hits := idx.rank(terms, visible, candidates)
 	// A passage scoring far below the best shares only a word or two
 	// with the question (多少, 公司, 申请): it would cost the model's
 	// input and answer nothing.
@@ -223,27 +210,28 @@ func passages(ctx context.Context, q querier, c Caller, depts []string, hits []s
 	}
 	var groups []group
 	for i := 0; i < len(list); {
-		x := list[i]
+		j := i + 1
+		for j < len(list) && list[j].doc == list[i].doc && list[j].seq == list[j-1].seq+1 {
+			j++
+		}
+		run := list[i:j]
+		lo, hi := around(run, rank)
+		x := run[lo]
 		g := group{best: rank[x.id], p: Passage{DocumentID: x.doc, Title: x.title, Version: x.version,
-			Heading: x.heading, Page: x.page, Text: x.text, Seqs: []int{x.seq}, Score: hits[rank[x.id]].score}}
+			Heading: x.heading, Page: x.page, Text: x.text, Seqs: []int{x.seq}}}
 		if x.effective != nil {
 			g.p.Effective = *x.effective
 		}
-		j := i + 1
-		for ; j < len(list); j++ {
-			y, prev := list[j], list[j-1]
-			if y.doc != x.doc || y.seq != prev.seq+1 || runes(g.p.Text)+runes(y.text) > maxPassageRunes {
-				break
-			}
-			if y.heading != prev.heading && y.heading != "" {
+		for k := lo + 1; k < hi; k++ {
+			y := run[k]
+			if y.heading != run[k-1].heading && y.heading != "" {
 				g.p.Text += "\n[" + y.heading + "]"
 			}
 			g.p.Text += "\n" + y.text
 			g.p.Seqs = append(g.p.Seqs, y.seq)
-			if r := rank[y.id]; r < g.best {
-				g.best, g.p.Score = r, hits[r].score
-			}
+			g.best = min(g.best, rank[y.id])
 		}
+		g.p.Score = hits[g.best].score
 		groups = append(groups, g)
 		i = j
 	}
@@ -255,16 +243,61 @@ func passages(ctx context.Context, q querier, c Caller, depts []string, hits []s
 	return out, nil
 }
 
+// around is the part run[lo:hi] of a run of adjacent matching passages
+// given as one: its best-ranked passage, joined by its better-ranked
+// neighbours while they fit in windowRunes together.
+func around(run []chunkRow, rank map[int64]int) (lo, hi int) {
+	best := 0
+	for k, x := range run {
+		if rank[x.id] < rank[run[best].id] {
+			best = k
+		}
+	}
+	lo, hi = best, best+1
+	size := runes(run[best].text)
+	for {
+		next, prev := hi < len(run), lo > 0
+		if next && prev && rank[run[lo-1].id] < rank[run[hi].id] {
+			next = false
+		}
+		switch {
+		case next && size+runes(run[hi].text) <= windowRunes:
+			size += runes(run[hi].text)
+			hi++
+		case prev && size+runes(run[lo-1].text) <= windowRunes:
+			lo--
+			size += runes(run[lo].text)
+		default:
+			return lo, hi
+		}
+	}
+}
+
+// sectionOf is a heading path without its root when the root is the
+// document's title (「星河科技员工休假制度（2026版） > 一、年休假」 of
+// 《员工休假制度》 is 「一、年休假」): the title is named already.
+func sectionOf(heading, title string) string {
+	root, rest, nested := strings.Cut(heading, " > ")
+	if title == "" || !strings.Contains(root, title) {
+		return heading
+	}
+	if nested {
+		return rest
+	}
+	return ""
+}
+
 // SourceOf names p's document as a citation does: its title, version,
-// section and page (《差旅报销标准》2025版 · 住宿 · 第 3 页), the page
+// section (its heading path, less a root repeating the title) and page
+// (《差旅报销标准》2025版 · 住宿 · 第 3 页), the page
 // written with pageFormat (messages.knowledge.page, %d the page).
 func SourceOf(p Passage, pageFormat string) string {
 	s := "《" + p.Title + "》"
 	if p.Version != "" {
 		s += p.Version
 	}
-	if p.Heading != "" {
-		s += " · " + p.Heading
+	if h := sectionOf(p.Heading, p.Title); h != "" {
+		s += " · " + h
 	}
 	if p.Page > 0 {
 		s += " · " + fmt.Sprintf(pageFormat, p.Page)

@@ -32,13 +32,15 @@ type Base struct {
 	// Embedder is knowledge.embeddings' endpoint, nil when off.
 	Embedder memory.Embedder
 	vectors  *Vectors
+	lexical  Lexical
 }
 
 // NewBase is the knowledge base of cfg on pool.
 func NewBase(pool *pgxpool.Pool, cfg config.KnowledgeConfig, log *slog.Logger, now func() time.Time) *Base {
 	vs := NewVectors()
 	vs.Log = log
-	return &Base{Pool: pool, Cfg: cfg, Log: log, Now: now, Embedder: memory.NewEmbedder(cfg.Embeddings), vectors: vs}
+	return &Base{Pool: pool, Cfg: cfg, Log: log, Now: now, Embedder: memory.NewEmbedder(cfg.Embeddings), vectors: vs,
+		lexical: Lexical{Postings: NewPostings(), Vocabulary: NewVocabulary(cfg.Vocabulary)}}
 }
 
 func (b *Base) maxBytes() int64 {
@@ -95,7 +97,7 @@ func (b *Base) Search(ctx context.Context, c Caller, query string) ([]Passage, e
 			sim.Embedding = v
 		}
 	}
-	ps, err := Search(ctx, b.Pool, c, query, b.Cfg.Results, sim)
+	ps, err := Search(ctx, b.Pool, c, query, b.Cfg.Results, b.lexical, sim)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: search: %w", err)
 	}

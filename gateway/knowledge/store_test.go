@@ -41,7 +41,7 @@ func add(t *testing.T, pool *pgxpool.Pool, n knowledge.NewDocument) knowledge.Ad
 
 func search(t *testing.T, pool *pgxpool.Pool, c knowledge.Caller, q string) []knowledge.Passage {
 	t.Helper()
-	ps, err := knowledge.Search(context.Background(), pool, c, q, 5, knowledge.Similar{})
+	ps, err := knowledge.Search(context.Background(), pool, c, q, 5, knowledge.Lexical{}, knowledge.Similar{})
 	if err != nil {
 		t.Fatal(err)
 	}
