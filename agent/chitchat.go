@@ -127,12 +127,21 @@ func isChitChat(text string) bool { return chitChat(text, nil) }
 // to write (请假说明, 注意事项): the object of a writing verb that is no
 // word of any skill is a text.
 func chitChat(text string, catalog *matcher) bool {
+	chat, _ := chitChatAsks(text, catalog)
+	return chat
+}
+
+// chitChatAsks is chitChat, and whether the chit-chat asks for an answer
+// (how to, why, what is: an explanation or advice) rather than a text,
+// ideas or a greeting: such a question may be one the company's
+// documents answer (skills.Spec.Documents).
+func chitChatAsks(text string, catalog *matcher) (chat, asks bool) {
 	folded := matchNorm(strings.TrimSpace(text))
 	if folded == "" {
-		return false
+		return false, false
 	}
 	if isGreeting(folded) {
-		return true
+		return true, false
 	}
 	asked, material := folded, containsAny(folded, materialMarks)
 	if i := strings.IndexAny(folded, "：:"); i >= 0 && strings.TrimSpace(folded[i+1:]) != "" {
@@ -142,29 +151,31 @@ func chitChat(text string, catalog *matcher) bool {
 		}
 	}
 	parts := strings.FieldsFunc(asked, func(r rune) bool { return strings.ContainsRune(chitChatSeparators, r) })
-	head, solves := false, false
+	head, solves, answer := false, false, false
 	for _, p := range parts {
 		a := actOf(p, material, catalog)
 		switch {
 		case isGreeting(p):
 		case asksRecord(p, a):
-			return false
+			return false, false
 		case !head && a != actRequest:
 			head = true
-			solves = a == actAdvise || a == actExplain || hasAnyPrefix(afterBenefactive(stripPolite(p)), ideaVerbs)
+			answer = a == actAdvise || a == actExplain
+			solves = answer || hasAnyPrefix(afterBenefactive(stripPolite(p)), ideaVerbs)
 		case !head && hasAnyPrefix(strings.TrimSpace(p), requestOpeners):
-			return false // asks the assistant for something else first
+			return false, false // asks the assistant for something else first
 		case !head:
 			// A statement before the act is its context
 			// (「我要在周会上发言，帮我拟个开场白」).
 		case startsRequest(p) && a == actRequest:
-			return false // a request of its own after the act
+			return false, false // a request of its own after the act
 		}
 	}
 	// A way asked out of a problem with something the company's systems
 	// hold (「帮我想想办法，VPN密码忘了」) is a request for the skill that
 	// mends it; one with a meeting gone quiet is advice.
-	return head && !(solves && problemWithRecord(parts, catalog))
+	chat = head && !(solves && problemWithRecord(parts, catalog))
+	return chat, chat && answer
 }
 
 // problemMarks say something went wrong.

@@ -2,11 +2,15 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/hermes-gw/hermes/skills"
 )
 
 // Chit-chat that looks like a task (issue #37 item 2): what the message
@@ -172,4 +176,36 @@ func FuzzChitChat(f *testing.F) {
 			t.Errorf("chitChat(%q) = true, it asks for a look-up", q)
 		}
 	})
+}
+
+// TestChitChatQuestionGetsOnlyTheDocuments: a question that asks how or
+// what is (chit-chat by its shape: no record asked for) is offered the
+// company's document search and no skill; a text to write gets neither; a
+// request gets its skill.
+func TestChitChatQuestionGetsOnlyTheDocuments(t *testing.T) {
+	docs := catalogTool{spec: skills.Spec{Name: "knowledge_search", Description: "Search the company's documents: rules, guides, how-tos.",
+		ReadOnly: true, Documents: true, Triggers: skills.Triggers{Always: true}, Parameters: json.RawMessage(`{"type":"object"}`)}}
+	leave := catalogTool{spec: skills.Spec{Name: "hr_leave_balance", Description: "查询我的年假余额 剩余天数",
+		ReadOnly: true, Parameters: json.RawMessage(`{"type":"object"}`)}}
+	offered := func(text string) []string {
+		t.Helper()
+		off, err := offerTools(offerInput{tools: []skills.Tool{docs, leave}, text: normalizeText(text), limit: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range off.entries {
+			names = append(names, e.spec.Name)
+		}
+		return names
+	}
+	if got := offered("收到钓鱼邮件怎么办"); len(got) != 1 || got[0] != "knowledge_search" {
+		t.Errorf("a how-to question was offered %v, want the document search alone", got)
+	}
+	if got := offered("帮我写一封请假邮件"); len(got) != 0 {
+		t.Errorf("a text to write was offered %v, want nothing", got)
+	}
+	if got := offered("我还有几天年假"); !slices.Contains(got, "hr_leave_balance") {
+		t.Errorf("a request was offered %v, want its skill", got)
+	}
 }

@@ -22,7 +22,9 @@ import (
 //
 // Turn.Tools are the skills the user may use (access rules applied by the
 // gateway); only they are ever offered. A message that asks for no
-// company data (chitchat.go) is offered none, nor the index. Otherwise
+// company data (chitchat.go) is offered none, nor the index; one that
+// asks how or what is gets the company's document search alone
+// (skills.Spec.Documents), never a skill. Otherwise
 // each skill is scored against the user's text (match.go; colloquial
 // verbs such as 催, 撤, 关 expanded by colloquial.go). Offered in full (its
 // definition in the tools block):
@@ -114,7 +116,7 @@ type offering struct {
 	entries  []*toolEntry
 	index    bool // the skill index and load_skills are on
 	areas    bool // the index lists areas, not skills (index.go)
-	chitchat bool // the text asks for no company data: nothing is offered
+	chitchat bool // the text asks for no company data: no skill is offered (a question gets the document search)
 	matcher  *matcher
 }
 
@@ -140,8 +142,17 @@ func offerTools(in offerInput) (offering, error) {
 		return offering{}, err
 	}
 	m := matcherFor(specs, in.colloquial)
-	if chitChat(in.text, m) {
-		return offering{chitchat: true, matcher: m}, nil
+	if chat, asks := chitChatAsks(in.text, m); chat {
+		// A question asked for an answer (how to, what is) may be one the
+		// company's documents answer: the document search goes with it,
+		// never a skill.
+		out := offering{chitchat: true, matcher: m}
+		for i, s := range specs {
+			if asks && s.Documents {
+				out.entries = append(out.entries, newToolEntry(in.tools[i], s))
+			}
+		}
+		return out, nil
 	}
 	// A skill index that costs more than indexTok gives way to the index
 	// of areas, whose cost does not grow with the catalog; the model then

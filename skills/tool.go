@@ -84,6 +84,12 @@ type Spec struct {
 	// the caller, and labels what it shows as the caller's own. nil: not
 	// said; the agent infers it from the description (agent/whose.go).
 	Personal *bool
+	// Documents says the tool searches the company's documents (the
+	// knowledge base's knowledge_search): a question that asks how, why
+	// or what something is, which asks for no record and so is offered no
+	// skill (agent/chitchat.go), is still offered it, since the company's
+	// rules and guides may answer it.
+	Documents bool
 }
 
 // Triggers say when a tool is relevant to the user's text.

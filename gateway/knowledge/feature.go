@@ -121,6 +121,7 @@ func (t *searchTool) Spec() skills.Spec {
 		ParallelSafe: true,
 		Synonyms:     []string{"制度", "规定", "政策", "手册", "流程", "标准", "怎么办"},
 		Triggers:     skills.Triggers{Always: true},
+		Documents:    true,
 	}
 }
 
