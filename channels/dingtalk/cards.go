@@ -70,14 +70,17 @@ func (c *Channel) CardButtons(account string) int {
 	return 0
 }
 
-// cardsOn: the robot sends button cards. Only in Stream mode: no official
-// source says how DingTalk authenticates an HTTP card callback (the
-// apiSecret of /v1.0/card/callbacks/register: alibabacloud-go/dingtalk
-// card_1_0 RegisterCallbackRequest gives the field, open-dingtalk's SDKs
-// and dingtalk-card-examples only the Stream path), so a tap over HTTP
-// could not be verified.
+// cardsOn: the robot sends button cards (a button_card_template_id). Its
+// taps always come over a Stream connection, whose socket the app's
+// credentials opened: no official source says how DingTalk authenticates
+// an HTTP card callback (the apiSecret of /v1.0/card/callbacks/register:
+// alibabacloud-go/dingtalk card_1_0 RegisterCallbackRequest gives the
+// field, open-dingtalk's SDKs and dingtalk-card-examples only the Stream
+// path), so a robot in http mode opens a Stream connection that takes
+// only the card topic (stream.go subscriptions); its messages still come
+// over HTTP.
 func (r *robot) cardsOn() bool {
-	return r.cfg.ButtonCardTemplateID != "" && r.cfg.Mode == ModeStream
+	return r.cfg.ButtonCardTemplateID != ""
 }
 
 // ClickRef is the asker's staffId: a tap's callback names the tapper by

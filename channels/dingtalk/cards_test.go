@@ -433,21 +433,24 @@ func TestChoiceCardTapContinuesTheRun(t *testing.T) {
 	}
 }
 
-// TestCardHTTPMode: a robot in HTTP mode keeps the text confirmation even
-// with a button template (its card callbacks cannot be verified), and its
-// callback route takes no card callback, signed or forged: refused,
-// nothing stored.
+// TestCardHTTPMode: a robot in HTTP mode with a button template asks with
+// a card; its messages come over HTTP, its taps over a Stream connection
+// that takes only the card topic (the one path DingTalk documents for
+// taps). The asker's tap runs the call once; the robot's HTTP route takes
+// no card callback, signed or forged: refused, nothing stored.
 func TestCardHTTPMode(t *testing.T) {
 	r := newCardRig(t, "      button_card_template_id: "+buttonTemplate+"\n")
+	r.waitLive(t, 1)
 	if got := r.post(message("msg-ask7", "帮我重置 VPN 密码", false), appSecret); got != http.StatusOK {
 		t.Fatalf("status %d", got)
 	}
 	r.waitIdle(ctxFor(t, 30*time.Second))
-	if sent := r.fake.Sent(); len(sent) != 1 || !strings.Contains(sent[0].Text, "重置你的 VPN 密码") || len(r.fake.Cards()) != 0 {
-		t.Fatalf("sent %+v, cards %+v: want the text confirmation only", sent, r.fake.Cards())
+	track, params := r.lastCard(t)
+	if !strings.Contains(params["body"], "重置你的 VPN 密码") || params["status"] != "pending" {
+		t.Fatalf("card %+v: want the question with its buttons", params)
 	}
 	inbound := r.count(`SELECT count(*) FROM inbound_messages`)
-	tap := dingtalktest.Tap{OutTrackID: "hermes-card-0123456789abcdef", UserID: "zhangsan", CorpID: corpID, Action: "ok"}.JSON("IM_ROBOT", "zhangsan")
+	tap := dingtalktest.Tap{OutTrackID: track, UserID: "zhangsan", CorpID: corpID, Action: "ok"}.JSON("IM_ROBOT", "zhangsan")
 	for _, secret := range []string{appSecret, "guessed-secret"} {
 		if got := r.postBody(tap, secret); got != http.StatusBadRequest && got != http.StatusUnauthorized {
 			t.Errorf("card callback on the robot route: status %d", got)
@@ -456,6 +459,12 @@ func TestCardHTTPMode(t *testing.T) {
 	r.waitIdle(ctxFor(t, 30*time.Second))
 	if n := r.count(`SELECT count(*) FROM inbound_messages`); n != inbound || r.calls.Load() != 0 {
 		t.Fatalf("a card callback over HTTP stored %d messages or ran %d calls", n-inbound, r.calls.Load())
+	}
+	if _, ans := r.tap(t, track, "zhangsan", "ok", 0); ans.title() != "已确认 · 执行中" {
+		t.Fatalf("tap over the stream answered %s", ans.raw)
+	}
+	if st := r.settled(t, track); st.Params["title"] != "已确认" || r.calls.Load() != 1 {
+		t.Fatalf("card %+v after %d calls, want 已确认 after one", st.Params, r.calls.Load())
 	}
 }
 

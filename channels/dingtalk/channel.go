@@ -117,13 +117,14 @@ func (c *Channel) Routes(sink channels.Sink) []channels.Route {
 	return routes
 }
 
-// Connections are the stream connections of the robots in stream mode.
-// DingTalk spreads a client's messages over all its connections, so every
-// replica keeps one (not Exclusive).
+// Connections are the stream connections of the robots in stream mode,
+// and of those in http mode that send button cards (their taps' only
+// verified path: cards.go cardsOn). DingTalk spreads a client's messages
+// over all its connections, so every replica keeps one (not Exclusive).
 func (c *Channel) Connections() []channels.Connection {
 	var conns []channels.Connection
 	for _, r := range c.robots {
-		if r.cfg.Mode == ModeStream {
+		if r.cfg.Mode == ModeStream || r.cardsOn() {
 			conns = append(conns, channels.Connection{Account: r.cfg.Name, Run: r.runStream, Backoff: r.backoff})
 		}
 	}

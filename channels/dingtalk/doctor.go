@@ -32,7 +32,7 @@ func (c *Channel) Check(ctx context.Context) []channels.Check {
 		r := c.robots[name]
 		token := r.checkToken(ctx)
 		out = append(out, token)
-		if r.cfg.Mode == ModeStream {
+		if r.cfg.Mode == ModeStream || r.cardsOn() { // http mode's taps come over a stream too
 			out = append(out, r.checkStream(ctx))
 		}
 		if token.OK { // the card probe needs a token
@@ -48,9 +48,9 @@ func (c *Channel) Check(ctx context.Context) []channels.Check {
 const doctorProbeTrack = cardTrackPrefix + "doctor-probe"
 
 // checkCards says whether confirmations are asked with button cards and
-// what is missing: the template id, stream mode (the only mode whose card
-// callbacks Hermes can verify; the card topic is subscribed by the
-// connection checkStream opened), the permission Card.Instance.Write
+// what is missing: the template id (taps come over a stream connection in
+// either mode, its card topic subscribed by the connection checkStream
+// opened), the permission Card.Instance.Write
 // (probed with an update of a card that does not exist).
 func (r *robot) checkCards(ctx context.Context) channels.Check {
 	ck := channels.Check{Name: "dingtalk/" + r.cfg.Name + ": button cards"}
@@ -58,11 +58,6 @@ func (r *robot) checkCards(ctx context.Context) channels.Check {
 	case r.cfg.ButtonCardTemplateID == "":
 		ck.OK, ck.Detail = true, "off (no button_card_template_id): confirmations are typed 「确认」; "+
 			"to ask with buttons, publish a template in 卡片平台 for this app (README, \"Confirmation and choice cards\") and set button_card_template_id"
-		return ck
-	case r.cfg.Mode != ModeStream:
-		ck.Detail = "button_card_template_id is set, but cards stay off in http mode: no official DingTalk source says how the apiSecret of " +
-			"/v1.0/card/callbacks/register authenticates an HTTP card callback, so a tap could not be verified; confirmations go as text"
-		ck.Fix = "dingtalk.robots[].mode: stream (taps then arrive on the stream's card topic " + cardTopic + "), or remove button_card_template_id"
 		return ck
 	}
 	ctx, cancel := context.WithTimeout(ctx, doctorTimeout)

@@ -72,10 +72,13 @@ func (r *robot) openConnection(ctx context.Context) (string, error) {
 }
 
 // subscriptions are the topics the robot's connections take: robot
-// messages, and card callbacks when it sends button cards (without the
-// subscription DingTalk pushes no tap: cards.md trap 8).
+// messages (in stream mode), and card callbacks when it sends button cards
+// (without the subscription DingTalk pushes no tap: cards.md trap 8).
 func (r *robot) subscriptions() []map[string]string {
-	subs := []map[string]string{{"type": frameCallback, "topic": botTopic}}
+	var subs []map[string]string
+	if r.cfg.Mode == ModeStream {
+		subs = append(subs, map[string]string{"type": frameCallback, "topic": botTopic})
+	}
 	if r.cardsOn() {
 		subs = append(subs, map[string]string{"type": frameCallback, "topic": cardTopic})
 	}

@@ -153,7 +153,7 @@ func TestDemoPlaysTheConversationWithIdentityInjection(t *testing.T) {
 		". 我在上海办公室，工位 12F-031（", ". 负责华东区的销售（",
 		// The handbook answers a rule question, its source named by Hermes.
 		"《差旅报销标准》2026版: 4 passages", "你> 出差住酒店一晚能报多少？", "每晚不超过 550 元",
-		"来源：《差旅报销标准》2026版 · 差旅报销标准（2026版） > 住宿",
+		"来源：《差旅报销标准》2026版 · 住宿",
 		// and the outcome of the confirmed reset.
 		". " + time.Now().Format("2006-01-02") + " 已执行：已重置"} {
 		if !strings.Contains(out, want) {

@@ -86,7 +86,9 @@ func (g *streamGateway) open(w http.ResponseWriter, r *http.Request) {
 			topics = append(topics, sub.Topic)
 		}
 	}
-	if !slices.Contains(topics, BotTopic) {
+	// A connection takes the callbacks it subscribes: robot messages, card
+	// taps, or both (the SDKs register either router alone).
+	if len(topics) == 0 {
 		writeError(w, http.StatusBadRequest, "InvalidParameter", "no subscription")
 		return
 	}

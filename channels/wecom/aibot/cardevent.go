@@ -100,6 +100,3 @@ func answerOf(ans *channels.CardAnswer) *cardUpdate {
 	}
 	return &cardUpdate{ResponseType: responseUpdateCard, TemplateCard: cardOf(*ans.Card)}
 }
-
-// isClick reports whether m is a tap on a template card.
-func (m *botMessage) isClick() bool { return m.eventType() == botEventCard }

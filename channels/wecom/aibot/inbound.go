@@ -161,6 +161,9 @@ func (m *botMessage) eventType() string {
 	return m.Event.EventType
 }
 
+// isClick reports whether m is a tap on a template card (cardevent.go).
+func (m *botMessage) isClick() bool { return m.eventType() == botEventCard }
+
 // inbound turns a decoded message into the Inbound handed to the sink.
 // plain is the decrypted payload (kept as Raw); reqID is the frame's req_id
 // in websocket mode.
