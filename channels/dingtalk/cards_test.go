@@ -2,70 +2,36 @@ package dingtalk_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels/dingtalk/dingtalktest"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
 // buttonTemplate is the robots' button card template in these tests.
 const buttonTemplate = "hermes-confirm-0001.schema"
 
 // cardRig is a real gateway serving one DingTalk robot in Stream mode with
-// a button card template, whose model asks to reset a VPN password (a
-// skill that needs 「确认」) or to close a ticket (a backend that asks which
-// one), and the skill's backend counting its calls.
+// a button card template, and the card tests' skills and model
+// (gatewaytest.CardSkills, CardModel).
 type cardRig struct {
 	*hermes
-	calls *atomic.Int32
+	skills *gatewaytest.CardSkills
 }
 
 func newCardRig(t *testing.T, robot string) *cardRig {
 	t.Helper()
 	t.Parallel()
-	calls := &atomic.Int32{}
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		w.Header().Set("Content-Type", "application/json")
-		if req.URL.Path == "/tickets" {
-			_, _ = io.WriteString(w, `{"requires_followup":true,"question":"你要处理哪一张工单？","options":["T-1001 VPN 无法连接","T-1002 打印机卡纸"]}`)
-			return
-		}
-		calls.Add(1)
-		_, _ = io.WriteString(w, `{"summary":"VPN 密码已重置"}`)
-	}))
-	t.Cleanup(backend.Close)
-	skill := "---\nname: it_vpn_reset\ndescription: 重置 VPN 密码\nparameters:\n  type: object\n  properties: {}\n" +
-		"endpoint: " + backend.URL + "/reset\nconfirm: {prompt: \"重置你的 VPN 密码？\"}\nidentity: none\n---\n"
-	tickets := "---\nname: it_ticket_close\ndescription: 关闭工单\nparameters:\n  type: object\n  properties: {}\n" +
-		"endpoint: " + backend.URL + "/tickets\nidentity: none\n---\n"
-	fsys := fstest.MapFS{"it_vpn_reset/SKILL.md": {Data: []byte(skill)}, "it_ticket_close/SKILL.md": {Data: []byte(tickets)}}
+	skills := gatewaytest.NewCardSkills(t)
 	if robot == "" {
 		robot = "      mode: stream\n      button_card_template_id: " + buttonTemplate + "\n"
 	}
-	r := &cardRig{hermes: startWith(t, robot, fsys), calls: calls}
-	r.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "user" && strings.Contains(last.Content, "关闭工单"):
-			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_close", `{}`)}}
-		case last.Role == "user" && strings.HasPrefix(last.Content, "T-100"):
-			return openaitest.Reply{Content: "已选：" + last.Content}
-		case last.Role == "user" && strings.Contains(last.Content, "VPN"):
-			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_vpn_reset", `{}`)}}
-		}
-		return openaitest.Reply{Content: "好的。"}
-	})
+	r := &cardRig{hermes: startWith(t, robot, skills.FS), skills: skills}
+	r.model.SetHandler(gatewaytest.CardModel)
 	if strings.Contains(robot, "mode: stream") {
 		r.waitLive(t, 1)
 	}
@@ -230,8 +196,8 @@ func TestCardTapRunsOnceAndUpdatesCard(t *testing.T) {
 		t.Fatalf("another member's tap answered %s, want {\"response\":{}}", ans.raw)
 	}
 	r.waitIdle(ctxFor(t, 30*time.Second))
-	if st, _ := r.fake.Card(track); r.calls.Load() != 0 || st.Changes != 0 || r.count(`SELECT count(*) FROM inbound_messages`) != inbound {
-		t.Fatalf("another member's tap: %d calls, %d card changes, or a message stored", r.calls.Load(), st.Changes)
+	if st, _ := r.fake.Card(track); r.skills.Calls() != 0 || st.Changes != 0 || r.count(`SELECT count(*) FROM inbound_messages`) != inbound {
+		t.Fatalf("another member's tap: %d calls, %d card changes, or a message stored", r.skills.Calls(), st.Changes)
 	}
 
 	start := time.Now()
@@ -262,7 +228,7 @@ func TestCardTapRunsOnceAndUpdatesCard(t *testing.T) {
 	}()
 	wg.Wait()
 	st := r.settled(t, track)
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("the skill ran %d times, want once", n)
 	}
 	if st.Params["title"] != "已确认" || !strings.Contains(st.Params["body"], "VPN 密码已重置") || st.Params["status"] != "done" {
@@ -274,7 +240,7 @@ func TestCardTapRunsOnceAndUpdatesCard(t *testing.T) {
 	if _, a := r.tap(t, track, "zhangsan", "no", 0); !a.noteOnly("已处理") {
 		t.Errorf("late tap answered %s", a.raw)
 	}
-	if now := r.settled(t, track); now.Params["title"] != "已确认" || r.calls.Load() != 1 {
+	if now := r.settled(t, track); now.Params["title"] != "已确认" || r.skills.Calls() != 1 {
 		t.Fatalf("a late tap redrew the card %+v", now.Params)
 	}
 }
@@ -294,8 +260,8 @@ func TestCardTapExpired(t *testing.T) {
 	if _, ans := r.tap(t, track, "zhangsan", "ok", 0); ans.title() != "已过期" {
 		t.Fatalf("late tap answered %s", ans.raw)
 	}
-	if st := r.settled(t, track); st.Params["title"] != "已过期" || st.Params["status"] != "done" || r.calls.Load() != 0 {
-		t.Fatalf("card %+v after %d calls", st.Params, r.calls.Load())
+	if st := r.settled(t, track); st.Params["title"] != "已过期" || st.Params["status"] != "done" || r.skills.Calls() != 0 {
+		t.Fatalf("card %+v after %d calls", st.Params, r.skills.Calls())
 	}
 }
 
@@ -310,7 +276,7 @@ func TestCardTapAndTypedConfirmRunOnce(t *testing.T) {
 	go func() { defer wg.Done(); r.say(t, message("msg-typed3", "确认", false)) }()
 	wg.Wait()
 	r.waitIdle(ctxFor(t, 30*time.Second))
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("tap + typed 确认 ran the skill %d times, want once", n)
 	}
 }
@@ -355,8 +321,8 @@ func TestCardSameTapAtTwoReplicas(t *testing.T) {
 			taken++
 		}
 	}
-	if st := r.settled(t, track); taken != 1 || r.calls.Load() != 1 || st.Params["title"] != "已确认" {
-		t.Fatalf("answers %q, %d calls, card %+v: want one tap taken, one run", titles, r.calls.Load(), st.Params)
+	if st := r.settled(t, track); taken != 1 || r.skills.Calls() != 1 || st.Params["title"] != "已确认" {
+		t.Fatalf("answers %q, %d calls, card %+v: want one tap taken, one run", titles, r.skills.Calls(), st.Params)
 	}
 }
 
@@ -375,9 +341,9 @@ func TestCardTapRefused(t *testing.T) {
 		t.Fatalf("other corp's tap answered %s", a.raw)
 	}
 	r.waitIdle(ctxFor(t, 30*time.Second))
-	if n := r.count(`SELECT count(*) FROM cards WHERE state <> 'pending'`); n != 0 || r.calls.Load() != 0 ||
+	if n := r.count(`SELECT count(*) FROM cards WHERE state <> 'pending'`); n != 0 || r.skills.Calls() != 0 ||
 		r.count(`SELECT count(*) FROM inbound_messages`) != inbound {
-		t.Fatalf("a refused tap changed %d cards, ran %d calls or stored a message", n, r.calls.Load())
+		t.Fatalf("a refused tap changed %d cards, ran %d calls or stored a message", n, r.skills.Calls())
 	}
 	if n := r.count(`SELECT count(*) FROM callback_refusals WHERE channel = 'dingtalk' AND "check" = 'corp'`); n != 1 {
 		t.Errorf("%d corp refusals recorded, want the tap's", n)
@@ -396,7 +362,7 @@ func TestCardFallsBackToText(t *testing.T) {
 		t.Fatalf("sent %+v: want the text confirmation", sent)
 	}
 	r.say(t, message("msg-yes6", "确认", false))
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("typed 确认 after the fallback ran %d calls", n)
 	}
 	for _, c := range r.fake.Cards() {
@@ -457,14 +423,14 @@ func TestCardHTTPMode(t *testing.T) {
 		}
 	}
 	r.waitIdle(ctxFor(t, 30*time.Second))
-	if n := r.count(`SELECT count(*) FROM inbound_messages`); n != inbound || r.calls.Load() != 0 {
-		t.Fatalf("a card callback over HTTP stored %d messages or ran %d calls", n-inbound, r.calls.Load())
+	if n := r.count(`SELECT count(*) FROM inbound_messages`); n != inbound || r.skills.Calls() != 0 {
+		t.Fatalf("a card callback over HTTP stored %d messages or ran %d calls", n-inbound, r.skills.Calls())
 	}
 	if _, ans := r.tap(t, track, "zhangsan", "ok", 0); ans.title() != "已确认 · 执行中" {
 		t.Fatalf("tap over the stream answered %s", ans.raw)
 	}
-	if st := r.settled(t, track); st.Params["title"] != "已确认" || r.calls.Load() != 1 {
-		t.Fatalf("card %+v after %d calls, want 已确认 after one", st.Params, r.calls.Load())
+	if st := r.settled(t, track); st.Params["title"] != "已确认" || r.skills.Calls() != 1 {
+		t.Fatalf("card %+v after %d calls, want 已确认 after one", st.Params, r.skills.Calls())
 	}
 }
 
@@ -485,8 +451,8 @@ func TestCardBesideStreamedAnswer(t *testing.T) {
 	if _, ans := r.tap(t, track, "zhangsan", "ok", 0); ans.title() != "已确认 · 执行中" {
 		t.Fatalf("tap answered %s", ans.raw)
 	}
-	if st := r.settled(t, track); st.Params["title"] != "已确认" || r.calls.Load() != 1 {
-		t.Fatalf("card %+v after %d calls", st.Params, r.calls.Load())
+	if st := r.settled(t, track); st.Params["title"] != "已确认" || r.skills.Calls() != 1 {
+		t.Fatalf("card %+v after %d calls", st.Params, r.skills.Calls())
 	}
 }
 

@@ -4,30 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels/feishu"
 	"github.com/hermes-gw/hermes/channels/feishu/feishutest"
 	"github.com/hermes-gw/hermes/gateway"
+	"github.com/hermes-gw/hermes/gateway/gatewaytest"
 )
 
-// cardRig is a real gateway serving one Feishu app whose model asks to
-// reset a VPN password, a skill that needs 「确认」, and the skill's
-// backend counting its calls.
+// cardRig is a real gateway serving one Feishu app with the card tests'
+// skills and model (gatewaytest.CardSkills, CardModel).
 type cardRig struct {
 	*e2e
-	calls atomic.Int32
+	skills *gatewaytest.CardSkills
 }
 
 func newCardRig(t *testing.T, mode string) *cardRig {
@@ -38,36 +31,9 @@ func newCardRig(t *testing.T, mode string) *cardRig {
 // newCardRigWith is newCardRig with extra keys of the app's section.
 func newCardRigWith(t *testing.T, mode, extra string) *cardRig {
 	t.Helper()
-	r := &cardRig{}
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		w.Header().Set("Content-Type", "application/json")
-		if req.URL.Path == "/tickets" { // a backend that asks which one
-			_, _ = io.WriteString(w, `{"requires_followup":true,"question":"你要处理哪一张工单？","options":["T-1001 VPN 无法连接","T-1002 打印机卡纸"]}`)
-			return
-		}
-		r.calls.Add(1)
-		_, _ = io.WriteString(w, `{"summary":"VPN 密码已重置"}`)
-	}))
-	t.Cleanup(backend.Close)
-	skill := "---\nname: it_vpn_reset\ndescription: 重置 VPN 密码\nparameters:\n  type: object\n  properties: {}\n" +
-		"endpoint: " + backend.URL + "/reset\nconfirm: {prompt: \"重置你的 VPN 密码？\"}\nidentity: none\n---\n"
-	tickets := "---\nname: it_ticket_close\ndescription: 关闭工单\nparameters:\n  type: object\n  properties: {}\n" +
-		"endpoint: " + backend.URL + "/tickets\nidentity: none\n---\n"
-	fsys := fstest.MapFS{"it_vpn_reset/SKILL.md": {Data: []byte(skill)}, "it_ticket_close/SKILL.md": {Data: []byte(tickets)}}
-	r.e2e = newE2EWith(t, mode, extra, gateway.Deps{SkillsFS: fsys})
-	r.model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "user" && strings.Contains(last.Content, "关闭工单"):
-			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_close", `{}`)}}
-		case last.Role == "user" && strings.HasPrefix(last.Content, "T-100"):
-			return openaitest.Reply{Content: "已选：" + last.Content}
-		case last.Role == "user" && strings.Contains(last.Content, "VPN"):
-			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_vpn_reset", `{}`)}}
-		}
-		return openaitest.Reply{Content: "好的。"}
-	})
+	r := &cardRig{skills: gatewaytest.NewCardSkills(t)}
+	r.e2e = newE2EWith(t, mode, extra, gateway.Deps{SkillsFS: r.skills.FS})
+	r.model.SetHandler(gatewaytest.CardModel)
 	return r
 }
 
@@ -174,8 +140,8 @@ func TestCardTapRunsOnceAndShowsOutcome(t *testing.T) {
 		t.Fatalf("another member's tap: %d %+v, want a toast only", status, ans)
 	}
 	r.waitIdle(t)
-	if r.calls.Load() != 0 || r.count(t, `SELECT count(*) FROM inbound_messages`) != inbound {
-		t.Fatalf("another member's tap ran %d calls or stored a message", r.calls.Load())
+	if r.skills.Calls() != 0 || r.count(t, `SELECT count(*) FROM inbound_messages`) != inbound {
+		t.Fatalf("another member's tap ran %d calls or stored a message", r.skills.Calls())
 	}
 
 	start := time.Now()
@@ -199,7 +165,7 @@ func TestCardTapRunsOnceAndShowsOutcome(t *testing.T) {
 	wg.Wait()
 	view, at := r.patchedAt(t, card.MessageID)
 	updated := at.Sub(start)
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("the skill ran %d times, want once", n)
 	}
 	if view.Title != "已确认" || !strings.Contains(view.Text, "VPN 密码已重置") || len(view.Buttons) != 0 {
@@ -221,7 +187,7 @@ func TestCardTapExpired(t *testing.T) {
 	if view := r.patched(t, card.MessageID); view.Title != "已过期" || len(view.Buttons) != 0 {
 		t.Fatalf("card %+v", view)
 	}
-	if n := r.calls.Load(); n != 0 {
+	if n := r.skills.Calls(); n != 0 {
 		t.Fatalf("an expired tap ran the skill %d times", n)
 	}
 }
@@ -237,7 +203,7 @@ func TestCardTapAndTypedConfirmRunOnce(t *testing.T) {
 	go func() { defer wg.Done(); r.post(t, feishutest.EventJSON(message("om_typed", "p2p", "确认"))) }()
 	wg.Wait()
 	r.waitIdle(t)
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("tap + typed 确认 ran the skill %d times, want once", n)
 	}
 }
@@ -262,8 +228,8 @@ func TestCardTapForgedRefused(t *testing.T) {
 		t.Fatalf("replayed tap: status %d", status)
 	}
 	r.waitIdle(t)
-	if n := r.count(t, `SELECT count(*) FROM cards WHERE state <> 'pending'`); n != 0 || r.calls.Load() != 0 {
-		t.Fatalf("a refused tap changed %d cards, ran %d calls", n, r.calls.Load())
+	if n := r.count(t, `SELECT count(*) FROM cards WHERE state <> 'pending'`); n != 0 || r.skills.Calls() != 0 {
+		t.Fatalf("a refused tap changed %d cards, ran %d calls", n, r.skills.Calls())
 	}
 }
 
@@ -282,7 +248,7 @@ func TestCardFallsBackToText(t *testing.T) {
 	}
 	r.post(t, feishutest.EventJSON(message("om_yes5", "p2p", "确认")))
 	r.waitIdle(t)
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("typed 确认 after the fallback ran %d calls", n)
 	}
 	if n := len(r.api.Patches()); n != 0 {
@@ -327,8 +293,8 @@ func TestCardTapOverLongConnection(t *testing.T) {
 		t.Fatalf("tap ack %+v (%s): %v", acks[1], acks[1].Data, err)
 	}
 	v, at := r.patchedAt(t, card.MessageID)
-	if v.Title != "已确认" || r.calls.Load() != 1 {
-		t.Fatalf("card %+v after %d calls", v, r.calls.Load())
+	if v.Title != "已确认" || r.skills.Calls() != 1 {
+		t.Fatalf("card %+v after %d calls", v, r.skills.Calls())
 	}
 	t.Logf("click-to-ack %v (two taps), click-to-updated-card %v (fakes, long connection)", ack, at.Sub(start))
 }
@@ -409,8 +375,8 @@ func TestCardSameTapAtTwoReplicas(t *testing.T) {
 			taken++
 		}
 	}
-	if v := r.patched(t, card.MessageID); taken != 1 || r.calls.Load() != 1 || v.Title != "已确认" {
-		t.Fatalf("answers %q, %d calls, card %+v: want one tap taken, one run", titles, r.calls.Load(), v)
+	if v := r.patched(t, card.MessageID); taken != 1 || r.skills.Calls() != 1 || v.Title != "已确认" {
+		t.Fatalf("answers %q, %d calls, card %+v: want one tap taken, one run", titles, r.skills.Calls(), v)
 	}
 }
 
@@ -425,8 +391,8 @@ func TestCardTypedAnswerSettlesCard(t *testing.T) {
 	if v := r.patched(t, card.MessageID); v.Title != "已确认" || !strings.Contains(v.Text, "VPN 密码已重置") {
 		t.Fatalf("card after typed 确认: %+v", v)
 	}
-	if _, ans := r.tap(t, "ev-after", testUserOpen, id, "ok"); ans.title() != "已处理" || r.calls.Load() != 1 {
-		t.Fatalf("tap after typed 确认: %+v, %d calls", ans, r.calls.Load())
+	if _, ans := r.tap(t, "ev-after", testUserOpen, id, "ok"); ans.title() != "已处理" || r.skills.Calls() != 1 {
+		t.Fatalf("tap after typed 确认: %+v, %d calls", ans, r.skills.Calls())
 	}
 
 	old, oldID := r.ask(t, "om_ask8", "p2p")
@@ -434,12 +400,12 @@ func TestCardTypedAnswerSettlesCard(t *testing.T) {
 	if v := r.patched(t, old.MessageID); v.Title != "已取消" {
 		t.Fatalf("replaced card %+v: want 已取消", v)
 	}
-	if _, ans := r.tap(t, "ev-old", testUserOpen, oldID, "ok"); ans.title() != "已处理" || r.calls.Load() != 1 {
-		t.Fatalf("tap on the cancelled card: %+v, %d calls", ans, r.calls.Load())
+	if _, ans := r.tap(t, "ev-old", testUserOpen, oldID, "ok"); ans.title() != "已处理" || r.skills.Calls() != 1 {
+		t.Fatalf("tap on the cancelled card: %+v, %d calls", ans, r.skills.Calls())
 	}
 	r.tap(t, "ev-new", testUserOpen, newID, "ok")
 	r.waitIdle(t)
-	if n := r.calls.Load(); n != 2 {
+	if n := r.skills.Calls(); n != 2 {
 		t.Fatalf("the current card's tap: %d calls, want 2", n)
 	}
 }
@@ -457,8 +423,8 @@ func TestCardTapAfterResetRunsNothing(t *testing.T) {
 	if ans.title() != "已处理" || ans.Toast == nil || !strings.Contains(ans.Toast.Content, "这个问题已经失效") {
 		t.Fatalf("tap: %+v", ans)
 	}
-	if v := r.patched(t, card.MessageID); v.Title != "已处理" || r.calls.Load() != 0 {
-		t.Fatalf("card %+v after %d calls: want nothing run", v, r.calls.Load())
+	if v := r.patched(t, card.MessageID); v.Title != "已处理" || r.skills.Calls() != 0 {
+		t.Fatalf("card %+v after %d calls: want nothing run", v, r.skills.Calls())
 	}
 	if n := r.count(t, `SELECT count(*) FROM inbound_messages`); n != inbound {
 		t.Fatalf("the tap stored a message (%d, was %d)", n, inbound)
@@ -475,8 +441,8 @@ func TestCardBesideStreamedAnswer(t *testing.T) {
 		t.Fatalf("%d streaming cards, want the one that showed the question", n)
 	}
 	r.tap(t, "ev-stream", testUserOpen, id, "ok")
-	if v := r.patched(t, card.MessageID); v.Title != "已确认" || r.calls.Load() != 1 {
-		t.Fatalf("card %+v after %d calls", v, r.calls.Load())
+	if v := r.patched(t, card.MessageID); v.Title != "已确认" || r.skills.Calls() != 1 {
+		t.Fatalf("card %+v after %d calls", v, r.skills.Calls())
 	}
 }
 

@@ -2,19 +2,13 @@ package aibot_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/hermes-gw/hermes/agent/openaitest"
 	"github.com/hermes-gw/hermes/channels/wecom/wecomtest"
 	"github.com/hermes-gw/hermes/channels/wecom/wxbiz"
 	"github.com/hermes-gw/hermes/gateway"
@@ -40,7 +34,7 @@ const (
 // cardRig is one Hermes with the bot, in either mode.
 type cardRig struct {
 	h      *gatewaytest.Harness
-	calls  atomic.Int32 // the skill's backend: resets run
+	skills *gatewaytest.CardSkills
 	clock  *gatewaytest.JumpClock
 	deps   gateway.Deps
 	extra  string
@@ -54,36 +48,9 @@ type cardRig struct {
 func newCardRig(t *testing.T, mode string) *cardRig {
 	t.Helper()
 	r := &cardRig{h: gatewaytest.New(t), clock: &gatewaytest.JumpClock{}}
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		w.Header().Set("Content-Type", "application/json")
-		if req.URL.Path == "/tickets" { // a backend that asks which one
-			_, _ = io.WriteString(w, `{"requires_followup":true,"question":"你要处理哪一张工单？","options":["T-1001 VPN 无法连接","T-1002 打印机卡纸"]}`)
-			return
-		}
-		r.calls.Add(1)
-		_, _ = io.WriteString(w, `{"summary":"VPN 密码已重置"}`)
-	}))
-	t.Cleanup(backend.Close)
-	reset := "---\nname: it_vpn_reset\ndescription: 重置 VPN 密码\nparameters:\n  type: object\n  properties: {}\n" +
-		"endpoint: " + backend.URL + "/reset\nconfirm: {prompt: \"重置你的 VPN 密码？\"}\nidentity: none\n---\n"
-	tickets := "---\nname: it_ticket_close\ndescription: 关闭工单\nparameters:\n  type: object\n  properties: {}\n" +
-		"endpoint: " + backend.URL + "/tickets\nidentity: none\n---\n"
-	r.deps = gateway.Deps{Now: r.clock.Now, SkillsFS: fstest.MapFS{
-		"it_vpn_reset/SKILL.md": {Data: []byte(reset)}, "it_ticket_close/SKILL.md": {Data: []byte(tickets)},
-	}}
-	r.h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
-		last := req.Messages[len(req.Messages)-1]
-		switch {
-		case last.Role == "user" && strings.Contains(last.Content, "关闭工单"):
-			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_ticket_close", `{}`)}}
-		case last.Role == "user" && strings.HasPrefix(last.Content, "T-100"):
-			return openaitest.Reply{Content: "已选：" + last.Content}
-		case last.Role == "user" && strings.Contains(last.Content, "VPN"):
-			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("it_vpn_reset", `{}`)}}
-		}
-		return openaitest.Reply{Content: "好的。"}
-	})
+	r.skills = gatewaytest.NewCardSkills(t)
+	r.deps = gateway.Deps{Now: r.clock.Now, SkillsFS: r.skills.FS}
+	r.h.Model.SetHandler(gatewaytest.CardModel)
 	if mode == "websocket" {
 		r.ws = wecomtest.NewBotWSServer(t, gatewaytest.WSBotID, gatewaytest.WSSecret)
 		r.extra = gatewaytest.WSBotYAML(r.ws.URL())

@@ -36,8 +36,8 @@ func TestCardCallbackTapRunsOnceAndShowsOutcome(t *testing.T) {
 		t.Fatalf("another member's tap: %d %+v, want an empty 200", status, ans)
 	}
 	r.h.WaitIdle(gatewaytest.WithTimeout(t, 20*time.Second))
-	if r.calls.Load() != 0 || r.count(`SELECT count(*) FROM inbound_messages`) != inbound {
-		t.Fatalf("another member's tap ran %d calls or stored a message", r.calls.Load())
+	if r.skills.Calls() != 0 || r.count(`SELECT count(*) FROM inbound_messages`) != inbound {
+		t.Fatalf("another member's tap ran %d calls or stored a message", r.skills.Calls())
 	}
 
 	start := time.Now()
@@ -71,7 +71,7 @@ func TestCardCallbackTapRunsOnceAndShowsOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.h.WaitIdle(ctx)
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("the skill ran %d times, want once", n)
 	}
 	got := r.answers("tap-1")
@@ -92,7 +92,7 @@ func TestCardCallbackTapExpired(t *testing.T) {
 		t.Fatalf("late tap: %+v, want 已过期", ans)
 	}
 	r.h.WaitIdle(gatewaytest.WithTimeout(t, 20*time.Second))
-	if n := r.calls.Load(); n != 0 {
+	if n := r.skills.Calls(); n != 0 {
 		t.Fatalf("an expired tap ran the skill %d times", n)
 	}
 	if got := r.answers("tap-late"); len(got) != 0 {
@@ -112,7 +112,7 @@ func TestCardCallbackTapAndTypedConfirmRunOnce(t *testing.T) {
 	go func() { defer wg.Done(); r.say(t, "typed-3", "确认", false) }()
 	wg.Wait()
 	r.h.WaitIdle(gatewaytest.WithTimeout(t, 20*time.Second))
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("tap + typed 确认 ran the skill %d times, want once", n)
 	}
 }
@@ -137,9 +137,9 @@ func TestCardCallbackTapForgedRefused(t *testing.T) {
 		t.Fatalf("replayed tap: status %d", status)
 	}
 	r.h.WaitIdle(gatewaytest.WithTimeout(t, 20*time.Second))
-	if n := r.count(`SELECT count(*) FROM cards WHERE state <> 'pending'`); n != 0 || r.calls.Load() != 0 ||
+	if n := r.count(`SELECT count(*) FROM cards WHERE state <> 'pending'`); n != 0 || r.skills.Calls() != 0 ||
 		r.count(`SELECT count(*) FROM inbound_messages`) != inbound {
-		t.Fatalf("a refused tap changed %d cards, ran %d calls or stored a message", n, r.calls.Load())
+		t.Fatalf("a refused tap changed %d cards, ran %d calls or stored a message", n, r.skills.Calls())
 	}
 	if _, ans := r.tap(t, "", "tap-real", asker, false, card, 0); ans.TemplateCard.MainTitle.Title != "已确认 · 执行中" {
 		t.Fatalf("the real tap after the refused ones: %+v", ans)
@@ -161,7 +161,7 @@ func TestCardCallbackFallsBackToText(t *testing.T) {
 	}
 	r.say(t, "typed-5", "确认", false)
 	r.h.WaitIdle(ctx)
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("typed 确认 after the fallback ran %d calls", n)
 	}
 }

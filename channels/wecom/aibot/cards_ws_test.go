@@ -135,7 +135,7 @@ func TestCardWebSocketTapRunsOnceAndShowsOutcome(t *testing.T) {
 		}
 	}
 	r.h.WaitIdle(gatewaytest.WithTimeout(t, 20*time.Second))
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("the skill ran %d times, want once", n)
 	}
 	var results int
@@ -176,7 +176,7 @@ func TestCardWebSocketTapExpiredAndTyped(t *testing.T) {
 		t.Fatalf("late tap answered %+v", f.Reply)
 	}
 	r.h.WaitIdle(gatewaytest.WithTimeout(t, 20*time.Second))
-	if n := r.calls.Load(); n != 0 {
+	if n := r.skills.Calls(); n != 0 {
 		t.Fatalf("an expired tap ran the skill %d times", n)
 	}
 
@@ -184,7 +184,7 @@ func TestCardWebSocketTapExpiredAndTyped(t *testing.T) {
 	r.tapWS(t, "ws-tap-race", asker, false, card, 0)
 	r.sayWS(t, "ws-typed-3", "确认", false)
 	r.h.WaitIdle(gatewaytest.WithTimeout(t, 20*time.Second))
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("tap + typed 确认 ran the skill %d times, want once", n)
 	}
 }
@@ -200,7 +200,7 @@ func TestCardWebSocketFallsBackToText(t *testing.T) {
 		t.Fatalf("pushed %q, want the text confirmation", got)
 	}
 	r.sayWS(t, "ws-typed-4", "确认", false)
-	if n := r.calls.Load(); n != 1 {
+	if n := r.skills.Calls(); n != 1 {
 		t.Fatalf("typed 确认 after the fallback ran %d calls", n)
 	}
 }
