@@ -33,6 +33,7 @@ type cardRig struct {
 func newCardRig(t *testing.T) *cardRig {
 	t.Helper()
 	r := &cardRig{h: gatewaytest.New(t), skills: gatewaytest.NewCardSkills(t)}
+	r.h.AppCards = true
 	r.ct.Store(time.Now().Unix())
 	r.h.Model.SetHandler(gatewaytest.CardModel)
 	r.cfg = r.h.Config()

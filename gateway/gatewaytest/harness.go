@@ -100,6 +100,11 @@ type Harness struct {
 	// ModelYAML are more keys of the model section (limits), set before
 	// a Start.
 	ModelYAML string
+	// AppCards turns the test WeCom app's cards on (wecom.apps[].cards),
+	// set before a Start. Off, a confirmation is the typed one the
+	// pipeline's tests drive; the cards' own tests (channels/wecom) turn
+	// it on. A card's extra parts cost every confirmation test seconds.
+	AppCards bool
 
 	handler atomic.Pointer[http.Handler]
 	nonce   atomic.Int64
@@ -178,9 +183,10 @@ wecom:
       token: %s
       encoding_aes_key: %s
       api_base_url: %s
+      cards: %t
 %s
 `, h.Srv.URL, RouterKey, CorpID, h.DBURL, h.Model.URL(), h.ModelYAML, SamplesDir, h.BackendURL,
-		App, CorpID, AgentID, h.Secret, Token, AESKey, h.WeComAPI.URL(), extra)
+		App, CorpID, AgentID, h.Secret, Token, AESKey, h.WeComAPI.URL(), h.AppCards, extra)
 }
 
 // Config parses ConfigYAML("").
