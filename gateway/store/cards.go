@@ -147,8 +147,9 @@ func SetCardMessage(ctx context.Context, q Querier, id, messageID string) error 
 }
 
 // CardTaps counts, per channel and account, the cards sent since since
-// and how their questions were answered: by a tap, or otherwise (typed,
-// or let expire). Many cards answered and none tapped says the platform
+// that asked a question and how it was answered: by a tap, or otherwise
+// (typed, or let expire). An answer's rating buttons are left out: most
+// answers are never rated, and a rating makes no message to count. Many cards answered and none tapped says the platform
 // does not deliver taps (`hermes doctor`).
 type CardTaps struct {
 	Channel, Account string
@@ -163,8 +164,8 @@ SELECT c.channel, c.account, count(*),
        count(*) FILTER (WHERE EXISTS (SELECT 1 FROM inbound_messages m
            WHERE m.channel = c.channel AND m.account = c.account AND m.platform_msg_id = 'card:' || c.id)),
        count(*) FILTER (WHERE c.state <> 'pending' OR c.expires_at < now())
-FROM cards c WHERE c.message_id <> '' AND c.created_at >= $1
-GROUP BY c.channel, c.account ORDER BY c.channel, c.account`, since)
+FROM cards c WHERE c.message_id <> '' AND c.created_at >= $1 AND c.kind <> $2
+GROUP BY c.channel, c.account ORDER BY c.channel, c.account`, since, CardRate)
 	if err != nil {
 		return nil, fmt.Errorf("store: count card taps: %w", err)
 	}

@@ -62,3 +62,28 @@ func TestCardClaimedOnceBeforeExpiry(t *testing.T) {
 		t.Fatalf("unknown card: %v", err)
 	}
 }
+
+// TestCardTapsCountQuestionsOnly: the doctor's count of cards answered
+// without a tap leaves out answers' rating cards, which most employees
+// never tap and whose taps make no message.
+func TestCardTapsCountQuestionsOnly(t *testing.T) {
+	t.Parallel()
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	now := time.Now().Add(-2 * time.Hour)
+	for i, kind := range []string{store.CardConfirm, store.CardRate, store.CardRate} {
+		c := store.Card{ID: string(rune('a' + i)), Channel: "feishu", Account: "bot", Kind: kind, SessionID: 7, RunID: "r",
+			ChatID: "oc_1", ChatType: channels.ChatSingle, Requester: channels.Identity{UserID: "zhangsan"}, RequesterRef: "ou_1",
+			Buttons: []channels.Button{{Action: channels.ActionConfirm, Label: "确认"}}, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+		if err := store.InsertCard(ctx, pool, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.SetCardMessage(ctx, pool, c.ID, "om_"+c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	taps, err := store.CountCardTaps(ctx, pool, now.Add(-time.Hour))
+	if err != nil || len(taps) != 1 || taps[0].Sent != 1 || taps[0].Answered != 1 {
+		t.Fatalf("taps %+v (%v): want the one question card, expired", taps, err)
+	}
+}
