@@ -37,28 +37,46 @@ func newCardID() string {
 	return hex.EncodeToString(b)
 }
 
+// newCard is a card in answer to in with body as its text: nil where in's
+// channel shows no cards on its account, body needs more than one part,
+// or the channel cannot tell the asker's taps. The caller sets what it
+// asks (kind, title, buttons), its session, run and times. It returns the
+// channel's number of buttons too.
+func (rn *runner) newCard(in channels.Inbound, body string) (*store.Card, int) {
+	ch := rn.channels[in.Channel]
+	cd, ok := ch.(channels.Carder)
+	if !ok || len(body) > ch.Limits(in.Account).MaxBytes {
+		return nil, 0
+	}
+	buttons := cd.CardButtons(in.Account)
+	if buttons == 0 {
+		return nil, 0
+	}
+	ref := cd.ClickRef(in.Account, in.ReplyTo)
+	if ref == "" {
+		return nil, 0
+	}
+	return &store.Card{
+		ID: newCardID(), Channel: in.Channel, Account: in.Account, ChatID: in.ChatID, ChatType: in.ChatType,
+		ReplyTo: in.ReplyTo, Requester: in.Sender, RequesterRef: ref, Body: body,
+	}, buttons
+}
+
 // askCard is the card that asks what the session now waits for (p): a
 // confirmation with 确认 and 取消, or a backend's question with its
 // choices (at most the channel's buttons) as buttons; the reply, masked
-// like any reply, is its body. nil (the text alone) when the message's
-// channel shows no cards on its account, cannot tell the asker's taps, or
-// the reply needs more than one part.
+// like any reply, is its body. nil (the text alone) where newCard makes
+// none.
 func (rn *runner) askCard(in channels.Inbound, p *store.Pending, reply string, choices []string) *store.Card {
 	if p == nil {
 		return nil
 	}
-	ch := rn.channels[in.Channel]
-	cd, ok := ch.(channels.Carder)
-	if !ok || len(reply) > ch.Limits(in.Account).MaxBytes {
+	card, buttons := rn.newCard(in, reply)
+	if card == nil {
 		return nil
 	}
-	buttons := cd.CardButtons(in.Account)
+	card.SessionID, card.RunID, card.CreatedAt, card.ExpiresAt = p.SessionID, p.RunID, p.CreatedAt, p.ExpiresAt
 	words := rn.cfg.Messages
-	card := &store.Card{
-		ID: newCardID(), Channel: in.Channel, Account: in.Account,
-		SessionID: p.SessionID, RunID: p.RunID, ChatID: in.ChatID, ChatType: in.ChatType, ReplyTo: in.ReplyTo,
-		Requester: in.Sender, Body: reply, CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt,
-	}
 	switch {
 	case p.Kind == store.PendingConfirm && buttons >= 2:
 		card.Kind, card.Title = store.CardConfirm, words.Cards.Confirm
@@ -72,9 +90,6 @@ func (rn *runner) askCard(in channels.Inbound, p *store.Pending, reply string, c
 			card.Buttons = append(card.Buttons, channels.Button{Action: strconv.Itoa(i + 1), Label: c})
 		}
 	default:
-		return nil
-	}
-	if card.RequesterRef = cd.ClickRef(in.Account, in.ReplyTo); card.RequesterRef == "" {
 		return nil
 	}
 	return card
@@ -134,24 +149,15 @@ func (rn *runner) queueCardAnswer(ctx context.Context, tx pgx.Tx, row store.Inbo
 // rating buttons (👍 / 👎, live for store.RateWindow), where it fits one
 // card and the channel can tell the asker's taps; else as text.
 func (rn *runner) queueRatedAnswer(ctx context.Context, tx pgx.Tx, row store.InboundRow, sessionID int64, out outcome) (int, error) {
-	to, key, in := AddressOf(row.In), store.AnswerKey(row.ID), row.In
-	ch := rn.channels[in.Channel]
-	cd, ok := ch.(channels.Carder)
-	if !ok || cd.CardButtons(in.Account) < 2 || len(out.reply) > ch.Limits(in.Account).MaxBytes {
-		return rn.outbox.Queue(ctx, tx, key, to, out.reply)
-	}
-	ref := cd.ClickRef(in.Account, in.ReplyTo)
-	if ref == "" {
+	to, key := AddressOf(row.In), store.AnswerKey(row.ID)
+	card, buttons := rn.newCard(row.In, out.reply)
+	if card == nil || buttons < 2 {
 		return rn.outbox.Queue(ctx, tx, key, to, out.reply)
 	}
 	words, now := rn.cfg.Messages.Ratings, rn.now()
-	card := store.Card{
-		ID: newCardID(), Channel: in.Channel, Account: in.Account, Kind: store.CardRate,
-		SessionID: sessionID, RunID: out.run.ID, ChatID: in.ChatID, ChatType: in.ChatType, ReplyTo: in.ReplyTo,
-		Requester: in.Sender, RequesterRef: ref, Body: out.reply, CreatedAt: now, ExpiresAt: now.Add(store.RateWindow),
-		Buttons: []channels.Button{{Action: channels.ActionRateUp, Label: words.UpButton}, {Action: channels.ActionRateDown, Label: words.DownButton}},
-	}
-	if err := store.InsertCard(ctx, tx, card); err != nil {
+	card.Kind, card.SessionID, card.RunID, card.CreatedAt, card.ExpiresAt = store.CardRate, sessionID, out.run.ID, now, now.Add(store.RateWindow)
+	card.Buttons = []channels.Button{{Action: channels.ActionRateUp, Label: words.UpButton}, {Action: channels.ActionRateDown, Label: words.DownButton}}
+	if err := store.InsertCard(ctx, tx, *card); err != nil {
 		return 0, err
 	}
 	return 1, rn.outbox.QueueCard(ctx, tx, key, to, card.ID, out.reply)
