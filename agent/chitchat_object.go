@@ -38,6 +38,11 @@ var textClassifiers = []string{"段", "篇", "首", "封", "句", "则", "本", 
 // noun (点话术, 些建议); 点个外卖 is the verb 点.
 var bareClassifiers = []string{"点", "些"}
 
+// oneDropped are the classifiers whose 一 speech drops after a verb (写个
+// 方案, 写段话, 来首诗, 写封信): they count one thing without a numeral.
+// 本 is not among them (出本月的报表: 本 is "this").
+var oneDropped = []string{"个", "段", "篇", "首", "封", "句"}
+
 // tryingTails end a request with "and let me hear/see it": not part of
 // the object.
 var tryingTails = []string{"听听", "看看", "瞧瞧"}
@@ -56,8 +61,12 @@ func readObject(s string) objectPhrase {
 	s = strings.TrimPrefix(s, "一下")
 	var o objectPhrase
 	if rest, cl, ok := cutQuantity(s); ok {
-		o.counted, o.textual, s = true, hasAnyPrefix(cl, textClassifiers), rest
-		o.some = slices.Contains(bareClassifiers, cl)
+		o.counted, o.textual = true, hasAnyPrefix(cl, textClassifiers)
+		// 点 and 些 are an amount alone or after 一 (来点鸡汤, 一些思路);
+		// after another numeral 点 is the hour (几点上班).
+		numeral := strings.TrimSuffix(strings.TrimSuffix(s, rest), cl)
+		o.some = slices.Contains(bareClassifiers, cl) && (numeral == "" || numeral == "一")
+		s = rest
 	}
 	o.noun = strings.TrimRight(s, trailingParticles)
 	for _, t := range tryingTails {
@@ -80,10 +89,10 @@ func cutQuantity(s string) (rest, classifier string, ok bool) {
 		if !found {
 			continue
 		}
-		// Without a numeral only 个 (写个方案: 一 dropped) and 点, 些
-		// before a noun count (点话术); 点个外卖 is the verb 点, 点子 a
-		// word.
-		if n == 0 && (c != "个" && !slices.Contains(bareClassifiers, c) || tail == "" || hasAnyPrefix(tail, classifiers) || hasAnyPrefix(s, writtenThings)) {
+		// Without a numeral only the classifiers whose 一 is dropped
+		// (写个方案, 写段话) and 点, 些 before a noun count (点话术); 点个
+		// 外卖 is the verb 点, 点子 a word.
+		if n == 0 && (!slices.Contains(oneDropped, c) && !slices.Contains(bareClassifiers, c) || tail == "" || hasAnyPrefix(tail, classifiers) || hasAnyPrefix(s, writtenThings)) {
 			return s, "", false
 		}
 		return tail, c, true
@@ -215,6 +224,39 @@ func howTo(c string, catalog *matcher) bool {
 	return false
 }
 
+// generalQuestion asks what one should do or what a kind of thing
+// generally holds: a modal or 一般 (要, 该, 需要, 一般 …), the act, and
+// "what" ending the question, with at most a noun after it (新人第一天上班
+// 要注意啥, 交接文档一般包含哪些部分). Groups: the act, the noun.
+var generalQuestion = regexp.MustCompile(`(?:要|该|应该|应当|需要|一般|通常|主要|大概)([^，。]{1,6}?)(?:啥|什么|哪些)([^，。]{0,4}?)[呢吗啊呀]?$`)
+
+// asksGenerally: the clause is a general question (generalQuestion) about
+// no one in particular, whose act and noun are no skill's (要订什么会议室
+// asks for a booking, 请假要走什么流程 for a skill's process): advice or
+// knowledge the model or the company's documents give, not a record.
+func asksGenerally(c string, catalog *matcher) bool {
+	g := generalQuestion.FindStringSubmatch(c)
+	if g == nil || otherSubject(c) != "" || containsAny(c, deictics) {
+		return false
+	}
+	act := []rune(g[1])
+	if len(act) == 1 {
+		if _, known := catalog.idf[g[1]]; known {
+			return false // 要订什么: one rune says too little
+		}
+	}
+	for i := 0; i+1 < len(act); i++ {
+		if _, known := catalog.idf[string(act[i:i+2])]; known {
+			return false
+		}
+	}
+	return g[2] == "" || !knownToCatalog(g[2], catalog)
+}
+
+// deictics point at one record (这张单子还要补什么): a question about it,
+// not a general one.
+var deictics = []string{"这张", "这笔", "这个单", "这单", "那张", "那笔", "这条", "那条"}
+
 // ideaAsks follow 有 in a question asking what there is: 有什么, 有哪些.
 var ideaAsks = []string{"什么", "啥", "哪些"}
 
@@ -226,7 +268,7 @@ func advises(c string, catalog *matcher) bool {
 		return true
 	}
 	// 怎么暖场: how to do what no skill does (怎么报销 is a skill's).
-	if catalog != nil && howTo(c, catalog) {
+	if catalog != nil && (howTo(c, catalog) || asksGenerally(c, catalog)) {
 		return true
 	}
 	// 有什么省钱的玩法: ideas asked for, unless what is asked for is
