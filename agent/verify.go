@@ -72,7 +72,7 @@ func (r *run) answerIssue(text string) (answerIssue, bool) {
 		return answerIssue{kind: "caller's data relabeled",
 			correction: fmt.Sprintf("Check your answer: the skills answer for the caller only, so the results are the caller's own records, not %s's. "+
 				"Rewrite it: say you can only show the caller's own data, and present it as the caller's, never as %s's.", who, who),
-			fallback: fmt.Sprintf(m.OwnDataOnly, who)}, true
+			fallback: r.ownAnswerOnly(text, who)}, true
 	}
 	return answerIssue{}, false
 }

@@ -173,9 +173,15 @@ func (r *run) aboutOther(stated string) string {
 }
 
 // setSubject sets who the request is about besides the asker, by the
-// text check, and whether it asks about the asker too.
+// text check, and whether it asks about the asker too: then the person
+// joined to the asker is someone else even when no list knows them
+// (companion, whose_together.go).
 func (r *run) setSubject(goal string) {
 	r.subject = otherSubject(goal)
+	if asksSelfToo(goal) && r.subject == "" {
+		_, m := r.catalog()
+		r.subject = companion(goal, m)
+	}
 	r.selfToo = r.subject != "" && asksSelfToo(goal)
 }
 

@@ -162,10 +162,27 @@ func TestRun_WhoseData(t *testing.T) {
 	})
 	t.Run("SelfAndColleagueRelabeled", func(t *testing.T) {
 		// The caller's record worded as the colleague's is still
-		// corrected, then replaced.
+		// corrected, then replaced by the answer's part about the asker
+		// alone, after the sentence that the colleague's cannot be shown.
 		res, _, _ := run(t, "我和小王这个月的考勤", [2]string{"hr_attendance", `{"subject":"self"}`},
 			"你迟到 0 次，小王迟到 0 次。", "你迟到 0 次，小王迟到 0 次。")
-		if want := fmt.Sprintf(d.OwnDataOnly, "小王"); res.Reply != want {
+		if want := fmt.Sprintf(d.OwnDataOnly, "小王") + "\n你迟到 0 次。"; res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
+	})
+	t.Run("SelfAndColleagueNoListKnows", func(t *testing.T) {
+		// 大刘 is neither a nickname nor a surname the text check knows,
+		// and the model wrote "self" and put the asker's record under
+		// 大刘's name twice: the person joined to the asker is someone
+		// else by the request's structure, so the reply says 大刘's data
+		// cannot be shown and shows the rest as the asker's own.
+		res, log, _ := run(t, "我和对门工位的大刘谁的考勤好", [2]string{"hr_attendance", `{"subject":"self"}`},
+			"大刘这个月的记录：迟到 0 次，缺卡 1 次。", "大刘这个月的记录：迟到 0 次，缺卡 1 次。")
+		if len(log.all()) != 1 {
+			t.Errorf("calls = %q, want the asker's", log.all())
+		}
+		want := fmt.Sprintf(d.OwnDataOnly, "大刘") + "\n" + fmt.Sprintf(d.OwnDataLabel, "考勤查询") + "\n迟到 0 次，缺卡 1 次。"
+		if res.Reply != want {
 			t.Errorf("reply = %q, want %q", res.Reply, want)
 		}
 	})
