@@ -174,7 +174,12 @@ func chitChatAsks(text string, catalog *matcher) (chat, asks bool) {
 	// A way asked out of a problem with something the company's systems
 	// hold (「帮我想想办法，VPN密码忘了」) is a request for the skill that
 	// mends it; one with a meeting gone quiet is advice.
-	chat = head && !(solves && problemWithRecord(parts, catalog))
+	if !head {
+		// Nothing asked: a statement about the asker, or how they want
+		// to be answered (chitchat_statement.go), is chit-chat.
+		return statesOnly(parts, catalog), false
+	}
+	chat = !(solves && problemWithRecord(parts, catalog))
 	return chat, chat && answer
 }
 

@@ -228,7 +228,7 @@ func howTo(c string, catalog *matcher) bool {
 // generally holds: a modal or 一般 (要, 该, 需要, 一般 …), the act, and
 // "what" ending the question, with at most a noun after it (新人第一天上班
 // 要注意啥, 交接文档一般包含哪些部分). Groups: the act, the noun.
-var generalQuestion = regexp.MustCompile(`(?:要|该|应该|应当|需要|一般|通常|主要|大概)([^，。]{1,6}?)(?:啥|什么|哪些)([^，。]{0,4}?)[呢吗啊呀]?$`)
+var generalQuestion = regexp.MustCompile(`(?:要|该|应该|应当|需要|一般|通常|主要|大概)([^，。]{1,6}?)(?:什么样|啥样|怎样|怎么样|啥|什么|哪些)([^，。]{0,4}?)[呢吗啊呀]?$`)
 
 // asksGenerally: the clause is a general question (generalQuestion) about
 // no one in particular, whose act and noun are no skill's (要订什么会议室
@@ -239,9 +239,9 @@ func asksGenerally(c string, catalog *matcher) bool {
 	if g == nil || otherSubject(c) != "" || containsAny(c, deictics) {
 		return false
 	}
-	act := []rune(g[1])
+	act := []rune(strings.TrimSuffix(g[1], "是")) // the copula names no act: 一般是怎样的
 	if len(act) == 1 {
-		if _, known := catalog.idf[g[1]]; known {
+		if _, known := catalog.idf[string(act)]; known {
 			return false // 要订什么: one rune says too little
 		}
 	}
@@ -250,7 +250,8 @@ func asksGenerally(c string, catalog *matcher) bool {
 			return false
 		}
 	}
-	return g[2] == "" || !knownToCatalog(g[2], catalog)
+	noun := strings.TrimSuffix(g[2], "的") // 怎样的
+	return noun == "" || !knownToCatalog(noun, catalog)
 }
 
 // deictics point at one record (这张单子还要补什么): a question about it,

@@ -81,13 +81,24 @@ func phraseBefore(s string) string {
 	return s
 }
 
-// headOfPhrase is the head of a noun phrase: after its last 的, without
+// headOfPhrase is the head of a noun phrase: after its last 的 unless a
+// record of the catalog follows it, without
 // the asker's 我们 before a title (我们组长 → 组长), cut before a word
 // of the catalog's skills after its first two runes (老李加班时长 → 老李).
 func headOfPhrase(phrase string, catalog *matcher) string {
 	phrase = strings.TrimSuffix(strings.TrimSpace(phrase), "的") // 二狗子的 (比一比)
-	if i := strings.LastIndex(phrase, "的"); i >= 0 {
-		phrase = phrase[i+len("的"):]
+	for {
+		i := strings.LastIndex(phrase, "的")
+		if i < 0 {
+			break
+		}
+		// 师兄的餐补 (谁领得多): a record of the catalog after 的 is
+		// what is asked, its holder before it.
+		if head := phrase[i+len("的"):]; catalog == nil || headNoun(head) == "" || !knownToCatalog(head, catalog) {
+			phrase = head
+			break
+		}
+		phrase = phrase[:i]
 	}
 	phrase = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(phrase), "我们"), "我")
 	r := []rune(phrase)
