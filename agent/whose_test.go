@@ -185,6 +185,14 @@ func TestRun_WhoseData(t *testing.T) {
 		if res.Reply != want {
 			t.Errorf("reply = %q, want %q", res.Reply, want)
 		}
+		// A description joined without 的 (楼下前台妹子), and an answer
+		// calling the person by its head (前台妹子).
+		res, _, _ = run(t, "我和楼下前台妹子谁的考勤好", [2]string{"hr_attendance", `{"subject":"self"}`},
+			"前台妹子这个月：迟到 0 次。", "前台妹子这个月：迟到 0 次。")
+		want = fmt.Sprintf(d.OwnDataOnly, "楼下前台妹子") + "\n" + fmt.Sprintf(d.OwnDataLabel, "考勤查询") + "\n迟到 0 次。"
+		if res.Reply != want {
+			t.Errorf("reply = %q, want %q", res.Reply, want)
+		}
 	})
 	t.Run("HolderNoListKnows", func(t *testing.T) {
 		// 胖哥, 师父, 钱总监: neither a nickname nor a surname the text check

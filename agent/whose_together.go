@@ -121,14 +121,16 @@ var otherClauses = regexp.MustCompile(`[^，,。；;！!？?：:\n]*[，,。；;
 var aboutOthers = []string{"他", "她", "对方", "你们", "俩", "两人", "比"}
 
 // ownPart is what of an answer to a request about the asker and who is
-// about the asker alone: the clauses that name neither who nor the two
+// about the asker alone: the clauses that name neither who (in any of
+// their forms, nameForms) nor the two
 // («大刘这个月的记录：迟到 0 次» → «迟到 0 次»). The skills answered for
 // the asker only, so what is left is the asker's; Hermes labels it as
 // theirs (presentWhose).
 func ownPart(answer, who string) string {
 	var b strings.Builder
+	forms := nameForms(who)
 	for _, c := range otherClauses.FindAllString(answer, -1) {
-		if strings.Contains(c, who) || containsAny(c, aboutOthers) {
+		if containsAny(c, forms) || containsAny(c, aboutOthers) {
 			continue
 		}
 		b.WriteString(c)
