@@ -24,7 +24,9 @@ import (
 // about others refused 0, recall 100%. Its misses were mended (a
 // statement about the asker, a preference of address, 一般是怎样的, a record
 // after 的), and round 13 was written after that, committed, and measured
-// once; it is the held-out figure. Colleagues by nickname and title (some
+// once (commit a8aa0cb): chit-chat ran a skill 3/9 | 3/9 (offered tools
+// 4/9), relabeled 0/6, unlabeled 0, not about others refused 0, recall
+// 100%. Colleagues by nickname and title (some
 // with a model that writes "self" for them), ordinary questions about
 // oneself, look-alike chit-chat and two-step requests with another verb on
 // another object, measured like the benchmark (offering_large_bench_test.go).
