@@ -126,22 +126,29 @@ func isChitChat(text string) bool { return chitChat(text, nil) }
 // not nil, tells an object the catalog holds (报销单, 在职证明) from a text
 // to write (请假说明, 注意事项): the object of a writing verb that is no
 // word of any skill is a text.
-func chitChat(text string, catalog *matcher) bool {
-	chat, _ := chitChatAsks(text, catalog)
-	return chat
+func chitChat(text string, catalog *matcher) bool { return chitChatOf(text, catalog).chat }
+
+// chitChatVerdict is what a message asks for, by its shape.
+type chitChatVerdict struct {
+	chat bool // no company data
+	// asks: the chit-chat asks for an answer (how to, why, what is: an
+	// explanation or advice) rather than a text, ideas or a greeting:
+	// such a question may be one the company's documents answer
+	// (skills.Spec.Documents).
+	asks bool
+	// stated: it only states something (chitchat_statement.go); after a
+	// request, that is the request's detail (你在哪层？我在三楼).
+	stated bool
 }
 
-// chitChatAsks is chitChat, and whether the chit-chat asks for an answer
-// (how to, why, what is: an explanation or advice) rather than a text,
-// ideas or a greeting: such a question may be one the company's
-// documents answer (skills.Spec.Documents).
-func chitChatAsks(text string, catalog *matcher) (chat, asks bool) {
+// chitChatOf decides what text asks for.
+func chitChatOf(text string, catalog *matcher) chitChatVerdict {
 	folded := matchNorm(strings.TrimSpace(text))
 	if folded == "" {
-		return false, false
+		return chitChatVerdict{}
 	}
 	if isGreeting(folded) {
-		return true, false
+		return chitChatVerdict{chat: true}
 	}
 	asked, material := folded, containsAny(folded, materialMarks)
 	if i := strings.IndexAny(folded, "：:"); i >= 0 && strings.TrimSpace(folded[i+1:]) != "" {
@@ -157,30 +164,32 @@ func chitChatAsks(text string, catalog *matcher) (chat, asks bool) {
 		switch {
 		case isGreeting(p):
 		case asksRecord(p, a):
-			return false, false
+			return chitChatVerdict{}
 		case !head && a != actRequest:
 			head = true
 			answer = a == actAdvise || a == actExplain
 			solves = answer || hasAnyPrefix(afterBenefactive(stripPolite(p)), ideaVerbs)
 		case !head && hasAnyPrefix(strings.TrimSpace(p), requestOpeners):
-			return false, false // asks the assistant for something else first
+			return chitChatVerdict{} // asks the assistant for something else first
 		case !head:
 			// A statement before the act is its context
 			// (「我要在周会上发言，帮我拟个开场白」).
 		case startsRequest(p) && a == actRequest:
-			return false, false // a request of its own after the act
+			return chitChatVerdict{} // a request of its own after the act
 		}
+	}
+	if !head {
+		// Nothing asked: a statement about the asker, how they want to
+		// be answered or how they feel (chitchat_statement.go) is
+		// chit-chat.
+		stated := statesOnly(parts, catalog)
+		return chitChatVerdict{chat: stated, stated: stated}
 	}
 	// A way asked out of a problem with something the company's systems
 	// hold (「帮我想想办法，VPN密码忘了」) is a request for the skill that
 	// mends it; one with a meeting gone quiet is advice.
-	if !head {
-		// Nothing asked: a statement about the asker, or how they want
-		// to be answered (chitchat_statement.go), is chit-chat.
-		return statesOnly(parts, catalog), false
-	}
-	chat = !(solves && problemWithRecord(parts, catalog))
-	return chat, chat && answer
+	chat := !(solves && problemWithRecord(parts, catalog))
+	return chitChatVerdict{chat: chat, asks: chat && answer}
 }
 
 // problemMarks say something went wrong.

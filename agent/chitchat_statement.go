@@ -1,13 +1,15 @@
 package agent
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
 
 // Statements: a message that only tells something about the asker (我是做
-// 前端的，平时喜欢跑步; 我常驻上海办公室) or how they want to be answered
-// (以后叫我小林就行) asks for no company data. Memory keeps it
+// 前端的，平时喜欢跑步; 我常驻上海办公室), how they want to be answered
+// (以后叫我小林就行) or how they feel (今天是周五，心情不错) asks for no
+// company data. Memory keeps it
 // (gateway/memory); the model acknowledges it, with no skill on offer.
 //
 // A clause is such a statement by its verb, not its topic: a stative verb
@@ -18,7 +20,8 @@ import (
 // question, a want, a request opener, a record's state, a look-up, a
 // problem — is not one, nor one ending in a word of the catalog's skills
 // (我在等报销到账, 我负责报销审批: the record is what the message is
-// about).
+// about). After a request, a statement is that request's detail (你在哪
+// 层？我在三楼): offerTools keeps the skills then.
 
 var (
 	// stativeVerbs state what the asker is, where, or likes.
@@ -39,34 +42,79 @@ var (
 // 喜欢, 其实一直在).
 const maxStativeAt = 4
 
-// statesOnly: every clause is a statement about the asker or a preference
-// of how to be answered, and the first is about the asker by 我 or is a
-// preference. Without a catalog a record cannot be told from a statement:
-// not one.
+// statesOnly: every clause is a statement about the asker (a stative
+// verb, or an event of theirs when the message also says how they feel),
+// a preference of how to be answered, or a feeling (今天是周五，心情不错;
+// 我下个月结婚，好紧张啊). Without a catalog a record cannot be told from a
+// statement: not one.
 func statesOnly(parts []string, catalog *matcher) bool {
 	if catalog == nil || len(parts) == 0 {
 		return false
 	}
+	feels := slices.ContainsFunc(parts, func(p string) bool { return feeling(p, catalog) })
 	for i, p := range parts {
 		c := strings.TrimRight(strings.TrimSpace(p), trailingParticles)
-		if c == "" || asksSomething(c) {
+		switch {
+		case c == "" || asksSomething(p): // 呢, 吗 ask
 			return false
-		}
-		if hasAnyPrefix(c, fromNowOn) && containsAny(c, addressVerbs) {
-			continue
-		}
-		if i == 0 {
-			var ok bool
-			if c, ok = strings.CutPrefix(c, "我"); !ok {
-				return false
-			}
-		}
-		verb := stativeNear(c)
-		if verb == "" || !slices.Contains(placeVerbs, verb) && endsWithRecord(c, catalog) {
+		case hasAnyPrefix(c, fromNowOn) && containsAny(c, addressVerbs):
+		case statesSelf(c, i == 0, catalog), feeling(p, catalog):
+		case feels && strings.HasPrefix(c, "我") && !namesHeld(c, catalog): // 我下个月结婚
+		default:
 			return false
 		}
 	}
 	return true
+}
+
+// statesSelf: c is a statement with a stative verb near its start, about
+// the asker or the day (said by 我 or a time in the first clause, dropped
+// after it: 我是做前端的，平时喜欢跑步; 今天是周五), whose head is no record
+// of the catalog unless the verb takes only a place.
+func statesSelf(c string, first bool, catalog *matcher) bool {
+	if first {
+		rest, ok := strings.CutPrefix(c, "我")
+		if loc := deicticTimes.FindStringIndex(c); !ok && loc != nil && loc[0] == 0 {
+			rest, ok = c[loc[1]:], true
+		}
+		if !ok {
+			return false
+		}
+		c = rest
+	}
+	verb := stativeNear(c)
+	return verb != "" && (slices.Contains(placeVerbs, verb) || !endsWithRecord(c, catalog))
+}
+
+// feelingPredicate is how someone feels or finds something: a degree or a
+// negation before one to three runes ending the clause (好紧张啊, 太累了,
+// 心情不错), after a topic of at most two runes.
+var feelingPredicate = regexp.MustCompile(`^\p{Han}{0,2}?(好|太|真|挺|很|超|有点|特别|非常|不)\p{Han}{1,3}[了啊呀吧哦呢～~!！]*$`)
+
+// feeling: the clause says how the asker feels and names nothing the
+// company's systems hold (电脑好卡 reports a problem with a record).
+func feeling(clause string, catalog *matcher) bool {
+	c := strings.TrimSpace(clause)
+	return feelingPredicate.MatchString(c) && !namesHeld(c, catalog)
+}
+
+// deicticTimes are times said from now (下个月, 今天, 周五): skills'
+// descriptions mention months and weeks, which says nothing of a record.
+var deicticTimes = regexp.MustCompile(`(上|下|这|本|每)个?(月|周|星期|季度)|(今|去|明|前)年|(今|明|昨|后|前)天|(周|星期)[一二三四五六日天末]`)
+
+// namesHeld: c names a word of the catalog's skills (two Han runes),
+// times left out.
+func namesHeld(c string, catalog *matcher) bool {
+	r := []rune(deicticTimes.ReplaceAllString(c, "，"))
+	for i := 0; i+1 < len(r); i++ {
+		if !allHan(r[i : i+2]) {
+			continue
+		}
+		if _, known := catalog.idf[string(r[i:i+2])]; known {
+			return true
+		}
+	}
+	return false
 }
 
 // asksSomething: the clause asks for something or reports a problem.

@@ -114,6 +114,9 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// held-out round 12's misses: what a kind of text is like, a
 		// statement about the asker, how to address them from now on
 		"请假条的格式一般是怎样的", "我是做前端的，平时喜欢跑步", "以后叫我小林就行", "我常驻上海办公室", "我姓林，在三楼",
+		// held-out round 13's misses: a feeling, with an event of the
+		// asker's or the day; which of two is worth it
+		"我下个月结婚，好紧张啊", "今天是周五，心情不错", "公积金贷款和商业贷款哪个划算", "这周太累了",
 	}
 	request := []string{
 		// the brief's look-alikes
@@ -143,6 +146,8 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// a statement whose verb is an act, or about a record, or with a
 		// request after it
 		"我明天请假", "我下周出差", "我在等报销到账", "我是新来的，帮我开个在职证明", "以后每周一帮我订会议室", "我的门禁卡丢了",
+		// a feeling about what the systems hold is a problem reported
+		"我的电脑好卡", "这个月工资太少了", "哪个会议室空着",
 	}
 	for _, n := range []int{100, 500} {
 		m := matcherFor(largeCatalogSpecs(n), newColloquialTable(nil))
@@ -200,9 +205,10 @@ func TestChitChatQuestionGetsOnlyTheDocuments(t *testing.T) {
 		ReadOnly: true, Documents: true, Triggers: skills.Triggers{Always: true}, Parameters: json.RawMessage(`{"type":"object"}`)}}
 	leave := catalogTool{spec: skills.Spec{Name: "hr_leave_balance", Description: "查询我的年假余额 剩余天数",
 		ReadOnly: true, Parameters: json.RawMessage(`{"type":"object"}`)}}
-	offered := func(text string) []string {
+	offered := func(text string, previous ...string) []string {
 		t.Helper()
-		off, err := offerTools(offerInput{tools: []skills.Tool{docs, leave}, text: normalizeText(text), limit: 8})
+		off, err := offerTools(offerInput{tools: []skills.Tool{docs, leave}, text: normalizeText(text), limit: 8,
+			previous: strings.Join(previous, "")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,5 +228,13 @@ func TestChitChatQuestionGetsOnlyTheDocuments(t *testing.T) {
 	}
 	if got := offered("我还有几天年假"); !slices.Contains(got, "hr_leave_balance") {
 		t.Errorf("a request was offered %v, want its skill", got)
+	}
+	// A statement is chit-chat alone, and the detail of a request after
+	// one (你叫什么？我是张三).
+	if got := offered("我是张三"); len(got) != 0 {
+		t.Errorf("a statement was offered %v, want nothing", got)
+	}
+	if got := offered("我是张三", "我还有几天年假"); !slices.Contains(got, "hr_leave_balance") {
+		t.Errorf("a statement after a request was offered %v, want the request's skill", got)
 	}
 }

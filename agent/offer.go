@@ -142,13 +142,13 @@ func offerTools(in offerInput) (offering, error) {
 		return offering{}, err
 	}
 	m := matcherFor(specs, in.colloquial)
-	if chat, asks := chitChatAsks(in.text, m); chat {
+	if v := chitChatOf(in.text, m); v.chat && !(v.stated && in.previous != "" && !chitChat(in.previous, m)) {
 		// A question asked for an answer (how to, what is) may be one the
 		// company's documents answer: the document search goes with it,
 		// never a skill.
 		out := offering{chitchat: true, matcher: m}
 		for i, s := range specs {
-			if asks && s.Documents {
+			if v.asks && s.Documents {
 				out.entries = append(out.entries, newToolEntry(in.tools[i], s))
 			}
 		}
