@@ -26,7 +26,9 @@ import (
 // after 的), and round 13 was written after that, committed, and measured
 // once (commit a8aa0cb): chit-chat ran a skill 3/9 | 3/9 (offered tools
 // 4/9), relabeled 0/6, unlabeled 0, not about others refused 0, recall
-// 100%. Colleagues by nickname and title (some
+// 100%. Its misses were mended but one (给实习生推荐几个小工具: 工具 is a
+// word of the 500-skill catalog), and round 14 was written after that,
+// committed, and measured once; it is the held-out figure. Colleagues by nickname and title (some
 // with a model that writes "self" for them), ordinary questions about
 // oneself, look-alike chit-chat and two-step requests with another verb on
 // another object, measured like the benchmark (offering_large_bench_test.go).
@@ -37,7 +39,7 @@ var heldOutRounds = []string{"testdata/catalog_large/heldout.json", "testdata/ca
 	"testdata/catalog_large/heldout7.json", "testdata/catalog_large/heldout8.json",
 	"testdata/catalog_large/heldout9.json", "testdata/catalog_large/heldout10.json",
 	"testdata/catalog_large/heldout11.json", "testdata/catalog_large/heldout12.json",
-	"testdata/catalog_large/heldout13.json"}
+	"testdata/catalog_large/heldout13.json", "testdata/catalog_large/heldout14.json"}
 
 func loadHeldOut(tb testing.TB, file string) []largeQuestion {
 	tb.Helper()
