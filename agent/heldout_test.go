@@ -28,7 +28,9 @@ import (
 // 4/9), relabeled 0/6, unlabeled 0, not about others refused 0, recall
 // 100%. Its misses were mended but one (给实习生推荐几个小工具: 工具 is a
 // word of the 500-skill catalog), and round 14 was written after that,
-// committed, and measured once; it is the held-out figure. Colleagues by nickname and title (some
+// committed, and measured once (commit ba3e5ae): chit-chat ran a skill
+// 1/9 | 1/9 (offered tools 2/9), relabeled 2/6 | 2/6, unlabeled 0, not
+// about others refused 0, step 1 14/15 | 14/15. Colleagues by nickname and title (some
 // with a model that writes "self" for them), ordinary questions about
 // oneself, look-alike chit-chat and two-step requests with another verb on
 // another object, measured like the benchmark (offering_large_bench_test.go).
