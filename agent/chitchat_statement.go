@@ -59,7 +59,7 @@ func statesOnly(parts []string, catalog *matcher) bool {
 			return false
 		case hasAnyPrefix(c, fromNowOn) && containsAny(c, addressVerbs):
 		case statesSelf(c, i == 0, catalog), feeling(p, catalog):
-		case feels && strings.HasPrefix(c, "我") && !namesHeld(c, catalog): // 我下个月结婚
+		case feels: // what the feeling is about: 我下个月结婚, 这周五发年终奖
 		default:
 			return false
 		}
@@ -88,19 +88,20 @@ func statesSelf(c string, first bool, catalog *matcher) bool {
 
 // feelingPredicate is how someone feels or finds something: a degree or a
 // negation before one to three runes ending the clause (好紧张啊, 太累了,
-// 心情不错), after a topic of at most two runes.
-var feelingPredicate = regexp.MustCompile(`^\p{Han}{0,2}?(好|太|真|挺|很|超|有点|特别|非常|不)\p{Han}{1,3}[了啊呀吧哦呢～~!！]*$`)
+// 心情不错), after a topic of at most three runes (压力好大).
+var feelingPredicate = regexp.MustCompile(`^\p{Han}{0,3}?(好|太|真|挺|很|超|有点|特别|非常|不)\p{Han}{1,3}[了啊呀吧哦呢～~!！]*$`)
 
-// feeling: the clause says how the asker feels and names nothing the
-// company's systems hold (电脑好卡 reports a problem with a record).
+// feeling: the clause says how the asker feels, when (最近) left out, and
+// names nothing the company's systems hold (电脑好卡 reports a problem
+// with a record).
 func feeling(clause string, catalog *matcher) bool {
-	c := strings.TrimSpace(clause)
+	c := deicticTimes.ReplaceAllString(strings.TrimSpace(clause), "")
 	return feelingPredicate.MatchString(c) && !namesHeld(c, catalog)
 }
 
 // deicticTimes are times said from now (下个月, 今天, 周五): skills'
 // descriptions mention months and weeks, which says nothing of a record.
-var deicticTimes = regexp.MustCompile(`(上|下|这|本|每)个?(月|周|星期|季度)|(今|去|明|前)年|(今|明|昨|后|前)天|(周|星期)[一二三四五六日天末]`)
+var deicticTimes = regexp.MustCompile(`(上|下|这|本|每)个?(月|周|星期|季度)|(今|去|明|前)年|(今|明|昨|后|前)天|(周|星期)[一二三四五六日天末]|最近|近来`)
 
 // namesHeld: c names a word of the catalog's skills (two Han runes),
 // times left out.

@@ -117,6 +117,9 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// held-out round 13's misses: a feeling, with an event of the
 		// asker's or the day; which of two is worth it
 		"我下个月结婚，好紧张啊", "今天是周五，心情不错", "公积金贷款和商业贷款哪个划算", "这周太累了",
+		// held-out round 14's misses: a feeling after a time and a topic,
+		// and what it is about naming a record
+		"最近压力好大", "这周五发年终奖，好开心",
 	}
 	request := []string{
 		// the brief's look-alikes
@@ -147,7 +150,7 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// request after it
 		"我明天请假", "我下周出差", "我在等报销到账", "我是新来的，帮我开个在职证明", "以后每周一帮我订会议室", "我的门禁卡丢了",
 		// a feeling about what the systems hold is a problem reported
-		"我的电脑好卡", "这个月工资太少了", "哪个会议室空着",
+		"我的电脑好卡", "这个月工资太少了", "哪个会议室空着", "我的报销还没到账，好烦", "电脑又坏了，好烦",
 	}
 	for _, n := range []int{100, 500} {
 		m := matcherFor(largeCatalogSpecs(n), newColloquialTable(nil))

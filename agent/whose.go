@@ -417,12 +417,15 @@ func echoedHolder(answer, goal string, catalog *matcher) string {
 			}
 			before := []rune(rest[:i])
 			rest = rest[i+len(cue):]
+			if w := latinName(before); w != "" && strings.Contains(goal, w) && !latinKnown(w, catalog) {
+				return w // 运营部的Lily请了几天假: a Latin name is a name wherever the request has it
+			}
 			for n := min(maxHolderRunes, len(before)); n >= minHolderRunes; n-- {
 				h := before[len(before)-n:]
 				if !allHan(h) || strings.ContainsAny(string(h), notHolders) {
 					continue
 				}
-				if holdsInRequest(string(h), goal) && (catalog == nil || !knownToCatalog(string(h), catalog)) {
+				if holdsInRequest(string(h), goal, catalog) && (catalog == nil || !knownToCatalog(string(h), catalog)) {
 					return string(h)
 				}
 			}
@@ -431,14 +434,50 @@ func echoedHolder(answer, goal string, catalog *matcher) string {
 	return ""
 }
 
-// holdsInRequest: the request puts h before a record (h的, h这个月).
-func holdsInRequest(h, goal string) bool {
+// holdsInRequest: the request puts h before a record: a cue (h的,
+// h这个月) or a word of the catalog's skills right after it (眼镜哥社保).
+func holdsInRequest(h, goal string, catalog *matcher) bool {
 	for _, cue := range holderCues {
 		if strings.Contains(goal, h+cue) {
 			return true
 		}
 	}
+	for rest := goal; catalog != nil; {
+		_, after, found := strings.Cut(rest, h)
+		if !found {
+			return false
+		}
+		if r := []rune(after); len(r) >= 2 && allHan(r[:2]) {
+			if _, known := catalog.idf[string(r[:2])]; known {
+				return true
+			}
+		}
+		rest = after
+	}
 	return false
+}
+
+// latinName is the run of at least two Latin letters that ends r (Lily
+// before 这个月), "" when none.
+func latinName(r []rune) string {
+	i := len(r)
+	for i > 0 && (r[i-1] >= 'a' && r[i-1] <= 'z' || r[i-1] >= 'A' && r[i-1] <= 'Z') {
+		i--
+	}
+	if len(r)-i < 2 {
+		return ""
+	}
+	return string(r[i:])
+}
+
+// latinKnown: a Latin word the catalog's skills use (VPN, KPI, OA) is a
+// thing, not a person.
+func latinKnown(w string, catalog *matcher) bool {
+	if catalog == nil {
+		return false
+	}
+	_, known := catalog.idf[matchNorm(w)]
+	return known
 }
 
 // answerSentences cut an answer where a statement about one person ends.

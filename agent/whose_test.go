@@ -202,6 +202,10 @@ func TestRun_WhoseData(t *testing.T) {
 			{"胖哥这个月打卡正常吗", "胖哥", "胖哥这个月迟到 0 次。"},
 			{"我师父的考勤怎么样", "师父", "师父的考勤：迟到 0 次。"},
 			{"钱总监的考勤出来了没", "钱总监", "钱总监这个月迟到 0 次。"},
+			// a Latin name anywhere in the request, and a holder right
+			// before the record with no 的 (held-out round 14)
+			{"运营部的Lily这个月迟到了吗", "Lily", "Lily这个月迟到 0 次。"},
+			{"对面桌的眼镜哥考勤正常吗", "眼镜哥", "眼镜哥这个月迟到 0 次。"},
 		} {
 			res, log, _ := run(t, c.q, [2]string{"hr_attendance", `{"subject":"self"}`}, c.said, c.said)
 			if len(log.all()) != 1 {
