@@ -30,7 +30,10 @@ import (
 // word of the 500-skill catalog), and round 14 was written after that,
 // committed, and measured once (commit ba3e5ae): chit-chat ran a skill
 // 1/9 | 1/9 (offered tools 2/9), relabeled 2/6 | 2/6, unlabeled 0, not
-// about others refused 0, step 1 14/15 | 14/15. Colleagues by nickname and title (some
+// about others refused 0, step 1 14/15 | 14/15. Its misses were mended
+// but the 运营部的Lily offering (not on offer in full: a matching miss, not
+// whose data), and round 15 was written after that, committed, and
+// measured once; it is the held-out figure. Colleagues by nickname and title (some
 // with a model that writes "self" for them), ordinary questions about
 // oneself, look-alike chit-chat and two-step requests with another verb on
 // another object, measured like the benchmark (offering_large_bench_test.go).
@@ -41,7 +44,8 @@ var heldOutRounds = []string{"testdata/catalog_large/heldout.json", "testdata/ca
 	"testdata/catalog_large/heldout7.json", "testdata/catalog_large/heldout8.json",
 	"testdata/catalog_large/heldout9.json", "testdata/catalog_large/heldout10.json",
 	"testdata/catalog_large/heldout11.json", "testdata/catalog_large/heldout12.json",
-	"testdata/catalog_large/heldout13.json", "testdata/catalog_large/heldout14.json"}
+	"testdata/catalog_large/heldout13.json", "testdata/catalog_large/heldout14.json",
+	"testdata/catalog_large/heldout15.json"}
 
 func loadHeldOut(tb testing.TB, file string) []largeQuestion {
 	tb.Helper()
