@@ -33,7 +33,9 @@ import (
 // about others refused 0, step 1 14/15 | 14/15. Its misses were mended
 // but the 运营部的Lily offering (not on offer in full: a matching miss, not
 // whose data), and round 15 was written after that, committed, and
-// measured once; it is the held-out figure. Colleagues by nickname and title (some
+// measured once (commit 6ac026a): chit-chat ran a skill 1/9 | 1/9
+// (offered tools 2/9), relabeled 0/6, unlabeled 0, not about others
+// refused 0, recall 100%. Colleagues by nickname and title (some
 // with a model that writes "self" for them), ordinary questions about
 // oneself, look-alike chit-chat and two-step requests with another verb on
 // another object, measured like the benchmark (offering_large_bench_test.go).
