@@ -43,7 +43,8 @@ var (
 const maxStativeAt = 4
 
 // statesOnly: every clause is a statement about the asker (a stative
-// verb, or an event of theirs when the message also says how they feel),
+// verb; an event of theirs when the message also says how they feel; or,
+// after a first clause saying who they are, anything naming nothing held),
 // a preference of how to be answered, or a feeling (今天是周五，心情不错;
 // 我下个月结婚，好紧张啊). Without a catalog a record cannot be told from a
 // statement: not one.
@@ -52,6 +53,7 @@ func statesOnly(parts []string, catalog *matcher) bool {
 		return false
 	}
 	feels := slices.ContainsFunc(parts, func(p string) bool { return feeling(p, catalog) })
+	self := statesSelf(strings.TrimSpace(parts[0]), true, catalog)
 	for i, p := range parts {
 		c := strings.TrimRight(strings.TrimSpace(p), trailingParticles)
 		switch {
@@ -60,6 +62,7 @@ func statesOnly(parts []string, catalog *matcher) bool {
 		case hasAnyPrefix(c, fromNowOn) && containsAny(c, addressVerbs):
 		case statesSelf(c, i == 0, catalog), feeling(p, catalog):
 		case feels: // what the feeling is about: 我下个月结婚, 这周五发年终奖
+		case self && !namesHeld(c, catalog): // more of the asker: 我是个夜猫子，早上总起不来
 		default:
 			return false
 		}
