@@ -35,7 +35,8 @@ import (
 // whose data), and round 15 was written after that, committed, and
 // measured once (commit 6ac026a): chit-chat ran a skill 1/9 | 1/9
 // (offered tools 2/9), relabeled 0/6, unlabeled 0, not about others
-// refused 0, recall 100%. Colleagues by nickname and title (some
+// refused 0, recall 100%. Its misses were mended, and round 16 was written
+// after that, committed, and measured once; it is the held-out figure. Colleagues by nickname and title (some
 // with a model that writes "self" for them), ordinary questions about
 // oneself, look-alike chit-chat and two-step requests with another verb on
 // another object, measured like the benchmark (offering_large_bench_test.go).
@@ -47,7 +48,7 @@ var heldOutRounds = []string{"testdata/catalog_large/heldout.json", "testdata/ca
 	"testdata/catalog_large/heldout9.json", "testdata/catalog_large/heldout10.json",
 	"testdata/catalog_large/heldout11.json", "testdata/catalog_large/heldout12.json",
 	"testdata/catalog_large/heldout13.json", "testdata/catalog_large/heldout14.json",
-	"testdata/catalog_large/heldout15.json"}
+	"testdata/catalog_large/heldout15.json", "testdata/catalog_large/heldout16.json"}
 
 func loadHeldOut(tb testing.TB, file string) []largeQuestion {
 	tb.Helper()
