@@ -36,7 +36,9 @@ import (
 // measured once (commit 6ac026a): chit-chat ran a skill 1/9 | 1/9
 // (offered tools 2/9), relabeled 0/6, unlabeled 0, not about others
 // refused 0, recall 100%. Its misses were mended, and round 16 was written
-// after that, committed, and measured once; it is the held-out figure. Colleagues by nickname and title (some
+// after that, committed, and measured once (commit f210b02): chit-chat ran
+// a skill 2/9 | 2/9 (offered tools 2/9), relabeled 0/6, unlabeled 0, not
+// about others refused 0, recall 100%. Colleagues by nickname and title (some
 // with a model that writes "self" for them), ordinary questions about
 // oneself, look-alike chit-chat and two-step requests with another verb on
 // another object, measured like the benchmark (offering_large_bench_test.go).
