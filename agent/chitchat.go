@@ -288,14 +288,16 @@ func actOf(clause string, material bool, catalog *matcher) act {
 	return actRequest
 }
 
-// definitionAsks end a question asking what something is.
-var definitionAsks = []string{"是啥", "是什么", "是啥意思", "是什么东西"}
+// definitionAsks end a question asking what something is or how it
+// goes.
+var definitionAsks = []string{"是啥", "是什么", "是啥意思", "是什么东西", "是怎样的", "是怎么样的", "是什么样的"}
 
-// definitionAsked: the clause asks what a thing is (360评估是啥), not
-// what a person's thing is (张伟的邮箱是什么: a look-up).
+// definitionAsked: the clause asks what a thing is (360评估是啥) or how
+// it goes (扣款顺序是怎么样的), not what a person's thing is (张伟的邮箱是
+// 什么: a look-up) nor how this month's is (这个月考勤是怎样的).
 func definitionAsked(c string) bool {
 	c = strings.TrimRight(c, trailingParticles)
-	return hasAnySuffix(c, definitionAsks) && otherSubject(c) == ""
+	return hasAnySuffix(c, definitionAsks) && otherSubject(c) == "" && !deicticTimes.MatchString(c)
 }
 
 func hasAnySuffix(s string, suffixes []string) bool {

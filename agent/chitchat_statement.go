@@ -91,8 +91,10 @@ func statesSelf(c string, first bool, catalog *matcher) bool {
 
 // feelingPredicate is how someone feels or finds something: a degree or a
 // negation before one to three runes ending the clause (好紧张啊, 太累了,
-// 心情不错), after a topic of at most three runes (压力好大).
-var feelingPredicate = regexp.MustCompile(`^\p{Han}{0,3}?(好|太|真|挺|很|超|有点|特别|非常|不)\p{Han}{1,3}[了啊呀吧哦呢～~!！]*$`)
+// 心情不错), after a topic of at most three runes (压力好大); or one or two
+// runes with a complement of degree (累死了, 开心极了).
+var feelingPredicate = regexp.MustCompile(`^(\p{Han}{0,3}?(好|太|真|挺|很|超|有点|特别|非常|不)\p{Han}{1,3}|` +
+	`\p{Han}{1,2}(死了|极了|得不行|得要命))[了啊呀吧哦呢～~!！]*$`)
 
 // feeling: the clause says how the asker feels, when (最近) left out, and
 // names nothing the company's systems hold (电脑好卡 reports a problem

@@ -123,6 +123,8 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		// held-out round 15's misses: a habit after who the asker is,
 		// where is better
 		"我是个夜猫子，早上总起不来", "周末带娃去哪儿玩比较好",
+		// held-out round 16's misses: a degree complement, how a rule goes
+		"今天加班到好晚，累死了", "个税和社保的扣款顺序是怎么样的",
 	}
 	request := []string{
 		// the brief's look-alikes
@@ -154,7 +156,7 @@ func TestChitChat_ShapeOfTheRequest(t *testing.T) {
 		"我明天请假", "我下周出差", "我在等报销到账", "我是新来的，帮我开个在职证明", "以后每周一帮我订会议室", "我的门禁卡丢了",
 		// a feeling about what the systems hold is a problem reported
 		"我的电脑好卡", "这个月工资太少了", "哪个会议室空着", "我的报销还没到账，好烦", "电脑又坏了，好烦",
-		"我是新来的，工牌还没发", "我在三楼，打印机坏了",
+		"我是新来的，工牌还没发", "我在三楼，打印机坏了", "这个月考勤是怎样的", "电脑卡死了",
 	}
 	for _, n := range []int{100, 500} {
 		m := matcherFor(largeCatalogSpecs(n), newColloquialTable(nil))
