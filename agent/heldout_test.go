@@ -27,7 +27,9 @@ import (
 //   - 14 (ba3e5ae): ran 1 | 1, relabeled 2 | 2, step 1 14/15;
 //   - 15 (6ac026a): ran 1 | 1, relabeled 0, recall 100%;
 //   - 16 (f210b02): ran 2 | 2, relabeled 0, recall 100%;
-//   - 17: written after round 16's fixes, the held-out figure.
+//   - 17 (32865e8), the held-out figure: ran 0 | 0 (offered tools 1 | 1),
+//     relabeled 0, recall 100%; not mended after (今天地铁挤死了 was
+//     offered tools, none ran).
 //
 // Left unmended: 给实习生推荐几个小工具 (round 13: 工具 is a word of the
 // 500-skill catalog) and the offering of 运营部的Lily请了几天假 (round 14:
