@@ -25,17 +25,20 @@ func TestCompanion(t *testing.T) {
 	}
 }
 
-// What of a relabeled answer is about the asker alone.
+// What of a relabeled answer is about the asker alone: the clauses that
+// name neither the other person (in a shorter form too) nor the two.
 func TestOwnPart(t *testing.T) {
 	t.Parallel()
-	for answer, want := range map[string]string{
-		"大刘这个月的记录：迟到 0 次，缺卡 1 次。": "迟到 0 次，缺卡 1 次。",
-		"你迟到 0 次，大刘迟到 2 次。":       "你迟到 0 次。",
-		"你比大刘多 100 元。":            "",
-		"他的餐补 300 元；你的 200 元。":    "你的 200 元。",
-	} {
-		if got := ownPart(answer, "大刘"); got != want {
-			t.Errorf("ownPart(%q) = %q, want %q", answer, got, want)
+	cases := [][3]string{ // answer, who, want
+		{"大刘这个月的记录：迟到 0 次，缺卡 1 次。", "大刘", "迟到 0 次，缺卡 1 次。"},
+		{"你迟到 0 次，大刘迟到 2 次。", "大刘", "你迟到 0 次。"},
+		{"你比大刘多 100 元。", "大刘", ""},
+		{"他的餐补 300 元；你的 200 元。", "大刘", "你的 200 元。"},
+		{"前台妹子迟到 1 次；你迟到 0 次。", "楼下前台妹子", "你迟到 0 次。"},
+	}
+	for _, c := range cases {
+		if got := ownPart(c[0], c[1]); got != c[2] {
+			t.Errorf("ownPart(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
 	}
 }
