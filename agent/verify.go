@@ -22,7 +22,9 @@ import (
 //
 // The model is told once what is wrong and answers again, free of the
 // step budget; if the new answer is wrong too, the user gets the honest
-// sentence of Messages instead (NotPerformed, NoResult, OwnDataOnly). The
+// sentence of Messages instead (NotPerformed, NoResult, OwnDataOnly; for
+// a request about the asker and someone else, the answer's part about the
+// asker, which the reply then labels as theirs: whose_together.go). The
 // words recognised are Messages' (ClaimVerbs, CitePhrases, OwnDataWords),
 // so a deployment in another language brings its own.
 

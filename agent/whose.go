@@ -35,8 +35,10 @@ import (
 //     naming it as the asker's own, unless the answer already says so
 //     (本人) or addresses the asker (你的…, Messages.AddressWords). An
 //     answer that still names that person over the caller's records is
-//     corrected once and otherwise replaced (verify.go); a streamed answer
-//     is held until it is clear it needs neither (stream.go).
+//     corrected once and otherwise replaced (verify.go): by the refusal,
+//     or, when the request was about the asker too, by the answer's part
+//     about the asker alone (whose_together.go); a streamed answer is held
+//     until it is clear it needs neither (stream.go).
 //
 // Why an argument rather than a separate classification call: the model
 // decides whose data it wants at the moment it calls, in the same
