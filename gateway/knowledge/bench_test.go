@@ -93,9 +93,12 @@ func benchCorpus(b *testing.B, knowledgeYAML string, catalog *skills.Registry) {
 	b.Logf("recall@5 at the model's input %.1f%% (%d/%d); missed: %s", 100*f.recall(), f.found, f.answerable, strings.Join(f.missed, " | "))
 	b.Logf("restricted passages reaching outsiders: %d %v; superseded versions used: %d %v", len(f.leaks), f.leaks, len(f.outdated), f.outdated)
 	b.Logf("unanswerable questions given a passage: %d/%d %v", len(f.unanswerableGiven), f.unanswerable, f.unanswerableGiven)
-	b.Logf("passages per answerable question %.1f; tokens of the request with passages ÷ the first request: p50 %.2f, p90 %.2f, max %.2f "+
+	b.ReportMetric(percentile(f.bareRatios, 50), "token-ratio-bare-p50")
+	b.Logf("documents given per answerable question %.1f; tokens of the request with passages ÷ the first request: p50 %.2f, p90 %.2f, max %.2f "+
 		"(first request p50 %.0f tokens, with passages p50 %.0f)", f.passagesPerAnswer, percentile(f.ratios, 50), percentile(f.ratios, 90),
 		percentile(f.ratios, 100), percentile(f.firsts, 50), percentile(f.seconds, 50))
+	b.Logf("the same ÷ that request with the tool's result emptied (it keeps the model's call of the tool): p50 %.2f, p90 %.2f",
+		percentile(f.bareRatios, 50), percentile(f.bareRatios, 90))
 }
 
 // sampleCatalog is the demo's 20 sample skills (HR, IT, expenses), a

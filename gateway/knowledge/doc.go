@@ -45,7 +45,7 @@
 // store.go (Add, Delete, List), search.go (Search, the audience filter),
 // lexical.go (Postings: the in-memory term index and BM25), vocabulary.go
 // (the colloquial words), window.go (what of a passage the model is
-// given), vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
+// given), present.go (how: plain text grouped by document), vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
 // syncjob.go (its periodic job), feature.go (the tool and Annotate),
 // gaps.go (the trace step, gaps and citations). The SQL schema is
 // migrations/00024_knowledge.sql, 00025_knowledge_gaps.sql, 00030 and
