@@ -15,16 +15,20 @@ import (
 //	[一、住宿标准] 一线城市（北京、上海、广州、深圳）每人每晚不超过 550 元；…
 //	[二、伙食补助] 出差期间伙食补助每人每天 100 元，…
 //
-//	《出差城市等级表》
-//	城市: 成都；城市等级: 二线；所在省份: 四川
+//	《付款审批权限表》
+//	付款类型 | 金额区间 | 审批人
+//	供应商付款 | 5 万元以下 | 财务经理
+//	供应商付款 | 5 万至 50 万元 | 财务总监
 //
-// A document's block starts with its title line (《title》, its version,
-// and, when two documents given have one, its effective date: what the
-// model needs to follow the one in force and say which version it used;
-// superseded versions are never searched) and ends at a blank line; each passage is
-// one paragraph, led by its section when it has one. Pages are left out:
-// the model does not cite, Hermes does (Annotate), and its sources line
-// names them.
+// A document's block starts with its title line and ends at a blank
+// line. The title line is 《title》, its version, and, when two of the
+// documents given have one, its effective date: what the model needs to
+// follow the one in force and say which version it used (superseded
+// versions are never searched). Each passage is a paragraph led by its
+// section when it has one; lines that only repeat the title are left
+// out, and rows of one table name its columns once (tabled). Pages are
+// left out too: the model does not cite, Hermes does (Annotate), and its
+// sources line names them.
 
 // noPassages is the result of a search that found nothing.
 const noPassages = "No document this user may see matches. Say the company's documents do not cover it."
@@ -32,9 +36,6 @@ const noPassages = "No document this user may see matches. Say the company's doc
 // present is the result text of a search that returned ps, best first:
 // the documents in the order of their best passage.
 func present(ps []Passage) string {
-	if len(ps) == 0 {
-		return noPassages
-	}
 	var order []int64
 	byDoc := map[int64][]Passage{}
 	for _, p := range ps {
@@ -51,24 +52,29 @@ func present(ps []Passage) string {
 			dated++
 		}
 	}
-	var b strings.Builder
-	for i, id := range order {
-		if i > 0 {
-			b.WriteString("\n\n")
-		}
+	var blocks []string
+	for _, id := range order {
 		group := byDoc[id]
-		b.WriteString(documentLine(group[0], dated > 1))
+		var lines []string
 		for _, p := range group {
-			b.WriteByte('\n')
-			text := compactLines(p.Text)
+			text := compactLines(p.Text, p.Title)
+			if text == "" {
+				continue
+			}
 			// A window starting at a merged section has its marker already.
 			if s := sectionOf(p.Heading, p.Title); s != "" && !strings.HasPrefix(text, marker(s)) {
-				b.WriteString(marker(s))
+				text = marker(s) + text
 			}
-			b.WriteString(text)
+			lines = append(lines, strings.Split(text, "\n")...)
+		}
+		if len(lines) > 0 {
+			blocks = append(blocks, documentLine(group[0], dated > 1)+"\n"+strings.Join(tabled(lines), "\n"))
 		}
 	}
-	return b.String()
+	if len(blocks) == 0 {
+		return noPassages
+	}
+	return strings.Join(blocks, "\n\n")
 }
 
 // documentLine is a document's title line: 《title》version, and its
@@ -82,17 +88,29 @@ func documentLine(p Passage, dated bool) string {
 }
 
 // compactLines is text without blank lines and the spaces around its
-// lines (a blank line ends a document's block), its runs of table rows
-// written as a table (tabled).
-func compactLines(text string) string {
+// lines (a blank line ends a document's block), without the lines that
+// only repeat the document's title (a file's first line, 「员工年度健康体检
+// 通知（2026年）」: its title line names it already).
+func compactLines(text, title string) string {
 	lines := strings.Split(text, "\n")
 	out := lines[:0]
 	for _, l := range lines {
-		if l = strings.TrimSpace(l); l != "" {
+		if l = strings.TrimSpace(l); l != "" && !repeatsTitle(l, title) {
 			out = append(out, l)
 		}
 	}
-	return strings.Join(tabled(out), "\n")
+	return strings.Join(out, "\n")
+}
+
+// titleSlack is how many characters a line may add to a document's title
+// (a year, 「（内部）」) and still be only its title.
+const titleSlack = 8
+
+// repeatsTitle: line is title, perhaps with a year or a note, or the
+// text left of an ellipsis that cut it.
+func repeatsTitle(line, title string) bool {
+	l := strings.Trim(line, ellipsis)
+	return title != "" && strings.Contains(l, title) && runes(l) <= runes(title)+titleSlack
 }
 
 // Table rows are passages of their own, each with its header's names

@@ -154,16 +154,29 @@ func lexicalHits(ctx context.Context, q querier, c Caller, depts []string, idx *
 }
 
 // fuse merges the lexical and the semantic rankings by reciprocal rank
-// (k 60): a passage both find comes first; one only the vectors find
-// joins when its similarity reaches min.
+// (k 60): a passage both find comes first. One only the vectors find
+// joins when its similarity reaches min, relevanceFloor of the best
+// one's above min (semantic is best first), and that of the best lexical
+// hit when the vectors ranked it: each passage given costs the model's
+// input, and one the vectors rank below the passage the words found
+// best adds little to it.
 func fuse(lexical []scored, semantic []similar, min float64) []scored {
 	const k = 60.0
 	score := map[int64]float64{}
 	for i, h := range lexical {
 		score[h.id] += 1 / (k + float64(i+1))
 	}
+	floor := min
+	if len(semantic) > 0 {
+		floor = max(min, min+relevanceFloor*(semantic[0].sim-min))
+	}
+	for _, s := range semantic {
+		if len(lexical) > 0 && s.id == lexical[0].id {
+			floor = max(floor, s.sim)
+		}
+	}
 	for i, s := range semantic {
-		if s.sim >= min {
+		if _, lexicalHit := score[s.id]; lexicalHit && s.sim >= min || s.sim >= floor {
 			score[s.id] += 1 / (k + float64(i+1))
 		}
 	}

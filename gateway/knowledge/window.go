@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -23,7 +24,17 @@ const (
 	// minWindowRunes: a passage whose window the budget would cut under
 	// this is not given.
 	minWindowRunes = 30
+	// plainRunes: past this, a window grows only by sentences holding
+	// the question's words (and a numbered list's next steps). A rule's
+	// answer is its sentence and the one or two around it; the rest of
+	// its section is read at every later step of the run and answers
+	// nothing. Over testdata/bench, 100 against no such limit: recall@5
+	// 96.0% → 95.2%, the token ratio's median 1.54 → 1.49.
+	plainRunes = 100
 )
+
+// numberedStep is a line of a numbered list (「2. 以管理员身份运行」).
+var numberedStep = regexp.MustCompile(`^\s*\d{1,2}[.、)）]`)
 
 // ellipsis marks text left out of a window.
 const ellipsis = "…"
@@ -84,13 +95,14 @@ func withoutTitle(terms []weighted, title string) []weighted {
 // window is the run of text's sentences around its best one (the one
 // holding the most weight of terms, the first of equals) of at most
 // budget characters, grown towards the better neighbour (of equals,
-// the next one and the previous in turn), with
-// ellipses where text was left out. The first sentence is read with
+// the next one and the previous in turn), past plainRunes only by
+// neighbours holding terms or a list's next step, with ellipses where
+// text was left out. The first sentence is read with
 // heading, as a merged section's first line is with its marker: a
 // section's opening sentence states what its heading names (under 「住宿标准」,
 // 「一线城市每晚不超过 550 元」 shares no word with 「酒店能报多少」).
 func window(text, heading string, terms []weighted, figure bool, budget int) string {
-	if runes(text) <= budget {
+	if runes(text) <= min(budget, plainRunes) {
 		return text
 	}
 	segs := sentences(text)
@@ -121,6 +133,13 @@ func window(text, heading string, terms []weighted, figure bool, budget int) str
 	}
 	for turn := 0; ; turn++ {
 		next, prev := hi < len(segs), lo > 0
+		// Past plainRunes, only neighbours holding the question's words
+		// join, and the next steps of a numbered list (a how-to's
+		// answer is its steps).
+		if size >= plainRunes {
+			next = next && (score[hi] > 0 || numberedStep.MatchString(segs[hi]) || strings.TrimSpace(segs[hi]) == "")
+			prev = prev && (score[lo-1] > 0 || strings.TrimSpace(segs[lo-1]) == "")
+		}
 		if next && prev {
 			// The better neighbour, else each side in turn.
 			switch {
@@ -209,7 +228,8 @@ func sentences(text string) []string {
 		case '。', '！', '？', '\n':
 			end = true
 		case '.', '!', '?':
-			end = i+1 < len(text) && text[i+1] == ' '
+			// 「2. 以管理员身份运行」: a step's number ends no sentence.
+			end = i+1 < len(text) && text[i+1] == ' ' && !stepNumber(text[start:i])
 		}
 		if end {
 			j := i + utf8.RuneLen(r)
@@ -221,6 +241,13 @@ func sentences(text string) []string {
 		out = append(out, text[start:])
 	}
 	return out
+}
+
+// stepNumber: s, the start of a sentence up to a full stop, is a
+// list's number.
+func stepNumber(s string) bool {
+	s = strings.TrimSpace(s)
+	return s != "" && len(s) <= 2 && strings.Trim(s, "0123456789") == ""
 }
 
 // weightIn is the weight of terms that s holds.
