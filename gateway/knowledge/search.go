@@ -91,7 +91,7 @@ func Search(ctx context.Context, q querier, c Caller, query string, limit int, l
 		return nil, err
 	}
 	depts := orEmpty(nonEmpty(c.Depts))
-	terms := lex.Vocabulary.expand(idx, query, idx.queryWeights(memory.Terms(query)))
+	terms := lex.Vocabulary.expand(idx, query, idx.soundAlikes(idx.queryWeights(memory.Terms(query))))
 	lexical, err := lexicalHits(ctx, q, c, depts, idx, terms)
 	if err != nil {
 		return nil, err
