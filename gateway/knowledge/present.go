@@ -1,6 +1,7 @@
 package knowledge
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -12,8 +13,8 @@ import (
 // by document, with no JSON keys, escapes or titles repeated per passage:
 //
 //	《差旅费报销标准》2026版（2026-01-01 起）
-//	[一、住宿标准] 一线城市（北京、上海、广州、深圳）每人每晚不超过 550 元；…
-//	[二、伙食补助] 出差期间伙食补助每人每天 100 元，…
+//	[住宿标准] 一线城市（北京、上海、广州、深圳）每人每晚不超过 550 元；…
+//	[伙食补助] 出差期间伙食补助每人每天 100 元，…
 //
 //	《付款审批权限表》
 //	付款类型 | 金额区间 | 审批人
@@ -65,7 +66,9 @@ func present(ps []Passage) string {
 			if s := sectionOf(p.Heading, p.Title); s != "" && !strings.HasPrefix(text, marker(s)) {
 				text = marker(s) + text
 			}
-			lines = append(lines, strings.Split(text, "\n")...)
+			for _, l := range strings.Split(text, "\n") {
+				lines = append(lines, unnumbered(l))
+			}
 		}
 		if len(lines) > 0 {
 			blocks = append(blocks, documentLine(group[0], dated > 1)+"\n"+strings.Join(tabled(lines), "\n"))
@@ -164,4 +167,21 @@ func cells(line string) (lead string, names, values []string) {
 		names, values = append(names, name), append(values, value)
 	}
 	return lead, names, values
+}
+
+// ordinal is a heading's number (一、 第七章 3.2): it places a section
+// in its document, which the model does not need.
+var ordinal = regexp.MustCompile(`^(第[一二三四五六七八九十百零〇0-9]+[章节条篇部分]+\s*|[一二三四五六七八九十]+、\s*|\d+(\.\d+)*[、.]?\s+)`)
+
+// unnumbered is line with its section marker's ordinal left out
+// (「[四、病假] …」 → 「[病假] …」).
+func unnumbered(line string) string {
+	h := lastMarker(line)
+	if h == "" || !strings.HasPrefix(line, marker(h)) {
+		return line
+	}
+	if short := ordinal.ReplaceAllString(h, ""); short != "" {
+		return marker(short) + line[len(marker(h)):]
+	}
+	return line
 }

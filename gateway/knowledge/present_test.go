@@ -20,7 +20,7 @@ func TestPresentGroupsPassagesByDocument(t *testing.T) {
 			Text: "伙食补助每人每天 100 元。"},
 		{DocumentID: 2, Title: "付款审批权限表", Text: "付款类型: 供应商付款；金额区间: 5 万至 50 万元；审批人: 财务总监"},
 	}
-	want := "《差旅费报销标准》2026版\n[一、住宿标准] 一线城市每晚不超过 550 元。\n[二、伙食补助] 伙食补助每人每天 100 元。\n\n" +
+	want := "《差旅费报销标准》2026版\n[住宿标准] 一线城市每晚不超过 550 元。\n[伙食补助] 伙食补助每人每天 100 元。\n\n" +
 		"《付款审批权限表》\n付款类型 | 金额区间 | 审批人\n供应商付款 | 5 万元以下 | 财务经理\n供应商付款 | 5 万至 50 万元 | 财务总监"
 	if got := present(ps); got != want {
 		t.Fatalf("present =\n%s\nwant\n%s", got, want)
