@@ -260,7 +260,7 @@ func passages(ctx context.Context, q querier, c Caller, depts []string, hits []s
 	for _, g := range groups[:min(limit, len(groups))] {
 		out = append(out, g.p)
 	}
-	return out, nil
+	return followLeadIns(ctx, q, c, depts, out)
 }
 
 // around is the part run[lo:hi] of a run of adjacent matching passages
