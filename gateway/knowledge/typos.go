@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"slices"
+	"strings"
 	"unicode"
 
 	"github.com/mozillazg/go-pinyin"
@@ -65,7 +66,10 @@ func (x *termIndex) soundAlikes(terms []weighted) []weighted {
 		have[t.term] = true
 	}
 	for _, t := range terms {
-		if len(x.postings[t.term]) > 0 {
+		// A question's asking words (什么时候, 多久) are absent from
+		// documents written as rules, and are no typos of their words
+		// (时候 is not 小时后's 时后).
+		if len(x.postings[t.term]) > 0 || slices.ContainsFunc(figureWords, func(w string) bool { return strings.Contains(w, t.term) }) {
 			continue
 		}
 		// One character of a word is picked wrong, not two: 饭几 of
