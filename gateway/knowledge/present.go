@@ -62,8 +62,12 @@ func present(ps []Passage) string {
 			if text == "" {
 				continue
 			}
-			// A window starting at a merged section has its marker already.
-			if s := sectionOf(p.Heading, p.Title); s != "" && !strings.HasPrefix(text, marker(s)) {
+			// A window starting at a merged section has its marker
+			// already; the text left out before it is another section's.
+			if kept := strings.TrimPrefix(text, ellipsis); led(kept) {
+				text = kept
+			}
+			if s := sectionOf(p.Heading, p.Title); s != "" && !led(text) {
 				text = marker(s) + text
 			}
 			for _, l := range strings.Split(text, "\n") {
@@ -78,6 +82,12 @@ func present(ps []Passage) string {
 		return noPassages
 	}
 	return strings.Join(blocks, "\n\n")
+}
+
+// led: text's first line is led by a section marker.
+func led(text string) bool {
+	line := firstLine(text)
+	return strings.HasPrefix(line, "[") && lastMarker(line) != ""
 }
 
 // documentLine is a document's title line: 《title》version, and its

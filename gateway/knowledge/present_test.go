@@ -25,6 +25,10 @@ func TestPresentGroupsPassagesByDocument(t *testing.T) {
 	if got := present(ps); got != want {
 		t.Fatalf("present =\n%s\nwant\n%s", got, want)
 	}
+	cut := []Passage{{DocumentID: 4, Title: "员工休假制度", Heading: "病假", Text: ellipsis + "[丧假] 给予丧假 3 天。"}}
+	if got, want := present(cut), "《员工休假制度》\n[丧假] 给予丧假 3 天。"; got != want {
+		t.Fatalf("a window starting at a merged section: %q, want %q", got, want)
+	}
 	ps[1].Effective = eff
 	if got := present(ps); !strings.HasPrefix(got, "《差旅费报销标准》2026版（2026-01-01 起）\n") {
 		t.Fatalf("two dated documents, the first not dated:\n%s", got)

@@ -176,7 +176,7 @@ func fuse(lexical []scored, semantic []similar, min float64) []scored {
 		}
 	}
 	for i, s := range semantic {
-		if _, lexicalHit := score[s.id]; lexicalHit && s.sim >= min || s.sim >= floor {
+		if _, lexicalHit := score[s.id]; (lexicalHit && s.sim >= min) || s.sim >= floor {
 			score[s.id] += 1 / (k + float64(i+1))
 		}
 	}
