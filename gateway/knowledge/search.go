@@ -51,9 +51,10 @@ const (
 	// at every later step of the run; one scoring under 0.6 of the best
 	// shares a common word or two with the question (公司, 申请, 多少)
 	// and, over the corpus of testdata/bench, answered no question the
-	// passages above it did not (recall@5 94.4% → 96.0% from 0.35 to 0.6,
-	// the windows' budget going to the passages that answer; the token
-	// ratio's median 1.92 → 1.54).
+	// passages above it did not: from 0.35 to 0.6, when it was set,
+	// recall@5 went from 94.4% to 96.0% (the windows' budget going to the
+	// passages that answer) and the token ratio's median from 1.92 to
+	// 1.54.
 	relevanceFloor = 0.6
 )
 
