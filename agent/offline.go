@@ -347,15 +347,13 @@ func resultSummary(content string) string {
 		if s, ok := obj["summary"].(string); ok && s != "" {
 			return s
 		}
-		// Passages of documents (knowledge_search): the best one's text,
-		// which is what a real model would answer from.
-		if ps, ok := obj["passages"].([]any); ok && len(ps) > 0 {
-			if p, ok := ps[0].(map[string]any); ok {
-				if text, ok := p["text"].(string); ok && text != "" {
-					return "文档里写着：" + truncateRunes(strings.TrimSpace(text), 200)
-				}
-			}
-		}
+	}
+	// Passages of documents (gateway/knowledge's knowledge_search: a
+	// document's 《title》 line, then its passages): the best one's text,
+	// which is what a real model would answer from.
+	if head, text, ok := strings.Cut(content, "\n"); ok && strings.HasPrefix(head, "《") && strings.TrimSpace(text) != "" {
+		text, _, _ = strings.Cut(text, "\n\n")
+		return "文档里写着：" + truncateRunes(strings.TrimSpace(text), 200)
 	}
 	return truncateRunes(strings.TrimSpace(content), 300)
 }

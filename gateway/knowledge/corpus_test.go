@@ -212,16 +212,38 @@ func (m *askModel) Chat(_ context.Context, req openai.ChatCompletionRequest) (op
 }
 
 // given are the passages that reached the model: those of the
-// knowledge_search results in its requests, as the model read them.
+// knowledge_search results in its requests, as the model read them, one
+// per document: its title line and the text of its passages.
 type given struct {
-	Source string `json:"source"`
-	Text   string `json:"text"`
+	Source string
+	Text   string
+}
+
+// readResult parses a knowledge_search result as the model reads it
+// (present.go): blocks separated by a blank line, each a document's
+// title line (《title》version…) and its passages; a text not starting
+// with a title line gives none.
+func readResult(content string) []given {
+	if !strings.HasPrefix(content, "《") {
+		return nil
+	}
+	var out []given
+	for _, block := range strings.Split(content, "\n\n") {
+		head, text, _ := strings.Cut(block, "\n")
+		out = append(out, given{Source: head, Text: text})
+	}
+	return out
 }
 
 // asked is what one question put before the model.
 type asked struct {
 	passages      []given
 	first, second int // tokens of the first request, and of the one carrying the passages (0: none)
+	// bare is the tokens of the request carrying the passages with the
+	// tool's result emptied: "the same request without them", read
+	// literally (it has the model's call of the tool, which the first
+	// request has not).
+	bare int
 }
 
 // ask runs q through the agent as the gateway would (the default system
@@ -249,13 +271,12 @@ func ask(t testing.TB, k *knowledge.Service, cfg *config.Config, catalog *skills
 		if last.Role != openai.ChatMessageRoleTool {
 			continue
 		}
-		var obs struct{ Passages []given }
-		if err := json.Unmarshal([]byte(last.Content), &obs); err != nil {
-			t.Fatalf("%q: the model got %q, not the tool's JSON: %v", q.text, last.Content, err)
-		}
-		a.passages = append(a.passages, obs.Passages...)
+		a.passages = append(a.passages, readResult(last.Content)...)
 		if a.second == 0 {
 			a.second = agent.RequestTokens(req)
+			bare := req
+			bare.Messages = append(slices.Clone(req.Messages[:len(req.Messages)-1]), openai.ChatCompletionMessage{Role: last.Role, ToolCallID: last.ToolCallID})
+			a.bare = agent.RequestTokens(bare)
 		}
 	}
 	return a
@@ -271,6 +292,7 @@ type figures struct {
 	unanswerableGiven  []string  // of them, those given a passage
 	outsiders          int       // questions only a document outside the asker's audience answers
 	ratios             []float64 // tokens of the request carrying the passages ÷ those of the first request, sorted
+	bareRatios         []float64 // the same ÷ those of that request with the tool's result emptied, sorted
 	firsts, seconds    []float64 // their tokens, sorted
 	passagesPerAnswer  float64
 	questions, offered int
@@ -326,6 +348,7 @@ func evaluate(t testing.TB, k *knowledge.Service, cfg *config.Config, catalog *s
 			passages += len(a.passages)
 			if a.first > 0 && a.second > 0 {
 				f.ratios = append(f.ratios, float64(a.second)/float64(a.first))
+				f.bareRatios = append(f.bareRatios, float64(a.second)/float64(a.bare))
 				f.firsts, f.seconds = append(f.firsts, float64(a.first)), append(f.seconds, float64(a.second))
 			}
 			hit := slices.ContainsFunc(a.passages, func(p given) bool {
@@ -340,6 +363,7 @@ func evaluate(t testing.TB, k *knowledge.Service, cfg *config.Config, catalog *s
 	}
 	f.passagesPerAnswer = float64(passages) / float64(max(f.answerable, 1))
 	slices.Sort(f.ratios)
+	slices.Sort(f.bareRatios)
 	slices.Sort(f.firsts)
 	slices.Sort(f.seconds)
 	return f

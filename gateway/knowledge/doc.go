@@ -19,14 +19,17 @@
 // passages' terms inverted in each replica's memory, reloaded when the
 // documents change; the audience filter is SQL's, and the passages' text
 // is read by a query that applies it again), the question widened by a
-// workplace vocabulary (餐补 → 伙食补助, knowledge.vocabulary), and, when
-// knowledge.embeddings is configured, hybrid: passages' vectors are
-// ranked in Postgres by pgvector where it is installed (or can be:
+// workplace vocabulary (餐补 → 伙食补助, knowledge.vocabulary) and by the
+// passages' words that sound like a word no passage holds (婚家 → 婚假),
+// and, when knowledge.embeddings is configured, hybrid: passages' vectors
+// are ranked in Postgres by pgvector where it is installed (or can be:
 // EnsurePgvector), else in Go (Vectors), and fused by reciprocal rank. A
-// lexical hit far below the best one is not given. Adjacent passages that
-// both match are merged around the best one, so an answer split over two
-// sections comes whole, and each is cut to a window of sentences around
-// the question's words under a budget per search (window.go).
+// hit under 0.6 of the best one's score is not given. Adjacent passages
+// that both match are merged around the best one, so an answer split over
+// two sections comes whole, a passage announcing what follows comes with
+// it, and each is cut to a window of sentences around the question's
+// words under a budget per search (window.go). The model reads them as
+// plain text, one title line per document (present.go).
 //
 // testdata/bench holds a company corpus and the questions employees ask
 // about it: TestCorpus guards its access and recall, BenchmarkKnowledge
@@ -44,8 +47,10 @@
 // Files: chunk.go (Cut: passages by headings, steps, table rows, pages),
 // store.go (Add, Delete, List), search.go (Search, the audience filter),
 // lexical.go (Postings: the in-memory term index and BM25), vocabulary.go
-// (the colloquial words), window.go (what of a passage the model is
-// given), vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
+// (the colloquial words), typos.go (bigrams that sound alike: pinyin
+// typos), window.go (what of a passage the model is given), leadin.go (a
+// passage announcing what follows, given with it), present.go (how the
+// model reads them: plain text grouped by document), vectors.go (Vectors, FillVectors), sync.go (Sync: the folder),
 // syncjob.go (its periodic job), feature.go (the tool and Annotate),
 // gaps.go (the trace step, gaps and citations). The SQL schema is
 // migrations/00024_knowledge.sql, 00025_knowledge_gaps.sql, 00030 and

@@ -125,19 +125,6 @@ func (t *searchTool) Spec() skills.Spec {
 	}
 }
 
-// observation is what the model sees of a search.
-type observation struct {
-	Passages []observed `json:"passages"`
-	Note     string     `json:"note,omitempty"`
-}
-
-// observed is one passage: its version is in its source.
-type observed struct {
-	Source    string `json:"source"`
-	Effective string `json:"effective,omitempty"`
-	Text      string `json:"text"`
-}
-
 func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (skills.Result, error) {
 	var a struct {
 		Query string `json:"query"`
@@ -150,20 +137,7 @@ func (t *searchTool) Call(ctx context.Context, args json.RawMessage) (skills.Res
 		return skills.Result{}, err
 	}
 	t.k.remember(t.in, ps)
-	obs := observation{Passages: []observed{}}
-	page := t.k.s.Config.Messages.Knowledge.Page
-	for _, p := range ps {
-		o := observed{Source: SourceOf(p, page), Text: p.Text}
-		if !p.Effective.IsZero() {
-			o.Effective = p.Effective.Format(time.DateOnly)
-		}
-		obs.Passages = append(obs.Passages, o)
-	}
-	if len(ps) == 0 {
-		obs.Note = "No document this user may see matches. Say the company's documents do not cover it."
-	}
-	body, _ := json.Marshal(obs) // plain data: always marshals
-	return skills.Result{Status: 200, ContentType: "application/json", Body: body, Skill: ToolName}, nil
+	return skills.Result{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte(present(ps)), Skill: ToolName}, nil
 }
 
 // remember keeps the passages given for in until its answer is annotated.

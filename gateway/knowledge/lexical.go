@@ -53,7 +53,8 @@ type termIndex struct {
 	docs     []int64 // their documents
 	nterms   []int32 // their term counts
 	avgTerms float64
-	postings map[string][]int32 // term → positions in ids, ascending
+	postings map[string][]int32  // term → positions in ids, ascending
+	sounds   map[string][]string // a Han bigram's toneless pinyin → the bigrams of postings (typos.go)
 }
 
 // idf is BM25's weight of a term; a term no passage holds weighs as one
@@ -115,6 +116,7 @@ func loadIndex(ctx context.Context, q querier) (*termIndex, error) {
 		return nil, fmt.Errorf("knowledge: term index: %w", err)
 	}
 	x.avgTerms = float64(sum) / float64(max(len(x.ids), 1))
+	x.indexSounds()
 	return x, nil
 }
 

@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -40,6 +41,8 @@ var defaultVocabulary = map[string][]string{
 	"去世": {"丧假"}, "过世": {"丧假"}, "奔丧": {"丧假"},
 	"生病": {"病假"}, "看病": {"病假", "就医"}, "病了": {"病假"}, "住院": {"病假", "医疗"},
 	"请假": {"休假", "假期"}, "调休": {"调休", "倒休"}, "补休": {"调休"}, "放假": {"节假日", "假期"},
+	"国庆": {"法定节假日"}, "春节": {"法定节假日"}, "过年": {"春节", "法定节假日"}, "五一": {"劳动节", "法定节假日"}, "劳动节": {"法定节假日"},
+	"元旦": {"法定节假日"}, "清明": {"法定节假日"}, "端午": {"法定节假日"}, "中秋": {"法定节假日"}, "节假日": {"法定节假日"},
 	// attendance and hours
 	"上班": {"工作时间", "考勤"}, "下班": {"工作时间", "考勤"}, "几点到": {"工作时间"}, "打卡": {"考勤", "打卡"},
 	"迟到": {"考勤", "迟到"}, "早退": {"考勤", "早退"}, "旷工": {"考勤", "旷工"}, "加班费": {"加班", "加班工资"},
@@ -122,10 +125,14 @@ func (v *Vocabulary) expand(x *termIndex, query string, terms []weighted) []weig
 				return terms
 			}
 			added++
-			for _, t := range memory.Terms(c) {
+			// A word of several bigrams (市内交通: 市内 内交 交通) weighs as
+			// one word, not as several: else the words a vocabulary entry
+			// adds outweigh those the question wrote.
+			cts := memory.Terms(c)
+			for _, t := range cts {
 				if !have[t] {
 					have[t] = true
-					terms = append(terms, weighted{t, vocabularyFactor * x.idf(t)})
+					terms = append(terms, weighted{t, vocabularyFactor * x.idf(t) / math.Sqrt(float64(len(cts)))})
 				}
 			}
 		}
