@@ -90,25 +90,8 @@ func riverOutcome(err error) error {
 // is swept: the message is answered again. A crash after it finds the
 // message done. No connection is held between queries.
 func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool) (err error) {
-	row, err := store.GetInbound(ctx, rn.pool, inboundID)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("%w: %w", errUnknownMessage, err)
-	}
-	if err != nil || row.Status != store.InboundPending {
-		return err
-	}
-	if row.In.MsgType == channels.TypeMedia {
-		if err := rn.fetchMedia(ctx, row, lastAttempt); err != nil {
-			return err
-		}
-	}
-	sessionID, err := store.EnsureSession(ctx, rn.pool, store.SessionKeyOf(row.In), rn.now())
-	if err != nil {
-		return err
-	}
 	runID := ops.NewRunID()
-	ctx, span := ops.StartRunSpan(ctx, rn.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
-		attribute.String("hermes.account", row.In.Account), attribute.Int64("hermes.inbound_id", row.ID))
+	ctx, span := ops.StartRunSpan(ctx, rn.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.Int64("hermes.inbound_id", inboundID))
 	defer func() {
 		spanErr := err
 		if errors.Is(err, errSessionBusy) { // an outcome, not a failure: the run before it goes on
@@ -117,23 +100,26 @@ func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool
 		}
 		ops.EndSpan(span, spanErr)
 	}()
-	runCtx, lease, err := rn.leases.claimSession(ctx, sessionID, row.ID, runID)
-	if err != nil {
+	runCtx, claim, lease, err := rn.leases.claimInbound(ctx, inboundID, runID)
+	if err != nil || lease == nil {
 		return err
 	}
+	row := claim.Row
+	span.SetAttributes(attribute.String("hermes.channel", row.In.Channel), attribute.String("hermes.account", row.In.Account))
 	committed := false
 	defer func() { rn.leases.releaseSession(ctx, lease, row.ID, committed) }()
-	// Re-read under the lease: another run may have answered it meanwhile.
-	status, older, err := store.StatusInSession(runCtx, rn.pool, row)
 	switch {
-	case err != nil:
-		return err
-	case status != store.InboundPending:
+	case row.Status != store.InboundPending: // another run answered it meanwhile
 		return nil
-	case older:
+	case claim.Older:
 		return errSessionBusy // releasing hands the session to the older one
 	}
-	err = rn.answer(runCtx, row, sessionID, runID, lastAttempt)
+	if row.In.MsgType == channels.TypeMedia {
+		if err := rn.fetchMedia(runCtx, row, lastAttempt); err != nil {
+			return err
+		}
+	}
+	err = rn.answer(runCtx, row, claim, runID, lastAttempt)
 	committed = err == nil
 	if err != nil && errors.Is(context.Cause(runCtx), errLeaseLost) {
 		return errLeaseLost
@@ -169,7 +155,8 @@ type outcome struct {
 // answer runs the agent for row (or picks a fixed answer) and commits the
 // outcome. On a failed run it returns the error so the job is retried,
 // unless this is the last attempt: then the user is told it failed.
-func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID int64, runID string, lastAttempt bool) error {
+func (rn *runner) answer(ctx context.Context, row store.InboundRow, claim store.InboundClaim, runID string, lastAttempt bool) error {
+	sessionID := claim.SessionID
 	started := rn.now()
 	out := outcome{status: store.InboundDone}
 	var images []agent.Image
@@ -210,10 +197,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	// follow-up question resumes the task it came from.
 	var resume *agent.Continuation
 	var note string
-	pending, hasPending, err := store.GetPending(ctx, rn.pool, sessionID)
-	if err != nil {
-		return err
-	}
+	pending, hasPending := claim.Pending, claim.HasPending
 	if row.In.MsgType == channels.TypeClick {
 		if settle, stale, err := rn.staleClick(ctx, row, pending, hasPending); err != nil {
 			return err
@@ -464,9 +448,6 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 			if err := store.InsertTurn(ctx, tx, sessionID, row.ID, runID, row.In.Text, out.reply, now); err != nil {
 				return err
 			}
-		}
-		if err := store.TouchSession(ctx, tx, sessionID, now); err != nil {
-			return err
 		}
 		if out.resetSession {
 			if err := store.ResetSession(ctx, tx, sessionID, now); err != nil {
