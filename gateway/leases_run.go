@@ -254,7 +254,9 @@ func (rl *runLeases) renewLeases(ctx context.Context, q store.Querier) bool {
 }
 
 // SweepLeases takes session leases that lapsed (their replica died or lost
-// Postgres) and hands their sessions on, in one short transaction. Leases
+// Postgres) and hands their sessions on, and hands the answers whose
+// replica did not send them in time to delivery jobs (inline.go), in one
+// short transaction. Leases
 // another replica is sweeping are skipped, so each is taken once. It
 // returns how many it took.
 func (g *Gateway) SweepLeases(ctx context.Context) (int, error) { return g.leases.sweep(ctx, g.pool) }
@@ -274,8 +276,9 @@ func (rl *runLeases) sweep(ctx context.Context, db store.Beginner) (int, error) 
 				return err
 			}
 		}
-		n = len(lapsed)
-		return nil
+		inline, err := takeLapsedInline(ctx, tx, rl.jobs, rl.now())
+		n = len(lapsed) + inline
+		return err
 	})
 	return n, err
 }

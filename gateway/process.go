@@ -46,6 +46,7 @@ type runner struct {
 	features []Feature
 	agent    *AgentRunner
 	outbox   *Outbox
+	delivery *delivery // sends the answers it commits (inline.go)
 	jobs     *Jobs
 	leases   *runLeases
 	tracer   trace.Tracer
@@ -119,10 +120,21 @@ func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool
 			return err
 		}
 	}
-	err = rn.answer(runCtx, row, claim, runID, lastAttempt)
+	inline, answerCtx := &inlineReplies{}, runCtx
+	if rn.leases.sweeps {
+		// A full replica sends its answers itself; a terminal's process
+		// (no sweep would take over from it) keeps delivery jobs.
+		answerCtx = withInline(runCtx, inline)
+	}
+	err = rn.answer(answerCtx, row, claim, runID, lastAttempt)
 	committed = err == nil
 	if err != nil && errors.Is(context.Cause(runCtx), errLeaseLost) {
 		return errLeaseLost
+	}
+	if committed {
+		// The lease ended with the commit: the sends do not renew it.
+		rn.leases.releaseSession(ctx, lease, row.ID, true)
+		rn.delivery.sendInline(ctx, rn.jobs, inline)
 	}
 	return err
 }
@@ -429,6 +441,11 @@ func TraceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 // lapsed and was taken over: the run that took it answers.
 func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessionID int64, leaseRun string, out outcome) error {
 	now := rn.now()
+	if inl := inlineOf(ctx); inl != nil {
+		// This replica sends the answer for as long as it would hold a
+		// lease; then the lease sweep hands what is left to a job.
+		inl.until, inl.replies = now.Add(rn.leases.term), nil
+	}
 	return store.InTx(ctx, rn.pool, func(tx pgx.Tx) error {
 		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)
 		if err != nil {

@@ -23,6 +23,10 @@ type Reply struct {
 	Parts    []string
 	Image    *channels.Image // with FormatImage: the one part
 	CardID   string          // with FormatCard and FormatCardUpdate: the card (cards)
+	// InlineUntil, when set: the committing replica sends the parts itself
+	// and no delivery job is queued; a part still in flight then is handed
+	// to one (TakeLapsedInline).
+	InlineUntil *time.Time
 }
 
 // OutboxPart is one part of a reply waiting for, or done with, delivery.
@@ -68,10 +72,10 @@ func InsertOutbox(ctx context.Context, q Querier, r Reply) (bool, error) {
 	inserted := false
 	for i, text := range parts {
 		tag, err := q.Exec(ctx, `
-INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name, card_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name, card_id, inline_until)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 ON CONFLICT (reply_key, part) DO NOTHING`,
-			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName, r.CardID)
+			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName, r.CardID, r.InlineUntil)
 		if err != nil {
 			return false, fmt.Errorf("store: insert outbox: %w", err)
 		}
@@ -159,7 +163,8 @@ WHERE id = $1 RETURNING attempts, first_attempt_at`, id, at).Scan(&attempts, &fi
 
 // MarkDelivered records a successful delivery.
 func MarkDelivered(ctx context.Context, q Querier, id int64, platformMsgID string, at time.Time) error {
-	_, err := q.Exec(ctx, `UPDATE outbox SET delivered_at = $2, platform_msg_id = $3, last_error = '' WHERE id = $1`, id, at, platformMsgID)
+	_, err := q.Exec(ctx, `UPDATE outbox SET delivered_at = $2, platform_msg_id = $3, last_error = '', inline_until = NULL WHERE id = $1`,
+		id, at, platformMsgID)
 	if err != nil {
 		return fmt.Errorf("store: mark delivered: %w", err)
 	}
@@ -170,10 +175,57 @@ func MarkDelivered(ctx context.Context, q Querier, id int64, platformMsgID strin
 // given up.
 func MarkSendError(ctx context.Context, q Querier, id int64, msg string, failed bool, at time.Time) error {
 	_, err := q.Exec(ctx, `
-UPDATE outbox SET last_error = $2, failed_at = CASE WHEN $3 THEN $4 ELSE failed_at END WHERE id = $1`,
+UPDATE outbox SET last_error = $2, failed_at = CASE WHEN $3 THEN $4 ELSE failed_at END,
+       inline_until = CASE WHEN $3 THEN NULL ELSE inline_until END
+ WHERE id = $1`,
 		id, msg, failed, at)
 	if err != nil {
 		return fmt.Errorf("store: mark send error: %w", err)
 	}
 	return nil
+}
+
+// InlineReply is a reply whose parts the committing replica was to send
+// itself (Reply.InlineUntil).
+type InlineReply struct {
+	Key, Channel, Account string
+}
+
+// EndInline hands reply key's parts from the replica that committed them
+// to a delivery job, which the caller queues in the same transaction.
+func EndInline(ctx context.Context, q Querier, key string) error {
+	if _, err := q.Exec(ctx, `UPDATE outbox SET inline_until = NULL WHERE reply_key = $1 AND inline_until IS NOT NULL`, key); err != nil {
+		return fmt.Errorf("store: end inline delivery of %s: %w", key, err)
+	}
+	return nil
+}
+
+// TakeLapsedInline ends the inline delivery of up to limit replies whose
+// parts are still in flight after their replica's time ran out before
+// now (it died, or lost Postgres), and returns them, in tx; the caller
+// queues their delivery jobs in the same tx. Parts another sweep has
+// locked are skipped, so each reply is taken once.
+func TakeLapsedInline(ctx context.Context, tx pgx.Tx, now time.Time, limit int) ([]InlineReply, error) {
+	rows, err := tx.Query(ctx, `
+WITH lapsed AS (
+  SELECT id FROM outbox WHERE inline_until <= $1 ORDER BY inline_until LIMIT $2 FOR UPDATE SKIP LOCKED
+)
+UPDATE outbox o SET inline_until = NULL FROM lapsed WHERE o.id = lapsed.id
+RETURNING o.reply_key, o.channel, o.account`, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: lapsed inline deliveries: %w", err)
+	}
+	parts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[InlineReply])
+	if err != nil {
+		return nil, fmt.Errorf("store: lapsed inline deliveries: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []InlineReply
+	for _, p := range parts {
+		if !seen[p.Key] {
+			seen[p.Key] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
