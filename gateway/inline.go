@@ -100,4 +100,3 @@ func takeLapsedInline(ctx context.Context, tx pgx.Tx, jobs *Jobs, now time.Time)
 	}
 	return len(lapsed), nil
 }
-

@@ -276,8 +276,12 @@ func (rl *runLeases) sweep(ctx context.Context, db store.Beginner) (int, error) 
 				return err
 			}
 		}
-		inline, err := takeLapsedInline(ctx, tx, rl.jobs, rl.now())
-		n = len(lapsed) + inline
+		sends, err := takeLapsedInline(ctx, tx, rl.jobs, rl.now())
+		if err != nil {
+			return err
+		}
+		runs, err := takeLapsedInlineRuns(ctx, tx, rl, rl.now())
+		n = len(lapsed) + sends + runs
 		return err
 	})
 	return n, err

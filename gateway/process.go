@@ -60,11 +60,17 @@ type runner struct {
 
 type processWorker struct {
 	river.WorkerDefaults[ProcessInboundArgs]
-	rn *runner
+	rn   *runner
+	runs *inlineRuns // whose slots the workers share
 }
 
 // Work answers one inbound message and translates the outcome for River.
 func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundArgs]) error {
+	release, err := w.runs.acquire(ctx)
+	if err != nil {
+		return riverOutcome(err)
+	}
+	defer release()
 	ctx = ops.WithLink(ctx, ops.JobSpanContext(job.Metadata))
 	return riverOutcome(w.rn.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
 }
