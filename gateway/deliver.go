@@ -69,11 +69,11 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	ctx, span := d.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", job.Args.ReplyKey)))
 	defer func() { ops.EndSpan(span, err) }()
 	last := job.Attempt >= job.MaxAttempts
-	res, busy, err := d.deliverLocked(ctx, job.Args.ReplyKey, last)
+	res, busy, err := d.deliverLocked(ctx, job.Args.ReplyKey, "", last)
 	if err == nil && !busy && !res.deferUntil.IsZero() && w.live.awaitLive(ctx, res.held) {
 		// The live reply running here showed the part (or gave up): what
 		// is left goes now, not at a recheck later.
-		res, busy, err = d.deliverLocked(ctx, job.Args.ReplyKey, last)
+		res, busy, err = d.deliverLocked(ctx, job.Args.ReplyKey, "", last)
 	}
 	switch {
 	case err != nil:
@@ -97,24 +97,18 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	return nil
 }
 
-// deliverLocked delivers replyKey's conversation under its delivery lock;
-// busy when another delivery holds it (and sends this reply too). The lock
-// is released on return: a wait for a live reply holds up no later reply
-// of the conversation.
-func (dl *delivery) deliverLocked(ctx context.Context, replyKey string, lastAttempt bool) (res deliveryResult, busy bool, err error) {
-	var orderKey string
-	lock, ok, err := store.TryLockFound(ctx, dl.pool, func(q store.Querier) (string, error) {
-		key, err := store.OrderKeyOf(ctx, q, replyKey)
-		if orderKey = key; key == "" {
-			return "deliver-reply:" + replyKey, err
-		}
-		return "deliver:" + key, err
-	})
+// deliverLocked delivers replyKey's conversation (orderKey, "" when the
+// caller does not know it) under its delivery lock; busy when another
+// delivery holds it (and sends this reply too). The lock is released on
+// return: a wait for a live reply holds up no later reply of the
+// conversation.
+func (dl *delivery) deliverLocked(ctx context.Context, replyKey, orderKey string, lastAttempt bool) (res deliveryResult, busy bool, err error) {
+	lock, parts, ok, err := store.TryLockUndelivered(ctx, dl.pool, replyKey, orderKey)
 	if err != nil || !ok {
 		return res, !ok, err
 	}
 	defer lock.Unlock(ctx)
-	return dl.deliverConversation(ctx, lock.Conn(), orderKey, replyKey, lastAttempt), false, nil
+	return dl.deliverConversation(ctx, lock.Conn(), parts, lastAttempt), false, nil
 }
 
 // deliveryResult is what delivering a conversation came to.
@@ -134,11 +128,7 @@ type deliveryResult struct {
 // is dropped and the part sent.
 // Its queries run on conn, the connection holding the conversation's lock,
 // so a delivery uses one pool connection.
-func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, orderKey, replyKey string, lastAttempt bool) deliveryResult {
-	parts, err := store.UndeliveredInOrder(ctx, conn, orderKey, replyKey)
-	if err != nil {
-		return deliveryResult{err: err}
-	}
+func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, parts []store.OutboxPart, lastAttempt bool) deliveryResult {
 	var res deliveryResult
 	heldBack := map[string]bool{}
 	for _, p := range parts {

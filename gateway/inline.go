@@ -61,7 +61,7 @@ func (dl *delivery) sendInline(ctx context.Context, jobs *Jobs, inl *inlineRepli
 func (dl *delivery) sendOneInline(ctx context.Context, r store.InlineReply) (done bool) {
 	ctx, span := dl.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", r.Key),
 		attribute.Bool("hermes.inline", true)))
-	res, busy, err := dl.deliverLocked(ctx, r.Key, false)
+	res, busy, err := dl.deliverLocked(ctx, r.Key, r.OrderKey, false)
 	switch {
 	case err != nil:
 	case res.err != nil:

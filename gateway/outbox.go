@@ -127,7 +127,7 @@ func (o *Outbox) insert(ctx context.Context, tx pgx.Tx, r store.Reply) error {
 		r.InlineUntil = &inl.until
 		inserted, err := store.InsertOutbox(ctx, tx, r)
 		if err != nil || inserted {
-			inl.replies = append(inl.replies, store.InlineReply{Key: r.Key, Channel: r.Channel, Account: r.Account})
+			inl.replies = append(inl.replies, store.InlineReply{Key: r.Key, Channel: r.Channel, Account: r.Account, OrderKey: r.OrderKey})
 			return err
 		}
 	} else if _, err := store.InsertOutbox(ctx, tx, r); err != nil {

@@ -105,20 +105,30 @@ func OrderKeyOf(ctx context.Context, q Querier, replyKey string) (string, error)
 // delivery with 5,000 replies waiting (BenchmarkFiveThousandWaiting),
 // growing with the backlog.
 func UndeliveredInOrder(ctx context.Context, q Querier, orderKey, replyKey string) ([]OutboxPart, error) {
+	sql, key := undeliveredQuery(orderKey, replyKey)
+	rows, err := q.Query(ctx, sql, key)
+	if err != nil {
+		return nil, fmt.Errorf("store: outbox: %w", err)
+	}
+	return collectParts(rows)
+}
+
+// undeliveredQuery is UndeliveredInOrder's statement and its argument.
+func undeliveredQuery(orderKey, replyKey string) (string, string) {
 	match, key := `o.order_key = $1`, orderKey
 	if orderKey == "" {
 		match, key = `o.reply_key = $1`, replyKey
 	}
-	rows, err := q.Query(ctx, `
+	return `
 SELECT o.id, o.reply_key, o.part, o.parts, o.channel, o.account, o.reply_to, o.order_key, o.format, o.text,
        o.media, o.media_name, o.attempts, o.first_attempt_at, o.media_id, o.media_expires_at, h.held_until, o.card_id
 FROM outbox o
 LEFT JOIN live_holds h ON o.part = 0 AND h.reply_key = o.reply_key
-WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND `+match+`
-ORDER BY o.id`, key)
-	if err != nil {
-		return nil, fmt.Errorf("store: outbox: %w", err)
-	}
+WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND ` + match + `
+ORDER BY o.id`, key
+}
+
+func collectParts(rows pgx.Rows) ([]OutboxPart, error) {
 	parts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OutboxPart, error) {
 		var p OutboxPart
 		var media []byte
@@ -189,6 +199,7 @@ UPDATE outbox SET last_error = $2, failed_at = CASE WHEN $3 THEN $4 ELSE failed_
 // itself (Reply.InlineUntil).
 type InlineReply struct {
 	Key, Channel, Account string
+	OrderKey              string // its conversation; "" when not known
 }
 
 // EndInline hands reply key's parts from the replica that committed them
@@ -211,7 +222,7 @@ WITH lapsed AS (
   SELECT id FROM outbox WHERE inline_until <= $1 ORDER BY inline_until LIMIT $2 FOR UPDATE SKIP LOCKED
 )
 UPDATE outbox o SET inline_until = NULL FROM lapsed WHERE o.id = lapsed.id
-RETURNING o.reply_key, o.channel, o.account`, now, limit)
+RETURNING o.reply_key, o.channel, o.account, o.order_key`, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: lapsed inline deliveries: %w", err)
 	}
