@@ -69,11 +69,11 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	ctx, span := d.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", job.Args.ReplyKey)))
 	defer func() { ops.EndSpan(span, err) }()
 	last := job.Attempt >= job.MaxAttempts
-	res, busy, err := d.deliverLocked(ctx, job.Args.ReplyKey, "", last)
+	res, busy, err := d.deliverLocked(ctx, job.Args.ReplyKey, "", false, last)
 	if err == nil && !busy && !res.deferUntil.IsZero() && w.live.awaitLive(ctx, res.held) {
 		// The live reply running here showed the part (or gave up): what
 		// is left goes now, not at a recheck later.
-		res, busy, err = d.deliverLocked(ctx, job.Args.ReplyKey, "", last)
+		res, busy, err = d.deliverLocked(ctx, job.Args.ReplyKey, "", false, last)
 	}
 	switch {
 	case err != nil:
@@ -98,17 +98,22 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 }
 
 // deliverLocked delivers replyKey's conversation (orderKey, "" when the
-// caller does not know it) under its delivery lock; busy when another
+// caller does not know it) under its delivery lock; inline: it is the
+// send of the replica that committed replyKey (inline.go). Busy when another
 // delivery holds it (and sends this reply too). The lock is released on
 // return: a wait for a live reply holds up no later reply of the
 // conversation.
-func (dl *delivery) deliverLocked(ctx context.Context, replyKey, orderKey string, lastAttempt bool) (res deliveryResult, busy bool, err error) {
+func (dl *delivery) deliverLocked(ctx context.Context, replyKey, orderKey string, inline, lastAttempt bool) (res deliveryResult, busy bool, err error) {
 	lock, parts, ok, err := store.TryLockUndelivered(ctx, dl.pool, replyKey, orderKey)
 	if err != nil || !ok {
 		return res, !ok, err
 	}
 	defer lock.Unlock(ctx)
-	return dl.deliverConversation(ctx, lock.Conn(), parts, lastAttempt), false, nil
+	inlineKey := ""
+	if inline {
+		inlineKey = replyKey
+	}
+	return dl.deliverConversation(ctx, lock.Conn(), parts, inlineKey, lastAttempt), false, nil
 }
 
 // deliveryResult is what delivering a conversation came to.
@@ -128,7 +133,9 @@ type deliveryResult struct {
 // is dropped and the part sent.
 // Its queries run on conn, the connection holding the conversation's lock,
 // so a delivery uses one pool connection.
-func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, parts []store.OutboxPart, lastAttempt bool) deliveryResult {
+// inlineKey is the reply whose committing replica delivers (its attempt
+// is recorded already, store.OutboxPart.PreRecorded); "" for a job.
+func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, parts []store.OutboxPart, inlineKey string, lastAttempt bool) deliveryResult {
 	var res deliveryResult
 	heldBack := map[string]bool{}
 	for _, p := range parts {
@@ -164,16 +171,16 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 			res.paceUntil = retryAt
 			return res
 		}
-		if err := dl.sendPart(ctx, conn, ch, p, lastAttempt); err != nil {
+		if err := dl.sendPart(ctx, conn, ch, p, p.ReplyKey == inlineKey && p.PreRecorded(), lastAttempt); err != nil {
 			return deliveryResult{err: err, permanent: errors.Is(err, channels.ErrPermanent)}
 		}
 	}
 	return res
 }
 
-// sendPart makes one recorded attempt at one part. An image is uploaded
-// first, once (see uploadOnce).
-func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
+// sendPart makes one recorded attempt at one part (recorded already when
+// preRecorded). An image is uploaded first, once (see uploadOnce).
+func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, preRecorded, lastAttempt bool) error {
 	if p.CardID != "" {
 		return dl.sendCardPart(ctx, conn, ch, p, lastAttempt)
 	}
@@ -181,9 +188,14 @@ func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channel
 	if err != nil {
 		return dl.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
 	}
-	attempts, firstAt, err := store.MarkAttempt(ctx, conn, p.ID, dl.now())
-	if err != nil {
-		return err
+	attempts, firstAt := p.Attempts, dl.now()
+	if p.FirstAttemptAt != nil {
+		firstAt = *p.FirstAttemptAt
+	}
+	if !preRecorded {
+		if attempts, firstAt, err = store.MarkAttempt(ctx, conn, p.ID, dl.now()); err != nil {
+			return err
+		}
 	}
 	out := outboundOf(p, attempts, firstAt)
 	out.MediaID = mediaID

@@ -28,6 +28,7 @@ import (
 // inlineReplies are the replies a commit queued for this replica to send
 // at once; the Outbox fills it for a ctx that carries it (withInline).
 type inlineReplies struct {
+	from    time.Time // the commit's time
 	until   time.Time // when the parts' time runs out (set at the commit)
 	replies []store.InlineReply
 }
@@ -61,7 +62,7 @@ func (dl *delivery) sendInline(ctx context.Context, jobs *Jobs, inl *inlineRepli
 func (dl *delivery) sendOneInline(ctx context.Context, r store.InlineReply) (done bool) {
 	ctx, span := dl.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", r.Key),
 		attribute.Bool("hermes.inline", true)))
-	res, busy, err := dl.deliverLocked(ctx, r.Key, r.OrderKey, false)
+	res, busy, err := dl.deliverLocked(ctx, r.Key, r.OrderKey, true, false)
 	switch {
 	case err != nil:
 	case res.err != nil:

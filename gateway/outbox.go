@@ -124,7 +124,7 @@ func (o *Outbox) reply(key string, to Address, format string) store.Reply {
 func (o *Outbox) insert(ctx context.Context, tx pgx.Tx, r store.Reply) error {
 	inl := inlineOf(ctx)
 	if inl != nil && !o.jobs.isExclusive(r.Channel, r.Account) {
-		r.InlineUntil = &inl.until
+		r.InlineUntil, r.InlineFrom = &inl.until, inl.from
 		inserted, err := store.InsertOutbox(ctx, tx, r)
 		if err != nil || inserted {
 			inl.replies = append(inl.replies, store.InlineReply{Key: r.Key, Channel: r.Channel, Account: r.Account, OrderKey: r.OrderKey})

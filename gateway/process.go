@@ -450,7 +450,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 	if inl := inlineOf(ctx); inl != nil {
 		// This replica sends the answer for as long as it would hold a
 		// lease; then the lease sweep hands what is left to a job.
-		inl.until, inl.replies = now.Add(rn.leases.term), nil
+		inl.from, inl.until, inl.replies = now, now.Add(rn.leases.term), nil
 	}
 	return store.InTx(ctx, rn.pool, func(tx pgx.Tx) error {
 		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)

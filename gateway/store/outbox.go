@@ -25,8 +25,9 @@ type Reply struct {
 	CardID   string          // with FormatCard and FormatCardUpdate: the card (cards)
 	// InlineUntil, when set: the committing replica sends the parts itself
 	// and no delivery job is queued; a part still in flight then is handed
-	// to one (TakeLapsedInline).
+	// to one (TakeLapsedInline). InlineFrom is the commit's time.
 	InlineUntil *time.Time
+	InlineFrom  time.Time
 }
 
 // OutboxPart is one part of a reply waiting for, or done with, delivery.
@@ -53,6 +54,17 @@ type OutboxPart struct {
 	HeldUntil *time.Time
 	// CardID is the card a FormatCard or FormatCardUpdate part shows.
 	CardID string
+	// InlineUntil: the replica that committed the part sends it itself
+	// until then (Reply.InlineUntil).
+	InlineUntil *time.Time
+}
+
+// PreRecorded reports whether p's one recorded attempt is the one its
+// committing replica's inline send makes, written with the part
+// (InsertOutbox): that send records no attempt of its own. Any other
+// sender records one, since that send may have reached the platform.
+func (p OutboxPart) PreRecorded() bool {
+	return p.InlineUntil != nil && p.Attempts == 1 && p.CardID == "" && p.Image == nil
 }
 
 // InsertOutbox writes the parts of one reply under its idempotency key. A
@@ -69,13 +81,22 @@ func InsertOutbox(ctx context.Context, q Querier, r Reply) (bool, error) {
 	if r.Image != nil {
 		parts, media, mediaName = []string{""}, r.Image.PNG, r.Image.Name
 	}
+	// A text part its replica sends itself has that attempt recorded now
+	// (OutboxPart.PreRecorded): one written row fewer per part (issue 39).
+	var attempts int
+	var firstAttempt *time.Time
+	if r.InlineUntil != nil && r.CardID == "" && r.Image == nil {
+		attempts, firstAttempt = 1, &r.InlineFrom
+	}
 	inserted := false
 	for i, text := range parts {
 		tag, err := q.Exec(ctx, `
-INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name, card_id, inline_until)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name, card_id,
+                    inline_until, attempts, first_attempt_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT (reply_key, part) DO NOTHING`,
-			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName, r.CardID, r.InlineUntil)
+			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName, r.CardID,
+			r.InlineUntil, attempts, firstAttempt)
 		if err != nil {
 			return false, fmt.Errorf("store: insert outbox: %w", err)
 		}
@@ -121,7 +142,8 @@ func undeliveredQuery(orderKey, replyKey string) (string, string) {
 	}
 	return `
 SELECT o.id, o.reply_key, o.part, o.parts, o.channel, o.account, o.reply_to, o.order_key, o.format, o.text,
-       o.media, o.media_name, o.attempts, o.first_attempt_at, o.media_id, o.media_expires_at, h.held_until, o.card_id
+       o.media, o.media_name, o.attempts, o.first_attempt_at, o.media_id, o.media_expires_at, h.held_until, o.card_id,
+       o.inline_until
 FROM outbox o
 LEFT JOIN live_holds h ON o.part = 0 AND h.reply_key = o.reply_key
 WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND ` + match + `
@@ -134,7 +156,8 @@ func collectParts(rows pgx.Rows) ([]OutboxPart, error) {
 		var media []byte
 		var mediaName string
 		err := row.Scan(&p.ID, &p.ReplyKey, &p.Part, &p.Parts, &p.Channel, &p.Account, &p.ReplyTo, &p.OrderKey,
-			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt, &p.HeldUntil, &p.CardID)
+			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt, &p.HeldUntil, &p.CardID,
+			&p.InlineUntil)
 		if media != nil {
 			p.Image = &channels.Image{Name: mediaName, PNG: media}
 		}
