@@ -108,12 +108,36 @@ func (dl *delivery) deliverLocked(ctx context.Context, replyKey, orderKey string
 	if err != nil || !ok {
 		return res, !ok, err
 	}
-	defer lock.Unlock(ctx)
 	inlineKey := ""
 	if inline {
 		inlineKey = replyKey
 	}
-	return dl.deliverConversation(ctx, lock.Conn(), parts, inlineKey, lastAttempt), false, nil
+	var last delivered
+	res = dl.deliverConversation(ctx, lock.Conn(), parts, inlineKey, lastAttempt, &last)
+	if !last.set {
+		lock.Unlock(ctx)
+		return res, false, nil
+	}
+	// The send happened: record it even if the job is being cancelled.
+	return res, false, lock.UnlockDelivered(ctx, last.id, last.msgID, last.at)
+}
+
+// delivered is a text part sent whose delivery is not recorded yet: it is
+// recorded before the next part is sent, or with the lock's release.
+type delivered struct {
+	set   bool
+	id    int64
+	msgID string
+	at    time.Time
+}
+
+// flush records d, if set.
+func (d *delivered) flush(ctx context.Context, conn store.Querier) error {
+	if !d.set {
+		return nil
+	}
+	d.set = false
+	return store.MarkDelivered(context.WithoutCancel(ctx), conn, d.id, d.msgID, d.at)
 }
 
 // deliveryResult is what delivering a conversation came to.
@@ -135,10 +159,14 @@ type deliveryResult struct {
 // so a delivery uses one pool connection.
 // inlineKey is the reply whose committing replica delivers (its attempt
 // is recorded already, store.OutboxPart.PreRecorded); "" for a job.
-func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, parts []store.OutboxPart, inlineKey string, lastAttempt bool) deliveryResult {
+func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, parts []store.OutboxPart, inlineKey string,
+	lastAttempt bool, last *delivered) deliveryResult {
 	var res deliveryResult
 	heldBack := map[string]bool{}
 	for _, p := range parts {
+		if err := last.flush(ctx, conn); err != nil {
+			return deliveryResult{err: err}
+		}
 		if heldBack[p.ReplyKey] {
 			continue
 		}
@@ -171,7 +199,7 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 			res.paceUntil = retryAt
 			return res
 		}
-		if err := dl.sendPart(ctx, conn, ch, p, p.ReplyKey == inlineKey && p.PreRecorded(), lastAttempt); err != nil {
+		if err := dl.sendPart(ctx, conn, ch, p, p.ReplyKey == inlineKey && p.PreRecorded(), lastAttempt, last); err != nil {
 			return deliveryResult{err: err, permanent: errors.Is(err, channels.ErrPermanent)}
 		}
 	}
@@ -179,8 +207,10 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 }
 
 // sendPart makes one recorded attempt at one part (recorded already when
-// preRecorded). An image is uploaded first, once (see uploadOnce).
-func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, preRecorded, lastAttempt bool) error {
+// preRecorded). An image is uploaded first, once (see uploadOnce). A text
+// part's delivery is left in last for the caller to record.
+func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, preRecorded, lastAttempt bool,
+	last *delivered) error {
 	if p.CardID != "" {
 		return dl.sendCardPart(ctx, conn, ch, p, lastAttempt)
 	}
@@ -204,8 +234,8 @@ func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channel
 		return dl.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
 	}
 	dl.metrics.Delivered(p.Channel, nil, false)
-	// The send happened: record it even if the job is being cancelled.
-	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, dl.now())
+	*last = delivered{set: true, id: p.ID, msgID: res.MessageID, at: dl.now()}
+	return nil
 }
 
 // outboundOf is part p as its attempt number attempts (from 1) hands it

@@ -150,6 +150,26 @@ func (l *Lock) Unlock(ctx context.Context) {
 	l.conn.Release()
 }
 
+// UnlockDelivered records part id delivered (MarkDelivered) and releases
+// the lock, in one round trip and one transaction: the last write of a
+// delivery and its unlock were two (issue 39). On an error the lock dies
+// with its connection and the part stays undelivered, to be sent again.
+func (l *Lock) UnlockDelivered(ctx context.Context, id int64, platformMsgID string, at time.Time) error {
+	ctx = context.WithoutCancel(ctx)
+	var b pgx.Batch
+	b.Queue(markDelivered, id, at, platformMsgID)
+	b.Queue(`SELECT pg_advisory_unlock($1)`, l.id)
+	err := l.conn.SendBatch(ctx, &b).Close()
+	if err != nil {
+		l.conn.Conn().Close(ctx) //nolint:errcheck // the lock dies with the session
+	}
+	l.conn.Release()
+	if err != nil {
+		return fmt.Errorf("store: mark delivered: %w", err)
+	}
+	return nil
+}
+
 // KeptConn is the connection of a loop that must not wait its turn in
 // the pool: the session leases' upkeep. Under load the runs and callbacks
 // can hold every pooled connection for longer than a lease, and a renewal

@@ -194,10 +194,11 @@ WHERE id = $1 RETURNING attempts, first_attempt_at`, id, at).Scan(&attempts, &fi
 	return attempts, firstAt, nil
 }
 
+const markDelivered = `UPDATE outbox SET delivered_at = $2, platform_msg_id = $3, last_error = '', inline_until = NULL WHERE id = $1`
+
 // MarkDelivered records a successful delivery.
 func MarkDelivered(ctx context.Context, q Querier, id int64, platformMsgID string, at time.Time) error {
-	_, err := q.Exec(ctx, `UPDATE outbox SET delivered_at = $2, platform_msg_id = $3, last_error = '', inline_until = NULL WHERE id = $1`,
-		id, at, platformMsgID)
+	_, err := q.Exec(ctx, markDelivered, id, at, platformMsgID)
 	if err != nil {
 		return fmt.Errorf("store: mark delivered: %w", err)
 	}
