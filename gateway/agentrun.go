@@ -102,12 +102,14 @@ func (a *AgentRunner) NewTurn(ctx context.Context, in TurnInput) (agent.Turn, er
 	if in.Session != 0 {
 		turn.SessionID = fmt.Sprint(in.Session)
 		var err error
-		if len(turn.History) == 0 {
-			if turn.History, err = a.History(ctx, in.Session); err != nil {
-				return turn, err
-			}
+		if len(turn.History) > 0 {
+			turn.RecentTools, err = store.RecentTools(ctx, a.pool, in.Session, a.historySince())
+		} else {
+			var history []store.HistoryEntry
+			history, turn.RecentTools, err = store.HistoryAndRecentTools(ctx, a.pool, in.Session, a.historyLimit(), a.historySince())
+			turn.History = historyMessages(history)
 		}
-		if turn.RecentTools, err = store.RecentTools(ctx, a.pool, in.Session, a.historySince()); err != nil {
+		if err != nil {
 			return turn, err
 		}
 	}
@@ -131,15 +133,23 @@ func (a *AgentRunner) Model() agent.Model { return a.limiter.Model(a.model, nil)
 // History is a session's recent turns as the model sees them: at most
 // agent.history_turns of them, none older than agent.history_idle.
 func (a *AgentRunner) History(ctx context.Context, sessionID int64) ([]agent.Message, error) {
-	history, err := store.RecentHistory(ctx, a.pool, sessionID, 2*a.cfg.Agent.HistoryTurns, a.historySince())
+	history, err := store.RecentHistory(ctx, a.pool, sessionID, a.historyLimit(), a.historySince())
 	if err != nil {
 		return nil, err
 	}
+	return historyMessages(history), nil
+}
+
+// historyLimit is how many messages of history a turn reads: two per turn.
+func (a *AgentRunner) historyLimit() int { return 2 * a.cfg.Agent.HistoryTurns }
+
+// historyMessages are history's entries as the model sees them.
+func historyMessages(history []store.HistoryEntry) []agent.Message {
 	msgs := make([]agent.Message, 0, len(history))
 	for _, h := range history {
 		msgs = append(msgs, agent.Message{Role: h.Role, Content: h.Content})
 	}
-	return msgs, nil
+	return msgs
 }
 
 // historySince is when a session's context starts: what is older than

@@ -69,11 +69,11 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	ctx, span := d.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", job.Args.ReplyKey)))
 	defer func() { ops.EndSpan(span, err) }()
 	last := job.Attempt >= job.MaxAttempts
-	res, busy, err := d.deliverLocked(ctx, job.Args.ReplyKey, last)
+	res, busy, err := d.deliverLocked(ctx, job.Args.ReplyKey, "", false, last)
 	if err == nil && !busy && !res.deferUntil.IsZero() && w.live.awaitLive(ctx, res.held) {
 		// The live reply running here showed the part (or gave up): what
 		// is left goes now, not at a recheck later.
-		res, busy, err = d.deliverLocked(ctx, job.Args.ReplyKey, last)
+		res, busy, err = d.deliverLocked(ctx, job.Args.ReplyKey, "", false, last)
 	}
 	switch {
 	case err != nil:
@@ -97,24 +97,47 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 	return nil
 }
 
-// deliverLocked delivers replyKey's conversation under its delivery lock;
-// busy when another delivery holds it (and sends this reply too). The lock
-// is released on return: a wait for a live reply holds up no later reply
-// of the conversation.
-func (dl *delivery) deliverLocked(ctx context.Context, replyKey string, lastAttempt bool) (res deliveryResult, busy bool, err error) {
-	var orderKey string
-	lock, ok, err := store.TryLockFound(ctx, dl.pool, func(q store.Querier) (string, error) {
-		key, err := store.OrderKeyOf(ctx, q, replyKey)
-		if orderKey = key; key == "" {
-			return "deliver-reply:" + replyKey, err
-		}
-		return "deliver:" + key, err
-	})
+// deliverLocked delivers replyKey's conversation (orderKey, "" when the
+// caller does not know it) under its delivery lock; inline: it is the
+// send of the replica that committed replyKey (inline.go). Busy when another
+// delivery holds it (and sends this reply too). The lock is released on
+// return: a wait for a live reply holds up no later reply of the
+// conversation.
+func (dl *delivery) deliverLocked(ctx context.Context, replyKey, orderKey string, inline, lastAttempt bool) (res deliveryResult, busy bool, err error) {
+	lock, parts, ok, err := store.TryLockUndelivered(ctx, dl.pool, replyKey, orderKey)
 	if err != nil || !ok {
 		return res, !ok, err
 	}
-	defer lock.Unlock(ctx)
-	return dl.deliverConversation(ctx, lock.Conn(), orderKey, replyKey, lastAttempt), false, nil
+	inlineKey := ""
+	if inline {
+		inlineKey = replyKey
+	}
+	var last delivered
+	res = dl.deliverConversation(ctx, lock.Conn(), parts, inlineKey, lastAttempt, &last)
+	if !last.set {
+		lock.Unlock(ctx)
+		return res, false, nil
+	}
+	// The send happened: record it even if the job is being cancelled.
+	return res, false, lock.UnlockDelivered(ctx, last.id, last.msgID, last.at)
+}
+
+// delivered is a text part sent whose delivery is not recorded yet: it is
+// recorded before the next part is sent, or with the lock's release.
+type delivered struct {
+	set   bool
+	id    int64
+	msgID string
+	at    time.Time
+}
+
+// flush records d, if set.
+func (d *delivered) flush(ctx context.Context, conn store.Querier) error {
+	if !d.set {
+		return nil
+	}
+	d.set = false
+	return store.MarkDelivered(context.WithoutCancel(ctx), conn, d.id, d.msgID, d.at)
 }
 
 // deliveryResult is what delivering a conversation came to.
@@ -134,14 +157,16 @@ type deliveryResult struct {
 // is dropped and the part sent.
 // Its queries run on conn, the connection holding the conversation's lock,
 // so a delivery uses one pool connection.
-func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, orderKey, replyKey string, lastAttempt bool) deliveryResult {
-	parts, err := store.UndeliveredInOrder(ctx, conn, orderKey, replyKey)
-	if err != nil {
-		return deliveryResult{err: err}
-	}
+// inlineKey is the reply whose committing replica delivers (its attempt
+// is recorded already, store.OutboxPart.PreRecorded); "" for a job.
+func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn, parts []store.OutboxPart, inlineKey string,
+	lastAttempt bool, last *delivered) deliveryResult {
 	var res deliveryResult
 	heldBack := map[string]bool{}
 	for _, p := range parts {
+		if err := last.flush(ctx, conn); err != nil {
+			return deliveryResult{err: err}
+		}
 		if heldBack[p.ReplyKey] {
 			continue
 		}
@@ -174,16 +199,18 @@ func (dl *delivery) deliverConversation(ctx context.Context, conn *pgxpool.Conn,
 			res.paceUntil = retryAt
 			return res
 		}
-		if err := dl.sendPart(ctx, conn, ch, p, lastAttempt); err != nil {
+		if err := dl.sendPart(ctx, conn, ch, p, p.ReplyKey == inlineKey && p.PreRecorded(), lastAttempt, last); err != nil {
 			return deliveryResult{err: err, permanent: errors.Is(err, channels.ErrPermanent)}
 		}
 	}
 	return res
 }
 
-// sendPart makes one recorded attempt at one part. An image is uploaded
-// first, once (see uploadOnce).
-func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, lastAttempt bool) error {
+// sendPart makes one recorded attempt at one part (recorded already when
+// preRecorded). An image is uploaded first, once (see uploadOnce). A text
+// part's delivery is left in last for the caller to record.
+func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channels.Channel, p store.OutboxPart, preRecorded, lastAttempt bool,
+	last *delivered) error {
 	if p.CardID != "" {
 		return dl.sendCardPart(ctx, conn, ch, p, lastAttempt)
 	}
@@ -191,9 +218,14 @@ func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channel
 	if err != nil {
 		return dl.failedPart(ctx, conn, p, err, p.Attempts, lastAttempt)
 	}
-	attempts, firstAt, err := store.MarkAttempt(ctx, conn, p.ID, dl.now())
-	if err != nil {
-		return err
+	attempts, firstAt := p.Attempts, dl.now()
+	if p.FirstAttemptAt != nil {
+		firstAt = *p.FirstAttemptAt
+	}
+	if !preRecorded {
+		if attempts, firstAt, err = store.MarkAttempt(ctx, conn, p.ID, dl.now()); err != nil {
+			return err
+		}
 	}
 	out := outboundOf(p, attempts, firstAt)
 	out.MediaID = mediaID
@@ -202,8 +234,8 @@ func (dl *delivery) sendPart(ctx context.Context, conn store.Querier, ch channel
 		return dl.failedPart(ctx, conn, p, sendErr, attempts, lastAttempt)
 	}
 	dl.metrics.Delivered(p.Channel, nil, false)
-	// The send happened: record it even if the job is being cancelled.
-	return store.MarkDelivered(context.WithoutCancel(ctx), conn, p.ID, res.MessageID, dl.now())
+	*last = delivered{set: true, id: p.ID, msgID: res.MessageID, at: dl.now()}
+	return nil
 }
 
 // outboundOf is part p as its attempt number attempts (from 1) hands it

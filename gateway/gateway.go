@@ -104,6 +104,7 @@ type Gateway struct {
 	live       liveReplies // live replies running here (live.go)
 	delivery   delivery    // the outbox's sends (deliver.go)
 	runner     runner      // the runs (process.go)
+	runs       inlineRuns  // the runs started without a job (inline_run.go)
 	leases     runLeases
 	stopLease  context.CancelFunc // ends keepLeases
 	leaseDone  chan struct{}      // closed when keepLeases returned
@@ -205,7 +206,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		}
 		g.model = m
 	}
-	g.inbox = &inbox{cfg: cfg, pool: g.pool, live: &g.live, leases: &g.leases, jobs: g.jobs, outbox: g.outbox, tracer: g.tracer,
+	g.inbox = &inbox{cfg: cfg, pool: g.pool, live: &g.live, leases: &g.leases, runs: &g.runs, jobs: g.jobs, outbox: g.outbox, tracer: g.tracer,
 		metrics: g.metrics, now: g.now, log: g.log}
 	g.inbox.acks = groupcommit.New(groupcommit.Config{MaxWait: cfg.Database.GroupCommit.MaxWait,
 		MaxBatch: cfg.Database.GroupCommit.MaxBatch, Writers: cfg.Database.GroupCommit.Writers}, g.pool, g.inbox.writeAccepted)
@@ -226,6 +227,8 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		features: g.features, metrics: g.metrics, now: g.now, log: g.log}
 	g.runner.cfg, g.runner.pool, g.runner.channels, g.runner.skills, g.runner.features = cfg, g.pool, g.channels, g.skills, g.features
 	g.runner.agent, g.runner.outbox, g.runner.jobs, g.runner.leases = g.agent, g.outbox, g.jobs, &g.leases
+	g.runner.delivery = &g.delivery
+	g.runs.rn, g.runs.jobs, g.runs.pool, g.runs.now, g.runs.log = &g.runner, g.jobs, g.pool, g.now, g.log
 	g.runner.tracer, g.runner.now, g.runner.log = g.tracer, g.now, g.log
 	g.leases.pool, g.leases.jobs, g.leases.replicaID, g.leases.term = g.pool, g.jobs, g.replicaID, cfg.Worker.RunLease
 	g.leases.now, g.leases.log = g.now, g.log
@@ -334,7 +337,7 @@ func (g *Gateway) connsNeeded(deps Deps) int32 {
 
 func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &processWorker{rn: &g.runner})
+	river.AddWorker(workers, &processWorker{rn: &g.runner, runs: &g.runs})
 	river.AddWorker(workers, &deliverWorker{d: &g.delivery, live: &g.live})
 	river.AddWorker(workers, &forgetNoncesWorker{pool: g.pool, now: g.now})
 	river.AddWorker(workers, &purgeMediaWorker{pool: g.pool, retention: g.cfg.Media.Retention, now: g.now, log: g.log})
@@ -366,6 +369,9 @@ func (g *Gateway) newRiver(deps Deps) (*river.Client[pgx.Tx], error) {
 	}
 	g.serves = !deps.Partial
 	g.leases.sweeps = g.serves
+	if n := queueSizes[QueueAgent]; g.serves && n > 0 {
+		g.runs.slots = make(chan struct{}, n)
+	}
 	if len(queueSizes) > 0 {
 		g.works = true
 		queues = map[string]river.QueueConfig{}
@@ -408,6 +414,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	leaseCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	g.stopLease, g.leaseDone = stop, make(chan struct{})
 	go func() { defer close(g.leaseDone); g.leases.keepLeases(leaseCtx) }()
+	g.runs.start(context.WithoutCancel(ctx))
 	if g.serves {
 		g.conns.startConnections(ctx)
 		for _, f := range g.features {
@@ -436,6 +443,7 @@ func (g *Gateway) Stop(ctx context.Context) error {
 		// own work ends with them.
 		defer func() { g.stopLease(); <-g.leaseDone; g.running.Wait() }()
 	}
+	g.runs.stop(ctx)
 	err := g.jobs.river.Stop(ctx)
 	if err != nil && ctx.Err() != nil {
 		return g.jobs.river.StopAndCancel(context.WithoutCancel(ctx))

@@ -78,7 +78,15 @@ func (ib *inbox) Accept(ctx context.Context, in channels.Inbound) (receipt chann
 	received := ib.now()
 	live := ib.live.liveFor(a.in, a.status, received)
 	a.hold = live.hold
+	a.inline = a.addressed && a.status == store.InboundPending && ib.runs.reserve(in.Channel)
 	err = ib.acks.Do(ctx, a)
+	if a.inline {
+		if err == nil && a.err == nil && a.receipt.New && a.receipt.Answer {
+			ib.runs.run(a.id, in.Channel, a.meta)
+		} else {
+			ib.runs.release()
+		}
+	}
 	switch {
 	case err == nil && a.err != nil:
 		return channels.Receipt{}, a.err // replayed
@@ -100,6 +108,7 @@ type inbox struct {
 	acks    *groupcommit.Committer[accepted] // the ack path's shared transactions
 	live    *liveReplies                     // started once a message that shows its answer live commits
 	leases  *runLeases                       // for the job that answers a message
+	runs    *inlineRuns                      // or for running it here, with no job
 	jobs    *Jobs
 	outbox  *Outbox // a card's update when a tap finds it expired (cards.go)
 	tracer  trace.Tracer
@@ -116,6 +125,9 @@ type accepted struct {
 	addressed bool
 	hold      store.Hold
 	meta      []byte // the job's trace context (the caller's span)
+	// inline: this replica reserved a worker to answer it itself once it
+	// commits, with no job (inline_run.go).
+	inline bool
 
 	id      int64
 	receipt channels.Receipt
@@ -133,6 +145,7 @@ func (ib *inbox) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepted
 	}
 	var fresh []*accepted
 	var rows []store.NewInbound
+	inlineUntil := ib.now().Add(ib.leases.term)
 	for i, a := range batch {
 		a.id, a.receipt, a.err = 0, channels.Receipt{}, nil
 		switch n := nonces[i]; {
@@ -150,7 +163,11 @@ func (ib *inbox) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepted
 			continue
 		}
 		if a.addressed {
-			fresh, rows = append(fresh, a), append(rows, store.NewInbound{In: a.in, Status: a.status, Hold: a.hold})
+			row := store.NewInbound{In: a.in, Status: a.status, Hold: a.hold}
+			if a.inline {
+				row.InlineUntil = &inlineUntil
+			}
+			fresh, rows = append(fresh, a), append(rows, row)
 		}
 	}
 	if len(rows) == 0 {
@@ -171,7 +188,7 @@ func (ib *inbox) writeAccepted(ctx context.Context, tx pgx.Tx, batch []*accepted
 			continue
 		}
 		a.id, a.receipt = ids[i], channels.Receipt{New: true, Answer: a.status == store.InboundPending}
-		if a.receipt.Answer {
+		if a.receipt.Answer && !a.inline {
 			jobs = append(jobs, ib.leases.processJob(a.id, a.in.Channel, a.meta))
 		}
 	}

@@ -85,24 +85,29 @@ func (r *runLeases) remove(runID string) {
 	delete(r.m, runID)
 }
 
-// claimSession takes the session's lease for a run of inboundID. It
-// returns errSessionBusy while another run holds it, and a context that
-// ends with cause errLeaseLost if the lease is lost while the run goes on.
-func (rl *runLeases) claimSession(ctx context.Context, sessionID, inboundID int64, runID string) (context.Context, *runLease, error) {
+// claimInbound begins run runID on inbound message inboundID
+// (store.ClaimInbound): with the session's lease taken, it returns a
+// context that ends with cause errLeaseLost if the lease is lost while
+// the run goes on. It returns errSessionBusy while another run holds the
+// session, a nil lease when the message needs no answer any more, and
+// errUnknownMessage when it is not stored.
+func (rl *runLeases) claimInbound(ctx context.Context, inboundID int64, runID string) (context.Context, store.InboundClaim, *runLease, error) {
 	now := rl.now()
-	ok, err := store.ClaimSessionLease(ctx, rl.pool, store.SessionLease{
-		SessionID: sessionID, InboundID: inboundID, Holder: rl.replicaID, RunID: runID,
-	}, now, now.Add(rl.term))
-	if err != nil {
-		return ctx, nil, err
-	}
-	if !ok {
-		return ctx, nil, errSessionBusy
+	c, err := store.ClaimInbound(ctx, rl.pool, inboundID, rl.replicaID, runID, now, now.Add(rl.term))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ctx, c, nil, fmt.Errorf("%w: %w", errUnknownMessage, err)
+	case err != nil:
+		return ctx, c, nil, err
+	case c.Busy:
+		return ctx, c, nil, errSessionBusy
+	case c.SessionID == 0: // answered before the lease was asked for
+		return ctx, c, nil, nil
 	}
 	ctx, lost := context.WithCancelCause(ctx)
-	l := &runLease{sessionID: sessionID, runID: runID, lost: lost, renewedAt: now}
+	l := &runLease{sessionID: c.SessionID, runID: runID, lost: lost, renewedAt: now}
 	rl.add(l)
-	return ctx, l, nil
+	return ctx, c, l, nil
 }
 
 // releaseSession ends a lease the run did not end by committing (the run
@@ -249,7 +254,9 @@ func (rl *runLeases) renewLeases(ctx context.Context, q store.Querier) bool {
 }
 
 // SweepLeases takes session leases that lapsed (their replica died or lost
-// Postgres) and hands their sessions on, in one short transaction. Leases
+// Postgres) and hands their sessions on, and hands the answers whose
+// replica did not send them in time to delivery jobs (inline.go), in one
+// short transaction. Leases
 // another replica is sweeping are skipped, so each is taken once. It
 // returns how many it took.
 func (g *Gateway) SweepLeases(ctx context.Context) (int, error) { return g.leases.sweep(ctx, g.pool) }
@@ -269,8 +276,13 @@ func (rl *runLeases) sweep(ctx context.Context, db store.Beginner) (int, error) 
 				return err
 			}
 		}
-		n = len(lapsed)
-		return nil
+		sends, err := takeLapsedInline(ctx, tx, rl.jobs, rl.now())
+		if err != nil {
+			return err
+		}
+		runs, err := takeLapsedInlineRuns(ctx, tx, rl, rl.now())
+		n = len(lapsed) + sends + runs
+		return err
 	})
 	return n, err
 }

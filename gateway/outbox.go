@@ -117,8 +117,20 @@ func (o *Outbox) reply(key string, to Address, format string) store.Reply {
 		OrderKey: to.orderKey(), Format: format}
 }
 
+// insert writes r's parts in tx with their delivery job, or, for the
+// answer of a run that sends it itself (inline.go), with their time.
+// Accounts whose sends go through the replica holding their one
+// connection keep the job.
 func (o *Outbox) insert(ctx context.Context, tx pgx.Tx, r store.Reply) error {
-	if _, err := store.InsertOutbox(ctx, tx, r); err != nil {
+	inl := inlineOf(ctx)
+	if inl != nil && !o.jobs.isExclusive(r.Channel, r.Account) {
+		r.InlineUntil, r.InlineFrom = &inl.until, inl.from
+		inserted, err := store.InsertOutbox(ctx, tx, r)
+		if err != nil || inserted {
+			inl.replies = append(inl.replies, store.InlineReply{Key: r.Key, Channel: r.Channel, Account: r.Account, OrderKey: r.OrderKey})
+			return err
+		}
+	} else if _, err := store.InsertOutbox(ctx, tx, r); err != nil {
 		return err
 	}
 	return o.jobs.enqueueDelivery(ctx, tx, r.Channel, r.Account, r.Key)

@@ -100,7 +100,7 @@ func TestOutboxAndDeliveryStage(t *testing.T) {
 			t.Fatalf("%d delivery jobs, want one per reply (3)", n)
 		}
 
-		res, busy, err := s.deliv.deliverLocked(ctx, "answer:2", false) // the later reply's job first
+		res, busy, err := s.deliv.deliverLocked(ctx, "answer:2", "", false, false) // the later reply's job first
 		if err != nil || busy || res.err != nil {
 			t.Fatalf("deliver: busy %v, %v, %v", busy, err, res.err)
 		}
@@ -127,13 +127,13 @@ func TestOutboxAndDeliveryStage(t *testing.T) {
 
 		// The first reply's job finds nothing left; the other chat's sends
 		// its own reply.
-		if _, _, err := s.deliv.deliverLocked(ctx, "answer:1", false); err != nil {
+		if _, _, err := s.deliv.deliverLocked(ctx, "answer:1", "", false, false); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(s.ch.Sent()); n != len(sent) {
 			t.Fatalf("%d sends after the first reply's job, want %d: a part went twice", n, len(sent))
 		}
-		if _, _, err := s.deliv.deliverLocked(ctx, "answer:3", false); err != nil {
+		if _, _, err := s.deliv.deliverLocked(ctx, "answer:3", "", false, false); err != nil {
 			t.Fatal(err)
 		}
 		if all := s.ch.Sent(); len(all) != len(sent)+1 || all[len(all)-1].Text != "别的群" {
@@ -164,7 +164,7 @@ func TestOutboxAndDeliveryStage(t *testing.T) {
 		ctx := context.Background()
 		s.ch.FailWith(func(channels.Outbound) error { return channels.ErrPermanent })
 		s.queue(t, chat("c1"), false, [2]string{"answer:1", "被拒绝"})
-		res, _, err := s.deliv.deliverLocked(ctx, "answer:1", true)
+		res, _, err := s.deliv.deliverLocked(ctx, "answer:1", "", false, true)
 		if err != nil || !res.permanent || !errors.Is(res.err, channels.ErrPermanent) {
 			t.Fatalf("deliver: %v, result %+v; want a permanent failure", err, res)
 		}

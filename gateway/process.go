@@ -46,6 +46,7 @@ type runner struct {
 	features []Feature
 	agent    *AgentRunner
 	outbox   *Outbox
+	delivery *delivery // sends the answers it commits (inline.go)
 	jobs     *Jobs
 	leases   *runLeases
 	tracer   trace.Tracer
@@ -59,11 +60,17 @@ type runner struct {
 
 type processWorker struct {
 	river.WorkerDefaults[ProcessInboundArgs]
-	rn *runner
+	rn   *runner
+	runs *inlineRuns // whose slots the workers share
 }
 
 // Work answers one inbound message and translates the outcome for River.
 func (w *processWorker) Work(ctx context.Context, job *river.Job[ProcessInboundArgs]) error {
+	release, err := w.runs.acquire(ctx)
+	if err != nil {
+		return riverOutcome(err)
+	}
+	defer release()
 	ctx = ops.WithLink(ctx, ops.JobSpanContext(job.Metadata))
 	return riverOutcome(w.rn.process(ctx, job.Args.InboundID, job.Attempt >= job.MaxAttempts))
 }
@@ -90,25 +97,8 @@ func riverOutcome(err error) error {
 // is swept: the message is answered again. A crash after it finds the
 // message done. No connection is held between queries.
 func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool) (err error) {
-	row, err := store.GetInbound(ctx, rn.pool, inboundID)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("%w: %w", errUnknownMessage, err)
-	}
-	if err != nil || row.Status != store.InboundPending {
-		return err
-	}
-	if row.In.MsgType == channels.TypeMedia {
-		if err := rn.fetchMedia(ctx, row, lastAttempt); err != nil {
-			return err
-		}
-	}
-	sessionID, err := store.EnsureSession(ctx, rn.pool, store.SessionKeyOf(row.In), rn.now())
-	if err != nil {
-		return err
-	}
 	runID := ops.NewRunID()
-	ctx, span := ops.StartRunSpan(ctx, rn.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.String("hermes.channel", row.In.Channel),
-		attribute.String("hermes.account", row.In.Account), attribute.Int64("hermes.inbound_id", row.ID))
+	ctx, span := ops.StartRunSpan(ctx, rn.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.Int64("hermes.inbound_id", inboundID))
 	defer func() {
 		spanErr := err
 		if errors.Is(err, errSessionBusy) { // an outcome, not a failure: the run before it goes on
@@ -117,26 +107,40 @@ func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool
 		}
 		ops.EndSpan(span, spanErr)
 	}()
-	runCtx, lease, err := rn.leases.claimSession(ctx, sessionID, row.ID, runID)
-	if err != nil {
+	runCtx, claim, lease, err := rn.leases.claimInbound(ctx, inboundID, runID)
+	if err != nil || lease == nil {
 		return err
 	}
+	row := claim.Row
+	span.SetAttributes(attribute.String("hermes.channel", row.In.Channel), attribute.String("hermes.account", row.In.Account))
 	committed := false
 	defer func() { rn.leases.releaseSession(ctx, lease, row.ID, committed) }()
-	// Re-read under the lease: another run may have answered it meanwhile.
-	status, older, err := store.StatusInSession(runCtx, rn.pool, row)
 	switch {
-	case err != nil:
-		return err
-	case status != store.InboundPending:
+	case row.Status != store.InboundPending: // another run answered it meanwhile
 		return nil
-	case older:
+	case claim.Older:
 		return errSessionBusy // releasing hands the session to the older one
 	}
-	err = rn.answer(runCtx, row, sessionID, runID, lastAttempt)
+	if row.In.MsgType == channels.TypeMedia {
+		if err := rn.fetchMedia(runCtx, row, lastAttempt); err != nil {
+			return err
+		}
+	}
+	inline, answerCtx := &inlineReplies{}, runCtx
+	if rn.leases.sweeps {
+		// A full replica sends its answers itself; a terminal's process
+		// (no sweep would take over from it) keeps delivery jobs.
+		answerCtx = withInline(runCtx, inline)
+	}
+	err = rn.answer(answerCtx, row, claim, runID, lastAttempt)
 	committed = err == nil
 	if err != nil && errors.Is(context.Cause(runCtx), errLeaseLost) {
 		return errLeaseLost
+	}
+	if committed {
+		// The lease ended with the commit: the sends do not renew it.
+		rn.leases.releaseSession(ctx, lease, row.ID, true)
+		rn.delivery.sendInline(ctx, rn.jobs, inline)
 	}
 	return err
 }
@@ -169,7 +173,8 @@ type outcome struct {
 // answer runs the agent for row (or picks a fixed answer) and commits the
 // outcome. On a failed run it returns the error so the job is retried,
 // unless this is the last attempt: then the user is told it failed.
-func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID int64, runID string, lastAttempt bool) error {
+func (rn *runner) answer(ctx context.Context, row store.InboundRow, claim store.InboundClaim, runID string, lastAttempt bool) error {
+	sessionID := claim.SessionID
 	started := rn.now()
 	out := outcome{status: store.InboundDone}
 	var images []agent.Image
@@ -210,10 +215,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, sessionID in
 	// follow-up question resumes the task it came from.
 	var resume *agent.Continuation
 	var note string
-	pending, hasPending, err := store.GetPending(ctx, rn.pool, sessionID)
-	if err != nil {
-		return err
-	}
+	pending, hasPending := claim.Pending, claim.HasPending
 	if row.In.MsgType == channels.TypeClick {
 		if settle, stale, err := rn.staleClick(ctx, row, pending, hasPending); err != nil {
 			return err
@@ -445,6 +447,11 @@ func TraceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 // lapsed and was taken over: the run that took it answers.
 func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessionID int64, leaseRun string, out outcome) error {
 	now := rn.now()
+	if inl := inlineOf(ctx); inl != nil {
+		// This replica sends the answer for as long as it would hold a
+		// lease; then the lease sweep hands what is left to a job.
+		inl.from, inl.until, inl.replies = now, now.Add(rn.leases.term), nil
+	}
 	return store.InTx(ctx, rn.pool, func(tx pgx.Tx) error {
 		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)
 		if err != nil {
@@ -464,9 +471,6 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 			if err := store.InsertTurn(ctx, tx, sessionID, row.ID, runID, row.In.Text, out.reply, now); err != nil {
 				return err
 			}
-		}
-		if err := store.TouchSession(ctx, tx, sessionID, now); err != nil {
-			return err
 		}
 		if out.resetSession {
 			if err := store.ResetSession(ctx, tx, sessionID, now); err != nil {

@@ -157,10 +157,10 @@ func (h *hermes) waitIdle(ctx context.Context) {
 	h.t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for h.count(`SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled')`) > 0 {
+	for h.count(storetest.OpenWork) > 0 {
 		select {
 		case <-ctx.Done():
-			h.t.Fatal("jobs still open")
+			h.t.Fatal("work still open")
 		case <-tick.C:
 		}
 	}

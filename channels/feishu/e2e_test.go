@@ -125,10 +125,10 @@ func (h *e2e) waitIdle(t *testing.T) {
 	ctx := withTimeout(t, 20*time.Second)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for h.count(t, `SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled')`) > 0 {
+	for h.count(t, storetest.OpenWork) > 0 {
 		select {
 		case <-ctx.Done():
-			t.Fatal("jobs still open")
+			t.Fatal("work still open")
 		case <-tick.C:
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hermes-gw/hermes/channels/chantest"
 	"github.com/hermes-gw/hermes/gateway"
 	"github.com/hermes-gw/hermes/gateway/memory"
+	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
 
 // WaitIdle waits until no job is left to run: everything acknowledged has
@@ -20,7 +21,7 @@ func (h *Harness) WaitIdle(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		var open int
-		err := h.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled')`).Scan(&open)
+		err := h.Pool.QueryRow(ctx, storetest.OpenWork).Scan(&open)
 		if err != nil {
 			h.T.Fatal(err)
 		}
@@ -32,19 +33,20 @@ func (h *Harness) WaitIdle(ctx context.Context) {
 			var jobs string
 			_ = h.Pool.QueryRow(context.Background(), `SELECT string_agg(kind || '@' || queue || ':' || state, ', ') FROM river_job
 				WHERE state NOT IN ('completed', 'discarded', 'cancelled')`).Scan(&jobs)
-			h.T.Fatalf("jobs still open after waiting: %d (%s)", open, jobs)
+			h.T.Fatalf("work still open after waiting: %d (jobs: %s)", open, jobs)
 		case <-tick.C:
 		}
 	}
 }
 
-// MessageJobs counts the jobs a message creates: the job that answers
-// it, the delivery of its reply, and what learns from it. Counting these
+// MessageJobs counts the work a message creates: the job that answers
+// it, the delivery of its reply, and what learns from it, and its run
+// (a replica that answers it itself queues no job). Counting these
 // kinds, not "every job but the periodic ones", keeps a periodic sweep
 // that starts meanwhile from counting as a stored message.
 func (h *Harness) MessageJobs() int {
 	h.T.Helper()
-	return h.Count(`SELECT count(*) FROM river_job WHERE kind = ANY($1)`,
+	return h.Count(`SELECT (SELECT count(*) FROM river_job WHERE kind = ANY($1)) + (SELECT count(*) FROM runs)`,
 		[]string{gateway.ProcessInboundArgs{}.Kind(), gateway.DeliverReplyArgs{}.Kind(), memory.LearnArgs{}.Kind()})
 }
 

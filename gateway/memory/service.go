@@ -75,13 +75,21 @@ func (m *Service) Notes(ctx context.Context, in channels.Inbound, text string) a
 		return agent.Notes{}
 	}
 	o := ownerOf(in)
-	prefs, err := Preferences(ctx, m.s.Pool, o, m.s.Now())
-	if err != nil {
-		m.log().Warn("preferences not read; answering without them", "err", err)
-	}
-	found, err := m.recall(ctx, o, text, cfg.Recall)
-	if err != nil {
-		m.log().Warn("memories not recalled; answering without them", "err", err)
+	var prefs, found []Memory
+	var err error
+	if m.embedder == nil {
+		// Lexical recall only: both reads in one round trip.
+		prefs, found, err = PreferencesAndRecall(ctx, m.s.Pool, o, text, cfg.Recall, m.s.Now())
+		if err != nil {
+			m.log().Warn("memories not read; answering without them", "err", err)
+		}
+	} else {
+		if prefs, err = Preferences(ctx, m.s.Pool, o, m.s.Now()); err != nil {
+			m.log().Warn("preferences not read; answering without them", "err", err)
+		}
+		if found, err = m.recall(ctx, o, text, cfg.Recall); err != nil {
+			m.log().Warn("memories not recalled; answering without them", "err", err)
+		}
 	}
 	w := m.words()
 	notes := agent.Notes{Heading: w.Notes}

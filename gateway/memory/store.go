@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/gateway/store"
 )
@@ -161,17 +162,49 @@ func DeleteAll(ctx context.Context, q store.Querier, o Owner) (int64, error) {
 // Preferences are the owner's unexpired preferences at now, newest first:
 // the newer of two that disagree is read first.
 func Preferences(ctx context.Context, q store.Querier, o Owner, now time.Time) ([]Memory, error) {
-	rows, err := q.Query(ctx, `SELECT `+columns+` FROM memories
-		WHERE corp_id = $1 AND user_id = $2 AND kind = 'preference' AND expires_at > $3
-		ORDER BY created_at DESC, id DESC`, o.CorpID, o.UserID, now)
+	rows, err := q.Query(ctx, preferencesSQL, o.CorpID, o.UserID, now)
 	if err != nil {
 		return nil, fmt.Errorf("memory: preferences: %w", err)
 	}
+	return collectPreferences(rows)
+}
+
+const preferencesSQL = `SELECT ` + columns + ` FROM memories
+		WHERE corp_id = $1 AND user_id = $2 AND kind = 'preference' AND expires_at > $3
+		ORDER BY created_at DESC, id DESC`
+
+func collectPreferences(rows pgx.Rows) ([]Memory, error) {
 	ms, err := pgx.CollectRows(rows, scan)
 	if err != nil {
 		return nil, fmt.Errorf("memory: preferences: %w", err)
 	}
 	return ms, nil
+}
+
+// PreferencesAndRecall is Preferences and Recall in one round trip and
+// one transaction (issue 39: they were two per answered message).
+func PreferencesAndRecall(ctx context.Context, pool *pgxpool.Pool, o Owner, query string, limit int, now time.Time) (prefs, found []Memory, err error) {
+	terms := Terms(query)
+	var b pgx.Batch
+	b.Queue(preferencesSQL, o.CorpID, o.UserID, now)
+	recall := len(terms) > 0 && limit > 0
+	if recall {
+		b.Queue(recallSQL, o.CorpID, o.UserID, terms, now, limit)
+	}
+	br := pool.SendBatch(ctx, &b)
+	defer br.Close() //nolint:errcheck // the errors are the queries'
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, fmt.Errorf("memory: preferences: %w", err)
+	}
+	if prefs, err = collectPreferences(rows); err != nil || !recall {
+		return prefs, nil, err
+	}
+	if rows, err = br.Query(); err != nil {
+		return prefs, nil, fmt.Errorf("memory: recall: %w", err)
+	}
+	found, err = collectRecall(rows)
+	return prefs, found, err
 }
 
 // Forget deletes the owner's memories with these ids (ids of another
@@ -236,6 +269,11 @@ func Recall(ctx context.Context, q store.Querier, o Owner, query string, limit i
 	if err != nil {
 		return nil, fmt.Errorf("memory: recall: %w", err)
 	}
+	return collectRecall(rows)
+}
+
+// collectRecall reads recallSQL's rows, best first.
+func collectRecall(rows pgx.Rows) ([]Memory, error) {
 	type hit struct {
 		score int64
 		Memory

@@ -79,7 +79,7 @@ func MarkFirstPartShown(ctx context.Context, q Querier, inboundID int64, at time
 	var parts int
 	err = q.QueryRow(ctx, `
 WITH h AS (DELETE FROM live_holds WHERE reply_key = $1)
-UPDATE outbox SET delivered_at = $2, platform_msg_id = 'stream', last_error = ''
+UPDATE outbox SET delivered_at = $2, platform_msg_id = 'stream', last_error = '', inline_until = NULL
 WHERE reply_key = $1 AND part = 0 AND delivered_at IS NULL AND failed_at IS NULL
 RETURNING parts`, AnswerKey(inboundID), at).Scan(&parts)
 	if errors.Is(err, pgx.ErrNoRows) {

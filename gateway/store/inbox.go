@@ -60,6 +60,9 @@ type NewInbound struct {
 	In     channels.Inbound
 	Status string
 	Hold   Hold // zero: no live hold
+	// InlineUntil, when set: the accepting replica runs the message itself
+	// and no job is queued for it (TakeLapsedInlineInbound).
+	InlineUntil *time.Time
 }
 
 // insertInbounds stores the rows of its arrays (one per message, in
@@ -70,14 +73,14 @@ const insertInbounds = `
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
         $8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::text[], $15::text[],
-        $16::text[], $17::timestamptz[], $18::timestamptz[]) WITH ORDINALITY
+        $16::text[], $17::timestamptz[], $18::timestamptz[], $20::timestamptz[]) WITH ORDINALITY
     AS t(channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, sender_name, sender_corp,
-        text, mentioned, reply_to, raw, status, parts, quote, held_until, closes_at, n)
+        text, mentioned, reply_to, raw, status, parts, quote, held_until, closes_at, inline_until, n)
 ), m AS (
     INSERT INTO inbound_messages (channel, account, platform_msg_id, msg_type, chat_id, chat_type,
-        sender_id, sender_name, sender_corp, text, mentioned, reply_to, raw, status, parts, quote)
+        sender_id, sender_name, sender_corp, text, mentioned, reply_to, raw, status, parts, quote, inline_until)
     SELECT channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, sender_name, sender_corp,
-        text, mentioned, reply_to::jsonb, raw::jsonb, status, parts::jsonb, quote::jsonb FROM input ORDER BY n
+        text, mentioned, reply_to::jsonb, raw::jsonb, status, parts::jsonb, quote::jsonb, inline_until FROM input ORDER BY n
     ON CONFLICT (channel, account, platform_msg_id) DO NOTHING
     RETURNING id, channel, account, platform_msg_id
 ), h AS (
@@ -99,7 +102,7 @@ func InsertInbounds(ctx context.Context, tx Querier, msgs []NewInbound) (ids []i
 		mentioned                                          []bool
 		replyTo                                            []string
 		raw, parts, quote                                  []*string
-		heldUntil, closesAt                                []*time.Time
+		heldUntil, closesAt, inlineUntil                   []*time.Time
 		row                                                []int // the msgs index of each row sent
 	)
 	type key struct{ channel, account, msgID string }
@@ -128,9 +131,10 @@ func InsertInbounds(ctx context.Context, tx Querier, msgs []NewInbound) (ids []i
 			until, closes = &m.Hold.Until, &m.Hold.ClosesAt
 		}
 		heldUntil, closesAt = append(heldUntil, until), append(closesAt, closes)
+		inlineUntil = append(inlineUntil, m.InlineUntil)
 	}
 	rows, err := tx.Query(ctx, insertInbounds, channel, account, msgID, msgType, chatID, chatType, senderID,
-		senderName, senderCorp, body, mentioned, replyTo, raw, status, parts, quote, heldUntil, closesAt, AnswerKeyPrefix)
+		senderName, senderCorp, body, mentioned, replyTo, raw, status, parts, quote, heldUntil, closesAt, AnswerKeyPrefix, inlineUntil)
 	if err != nil {
 		return nil, fmt.Errorf("store: insert inbound: %w", err)
 	}
@@ -222,7 +226,7 @@ FROM inbound_messages m WHERE m.id = $1`, pgx.QueryExecModeExec, r.ID, r.In.Chan
 
 // SetInboundStatus marks an inbound message processed.
 func SetInboundStatus(ctx context.Context, q Querier, id int64, status string, at time.Time) error {
-	if _, err := q.Exec(ctx, `UPDATE inbound_messages SET status = $2, processed_at = $3 WHERE id = $1`, id, status, at); err != nil {
+	if _, err := q.Exec(ctx, `UPDATE inbound_messages SET status = $2, processed_at = $3, inline_until = NULL WHERE id = $1`, id, status, at); err != nil {
 		return fmt.Errorf("store: set inbound status: %w", err)
 	}
 	return nil
@@ -251,4 +255,45 @@ func InboundStatus(ctx context.Context, q Querier, channel, account, msgID strin
 		return "", fmt.Errorf("store: inbound status: %w", err)
 	}
 	return status, nil
+}
+
+// InlineInbound is a message its accepting replica was to run itself
+// (NewInbound.InlineUntil).
+type InlineInbound struct {
+	ID      int64
+	Channel string
+}
+
+// EndInlineInbound hands message id from the replica that accepted it to
+// a job, which the caller queues in the same transaction.
+func EndInlineInbound(ctx context.Context, q Querier, id int64) error {
+	if _, err := q.Exec(ctx, `UPDATE inbound_messages SET inline_until = NULL WHERE id = $1 AND inline_until IS NOT NULL`, id); err != nil {
+		return fmt.Errorf("store: end inline run of inbound %d: %w", id, err)
+	}
+	return nil
+}
+
+// TakeLapsedInlineInbound ends the inline run of up to limit messages
+// whose time ran out before now with no run holding their session's lease
+// for them (their replica died before the run began, or it is waiting
+// for an earlier message of the session), and returns them, in tx; the
+// caller queues their jobs in the same tx. Rows another sweep has locked
+// are skipped.
+func TakeLapsedInlineInbound(ctx context.Context, tx pgx.Tx, now time.Time, limit int) ([]InlineInbound, error) {
+	rows, err := tx.Query(ctx, `
+WITH lapsed AS (
+  SELECT m.id FROM inbound_messages m
+   WHERE m.inline_until <= $1 AND NOT EXISTS (SELECT 1 FROM session_leases l WHERE l.inbound_id = m.id)
+   ORDER BY m.inline_until LIMIT $2 FOR UPDATE SKIP LOCKED
+)
+UPDATE inbound_messages m SET inline_until = NULL FROM lapsed WHERE m.id = lapsed.id
+RETURNING m.id, m.channel`, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: lapsed inline runs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[InlineInbound])
+	if err != nil {
+		return nil, fmt.Errorf("store: lapsed inline runs: %w", err)
+	}
+	return out, nil
 }

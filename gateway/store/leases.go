@@ -84,6 +84,60 @@ func TryLockFound(ctx context.Context, pool *pgxpool.Pool, find func(Querier) (s
 	return &Lock{conn: conn, id: id}, true, nil
 }
 
+// TryLockUndelivered takes the delivery lock of reply replyKey's
+// conversation, as TryLock does, and reads its parts UndeliveredInOrder
+// reads, in one round trip and one transaction (issue 39: they were
+// three). The read is a statement of its own, after the lock's: in READ
+// COMMITTED it sees everything the lock's last holder committed before
+// releasing it. orderKey is the conversation if the caller knows it; ""
+// looks it up first, on the same connection. parts is nil when the lock
+// is held elsewhere.
+func TryLockUndelivered(ctx context.Context, pool *pgxpool.Pool, replyKey, orderKey string) (lock *Lock, parts []OutboxPart, ok bool, err error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("store: lock: %w", err)
+	}
+	if orderKey == "" {
+		if orderKey, err = OrderKeyOf(ctx, conn, replyKey); err != nil {
+			conn.Release()
+			return nil, nil, false, err
+		}
+	}
+	name := "deliver:" + orderKey
+	if orderKey == "" { // a reply written before order keys
+		name = "deliver-reply:" + replyKey
+	}
+	id := lockID(name)
+	var b pgx.Batch
+	b.Queue(`SELECT pg_try_advisory_lock($1)`, id)
+	sql, key := undeliveredQuery(orderKey, replyKey)
+	b.Queue(sql, key)
+	br := conn.SendBatch(ctx, &b)
+	err = br.QueryRow().Scan(&ok)
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			parts, err = collectParts(rows)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	lock = &Lock{conn: conn, id: id}
+	switch {
+	case err != nil && ok:
+		lock.Unlock(ctx)
+		return nil, nil, false, fmt.Errorf("store: lock %s: %w", name, err)
+	case err != nil:
+		conn.Release()
+		return nil, nil, false, fmt.Errorf("store: lock %s: %w", name, err)
+	case !ok:
+		conn.Release()
+		return nil, nil, false, nil
+	}
+	return lock, parts, true, nil
+}
+
 // Conn is the connection holding the lock.
 func (l *Lock) Conn() *pgxpool.Conn { return l.conn }
 
@@ -94,6 +148,26 @@ func (l *Lock) Unlock(ctx context.Context) {
 		l.conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck
 	}
 	l.conn.Release()
+}
+
+// UnlockDelivered records part id delivered (MarkDelivered) and releases
+// the lock, in one round trip and one transaction: the last write of a
+// delivery and its unlock were two (issue 39). On an error the lock dies
+// with its connection and the part stays undelivered, to be sent again.
+func (l *Lock) UnlockDelivered(ctx context.Context, id int64, platformMsgID string, at time.Time) error {
+	ctx = context.WithoutCancel(ctx)
+	var b pgx.Batch
+	b.Queue(markDelivered, id, at, platformMsgID)
+	b.Queue(`SELECT pg_advisory_unlock($1)`, l.id)
+	err := l.conn.SendBatch(ctx, &b).Close()
+	if err != nil {
+		l.conn.Conn().Close(ctx) //nolint:errcheck // the lock dies with the session
+	}
+	l.conn.Release()
+	if err != nil {
+		return fmt.Errorf("store: mark delivered: %w", err)
+	}
+	return nil
 }
 
 // KeptConn is the connection of a loop that must not wait its turn in

@@ -23,6 +23,11 @@ type Reply struct {
 	Parts    []string
 	Image    *channels.Image // with FormatImage: the one part
 	CardID   string          // with FormatCard and FormatCardUpdate: the card (cards)
+	// InlineUntil, when set: the committing replica sends the parts itself
+	// and no delivery job is queued; a part still in flight then is handed
+	// to one (TakeLapsedInline). InlineFrom is the commit's time.
+	InlineUntil *time.Time
+	InlineFrom  time.Time
 }
 
 // OutboxPart is one part of a reply waiting for, or done with, delivery.
@@ -49,6 +54,17 @@ type OutboxPart struct {
 	HeldUntil *time.Time
 	// CardID is the card a FormatCard or FormatCardUpdate part shows.
 	CardID string
+	// InlineUntil: the replica that committed the part sends it itself
+	// until then (Reply.InlineUntil).
+	InlineUntil *time.Time
+}
+
+// PreRecorded reports whether p's one recorded attempt is the one its
+// committing replica's inline send makes, written with the part
+// (InsertOutbox): that send records no attempt of its own. Any other
+// sender records one, since that send may have reached the platform.
+func (p OutboxPart) PreRecorded() bool {
+	return p.InlineUntil != nil && p.Attempts == 1 && p.CardID == "" && p.Image == nil
 }
 
 // InsertOutbox writes the parts of one reply under its idempotency key. A
@@ -65,13 +81,22 @@ func InsertOutbox(ctx context.Context, q Querier, r Reply) (bool, error) {
 	if r.Image != nil {
 		parts, media, mediaName = []string{""}, r.Image.PNG, r.Image.Name
 	}
+	// A text part its replica sends itself has that attempt recorded now
+	// (OutboxPart.PreRecorded): one written row fewer per part (issue 39).
+	var attempts int
+	var firstAttempt *time.Time
+	if r.InlineUntil != nil && r.CardID == "" && r.Image == nil {
+		attempts, firstAttempt = 1, &r.InlineFrom
+	}
 	inserted := false
 	for i, text := range parts {
 		tag, err := q.Exec(ctx, `
-INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name, card_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+INSERT INTO outbox (reply_key, part, parts, channel, account, reply_to, order_key, format, text, media, media_name, card_id,
+                    inline_until, attempts, first_attempt_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT (reply_key, part) DO NOTHING`,
-			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName, r.CardID)
+			r.Key, i, len(parts), r.Channel, r.Account, []byte(replyTo), r.OrderKey, r.Format, text, media, mediaName, r.CardID,
+			r.InlineUntil, attempts, firstAttempt)
 		if err != nil {
 			return false, fmt.Errorf("store: insert outbox: %w", err)
 		}
@@ -101,26 +126,38 @@ func OrderKeyOf(ctx context.Context, q Querier, replyKey string) (string, error)
 // delivery with 5,000 replies waiting (BenchmarkFiveThousandWaiting),
 // growing with the backlog.
 func UndeliveredInOrder(ctx context.Context, q Querier, orderKey, replyKey string) ([]OutboxPart, error) {
+	sql, key := undeliveredQuery(orderKey, replyKey)
+	rows, err := q.Query(ctx, sql, key)
+	if err != nil {
+		return nil, fmt.Errorf("store: outbox: %w", err)
+	}
+	return collectParts(rows)
+}
+
+// undeliveredQuery is UndeliveredInOrder's statement and its argument.
+func undeliveredQuery(orderKey, replyKey string) (string, string) {
 	match, key := `o.order_key = $1`, orderKey
 	if orderKey == "" {
 		match, key = `o.reply_key = $1`, replyKey
 	}
-	rows, err := q.Query(ctx, `
+	return `
 SELECT o.id, o.reply_key, o.part, o.parts, o.channel, o.account, o.reply_to, o.order_key, o.format, o.text,
-       o.media, o.media_name, o.attempts, o.first_attempt_at, o.media_id, o.media_expires_at, h.held_until, o.card_id
+       o.media, o.media_name, o.attempts, o.first_attempt_at, o.media_id, o.media_expires_at, h.held_until, o.card_id,
+       o.inline_until
 FROM outbox o
 LEFT JOIN live_holds h ON o.part = 0 AND h.reply_key = o.reply_key
-WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND `+match+`
-ORDER BY o.id`, key)
-	if err != nil {
-		return nil, fmt.Errorf("store: outbox: %w", err)
-	}
+WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND ` + match + `
+ORDER BY o.id`, key
+}
+
+func collectParts(rows pgx.Rows) ([]OutboxPart, error) {
 	parts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (OutboxPart, error) {
 		var p OutboxPart
 		var media []byte
 		var mediaName string
 		err := row.Scan(&p.ID, &p.ReplyKey, &p.Part, &p.Parts, &p.Channel, &p.Account, &p.ReplyTo, &p.OrderKey,
-			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt, &p.HeldUntil, &p.CardID)
+			&p.Format, &p.Text, &media, &mediaName, &p.Attempts, &p.FirstAttemptAt, &p.MediaID, &p.MediaExpiresAt, &p.HeldUntil, &p.CardID,
+			&p.InlineUntil)
 		if media != nil {
 			p.Image = &channels.Image{Name: mediaName, PNG: media}
 		}
@@ -157,9 +194,11 @@ WHERE id = $1 RETURNING attempts, first_attempt_at`, id, at).Scan(&attempts, &fi
 	return attempts, firstAt, nil
 }
 
+const markDelivered = `UPDATE outbox SET delivered_at = $2, platform_msg_id = $3, last_error = '', inline_until = NULL WHERE id = $1`
+
 // MarkDelivered records a successful delivery.
 func MarkDelivered(ctx context.Context, q Querier, id int64, platformMsgID string, at time.Time) error {
-	_, err := q.Exec(ctx, `UPDATE outbox SET delivered_at = $2, platform_msg_id = $3, last_error = '' WHERE id = $1`, id, at, platformMsgID)
+	_, err := q.Exec(ctx, markDelivered, id, at, platformMsgID)
 	if err != nil {
 		return fmt.Errorf("store: mark delivered: %w", err)
 	}
@@ -170,10 +209,58 @@ func MarkDelivered(ctx context.Context, q Querier, id int64, platformMsgID strin
 // given up.
 func MarkSendError(ctx context.Context, q Querier, id int64, msg string, failed bool, at time.Time) error {
 	_, err := q.Exec(ctx, `
-UPDATE outbox SET last_error = $2, failed_at = CASE WHEN $3 THEN $4 ELSE failed_at END WHERE id = $1`,
+UPDATE outbox SET last_error = $2, failed_at = CASE WHEN $3 THEN $4 ELSE failed_at END,
+       inline_until = CASE WHEN $3 THEN NULL ELSE inline_until END
+ WHERE id = $1`,
 		id, msg, failed, at)
 	if err != nil {
 		return fmt.Errorf("store: mark send error: %w", err)
 	}
 	return nil
+}
+
+// InlineReply is a reply whose parts the committing replica was to send
+// itself (Reply.InlineUntil).
+type InlineReply struct {
+	Key, Channel, Account string
+	OrderKey              string // its conversation; "" when not known
+}
+
+// EndInline hands reply key's parts from the replica that committed them
+// to a delivery job, which the caller queues in the same transaction.
+func EndInline(ctx context.Context, q Querier, key string) error {
+	if _, err := q.Exec(ctx, `UPDATE outbox SET inline_until = NULL WHERE reply_key = $1 AND inline_until IS NOT NULL`, key); err != nil {
+		return fmt.Errorf("store: end inline delivery of %s: %w", key, err)
+	}
+	return nil
+}
+
+// TakeLapsedInline ends the inline delivery of up to limit replies whose
+// parts are still in flight after their replica's time ran out before
+// now (it died, or lost Postgres), and returns them, in tx; the caller
+// queues their delivery jobs in the same tx. Parts another sweep has
+// locked are skipped, so each reply is taken once.
+func TakeLapsedInline(ctx context.Context, tx pgx.Tx, now time.Time, limit int) ([]InlineReply, error) {
+	rows, err := tx.Query(ctx, `
+WITH lapsed AS (
+  SELECT id FROM outbox WHERE inline_until <= $1 ORDER BY inline_until LIMIT $2 FOR UPDATE SKIP LOCKED
+)
+UPDATE outbox o SET inline_until = NULL FROM lapsed WHERE o.id = lapsed.id
+RETURNING o.reply_key, o.channel, o.account, o.order_key`, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: lapsed inline deliveries: %w", err)
+	}
+	parts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[InlineReply])
+	if err != nil {
+		return nil, fmt.Errorf("store: lapsed inline deliveries: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []InlineReply
+	for _, p := range parts {
+		if !seen[p.Key] {
+			seen[p.Key] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

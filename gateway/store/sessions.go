@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -68,28 +69,53 @@ func TouchSession(ctx context.Context, q Querier, id int64, now time.Time) error
 // session written after since, oldest first. A conversation idle for longer
 // than the caller's expiry thus starts afresh.
 func RecentHistory(ctx context.Context, q Querier, sessionID int64, limit int, since time.Time) ([]HistoryEntry, error) {
-	rows, err := q.Query(ctx, `
+	rows, err := q.Query(ctx, recentHistorySQL, sessionID, limit, since)
+	if err != nil {
+		return nil, fmt.Errorf("store: history: %w", err)
+	}
+	return collectHistory(rows)
+}
+
+const recentHistorySQL = `
 SELECT role, content FROM (
   SELECT id, role, content FROM messages
   WHERE session_id = $1 AND created_at > GREATEST($3, (SELECT history_from FROM sessions WHERE id = $1))
   ORDER BY id DESC LIMIT $2
-) recent ORDER BY id`, sessionID, limit, since)
+) recent ORDER BY id`
+
+func collectHistory(rows pgx.Rows) ([]HistoryEntry, error) {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (HistoryEntry, error) {
+		var e HistoryEntry
+		err := row.Scan(&e.Role, &e.Content)
+		return e, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: history: %w", err)
 	}
-	defer rows.Close()
-	var out []HistoryEntry
-	for rows.Next() {
-		var e HistoryEntry
-		if err := rows.Scan(&e.Role, &e.Content); err != nil {
-			return nil, fmt.Errorf("store: history: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: history: %w", err)
-	}
 	return out, nil
+}
+
+// HistoryAndRecentTools is RecentHistory and RecentTools in one round trip
+// and one transaction (issue 39: they were two per answered message).
+func HistoryAndRecentTools(ctx context.Context, pool *pgxpool.Pool, sessionID int64, limit int, since time.Time) ([]HistoryEntry, []string, error) {
+	var b pgx.Batch
+	b.Queue(recentHistorySQL, sessionID, limit, since)
+	b.Queue(recentToolsSQL, sessionID, since)
+	br := pool.SendBatch(ctx, &b)
+	defer br.Close() //nolint:errcheck // the errors are the queries'
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: history: %w", err)
+	}
+	history, err := collectHistory(rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rows, err = br.Query(); err != nil {
+		return nil, nil, fmt.Errorf("store: recent tools: %w", err)
+	}
+	tools, err := collectTools(rows)
+	return history, tools, err
 }
 
 // InsertTurn appends the user's message and the reply to a session's
@@ -118,17 +144,23 @@ func ResetSession(ctx context.Context, q Querier, id int64, now time.Time) error
 // offering them again to a follow-up ("那上个月呢"): the run of the latest
 // answer in the session's history since since.
 func RecentTools(ctx context.Context, q Querier, sessionID int64, since time.Time) ([]string, error) {
-	rows, err := q.Query(ctx, `
+	rows, err := q.Query(ctx, recentToolsSQL, sessionID, since)
+	if err != nil {
+		return nil, fmt.Errorf("store: recent tools: %w", err)
+	}
+	return collectTools(rows)
+}
+
+const recentToolsSQL = `
 SELECT DISTINCT s.tool FROM run_steps s
 WHERE s.kind = 'tool' AND s.tool <> '' AND s.run_id = (
   SELECT m.run_id FROM messages m
   WHERE m.session_id = $1 AND m.role = 'assistant' AND m.run_id IS NOT NULL
     AND m.created_at > GREATEST($2, (SELECT history_from FROM sessions WHERE id = $1))
   ORDER BY m.id DESC LIMIT 1)
-ORDER BY s.tool`, sessionID, since)
-	if err != nil {
-		return nil, fmt.Errorf("store: recent tools: %w", err)
-	}
+ORDER BY s.tool`
+
+func collectTools(rows pgx.Rows) ([]string, error) {
 	tools, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("store: recent tools: %w", err)

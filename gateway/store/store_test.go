@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -183,5 +184,43 @@ func TestMigrateUpToDateTakesNoLock(t *testing.T) {
 	defer cancel()
 	if err := store.Migrate(short, pool); err != nil {
 		t.Fatalf("migrate of an up-to-date database while the lock is held: %v", err)
+	}
+}
+
+// A replica reads a token from the table once per lifetime, not once per
+// send: later reads come from its memory (issue 39), until the platform
+// refuses the token and Invalidate drops the copy.
+func TestTokenReadFromTheTableOncePerReplica(t *testing.T) {
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	now := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	c, err := store.NewTokenCache(pool, "app-secret", func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetches := 0
+	fetch := func(context.Context) (string, time.Duration, error) {
+		fetches++
+		return fmt.Sprintf("token-%d", fetches), time.Hour, nil
+	}
+	if _, err := c.Token(ctx, "k", fetch); err != nil {
+		t.Fatal(err)
+	}
+	// With the table's row gone, only the memory can answer.
+	if _, err := pool.Exec(ctx, `DELETE FROM token_cache`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Token(ctx, "k", fetch); err != nil || got != "token-1" || fetches != 1 {
+		t.Fatalf("second read = %q, %v after %d fetches; want token-1 from memory", got, err, fetches)
+	}
+	if err := c.Invalidate(ctx, "k", "token-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Token(ctx, "k", fetch); got != "token-2" {
+		t.Fatalf("after the platform refused token-1: %q, want a fresh token", got)
+	}
+	now = now.Add(time.Hour) // past renewBefore: the memory's copy expired too
+	if got, _ := c.Token(ctx, "k", fetch); got != "token-3" {
+		t.Fatalf("after expiry: %q, want a fresh token", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,10 +24,25 @@ const tokenCacheTimeout = 5 * time.Second
 // of each fetching its own. Values are sealed with AES-GCM under a key
 // derived from a secret the replicas share (the app secret), so the table
 // never holds a usable token in the clear.
+//
+// Each replica also keeps the tokens it read in memory until their
+// expiry: a token is read from Postgres once per replica and lifetime, not
+// once per send (issue 39: two reads per answered message). A token another
+// replica replaced early is found stale by the platform, and Invalidate
+// drops the memory's copy with the table's.
 type TokenCache struct {
 	pool *pgxpool.Pool
 	aead cipher.AEAD
 	now  func() time.Time
+
+	mu  sync.Mutex
+	mem map[string]memToken
+}
+
+// memToken is a token held in memory and when it expires.
+type memToken struct {
+	token   string
+	expires time.Time
 }
 
 // NewTokenCache returns a cache whose values are sealed with sealSecret.
@@ -46,16 +62,21 @@ func NewTokenCache(pool *pgxpool.Pool, sealSecret string, now func() time.Time) 
 	if now == nil {
 		now = time.Now
 	}
-	return &TokenCache{pool: pool, aead: aead, now: now}, nil
+	return &TokenCache{pool: pool, aead: aead, now: now, mem: map[string]memToken{}}, nil
 }
 
 // get returns the cached token, ok false when absent, expired or
 // unreadable (a cache miss makes the caller fetch a fresh token).
 func (c *TokenCache) get(ctx context.Context, key string) (token string, ok bool) {
+	now := c.now()
+	if t, ok := c.memGet(key, now); ok {
+		return t, true
+	}
 	ctx, cancel := context.WithTimeout(ctx, tokenCacheTimeout)
 	defer cancel()
 	var sealed []byte
-	err := c.pool.QueryRow(ctx, `SELECT value FROM token_cache WHERE key = $1 AND expires_at > $2`, key, c.now()).Scan(&sealed)
+	var expires time.Time
+	err := c.pool.QueryRow(ctx, `SELECT value, expires_at FROM token_cache WHERE key = $1 AND expires_at > $2`, key, now).Scan(&sealed, &expires)
 	if err != nil {
 		if !errors.Is(err, pgx.ErrNoRows) {
 			slog.Warn("token cache read failed; fetching a fresh token", "key", key, "err", err)
@@ -71,7 +92,35 @@ func (c *TokenCache) get(ctx context.Context, key string) (token string, ok bool
 		slog.Warn("token cache value does not open (secret changed?); fetching a fresh token", "key", key)
 		return "", false
 	}
+	c.memSet(key, string(plain), expires)
 	return string(plain), true
+}
+
+// memGet is key's token held in memory, if it has not expired at now.
+func (c *TokenCache) memGet(key string, now time.Time) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.mem[key]
+	if !ok || !now.Before(t.expires) {
+		return "", false
+	}
+	return t.token, true
+}
+
+// memSet holds token in memory until expires.
+func (c *TokenCache) memSet(key, token string, expires time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mem[key] = memToken{token: token, expires: expires}
+}
+
+// memDrop forgets key's token held in memory if it is token ("" any).
+func (c *TokenCache) memDrop(key, token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.mem[key]; ok && (token == "" || t.token == token) {
+		delete(c.mem, key)
+	}
 }
 
 // set stores token for timeout.
@@ -83,18 +132,21 @@ func (c *TokenCache) set(ctx context.Context, key, token string, timeout time.Du
 	sealed := c.aead.Seal(nonce, nonce, []byte(token), []byte(key))
 	ctx, cancel := context.WithTimeout(ctx, tokenCacheTimeout)
 	defer cancel()
+	expires := c.now().Add(timeout)
 	_, err := c.pool.Exec(ctx, `
 INSERT INTO token_cache (key, value, expires_at) VALUES ($1, $2, $3)
 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
-		key, sealed, c.now().Add(timeout))
+		key, sealed, expires)
 	if err != nil {
 		return fmt.Errorf("store: token cache set: %w", err)
 	}
+	c.memSet(key, token, expires)
 	return nil
 }
 
 // del removes key's token.
 func (c *TokenCache) del(ctx context.Context, key string) error {
+	c.memDrop(key, "")
 	ctx, cancel := context.WithTimeout(ctx, tokenCacheTimeout)
 	defer cancel()
 	if _, err := c.pool.Exec(ctx, `DELETE FROM token_cache WHERE key = $1`, key); err != nil {

@@ -38,6 +38,7 @@ func (c *TokenCache) Token(ctx context.Context, key string, fetch func(ctx conte
 // drops it and the others find the fresh token that replaced it, so it is
 // fetched once.
 func (c *TokenCache) Invalidate(ctx context.Context, key, stale string) error {
+	c.memDrop(key, stale) // the table's token may be a fresh one
 	lock, err := lockWait(ctx, c, "token:"+key)
 	if err != nil {
 		return err

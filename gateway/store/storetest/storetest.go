@@ -254,3 +254,12 @@ func randomID() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// OpenWork counts the work a gateway has not finished: jobs not done,
+// messages a replica runs without a job and answer parts it sends without
+// one (their inline_until is set until they are answered, sent or handed
+// to a job; see gateway/inline.go). Zero: whatever was acknowledged has
+// been answered and delivered.
+const OpenWork = `SELECT (SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled'))
+     + (SELECT count(*) FROM inbound_messages WHERE inline_until IS NOT NULL)
+     + (SELECT count(*) FROM outbox WHERE inline_until IS NOT NULL)`

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// InboundClaim is what the run that answers an inbound message starts
+// from: the message, its session, the session's lease and what the
+// session waits for, read in the transaction that took the lease.
+type InboundClaim struct {
+	Row       InboundRow
+	SessionID int64
+	// Answer: the message is still to be answered and the run holds its
+	// session's lease. Without it the message was answered already
+	// (Status) or the session is Busy.
+	Answer bool
+	Busy   bool
+	// Older: the run holds the lease, but an older message of the session
+	// still waits; it goes first (answers keep the users' order).
+	Older      bool
+	Pending    Pending
+	HasPending bool
+}
+
+// ClaimInbound begins the run runID of holder on inbound message id, in
+// one transaction (issue 39: it was six): the message is read; while it
+// is pending, its session is created or marked active at now, the
+// session's lease is taken until expires, the message's status is read
+// again under the lease (a run that held it may have answered it), with
+// whether an older message waits, and what the session waits for is
+// read. Every statement after the lease sees what a run that held it
+// committed: the lease's insert waits for that run's commit.
+//
+// A busy session writes nothing (the transaction rolls back). It returns
+// ErrNotFound for an unknown id.
+func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID string, now, expires time.Time) (InboundClaim, error) {
+	var c InboundClaim
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return c, fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
+	if c.Row, err = GetInbound(ctx, tx, id); err != nil || c.Row.Status != InboundPending {
+		return c, err
+	}
+	if c.SessionID, err = upsertSession(ctx, tx, SessionKeyOf(c.Row.In), now); err != nil {
+		return c, err
+	}
+	ok, err := ClaimSessionLease(ctx, tx, SessionLease{SessionID: c.SessionID, InboundID: id, Holder: holder, RunID: runID}, now, expires)
+	if err != nil {
+		return c, err
+	}
+	if !ok {
+		c.Busy = true
+		return c, nil
+	}
+	if c.Row.Status, c.Older, err = StatusInSession(ctx, tx, c.Row); err != nil {
+		return c, err
+	}
+	if c.Pending, c.HasPending, err = GetPending(ctx, tx, c.SessionID); err != nil {
+		return c, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return InboundClaim{}, fmt.Errorf("store: commit: %w", err)
+	}
+	c.Answer = c.Row.Status == InboundPending && !c.Older
+	return c, nil
+}
+
+// upsertSession returns the id of the session for key, created or marked
+// active at now: one row written either way (the answer's commit no longer
+// touches it).
+func upsertSession(ctx context.Context, q pgx.Tx, key SessionKey, now time.Time) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, `
+INSERT INTO sessions (channel, account, chat_id, user_id, created_at, last_active_at)
+VALUES ($1, $2, $3, $4, $5, $5)
+ON CONFLICT (channel, account, chat_id, user_id) DO UPDATE SET last_active_at = EXCLUDED.last_active_at
+RETURNING id`, key.Channel, key.Account, key.ChatID, key.UserID, now).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("store: session: %w", err)
+	}
+	return id, nil
+}
