@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // InboundClaim is what the run that answers an inbound message starts
@@ -72,9 +70,9 @@ func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID stri
 }
 
 // upsertSession returns the id of the session for key, created or marked
-// active at now: one row written either way (the answer's commit no longer
-// touches it).
-func upsertSession(ctx context.Context, q pgx.Tx, key SessionKey, now time.Time) (int64, error) {
+// active at now: one row written either way (a run's answer no longer
+// touches it; ClaimInbound).
+func upsertSession(ctx context.Context, q Querier, key SessionKey, now time.Time) (int64, error) {
 	var id int64
 	err := q.QueryRow(ctx, `
 INSERT INTO sessions (channel, account, chat_id, user_id, created_at, last_active_at)

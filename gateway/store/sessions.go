@@ -46,15 +46,7 @@ func EnsureSession(ctx context.Context, q Querier, key SessionKey, now time.Time
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("store: session: %w", err)
 	}
-	err = q.QueryRow(ctx, `
-INSERT INTO sessions (channel, account, chat_id, user_id, created_at, last_active_at)
-VALUES ($1, $2, $3, $4, $5, $5)
-ON CONFLICT (channel, account, chat_id, user_id) DO UPDATE SET last_active_at = EXCLUDED.last_active_at
-RETURNING id`, key.Channel, key.Account, key.ChatID, key.UserID, now).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("store: create session: %w", err)
-	}
-	return id, nil
+	return upsertSession(ctx, q, key, now)
 }
 
 // TouchSession records that a session was active at now.
