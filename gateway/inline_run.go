@@ -136,12 +136,13 @@ func (ir *inlineRuns) acquire(ctx context.Context) (func(), error) {
 // stop lets no new run start and waits for the running ones until ctx
 // ends, then cancels them (each hands its message to a job).
 func (ir *inlineRuns) stop(ctx context.Context) {
-	if ir.slots == nil {
-		return
-	}
 	ir.mu.Lock()
+	started := ir.cancel != nil
 	ir.open = false
 	ir.mu.Unlock()
+	if !started { // never started: no run can have begun
+		return
+	}
 	done := make(chan struct{})
 	go func() { ir.wg.Wait(); close(done) }()
 	select {
