@@ -228,7 +228,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	g.runner.cfg, g.runner.pool, g.runner.channels, g.runner.skills, g.runner.features = cfg, g.pool, g.channels, g.skills, g.features
 	g.runner.agent, g.runner.outbox, g.runner.jobs, g.runner.leases = g.agent, g.outbox, g.jobs, &g.leases
 	g.runner.delivery = &g.delivery
-	g.runs.rn, g.runs.jobs, g.runs.pool, g.runs.now, g.runs.log = &g.runner, g.jobs, g.pool, g.now, g.log
+	g.runs.rn, g.runs.jobs, g.runs.pool, g.runs.log = &g.runner, g.jobs, g.pool, g.log
 	g.runner.tracer, g.runner.now, g.runner.log = g.tracer, g.now, g.log
 	g.leases.pool, g.leases.jobs, g.leases.replicaID, g.leases.term = g.pool, g.jobs, g.replicaID, cfg.Worker.RunLease
 	g.leases.now, g.leases.log = g.now, g.log

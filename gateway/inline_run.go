@@ -33,7 +33,6 @@ type inlineRuns struct {
 	rn    *runner
 	jobs  *Jobs
 	pool  *pgxpool.Pool
-	now   func() time.Time
 	log   *slog.Logger
 	slots chan struct{} // nil: this process runs nothing inline
 
@@ -106,7 +105,8 @@ func (ir *inlineRuns) run(id int64, channel string, meta []byte) {
 func (ir *inlineRuns) handToJob(id int64, channel string, meta []byte, wait time.Duration, attempts int) {
 	ctx := context.WithoutCancel(ir.ctx)
 	job := ir.rn.leases.processJob(id, channel, meta)
-	job.InsertOpts.MaxAttempts, job.InsertOpts.ScheduledAt = attempts, ir.now().Add(wait)
+	// River schedules on the real clock, not on an injected one.
+	job.InsertOpts.MaxAttempts, job.InsertOpts.ScheduledAt = attempts, time.Now().Add(wait)
 	err := store.InTx(ctx, ir.pool, func(tx pgx.Tx) error {
 		if err := store.EndInlineInbound(ctx, tx, id); err != nil {
 			return err
