@@ -65,7 +65,9 @@ type tableWrites map[string][3]int64
 // reading itself is not counted.
 //
 // When pg_stat_statements is loaded (shared_preload_libraries; not by
-// default, and not here), it also reports the executor time per message.
+// default, and not here), it also reports the executor time per message
+// (the loaded span's less the empty span's) and the statements that
+// spend it.
 //
 //	make bench   (or: go test -run '^$' -bench DBWorkPerMessage -benchtime 1x ./gateway/)
 func BenchmarkDBWorkPerMessage(b *testing.B) {
@@ -109,10 +111,15 @@ func dbWork(b *testing.B) {
 		tables = append(tables, tableStats(b, ctx, h.DBURL))
 		return c
 	}
+	pss := statementsOn(b, ctx, h.DBURL)
 	span(5, "warm") // the access token, the plans, River's tables
 	s0 := span(0, "")
+	pss.reset(b, ctx, mon, dbName)
 	s1 := span(0, "")
+	emptyExec := pss.read(b, ctx, mon, dbName)
+	pss.reset(b, ctx, mon, dbName)
 	loaded := span(dbWorkMessages, "user")
+	loadedExec := pss.read(b, ctx, mon, dbName)
 	fixed, work := s1.minus(s0), loaded.minus(s1).minus(s1.minus(s0))
 
 	per := func(v int64) float64 { return float64(v) / dbWorkMessages }
@@ -140,6 +147,84 @@ func dbWork(b *testing.B) {
 	}
 	slices.Sort(lines)
 	fmt.Printf("  rows written per table:\n%s\n", strings.Join(lines, "\n"))
+	if pss {
+		ms := (loadedExec.total - emptyExec.total) / dbWorkMessages
+		b.ReportMetric(ms, "exec-ms/msg")
+		fmt.Printf("  Postgres executor time %.3f ms (pg_stat_statements; statements %.1f)\n  statements by executor time, per message:\n",
+			ms, float64(loadedExec.calls-emptyExec.calls)/dbWorkMessages)
+		for _, st := range loadedExec.top {
+			fmt.Printf("    %6.3f ms  %5.2f calls  %s\n", st.total/dbWorkMessages, float64(st.calls)/dbWorkMessages, st.query)
+		}
+	}
+}
+
+// statements is whether pg_stat_statements is loaded (shared_preload_libraries)
+// and installed in the database at dbURL, installing it if it can.
+type statements bool
+
+// execFigures are pg_stat_statements' totals for one database.
+type execFigures struct {
+	total float64 // ms
+	calls int64
+	top   []execStatement
+}
+
+type execStatement struct {
+	query string
+	calls int64
+	total float64
+}
+
+func statementsOn(b *testing.B, ctx context.Context, dbURL string) statements {
+	b.Helper()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx) //nolint:errcheck
+	if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		return false
+	}
+	_, err = conn.Exec(ctx, `SELECT 1 FROM pg_stat_statements LIMIT 1`) // fails unless preloaded
+	return err == nil
+}
+
+func (s statements) reset(b *testing.B, ctx context.Context, mon *pgx.Conn, db string) {
+	b.Helper()
+	if !s {
+		return
+	}
+	if _, err := mon.Exec(ctx, `SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = $1), 0)`, db); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func (s statements) read(b *testing.B, ctx context.Context, mon *pgx.Conn, db string) execFigures {
+	b.Helper()
+	var f execFigures
+	if !s {
+		return f
+	}
+	rows, err := mon.Query(ctx, `
+SELECT regexp_replace(left(query, 90), '\s+', ' ', 'g'), calls, total_exec_time FROM pg_stat_statements
+ WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1) ORDER BY total_exec_time DESC`, db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for rows.Next() {
+		var st execStatement
+		if err := rows.Scan(&st.query, &st.calls, &st.total); err != nil {
+			b.Fatal(err)
+		}
+		f.total, f.calls = f.total+st.total, f.calls+st.calls
+		if len(f.top) < 20 {
+			f.top = append(f.top, st)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return f
 }
 
 // tableStats reads the rows written per table of the database at dbURL.
