@@ -284,10 +284,26 @@ func (s *BotWSServer) handle(w http.ResponseWriter, r *http.Request) {
 			}
 			_ = c.write(s.ctx, ack)
 		}
+		if f.Cmd == "aibot_subscribe" && code == 0 {
+			s.subscribed(c)
+		}
 		if !keep {
 			return
 		}
 	}
+}
+
+// subscribed records c's acked subscription and makes it the connection
+// callbacks go to, evicting the previous one.
+func (s *BotWSServer) subscribed(c *fakeBotConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.changed.Broadcast()
+	s.subs = append(s.subs, Subscription{Conn: c.n, BotID: s.botID, OK: true, At: time.Now()})
+	if prev := s.current; prev != nil && prev != c {
+		go s.evict(prev)
+	}
+	s.current = c
 }
 
 // receive records a frame and says how to ack it (code < 0: no ack; the
@@ -303,15 +319,14 @@ func (s *BotWSServer) receive(c *fakeBotConn, cmd, reqID string, body json.RawMe
 			Secret string `json:"secret"`
 		}
 		_ = json.Unmarshal(body, &cred)
-		ok := cred.BotID == s.botID && cred.Secret == s.secret
-		s.subs = append(s.subs, Subscription{Conn: c.n, BotID: cred.BotID, OK: ok, At: time.Now()})
-		if !ok {
+		if cred.BotID != s.botID || cred.Secret != s.secret {
+			s.subs = append(s.subs, Subscription{Conn: c.n, BotID: cred.BotID, OK: false, At: time.Now()})
 			return BadCredentials, nil, false
 		}
-		if prev := s.current; prev != nil && prev != c {
-			go s.evict(prev)
-		}
-		s.current = c
+		// Recorded, and made the connection callbacks go to, once the ack
+		// is written (subscribed): WeCom sends no callback on a connection
+		// before acking its subscription, and a test that pushes as soon
+		// as it sees the subscription must not get ahead of the ack.
 		return 0, nil, true
 	case "ping":
 		if !s.pingAcks {
