@@ -87,9 +87,13 @@ func TryLockFound(ctx context.Context, pool *pgxpool.Pool, find func(Querier) (s
 // TryLockUndelivered takes the delivery lock of reply replyKey's
 // conversation, as TryLock does, and reads its parts UndeliveredInOrder
 // reads, in one round trip and one transaction (issue 39: they were
-// three). The read is a statement of its own, after the lock's: in READ
-// COMMITTED it sees everything the lock's last holder committed before
-// releasing it. orderKey is the conversation if the caller knows it; ""
+// three). The read is a statement of its own, after the lock's, and
+// locks the parts it reads: the lock's last holder records its last
+// delivery in the transaction that releases the lock (UnlockDelivered),
+// and a session's advisory lock is free before that transaction commits,
+// so the read waits for that update and reads the part as delivered
+// rather than send it again. The parts' row locks end with this
+// transaction. orderKey is the conversation if the caller knows it; ""
 // looks it up first, on the same connection. parts is nil when the lock
 // is held elsewhere.
 func TryLockUndelivered(ctx context.Context, pool *pgxpool.Pool, replyKey, orderKey string) (lock *Lock, parts []OutboxPart, ok bool, err error) {
@@ -110,7 +114,7 @@ func TryLockUndelivered(ctx context.Context, pool *pgxpool.Pool, replyKey, order
 	id := lockID(name)
 	var b pgx.Batch
 	b.Queue(`SELECT pg_try_advisory_lock($1)`, id)
-	sql, key := undeliveredQuery(orderKey, replyKey)
+	sql, key := undeliveredQuery(orderKey, replyKey, true)
 	b.Queue(sql, key)
 	br := conn.SendBatch(ctx, &b)
 	err = br.QueryRow().Scan(&ok)

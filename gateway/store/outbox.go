@@ -126,7 +126,7 @@ func OrderKeyOf(ctx context.Context, q Querier, replyKey string) (string, error)
 // delivery with 5,000 replies waiting (BenchmarkFiveThousandWaiting),
 // growing with the backlog.
 func UndeliveredInOrder(ctx context.Context, q Querier, orderKey, replyKey string) ([]OutboxPart, error) {
-	sql, key := undeliveredQuery(orderKey, replyKey)
+	sql, key := undeliveredQuery(orderKey, replyKey, false)
 	rows, err := q.Query(ctx, sql, key)
 	if err != nil {
 		return nil, fmt.Errorf("store: outbox: %w", err)
@@ -134,11 +134,17 @@ func UndeliveredInOrder(ctx context.Context, q Querier, orderKey, replyKey strin
 	return collectParts(rows)
 }
 
-// undeliveredQuery is UndeliveredInOrder's statement and its argument.
-func undeliveredQuery(orderKey, replyKey string) (string, string) {
+// undeliveredQuery is UndeliveredInOrder's statement and its argument;
+// locked, it waits for a part's update still in flight (see
+// TryLockUndelivered) and reads the part as that update left it.
+func undeliveredQuery(orderKey, replyKey string, locked bool) (string, string) {
 	match, key := `o.order_key = $1`, orderKey
 	if orderKey == "" {
 		match, key = `o.reply_key = $1`, replyKey
+	}
+	lock := ""
+	if locked {
+		lock = "\nFOR UPDATE OF o"
 	}
 	return `
 SELECT o.id, o.reply_key, o.part, o.parts, o.channel, o.account, o.reply_to, o.order_key, o.format, o.text,
@@ -147,7 +153,7 @@ SELECT o.id, o.reply_key, o.part, o.parts, o.channel, o.account, o.reply_to, o.o
 FROM outbox o
 LEFT JOIN live_holds h ON o.part = 0 AND h.reply_key = o.reply_key
 WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND ` + match + `
-ORDER BY o.id`, key
+ORDER BY o.id` + lock, key
 }
 
 func collectParts(rows pgx.Rows) ([]OutboxPart, error) {
