@@ -91,11 +91,14 @@ func riverOutcome(err error) error {
 }
 
 // process answers one inbound message: one run per session at a time
-// (under the session's lease), in the order the user wrote, and the reply,
-// history and trace committed together with the delivery job and the end
-// of the lease. A crash before that commit leaves a lease that lapses and
-// is swept: the message is answered again. A crash after it finds the
-// message done. No connection is held between queries.
+// (under the session's lease, taken in the transaction that reads the
+// message), in the order the user wrote, and the reply, history and trace
+// committed together with the end of the lease; a full replica then sends
+// the reply itself (inline.go), others through its delivery job. A crash
+// before that commit leaves a lease that lapses and is swept: the message
+// is answered again. A crash after it finds the message done, and the
+// reply's parts handed to a delivery job by the sweep. No connection is
+// held between queries.
 func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool) (err error) {
 	runID := ops.NewRunID()
 	ctx, span := ops.StartRunSpan(ctx, rn.tracer, "hermes.run", runID, ops.LinkOf(ctx), attribute.Int64("hermes.inbound_id", inboundID))
