@@ -136,7 +136,7 @@ func conversations(b *testing.B, sc capacityScenario, replicas int) {
 				}
 				var done, leases int
 				_ = h.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM inbound_messages WHERE status = 'done'),
-  (SELECT count(*) FROM session_leases)`).Scan(&done, &leases)
+  (SELECT count(*) FROM sessions s JOIN inbound_messages m ON m.id = s.lease_inbound_id AND m.status = 'pending' WHERE s.lease_run_id IS NOT NULL)`).Scan(&done, &leases)
 				fmt.Printf("  t=%.0fs model calls %d (in flight %d), answered %d, leases %d, sent %d\n",
 					time.Since(t0).Seconds(), len(h.Model.Requests()), inFlight.Load(), done, leases, len(ch.Sent()))
 			}

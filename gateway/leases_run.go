@@ -17,10 +17,10 @@ import (
 )
 
 // One run per session at a time, without a connection held while the
-// model thinks: a run claims its session's lease row in a short
-// transaction, this replica renews the leases of all its runs in one
-// statement every third of worker.run_lease, and the transaction that
-// commits the answer deletes the lease. Whoever ends a lease hands the
+// model thinks: a run claims its session's lease (on the session's row) in
+// a short transaction, this replica renews the leases of all its runs in
+// one statement every third of worker.run_lease, and the transaction that
+// commits the answer ends the lease by marking its message answered. Whoever ends a lease hands the
 // session on: it enqueues the session's oldest message still to answer.
 // A replica that dies stops renewing; the sweeper of any replica takes the
 // lapsed lease and hands the session on, so its message is answered again
@@ -212,21 +212,21 @@ func (rl *runLeases) keepLeases(ctx context.Context) {
 // since another replica may then take the session.
 func (rl *runLeases) renewLeases(ctx context.Context, q store.Querier) bool {
 	rl.mu.Lock()
-	ids := make([]string, 0, len(rl.m))
-	for id := range rl.m {
-		ids = append(ids, id)
+	leases := make([]store.LeaseRef, 0, len(rl.m))
+	for id, l := range rl.m {
+		leases = append(leases, store.LeaseRef{SessionID: l.sessionID, RunID: id})
 	}
 	rl.mu.Unlock()
-	if len(ids) == 0 {
+	if len(leases) == 0 {
 		return true
 	}
 	now := rl.now()
-	renewed, err := store.RenewSessionLeases(ctx, q, rl.replicaID, ids, now.Add(rl.term))
+	renewed, err := store.RenewSessionLeases(ctx, q, rl.replicaID, leases, now.Add(rl.term))
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
-			rl.log.Warn("session leases not renewed", "runs", len(ids), "err", err)
+			rl.log.Warn("session leases not renewed", "runs", len(leases), "err", err)
 		}
 		for _, l := range rl.m {
 			if now.Sub(l.renewedAt) >= rl.term {
@@ -239,7 +239,8 @@ func (rl *runLeases) renewLeases(ctx context.Context, q store.Querier) bool {
 	for _, id := range renewed {
 		ok[id] = true
 	}
-	for _, id := range ids {
+	for _, ref := range leases {
+		id := ref.RunID
 		l, live := rl.m[id]
 		switch {
 		case !live: // ended meanwhile

@@ -443,7 +443,8 @@ func TraceSteps(steps []agent.Step, run *store.RunRecord) []store.StepRecord {
 	return out
 }
 
-// commitAnswer ends the session lease of run leaseRun, stores the trace,
+// commitAnswer ends the session lease of run leaseRun (marking the message
+// answered ends it; HoldSessionLease fences it first), stores the trace,
 // the turn, the reply parts and what the session now waits for, marks the
 // message answered, enqueues delivery and hands the session on, all in one
 // transaction. It returns errLeaseLost, committing nothing, when the lease
@@ -456,7 +457,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 		inl.from, inl.until, inl.replies = now, now.Add(rn.leases.term), nil
 	}
 	return store.InTx(ctx, rn.pool, func(tx pgx.Tx) error {
-		held, err := store.EndSessionLease(ctx, tx, sessionID, leaseRun)
+		held, err := store.HoldSessionLease(ctx, tx, sessionID, leaseRun)
 		if err != nil {
 			return err
 		}

@@ -117,7 +117,7 @@ func TestLeaseRenewalHoldsWhenThePoolIsFull(t *testing.T) {
 	// The lease is renewed past three lease terms after the pool filled.
 	gatewaytest.WaitFor(t, gatewaytest.WithTimeout(t, 15*time.Second), func() bool {
 		var renewed bool
-		err := observer.QueryRow(ctx, `SELECT coalesce(bool_or(expires_at > $1), false) FROM session_leases`, full.Add(3*time.Second)).Scan(&renewed)
+		err := observer.QueryRow(ctx, `SELECT coalesce(bool_or(lease_expires_at > $1), false) FROM sessions`, full.Add(3*time.Second)).Scan(&renewed)
 		return err == nil && renewed
 	})
 	releaseHeld()

@@ -31,7 +31,8 @@ type InboundClaim struct {
 // again under the lease (a run that held it may have answered it), with
 // whether an older message waits, and what the session waits for is
 // read. Every statement after the lease sees what a run that held it
-// committed: the lease's insert waits for that run's commit.
+// committed: the session's write waits for that run's commit, whose
+// transaction locked the row (HoldSessionLease, EndSessionLease).
 //
 // A busy session writes nothing (the transaction rolls back). It returns
 // ErrNotFound for an unknown id.
@@ -45,10 +46,9 @@ func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID stri
 	if c.Row, err = GetInbound(ctx, tx, id); err != nil || c.Row.Status != InboundPending {
 		return c, err
 	}
-	if c.SessionID, err = upsertSession(ctx, tx, SessionKeyOf(c.Row.In), now); err != nil {
-		return c, err
-	}
-	ok, err := ClaimSessionLease(ctx, tx, SessionLease{SessionID: c.SessionID, InboundID: id, Holder: holder, RunID: runID}, now, expires)
+	lease := SessionLease{InboundID: id, Holder: holder, RunID: runID}
+	var ok bool
+	c.SessionID, ok, err = upsertSession(ctx, tx, SessionKeyOf(c.Row.In), lease, now, expires)
 	if err != nil {
 		return c, err
 	}
@@ -67,20 +67,4 @@ func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID stri
 	}
 	c.Answer = c.Row.Status == InboundPending && !c.Older
 	return c, nil
-}
-
-// upsertSession returns the id of the session for key, created or marked
-// active at now: one row written either way (a run's answer no longer
-// touches it; ClaimInbound).
-func upsertSession(ctx context.Context, q Querier, key SessionKey, now time.Time) (int64, error) {
-	var id int64
-	err := q.QueryRow(ctx, `
-INSERT INTO sessions (channel, account, chat_id, user_id, created_at, last_active_at)
-VALUES ($1, $2, $3, $4, $5, $5)
-ON CONFLICT (channel, account, chat_id, user_id) DO UPDATE SET last_active_at = EXCLUDED.last_active_at
-RETURNING id`, key.Channel, key.Account, key.ChatID, key.UserID, now).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("store: session: %w", err)
-	}
-	return id, nil
 }

@@ -283,7 +283,9 @@ func TakeLapsedInlineInbound(ctx context.Context, tx pgx.Tx, now time.Time, limi
 	rows, err := tx.Query(ctx, `
 WITH lapsed AS (
   SELECT m.id FROM inbound_messages m
-   WHERE m.inline_until <= $1 AND NOT EXISTS (SELECT 1 FROM session_leases l WHERE l.inbound_id = m.id)
+   WHERE m.inline_until <= $1 AND NOT EXISTS (SELECT 1 FROM sessions s
+     WHERE s.channel = m.channel AND s.account = m.account AND s.chat_id = m.chat_id AND s.user_id = m.sender_id
+       AND s.lease_inbound_id = m.id)
    ORDER BY m.inline_until LIMIT $2 FOR UPDATE SKIP LOCKED
 )
 UPDATE inbound_messages m SET inline_until = NULL FROM lapsed WHERE m.id = lapsed.id

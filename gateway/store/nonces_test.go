@@ -153,14 +153,7 @@ func TestClaimNoncesInOneBatch(t *testing.T) {
 			return err
 		})
 	}()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for waiting := 0; waiting == 0; <-tick.C {
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO callback_nonces%'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.WaitForLockWait(t, ctx, pool, "INSERT INTO callback_nonces")
 	err = store.InTx(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '100ms'`); err != nil {
 			return err

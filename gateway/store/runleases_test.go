@@ -61,7 +61,8 @@ func TestSessionLease(t *testing.T) {
 		}
 	})
 	t.Run("RenewKeepsItLive", func(t *testing.T) {
-		renewed, err := store.RenewSessionLeases(ctx, pool, "replica-a", []string{"a", "gone"}, t0.Add(20*time.Second))
+		refs := []store.LeaseRef{{SessionID: sessionID, RunID: "a"}, {SessionID: sessionID, RunID: "gone"}}
+		renewed, err := store.RenewSessionLeases(ctx, pool, "replica-a", refs, t0.Add(20*time.Second))
 		if err != nil || len(renewed) != 1 || renewed[0] != "a" {
 			t.Fatalf("renewed %v (%v), want [a]", renewed, err)
 		}
@@ -73,7 +74,8 @@ func TestSessionLease(t *testing.T) {
 		if !claim("b", t0.Add(21*time.Second)) {
 			t.Fatal("a lapsed lease was not taken over")
 		}
-		if renewed, _ := store.RenewSessionLeases(ctx, pool, "replica-a", []string{"a"}, t0.Add(30*time.Second)); len(renewed) != 0 {
+		refs := []store.LeaseRef{{SessionID: sessionID, RunID: "a"}}
+		if renewed, _ := store.RenewSessionLeases(ctx, pool, "replica-a", refs, t0.Add(30*time.Second)); len(renewed) != 0 {
 			t.Fatalf("the old run renewed a lease it lost: %v", renewed)
 		}
 		if ok, err := store.EndSessionLease(ctx, pool, sessionID, "a"); err != nil || ok {
@@ -95,6 +97,107 @@ func TestSessionLease(t *testing.T) {
 			t.Fatalf("oldest pending after the first was answered = %d, want %d", id, ids[1])
 		}
 	})
+}
+
+// A lease ends when its message is answered, with no write to the
+// session: the next run takes it at once, and the sweep does not take it
+// for a lapsed one. Marking the session active without a lease (a
+// session looked up for a card, a command) leaves a lapsed lease for the
+// sweep.
+func TestSessionLeaseEndsWithItsAnswer(t *testing.T) {
+	t.Parallel()
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	sessionID, ids := leaseFixture(t, pool, 2)
+	key := store.SessionKey{Channel: "wecom", Account: "app", ChatID: "u", UserID: "u"}
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	claim := func(run string, inbound int64, now time.Time) bool {
+		t.Helper()
+		ok, err := store.ClaimSessionLease(ctx, pool, store.SessionLease{SessionID: sessionID, InboundID: inbound, Holder: "r", RunID: run},
+			now, now.Add(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	taken := func(now time.Time) []store.LapsedLease {
+		t.Helper()
+		var got []store.LapsedLease
+		err := store.InTx(ctx, pool, func(tx pgx.Tx) (err error) {
+			got, err = store.TakeLapsedLeases(ctx, tx, now, 10)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if !claim("a", ids[0], t0) {
+		t.Fatal("first claim refused")
+	}
+	if _, err := store.EnsureSession(ctx, pool, key, t0.Add(20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got := taken(t0.Add(20 * time.Second)); len(got) != 1 || got[0].InboundID != ids[0] {
+		t.Fatalf("sweep of a lapsed lease after the session was marked active took %+v", got)
+	}
+	if !claim("b", ids[0], t0.Add(30*time.Second)) {
+		t.Fatal("claim after the sweep refused")
+	}
+	if err := store.SetInboundStatus(ctx, pool, ids[0], store.InboundDone, t0.Add(31*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got := taken(t0.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("sweep took a lease its run ended by answering: %+v", got)
+	}
+	if !claim("c", ids[1], t0.Add(32*time.Second)) {
+		t.Fatal("a lease whose message was answered still held the session")
+	}
+}
+
+// A claim that waits for the session's row while the holder commits its
+// answer gets the lease once that commit lands; it is not sent away as
+// busy (nobody would then answer its message: the holder looked for the
+// next message before the claim's message was stored).
+func TestClaimWaitingOnAnAnswerGetsTheLease(t *testing.T) {
+	t.Parallel()
+	pool := storetest.NewPool(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sessionID, ids := leaseFixture(t, pool, 2)
+	t0 := time.Now()
+	if ok, err := store.ClaimSessionLease(ctx, pool, store.SessionLease{SessionID: sessionID, InboundID: ids[0], Holder: "r", RunID: "a"},
+		t0, t0.Add(time.Minute)); err != nil || !ok {
+		t.Fatalf("first claim: %v %v", ok, err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	if held, err := store.HoldSessionLease(ctx, tx, sessionID, "a"); err != nil || !held {
+		t.Fatalf("HoldSessionLease = %v, %v", held, err)
+	}
+	if err := store.SetInboundStatus(ctx, tx, ids[0], store.InboundDone, t0); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		c   store.InboundClaim
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := store.ClaimInbound(ctx, pool, ids[1], "r", "b", t0, t0.Add(time.Minute))
+		done <- result{c, err}
+	}()
+	storetest.WaitForLockWait(t, ctx, pool, "INSERT INTO sessions")
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.c.Busy || !r.c.Answer {
+		t.Fatalf("claim after the answer's commit: %+v, %v; want the lease and an answer", r.c, r.err)
+	}
 }
 
 // Two sweeps at once take each lapsed lease once: the second skips what

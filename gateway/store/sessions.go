@@ -46,7 +46,8 @@ func EnsureSession(ctx context.Context, q Querier, key SessionKey, now time.Time
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("store: session: %w", err)
 	}
-	return upsertSession(ctx, q, key, now)
+	id, _, err = upsertSession(ctx, q, key, SessionLease{}, now, time.Time{})
+	return id, err
 }
 
 // TouchSession records that a session was active at now.

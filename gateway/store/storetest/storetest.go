@@ -263,3 +263,28 @@ func randomID() string {
 const OpenWork = `SELECT (SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'discarded', 'cancelled'))
      + (SELECT count(*) FROM inbound_messages WHERE inline_until IS NOT NULL)
      + (SELECT count(*) FROM outbox WHERE inline_until IS NOT NULL)`
+
+// WaitForLockWait returns once a statement of pool's database whose text
+// contains like waits on a lock (pg_stat_activity): the way a test knows
+// that a concurrent statement has reached the lock it is testing, without
+// sleeping. It polls every 5 ms and fails t when ctx ends first.
+func WaitForLockWait(t testing.TB, ctx context.Context, pool *pgxpool.Pool, like string) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var waiting bool
+		if err := pool.QueryRow(ctx, `SELECT count(*) > 0 FROM pg_stat_activity
+WHERE datname = current_database() AND wait_event_type = 'Lock' AND position($1 in query) > 0`, like).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("no statement like %q waited on a lock: %v", like, ctx.Err())
+		}
+	}
+}
