@@ -70,6 +70,10 @@ type TurnInput struct {
 	// History is the conversation as a client sent it (the API); nil:
 	// the session's.
 	History []agent.Message
+	// Read is the session's history and recent skills when they were read
+	// already (with the chat run's claim, store.ClaimInbound); nil: they
+	// are read here.
+	Read *store.SessionRead
 	// Unattended offers only the skills that may run with nobody to
 	// confirm them (read-only, or reports: allow): a report made in chat.
 	Unattended bool
@@ -102,9 +106,12 @@ func (a *AgentRunner) NewTurn(ctx context.Context, in TurnInput) (agent.Turn, er
 	if in.Session != 0 {
 		turn.SessionID = fmt.Sprint(in.Session)
 		var err error
-		if len(turn.History) > 0 {
+		switch {
+		case in.Read != nil && len(turn.History) == 0:
+			turn.History, turn.RecentTools = historyMessages(in.Read.History), in.Read.RecentTools
+		case len(turn.History) > 0:
 			turn.RecentTools, err = store.RecentTools(ctx, a.pool, in.Session, a.historySince())
-		} else {
+		default:
 			var history []store.HistoryEntry
 			history, turn.RecentTools, err = store.HistoryAndRecentTools(ctx, a.pool, in.Session, a.historyLimit(), a.historySince())
 			turn.History = historyMessages(history)
@@ -138,6 +145,11 @@ func (a *AgentRunner) History(ctx context.Context, sessionID int64) ([]agent.Mes
 		return nil, err
 	}
 	return historyMessages(history), nil
+}
+
+// historyQuery is the history a chat run reads with its claim.
+func (a *AgentRunner) historyQuery() store.HistoryQuery {
+	return store.HistoryQuery{Limit: a.historyLimit(), Since: a.historySince()}
 }
 
 // historyLimit is how many messages of history a turn reads: two per turn.

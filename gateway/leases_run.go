@@ -88,12 +88,12 @@ func (r *runLeases) remove(runID string) {
 // claimInbound begins run runID on inbound message inboundID
 // (store.ClaimInbound): with the session's lease taken, it returns a
 // context that ends with cause errLeaseLost if the lease is lost while
-// the run goes on. It returns errSessionBusy while another run holds the
+// the run goes on, and the session's history as hq asks. It returns errSessionBusy while another run holds the
 // session, a nil lease when the message needs no answer any more, and
 // errUnknownMessage when it is not stored.
-func (rl *runLeases) claimInbound(ctx context.Context, inboundID int64, runID string) (context.Context, store.InboundClaim, *runLease, error) {
+func (rl *runLeases) claimInbound(ctx context.Context, inboundID int64, runID string, hq store.HistoryQuery) (context.Context, store.InboundClaim, *runLease, error) {
 	now := rl.now()
-	c, err := store.ClaimInbound(ctx, rl.pool, inboundID, rl.replicaID, runID, now, now.Add(rl.term))
+	c, err := store.ClaimInbound(ctx, rl.pool, inboundID, rl.replicaID, runID, now, now.Add(rl.term), hq)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return ctx, c, nil, fmt.Errorf("%w: %w", errUnknownMessage, err)

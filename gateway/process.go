@@ -110,7 +110,7 @@ func (rn *runner) process(ctx context.Context, inboundID int64, lastAttempt bool
 		}
 		ops.EndSpan(span, spanErr)
 	}()
-	runCtx, claim, lease, err := rn.leases.claimInbound(ctx, inboundID, runID)
+	runCtx, claim, lease, err := rn.leases.claimInbound(ctx, inboundID, runID, rn.agent.historyQuery())
 	if err != nil || lease == nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func (rn *runner) answer(ctx context.Context, row store.InboundRow, claim store.
 	}
 
 	rn.resolveQuote(ctx, &row)
-	input := turnInput{text: cmp.Or(modelText, row.In.Text), images: images}
+	input := turnInput{text: cmp.Or(modelText, row.In.Text), images: images, session: claim.Session}
 	if row.In.Quote != nil {
 		input.text = media.WithQuote(row.In.Quote, input.text, rn.cfg.Messages.Media)
 	}
@@ -396,8 +396,9 @@ func (rn *runner) runWithProgress(ctx context.Context, row store.InboundRow, ses
 // a quote, a document's content) and its images. The conversation keeps
 // row.In.Text.
 type turnInput struct {
-	text   string
-	images []agent.Image
+	text    string
+	images  []agent.Image
+	session *store.SessionRead // read with the claim
 }
 
 // runAgent runs the agent on input with the session's history, the
@@ -405,7 +406,7 @@ type turnInput struct {
 func (rn *runner) runAgent(ctx context.Context, row store.InboundRow, sessionID int64,
 	caller skills.Caller, resume *agent.Continuation, input turnInput, progress func(agent.Event), queued func(bool)) (agent.Result, error) {
 	turn, err := rn.agent.NewTurn(ctx, TurnInput{Caller: caller, Session: sessionID, Text: input.text, Images: input.images,
-		Message: &row.In, Resume: resume})
+		Message: &row.In, Resume: resume, Read: input.session})
 	if err != nil {
 		return agent.Result{StopReason: agent.StopError}, err
 	}

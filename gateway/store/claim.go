@@ -22,6 +22,23 @@ type InboundClaim struct {
 	Older      bool
 	Pending    Pending
 	HasPending bool
+	// Session is the session's history and recent skills, read with the
+	// claim when the run is to answer and the caller asked for them.
+	Session *SessionRead
+}
+
+// HistoryQuery is how much of a session's history a run reads: at most
+// Limit messages, none before Since. A zero Limit reads none.
+type HistoryQuery struct {
+	Limit int
+	Since time.Time
+}
+
+// SessionRead is a session's history and the skills its recent runs used
+// (HistoryAndRecentTools), read once for a run.
+type SessionRead struct {
+	History     []HistoryEntry
+	RecentTools []string
 }
 
 // ClaimInbound begins the run runID of holder on inbound message id, in
@@ -30,13 +47,14 @@ type InboundClaim struct {
 // session's lease is taken until expires, the message's status is read
 // again under the lease (a run that held it may have answered it), with
 // whether an older message waits, and what the session waits for is
-// read. Every statement after the lease sees what a run that held it
+// read; and when the run is to answer, the history hq asks for with the
+// session's recent skills (issue 39: a transaction of their own before). Every statement after the lease sees what a run that held it
 // committed: the session's write waits for that run's commit, whose
 // transaction locked the row (HoldSessionLease, EndSessionLease).
 //
 // A busy session writes nothing (the transaction rolls back). It returns
 // ErrNotFound for an unknown id.
-func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID string, now, expires time.Time) (InboundClaim, error) {
+func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID string, now, expires time.Time, hq HistoryQuery) (InboundClaim, error) {
 	var c InboundClaim
 	tx, err := db.Begin(ctx)
 	if err != nil {
@@ -62,9 +80,16 @@ func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID stri
 	if c.Pending, c.HasPending, err = GetPending(ctx, tx, c.SessionID); err != nil {
 		return c, err
 	}
+	c.Answer = c.Row.Status == InboundPending && !c.Older
+	if c.Answer && hq.Limit > 0 {
+		var r SessionRead
+		if r.History, r.RecentTools, err = HistoryAndRecentTools(ctx, tx, c.SessionID, hq.Limit, hq.Since); err != nil {
+			return c, err
+		}
+		c.Session = &r
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return InboundClaim{}, fmt.Errorf("store: commit: %w", err)
 	}
-	c.Answer = c.Row.Status == InboundPending && !c.Older
 	return c, nil
 }

@@ -187,7 +187,7 @@ func TestClaimWaitingOnAnAnswerGetsTheLease(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		c, err := store.ClaimInbound(ctx, pool, ids[1], "r", "b", t0, t0.Add(time.Minute))
+		c, err := store.ClaimInbound(ctx, pool, ids[1], "r", "b", t0, t0.Add(time.Minute), store.HistoryQuery{})
 		done <- result{c, err}
 	}()
 	storetest.WaitForLockWait(t, ctx, pool, "INSERT INTO sessions")

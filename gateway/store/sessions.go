@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hermes-gw/hermes/channels"
 )
@@ -89,12 +88,13 @@ func collectHistory(rows pgx.Rows) ([]HistoryEntry, error) {
 }
 
 // HistoryAndRecentTools is RecentHistory and RecentTools in one round trip
-// and one transaction (issue 39: they were two per answered message).
-func HistoryAndRecentTools(ctx context.Context, pool *pgxpool.Pool, sessionID int64, limit int, since time.Time) ([]HistoryEntry, []string, error) {
+// (issue 39: they were two per answered message), on a pool, a
+// connection or in a transaction.
+func HistoryAndRecentTools(ctx context.Context, db Batcher, sessionID int64, limit int, since time.Time) ([]HistoryEntry, []string, error) {
 	var b pgx.Batch
 	b.Queue(recentHistorySQL, sessionID, limit, since)
 	b.Queue(recentToolsSQL, sessionID, since)
-	br := pool.SendBatch(ctx, &b)
+	br := db.SendBatch(ctx, &b)
 	defer br.Close() //nolint:errcheck // the errors are the queries'
 	rows, err := br.Query()
 	if err != nil {
