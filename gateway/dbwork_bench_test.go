@@ -73,9 +73,11 @@ type tableWrites map[string][3]int64
 // (the loaded span's less the empty span's) and the statements that
 // spend it.
 //
-// It runs twice: with eight callbacks at once (the counts the targets
-// name: the ack path then stores several messages per transaction), and
-// with one at a time. It also reads the CPU time of the whole Postgres
+// It runs three times: with eight callbacks at once (the counts the
+// targets name: the ack path then stores several messages per
+// transaction), with one at a time, and with eight at once where the
+// model first calls one read skill (hr_policy_search, against the demo
+// HR backend) and then answers. It also reads the CPU time of the whole Postgres
 // server over each span (/proc): messages per second per core, the figure
 // the README sizes a database by. Executor time is wall time inside
 // Postgres: on this 2-core machine the backends also wait for the CPU
@@ -85,10 +87,14 @@ type tableWrites map[string][3]int64
 //
 //	make bench   (or: go test -run '^$' -bench DBWorkPerMessage -benchtime 1x ./gateway/)
 func BenchmarkDBWorkPerMessage(b *testing.B) {
-	for _, at := range []int{8, 1} {
-		b.Run(fmt.Sprintf("%d-at-once", at), func(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		at    int
+		skill bool
+	}{{"8-at-once", 8, false}, {"1-at-once", 1, false}, {"one-skill-8-at-once", 8, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
-				dbWork(b, at)
+				dbWork(b, c.at, c.skill)
 			}
 		})
 	}
@@ -99,11 +105,18 @@ func BenchmarkDBWorkPerMessage(b *testing.B) {
 // ratios compare with.
 var issue39Figures = struct{ xact, rows, execMs float64 }{16, 19, 2.17}
 
-func dbWork(b *testing.B, at int) {
+func dbWork(b *testing.B, at int, skill bool) {
 	h := gatewaytest.New(b)
-	h.Model.SetHandler(func(openai.ChatCompletionRequest) openaitest.Reply {
+	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
+		if skill && req.Messages[len(req.Messages)-1].Role != openai.ChatMessageRoleTool {
+			return openaitest.Reply{ToolCalls: []openai.ToolCall{openaitest.ToolCall("hr_policy_search", `{"query":"年假"}`)}}
+		}
 		return openaitest.Reply{Content: "你还有 5 天年假。"}
 	})
+	what := "no skill"
+	if skill {
+		what = "one read skill call"
+	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx := gatewaytest.WithTimeout(b, 5*time.Minute)
 	mon := statsConn(b, h.DBURL)
@@ -152,11 +165,11 @@ func dbWork(b *testing.B, at int) {
 	b.ReportMetric(per(work.Commits), "xact/msg")
 	b.ReportMetric(per(work.written()), "rows-written/msg")
 	b.ReportMetric(per(work.Returned+work.Fetched), "rows-read/msg")
-	fmt.Printf("\nper answered message (%d plain questions, distinct users, WeCom callbacks %d at once, one-part replies, no skill):\n"+
+	fmt.Printf("\nper answered message (%d plain questions, distinct users, WeCom callbacks %d at once, one-part replies, %s):\n"+
 		"  committed transactions %.2f (rolled back %.2f)\n  rows written %.2f (inserted %.2f, updated %.2f, deleted %.2f)\n"+
 		"  rows read %.2f (returned %.2f, fetched %.2f); blocks hit %.1f, read %.2f\n"+
 		"  a gateway's start and stop with no message: %d transactions, %d rows written\n",
-		dbWorkMessages, at, per(work.Commits), per(work.Rollbacks), per(work.written()), per(work.Inserted), per(work.Updated), per(work.Deleted),
+		dbWorkMessages, at, what, per(work.Commits), per(work.Rollbacks), per(work.written()), per(work.Inserted), per(work.Updated), per(work.Deleted),
 		per(work.Returned+work.Fetched), per(work.Returned), per(work.Fetched), per(work.BlocksHit), per(work.BlocksRead),
 		fixed.Commits, fixed.written())
 	// The server's CPU time for the loaded span less an empty one's: every
