@@ -57,7 +57,7 @@ func TestCallbackEndsAsOneReplyToTheSender(t *testing.T) {
 	if n := h.Count(`SELECT count(*) FROM inbound_messages WHERE status = 'done'`); n != 1 {
 		t.Errorf("done inbound rows = %d, want 1", n)
 	}
-	if n := h.Count(`SELECT count(*) FROM run_steps`); n < 3 {
+	if n := h.Count(`SELECT count(*) FROM run_trace`); n < 3 {
 		t.Errorf("run steps = %d, want model, tool, model", n)
 	}
 	if n := h.Count(`SELECT count(*) FROM messages`); n != 2 {

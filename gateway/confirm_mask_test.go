@@ -70,7 +70,7 @@ func TestConfirmationPromptIsMasked(t *testing.T) {
 	}
 	for what, query := range map[string]string{
 		"run replies":     `SELECT count(*) FROM runs WHERE reply LIKE '%13812345678%' OR error LIKE '%13812345678%'`,
-		"run steps":       `SELECT count(*) FROM run_steps WHERE observation LIKE '%13812345678%' OR content LIKE '%13812345678%' OR error LIKE '%13812345678%'`,
+		"run steps":       `SELECT count(*) FROM run_trace WHERE observation LIKE '%13812345678%' OR content LIKE '%13812345678%' OR error LIKE '%13812345678%'`,
 		"pending prompts": `SELECT count(*) FROM session_pending WHERE payload->>'Prompt' LIKE '%13812345678%'`,
 		"history":         `SELECT count(*) FROM messages WHERE content LIKE '%13812345678%' AND role = 'assistant'`,
 	} {

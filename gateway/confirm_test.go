@@ -186,7 +186,7 @@ func TestConfirmedCallWhoseFallbackNeedsConfirmation(t *testing.T) {
 	}
 	// The trace of the confirmation path holds no secret argument, no
 	// personal number and no debug field.
-	if n := h.Count(`SELECT count(*) FROM run_steps WHERE args LIKE '%S3cret%' OR observation LIKE '%13812345678%' OR observation LIKE '%db7%'`); n != 0 {
+	if n := h.Count(`SELECT count(*) FROM run_trace WHERE args LIKE '%S3cret%' OR observation LIKE '%13812345678%' OR observation LIKE '%db7%'`); n != 0 {
 		t.Errorf("%d run steps store raw secrets, numbers or debug fields", n)
 	}
 	if n := h.Count(`SELECT count(*) FROM run_steps WHERE tool = 'it_reset_backup' AND observation LIKE '%138****5678%'`); n != 1 {

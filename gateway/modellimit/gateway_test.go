@@ -90,7 +90,7 @@ func TestModel429RetriedOnceByTheRun(t *testing.T) {
 	if gap := at[1].Sub(at[0]); gap < time.Second || gap >= 1500*time.Millisecond {
 		t.Fatalf("retried %s after the 429, want its Retry-After (1s) once, not stacked with a backoff", gap)
 	}
-	if n := h.Count(`SELECT count(*) FROM run_steps WHERE kind = 'model' AND (detail->>'Attempts')::int = 2
+	if n := h.Count(`SELECT count(*) FROM run_trace WHERE kind = 'model' AND (detail->>'Attempts')::int = 2
 		AND detail->'FailedAttempts'->>0 LIKE '%429%'`); n != 1 {
 		t.Fatalf("%d model steps show the refused attempt, want 1", n)
 	}

@@ -195,8 +195,8 @@ WHERE id = ANY($1) ORDER BY started_at, id`, func(row pgx.CollectableRow) (r Exp
 		run string
 		ExportedStep
 	}
-	steps, err := collect(ctx, q, `SELECT run_id, kind, tool, args, observation, content, error FROM run_steps
-WHERE run_id = ANY($1) ORDER BY run_id, seq`, func(row pgx.CollectableRow) (s step, err error) {
+	steps, err := collect(ctx, q, `SELECT run_id, kind, tool, args, observation, content, error FROM (`+store.RunStepsSQL+`) t
+ORDER BY run_id, seq`, func(row pgx.CollectableRow) (s step, err error) {
 		return s, row.Scan(&s.run, &s.Kind, &s.Tool, &s.Args, &s.Observation, &s.Content, &s.Error)
 	}, ids)
 	if err != nil {

@@ -158,7 +158,9 @@ ORDER BY started_at, id LIMIT $4`, at, id, cutoff, batch)
 		return 0, err
 	}
 	for _, sql := range []string{
-		`UPDATE runs SET reply = '', error = CASE WHEN error <> '' THEN $2 ELSE '' END WHERE id = ANY($1)`,
+		`UPDATE runs SET reply = '', error = CASE WHEN error <> '' THEN $2 ELSE '' END,
+  final_step = final_step || jsonb_build_object('args', '', 'observation', '', 'content', '', 'detail', NULL,
+  'error', CASE WHEN final_step->>'error' <> '' THEN $2 ELSE '' END) WHERE id = ANY($1)`,
 		`UPDATE run_steps SET args = '', observation = '', content = '', detail = NULL,
   error = CASE WHEN error <> '' THEN $2 ELSE '' END WHERE run_id = ANY($1)`,
 	} {

@@ -68,3 +68,49 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '
 		t.Fatalf("after the record: %d parts, %v; want none to send", len(r.parts), r.err)
 	}
 }
+
+// UnlockDelivered releases the delivery lock only once its record of the
+// delivery is written: while that write waits (here for a row lock), the
+// conversation's lock is still held, so the next holder cannot read the
+// part before the record exists.
+func TestUnlockDeliveredReleasesAfterItsRecord(t *testing.T) {
+	t.Parallel()
+	pool := storetest.NewPool(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := store.InsertOutbox(ctx, pool, store.Reply{Key: "inbound:1", Channel: "test", Account: "a",
+		OrderKey: "test/a/c", Format: channels.FormatText, Parts: []string{"答"}}); err != nil {
+		t.Fatal(err)
+	}
+	lock, parts, ok, err := store.TryLockUndelivered(ctx, pool, "inbound:1", "test/a/c")
+	if err != nil || !ok || len(parts) != 1 {
+		t.Fatalf("TryLockUndelivered = %d parts, %v, %v", len(parts), ok, err)
+	}
+	blocker, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback(ctx) //nolint:errcheck
+	if _, err := blocker.Exec(ctx, `SELECT 1 FROM outbox WHERE id = $1 FOR UPDATE`, parts[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- lock.UnlockDelivered(ctx, parts[0].ID, "msg-1", time.Now()) }()
+	storetest.WaitForLockWait(t, ctx, pool, "UPDATE outbox")
+	var held int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&held); err != nil || held != 1 {
+		t.Fatalf("%d delivery locks held while the record waits (%v), want 1: the lock was free before the record", held, err)
+	}
+	if err := blocker.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	next, left, ok, err := store.TryLockUndelivered(ctx, pool, "inbound:1", "test/a/c")
+	if err != nil || !ok || len(left) != 0 {
+		t.Fatalf("after the record: %d parts, %v, %v; want the lock and none to send", len(left), ok, err)
+	}
+	next.Unlock(ctx)
+}

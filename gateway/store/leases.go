@@ -155,15 +155,16 @@ func (l *Lock) Unlock(ctx context.Context) {
 }
 
 // UnlockDelivered records part id delivered (MarkDelivered) and releases
-// the lock, in one round trip and one transaction: the last write of a
+// the lock, in one statement and one transaction: the last write of a
 // delivery and its unlock were two (issue 39). On an error the lock dies
 // with its connection and the part stays undelivered, to be sent again.
 func (l *Lock) UnlockDelivered(ctx context.Context, id int64, platformMsgID string, at time.Time) error {
 	ctx = context.WithoutCancel(ctx)
-	var b pgx.Batch
-	b.Queue(markDelivered, id, at, platformMsgID)
-	b.Queue(`SELECT pg_advisory_unlock($1)`, l.id)
-	err := l.conn.SendBatch(ctx, &b).Close()
+	// One statement: the unlock reads the update's count, so it runs once
+	// the part's row is written (and locked until the commit): the next
+	// holder's read FOR UPDATE waits for this record.
+	_, err := l.conn.Exec(ctx, `WITH d AS (`+markDelivered+` RETURNING 1)
+SELECT pg_advisory_unlock($4) FROM (SELECT count(*) FROM d) AS written`, id, at, platformMsgID, l.id)
 	if err != nil {
 		l.conn.Conn().Close(ctx) //nolint:errcheck // the lock dies with the session
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -43,20 +44,53 @@ type StepRecord struct {
 	Detail           []byte // the agent's step as JSON
 }
 
-// InsertRun stores a run and its steps.
+// finalStepKind is the kind of step (agent.StepModel) that, last in a
+// run, is kept on the run's row (runs.final_step, migration 00038).
+const finalStepKind = "model"
+
+// finalStepJSON is a step as runs.final_step holds it: run_steps' columns.
+type finalStepJSON struct {
+	Step             int             `json:"step"`
+	Kind             string          `json:"kind"`
+	Tool             string          `json:"tool"`
+	Args             string          `json:"args"`
+	Observation      string          `json:"observation"`
+	Content          string          `json:"content"`
+	Error            string          `json:"error"`
+	PromptTokens     int             `json:"prompt_tokens"`
+	CompletionTokens int             `json:"completion_tokens"`
+	LatencyMS        int64           `json:"latency_ms"`
+	Detail           json.RawMessage `json:"detail,omitempty"`
+}
+
+// InsertRun stores a run and its steps: the last step on the run's row
+// when it is the model's, the others in run_steps (one statement for
+// all). A plain answer is one row.
 func InsertRun(ctx context.Context, q Querier, r RunRecord, steps []StepRecord) error {
+	var final any // NULL: no final model step
+	if n := len(steps); n > 0 && steps[n-1].Kind == finalStepKind {
+		s := steps[n-1]
+		b, err := json.Marshal(finalStepJSON{Step: s.Step, Kind: s.Kind, Tool: s.Tool, Args: s.Args, Observation: s.Observation,
+			Content: s.Content, Error: s.Error, PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens,
+			LatencyMS: s.Latency.Milliseconds(), Detail: json.RawMessage(s.Detail)})
+		if err != nil {
+			return fmt.Errorf("store: insert run: %w", err)
+		}
+		final, steps = string(b), steps[:n-1]
+	}
 	_, err := q.Exec(ctx, `
-INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, reply, started_at, finished_at, departments)
-VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
+INSERT INTO runs (id, session_id, inbound_id, model, stop_reason, error, prompt_tokens, completion_tokens, reply, started_at, finished_at,
+                  departments, final_step)
+VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13::jsonb)`,
 		r.ID, r.SessionID, r.InboundID, r.Model, r.StopReason, r.Error, r.PromptTokens, r.CompletionTokens, r.Reply, r.StartedAt, r.FinishedAt,
-		nonNil(r.Departments))
+		nonNil(r.Departments), final)
 	if err != nil {
 		return fmt.Errorf("store: insert run: %w", err)
 	}
 	if len(steps) == 0 {
 		return nil
 	}
-	// One statement for all steps: a run's trace costs one round trip.
+	// One statement for the other steps: a run's trace costs one round trip.
 	const cols = 13
 	var sql strings.Builder
 	sql.WriteString(`INSERT INTO run_steps (run_id, seq, step, kind, tool, args, observation, content, error,
@@ -83,6 +117,13 @@ VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
 	return nil
 }
 
+// RunStepsSQL selects the whole trace of the runs whose ids are in the
+// array $1 from the view run_trace (run_steps and each run's final step,
+// migration 00038), as rows of run_steps' columns.
+const RunStepsSQL = `
+SELECT run_id, seq, step, kind, tool, args, observation, content, error, prompt_tokens, completion_tokens, latency_ms, detail
+  FROM run_trace WHERE run_id = ANY($1)`
+
 func jsonOrNil(b []byte) any {
 	if len(b) == 0 {
 		return nil
@@ -106,11 +147,11 @@ FROM runs WHERE id = $1`, id).Scan(&r.ID, &r.SessionID, &r.InboundID, &r.Model, 
 	return r, nil
 }
 
-// GetRunSteps returns the steps of a run in order.
+// GetRunSteps returns the steps of a run in order, its final step too.
 func GetRunSteps(ctx context.Context, q Querier, runID string) ([]StepRecord, error) {
 	rows, err := q.Query(ctx, `
 SELECT step, kind, tool, args, observation, content, error, prompt_tokens, completion_tokens, latency_ms, detail::text
-FROM run_steps WHERE run_id = $1 ORDER BY seq`, runID)
+FROM (`+RunStepsSQL+`) t ORDER BY seq`, []string{runID})
 	if err != nil {
 		return nil, fmt.Errorf("store: run steps: %w", err)
 	}

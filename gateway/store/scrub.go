@@ -48,6 +48,7 @@ var jsonColumns = []struct {
 	{"session_pending", "payload", "session_id", "session_id::text", func(r PersonRows) any { return r.Sessions }},
 	{"cards", "options", "session_id", "id", func(r PersonRows) any { return r.Sessions }},
 	{"run_steps", "detail", "run_id", "run_id || '/' || seq", func(r PersonRows) any { return r.Runs }},
+	{"runs", "final_step", "id", "id", func(r PersonRows) any { return r.Runs }},
 }
 
 // ScrubText replaces every copy of each of texts in what is stored about
