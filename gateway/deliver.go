@@ -47,6 +47,15 @@ type delivery struct {
 	tracer   trace.Tracer
 	now      func() time.Time
 	log      *slog.Logger
+	// sends bounds the deliveries this replica makes at once, the inline
+	// sends and the delivery jobs together, to worker.delivery_concurrency
+	// (nil: unbounded). Each holds a pool connection (its conversation's
+	// lock) while it sends, and a send may need others (the platform's
+	// access token, read or fetched under its lock). Inline sends, one per
+	// run that just committed, were not bounded: a burst of them held the
+	// whole pool, their token reads timed out, and BenchmarkAckThroughput
+	// hung (TestBurstOfInlineSendsLeavesThePoolForTheirToken).
+	sends chan struct{}
 }
 
 // deliverWorker works the delivery jobs: delivery's sends, and the wait
@@ -104,6 +113,14 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[DeliverReplyArg
 // return: a wait for a live reply holds up no later reply of the
 // conversation.
 func (dl *delivery) deliverLocked(ctx context.Context, replyKey, orderKey string, inline, lastAttempt bool) (res deliveryResult, busy bool, err error) {
+	if dl.sends != nil {
+		select {
+		case dl.sends <- struct{}{}:
+			defer func() { <-dl.sends }()
+		case <-ctx.Done():
+			return res, false, fmt.Errorf("gateway: delivering reply %s: %w", replyKey, ctx.Err())
+		}
+	}
 	lock, parts, ok, err := store.TryLockUndelivered(ctx, dl.pool, replyKey, orderKey)
 	if err != nil || !ok {
 		return res, !ok, err

@@ -192,7 +192,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 		g.metrics = ops.NewMetrics(reg, ops.Sources{Pool: g.pool, Now: g.now, Queues: []string{QueueAgent, QueueDelivery}, Skills: func() *skills.Registry { return g.skills.Load() }})
 	}
 	g.delivery = delivery{pool: g.pool, channels: g.channels, pacer: &g.pacer, metrics: g.metrics, tracer: g.tracer,
-		now: g.now, log: g.log}
+		now: g.now, log: g.log, sends: make(chan struct{}, cfg.Worker.DeliveryConcurrency)}
 	g.live.cfg, g.live.pool, g.live.channels, g.live.jobs = cfg, g.pool, g.channels, g.jobs
 	g.live.metrics, g.live.now, g.live.log = g.metrics, g.now, g.log
 	g.conns = connections{inbox: g, cfg: cfg, pool: g.pool, channels: g.channels, jobs: g.jobs, delivery: &g.delivery, live: &g.live,

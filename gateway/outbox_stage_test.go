@@ -181,3 +181,34 @@ func TestOutboxAndDeliveryStage(t *testing.T) {
 		}
 	})
 }
+
+// A delivery takes one of the replica's send slots (worker.delivery_
+// concurrency, shared by inline sends and delivery jobs) before it takes
+// a pool connection for its conversation's lock: with every slot taken it
+// waits, holding no connection, and goes on once one is given back. A
+// burst of unbounded inline sends held the whole pool, and their access
+// token reads timed out (BenchmarkAckThroughput hung).
+func TestDeliveryWaitsForASendSlot(t *testing.T) {
+	t.Parallel()
+	s := newOutboxStage(t, channels.Limits{MaxBytes: 2048})
+	s.deliv.sends = make(chan struct{}, 2)
+	s.queue(t, Address{Channel: "test", Account: "a", ChatID: "c", ReplyTo: []byte(`{"chat_id":"c"}`)}, false, [2]string{"answer:1", "答"})
+	s.deliv.sends <- struct{}{} // two deliveries in progress elsewhere
+	s.deliv.sends <- struct{}{}
+	before := s.pool.Stat().AcquireCount()
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, _, err := s.deliv.deliverLocked(short, "answer:1", "", false, false); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("delivery with every slot taken: %v, want it to wait until its deadline", err)
+	}
+	if n := s.pool.Stat().AcquireCount() - before; n != 0 || len(s.ch.Sent()) != 0 {
+		t.Fatalf("waiting for a slot took %d connections and sent %d parts, want none", n, len(s.ch.Sent()))
+	}
+	<-s.deliv.sends // one ends
+	if _, _, err := s.deliv.deliverLocked(context.Background(), "answer:1", "", false, false); err != nil || len(s.ch.Sent()) != 1 {
+		t.Fatalf("delivery with a slot free: %v, %d sent", err, len(s.ch.Sent()))
+	}
+	if n := len(s.deliv.sends); n != 1 {
+		t.Fatalf("%d slots taken after the delivery, want its slot given back (1)", n)
+	}
+}

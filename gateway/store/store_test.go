@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,5 +223,50 @@ func TestTokenReadFromTheTableOncePerReplica(t *testing.T) {
 	now = now.Add(time.Hour) // past renewBefore: the memory's copy expired too
 	if got, _ := c.Token(ctx, "k", fetch); got != "token-3" {
 		t.Fatalf("after expiry: %q, want a fresh token", got)
+	}
+}
+
+// A burst of sends finding no token in a replica's memory costs the pool
+// one reader, not one per send: the others wait for its result. And a
+// token fetched while Postgres cannot store it is still used and kept in
+// memory.
+func TestTokenMissesOfOneReplicaShareOneRead(t *testing.T) {
+	t.Parallel()
+	pool := storetest.NewPool(t)
+	ctx := context.Background()
+	c, err := store.NewTokenCache(pool, "app-secret", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetches atomic.Int32
+	fetch := func(context.Context) (string, time.Duration, error) {
+		fetches.Add(1)
+		return "token-value", time.Hour, nil
+	}
+	before := pool.Stat().AcquireCount()
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if got, err := c.Token(ctx, "k", fetch); err != nil || got != "token-value" {
+				t.Errorf("Token = %q, %v", got, err)
+			}
+		})
+	}
+	wg.Wait()
+	// One miss: a read, the lock (its connection), a read under it, the write.
+	if n := pool.Stat().AcquireCount() - before; n > 4 || fetches.Load() != 1 {
+		t.Errorf("20 sends at once took %d connections and %d fetches, want at most 4 and 1", n, fetches.Load())
+	}
+
+	if _, err := pool.Exec(ctx, `ALTER TABLE token_cache RENAME TO token_cache_gone`); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Token(ctx, "other", fetch); err != nil || got != "token-value" {
+		t.Fatalf("Token with the cache unwritable = %q, %v, want the fetched token", got, err)
+	}
+	if got, err := c.Token(ctx, "other", func(context.Context) (string, time.Duration, error) {
+		return "", 0, errors.New("fetched again")
+	}); err != nil || got != "token-value" {
+		t.Fatalf("Token after = %q, %v, want the token kept in memory", got, err)
 	}
 }

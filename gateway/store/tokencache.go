@@ -37,6 +37,24 @@ type TokenCache struct {
 
 	mu  sync.Mutex
 	mem map[string]memToken
+	// misses serialise this replica's misses of a key (Token): one reads
+	// or fetches while the others wait for its result in memory.
+	misses map[string]*sync.Mutex
+}
+
+// missLock is key's lock of misses.
+func (c *TokenCache) missLock(key string) *sync.Mutex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.misses == nil {
+		c.misses = map[string]*sync.Mutex{}
+	}
+	m, ok := c.misses[key]
+	if !ok {
+		m = &sync.Mutex{}
+		c.misses[key] = m
+	}
+	return m
 }
 
 // memToken is a token held in memory and when it expires.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -12,6 +13,15 @@ import (
 // how long the platform says the token lives; it is cached for a little
 // less, so it is renewed before it expires.
 func (c *TokenCache) Token(ctx context.Context, key string, fetch func(ctx context.Context) (token string, ttl time.Duration, err error)) (string, error) {
+	if v, ok := c.memGet(key, c.now()); ok {
+		return v, nil
+	}
+	// One miss at a time in this replica: a burst of sends finding no
+	// token (the first ones after a start) waits for the first to read or
+	// fetch it, instead of each taking pool connections for it.
+	miss := c.missLock(key)
+	miss.Lock()
+	defer miss.Unlock()
 	if v, ok := c.get(ctx, key); ok {
 		return v, nil
 	}
@@ -28,7 +38,10 @@ func (c *TokenCache) Token(ctx context.Context, key string, fetch func(ctx conte
 		return "", err
 	}
 	if err := c.set(ctx, key, token, renewBefore(ttl)); err != nil {
-		return "", err
+		// The token is good: this replica keeps it and sends with it; the
+		// others fetch their own until a write succeeds.
+		slog.Warn("token cache write failed; the token is kept in this replica's memory", "key", key, "err", err)
+		c.memSet(key, token, c.now().Add(renewBefore(ttl)))
 	}
 	return token, nil
 }
