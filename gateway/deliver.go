@@ -54,7 +54,8 @@ type delivery struct {
 	// access token, read or fetched under its lock). Inline sends, one per
 	// run that just committed, were not bounded: a burst of them held the
 	// whole pool, their token reads timed out, and BenchmarkAckThroughput
-	// hung (TestBurstOfInlineSendsLeavesThePoolForTheirToken).
+	// hung (TestDeliveryWaitsForASendSlot; the token side: store.
+	// TestTokenMissesOfOneReplicaShareOneRead).
 	sends chan struct{}
 }
 

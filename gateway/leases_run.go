@@ -20,8 +20,9 @@ import (
 // model thinks: a run claims its session's lease (on the session's row) in
 // a short transaction, this replica renews the leases of all its runs in
 // one statement every third of worker.run_lease, and the transaction that
-// commits the answer ends the lease by marking its message answered. Whoever ends a lease hands the
-// session on: it enqueues the session's oldest message still to answer.
+// commits the answer ends the lease by marking its message answered.
+// Whoever ends a lease hands the session on: it enqueues the session's
+// oldest message still to answer.
 // A replica that dies stops renewing; the sweeper of any replica takes the
 // lapsed lease and hands the session on, so its message is answered again
 // within about 1.25 × worker.run_lease.
@@ -88,9 +89,10 @@ func (r *runLeases) remove(runID string) {
 // claimInbound begins run runID on inbound message inboundID
 // (store.ClaimInbound): with the session's lease taken, it returns a
 // context that ends with cause errLeaseLost if the lease is lost while
-// the run goes on, and the session's history as hq asks. It returns errSessionBusy while another run holds the
-// session, a nil lease when the message needs no answer any more, and
-// errUnknownMessage when it is not stored.
+// the run goes on, and the session's history as hq asks. It returns
+// errSessionBusy while another run holds the session, a nil lease when
+// the message needs no answer any more, and errUnknownMessage when it is
+// not stored.
 func (rl *runLeases) claimInbound(ctx context.Context, inboundID int64, runID string, hq store.HistoryQuery) (context.Context, store.InboundClaim, *runLease, error) {
 	now := rl.now()
 	c, err := store.ClaimInbound(ctx, rl.pool, inboundID, rl.replicaID, runID, now, now.Add(rl.term), hq)
