@@ -51,15 +51,17 @@ func inlineOf(ctx context.Context) *inlineReplies {
 // hands what it could not finish to a delivery job.
 func (dl *delivery) sendInline(ctx context.Context, jobs *Jobs, inl *inlineReplies) {
 	for _, r := range inl.replies {
-		if !dl.sendOneInline(ctx, r) {
-			dl.handToJob(ctx, jobs, r)
+		if done, unsent := dl.sendOneInline(ctx, r); !done {
+			dl.handToJob(ctx, jobs, r, unsent)
 		}
 	}
 }
 
 // sendOneInline delivers r's conversation once; it reports whether
-// nothing of r is left for a delivery job.
-func (dl *delivery) sendOneInline(ctx context.Context, r store.InlineReply) (done bool) {
+// nothing of r is left for a delivery job, and else whether what is left
+// never reached the platform (nothing failed: the conversation was busy,
+// its window full, a part held).
+func (dl *delivery) sendOneInline(ctx context.Context, r store.InlineReply) (done, unsent bool) {
 	ctx, span := dl.tracer.Start(ctx, "hermes.deliver", trace.WithAttributes(attribute.String("hermes.reply_key", r.Key),
 		attribute.Bool("hermes.inline", true)))
 	res, busy, err := dl.deliverLocked(ctx, r.Key, r.OrderKey, true, false)
@@ -69,15 +71,16 @@ func (dl *delivery) sendOneInline(ctx context.Context, r store.InlineReply) (don
 		err = res.err
 	}
 	ops.EndSpan(span, err)
-	return err == nil && !busy && res.paceUntil.IsZero() && res.deferUntil.IsZero()
+	return err == nil && !busy && res.paceUntil.IsZero() && res.deferUntil.IsZero(), err == nil
 }
 
-// handToJob queues r's delivery job. If Postgres cannot take it, the
-// lease sweep does once the parts' time runs out.
-func (dl *delivery) handToJob(ctx context.Context, jobs *Jobs, r store.InlineReply) {
+// handToJob queues r's delivery job (unsent: see store.EndInline). If
+// Postgres cannot take it, the lease sweep does once the parts' time runs
+// out.
+func (dl *delivery) handToJob(ctx context.Context, jobs *Jobs, r store.InlineReply, unsent bool) {
 	ctx = context.WithoutCancel(ctx)
 	err := store.InTx(ctx, dl.pool, func(tx pgx.Tx) error {
-		if err := store.EndInline(ctx, tx, r.Key); err != nil {
+		if err := store.EndInline(ctx, tx, r.Key, unsent); err != nil {
 			return err
 		}
 		return jobs.enqueueDelivery(ctx, tx, r.Channel, r.Account, r.Key)

@@ -86,3 +86,37 @@ func TestAnswerLeftUnsentByADeadReplicaGoesOutOnce(t *testing.T) {
 		t.Fatalf("sent %+v, want the answer once, as a second attempt", got)
 	}
 }
+
+// An answer whose inline send finds its conversation busy goes to a
+// delivery job as a first attempt: it never reached the platform, so the
+// job sends it without the platform's duplicate check. (Sent as a second
+// attempt, WeCom's check dropped an answer whose words the user had just
+// got: two "好的" in a row, the second never shown.)
+func TestInlineSendFoundBusyStaysAFirstAttempt(t *testing.T) {
+	t.Parallel()
+	h := gatewaytest.New(t)
+	echoModel(h)
+	ch := gatewaytest.Channel(2048)
+	ctx := gatewaytest.WithTimeout(t, 60*time.Second)
+	inbox := h.Start(gateway.Deps{Channels: []channels.Channel{ch}})
+	// Another delivery of the conversation holds its lock.
+	lock, ok, err := store.TryLock(ctx, h.Pool, "deliver:"+ch.Name()+"/a/zhangsan")
+	if err != nil || !ok {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	gatewaytest.Accept(t, inbox, ch.Message("a", "busy-1", "zhangsan", "zhangsan", "好的吗", false, false))
+	gatewaytest.WaitFor(t, ctx, func() bool {
+		return h.Count(`SELECT count(*) FROM river_job WHERE kind = 'hermes.deliver_reply'`) == 1
+	})
+	lock.Unlock(ctx)
+	sent, err := ch.WaitSent(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent[0].Attempt != 0 {
+		t.Errorf("the job sent attempt %d, want the first (0): the inline send never reached the platform", sent[0].Attempt)
+	}
+	if n := h.Count(`SELECT attempts FROM outbox`); n != 1 {
+		t.Errorf("attempts recorded = %d, want 1", n)
+	}
+}

@@ -234,8 +234,19 @@ type InlineReply struct {
 
 // EndInline hands reply key's parts from the replica that committed them
 // to a delivery job, which the caller queues in the same transaction.
-func EndInline(ctx context.Context, q Querier, key string) error {
-	if _, err := q.Exec(ctx, `UPDATE outbox SET inline_until = NULL WHERE reply_key = $1 AND inline_until IS NOT NULL`, key); err != nil {
+// unsent: none of the parts left reached the platform (the conversation
+// was busy, its rate window full, a live reply held it), so the attempt
+// recorded with each at the commit (OutboxPart.PreRecorded) is taken
+// back. Left, it made the job's send a second attempt, with the
+// platform's duplicate check on, and WeCom's check drops a message whose
+// content the user got just before (two answers "好的" in a row: the
+// second was never shown; TestInlineSendFoundBusyStaysAFirstAttempt).
+func EndInline(ctx context.Context, q Querier, key string, unsent bool) error {
+	if _, err := q.Exec(ctx, `
+UPDATE outbox SET inline_until = NULL,
+       attempts = CASE WHEN $2 AND attempts = 1 AND delivered_at IS NULL AND failed_at IS NULL THEN 0 ELSE attempts END,
+       first_attempt_at = CASE WHEN $2 AND attempts = 1 AND delivered_at IS NULL AND failed_at IS NULL THEN NULL ELSE first_attempt_at END
+ WHERE reply_key = $1 AND inline_until IS NOT NULL`, key, unsent); err != nil {
 		return fmt.Errorf("store: end inline delivery of %s: %w", key, err)
 	}
 	return nil
