@@ -84,9 +84,23 @@ func TestTracing(t *testing.T) {
 	tp := ops.NewTracerProvider(exp)
 	h.Start(gateway.Deps{Tracing: tp})
 	gatewaytest.AskLeave(t, h, "trace-1")
-	if err := tp.ForceFlush(context.Background()); err != nil {
-		t.Fatal(err)
+	// The reply reaches the platform before its replica ends the delivery's
+	// span and then the run's (the replica sends the answer it committed,
+	// inside the run): wait for both to end.
+	ended := func(name string) bool {
+		for _, s := range exp.GetSpans() {
+			if s.Name == name {
+				return true
+			}
+		}
+		return false
 	}
+	gatewaytest.WaitFor(t, gatewaytest.WithTimeout(t, 10*time.Second), func() bool {
+		if err := tp.ForceFlush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return ended("hermes.run") && ended("hermes.deliver")
+	})
 	var runID string
 	if err := h.Pool.QueryRow(context.Background(), `SELECT id FROM runs`).Scan(&runID); err != nil {
 		t.Fatal(err)
