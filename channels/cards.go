@@ -29,6 +29,36 @@ const (
 	ActionRateDown = "down"
 )
 
+// Bounds on what a Hermes button carries back: its card ids are 16 hex
+// characters and its actions a word or an option's number. A value longer,
+// or of other characters, is not a Hermes button's.
+const (
+	MaxCardIDLen = 64
+	MaxActionLen = 16
+)
+
+// ValidClick reports whether card and action can be what a Hermes button
+// carries: 1 to MaxCardIDLen and 1 to MaxActionLen ASCII letters and
+// digits. A channel checks it before a tap becomes a Click, so a forged or
+// garbled value (invalid UTF-8 included) never reaches a message id or
+// the store.
+func ValidClick(card, action string) bool {
+	return asciiWord(card, MaxCardIDLen) && asciiWord(action, MaxActionLen)
+}
+
+func asciiWord(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
 // Click is a tap on a card's button, handed to Sink.Accept in an Inbound
 // of MsgType TypeClick. The channel fills it only from a callback it
 // verified as the platform defines; Card and Action are what the button

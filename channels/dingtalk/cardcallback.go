@@ -18,13 +18,6 @@ import (
 // for a card this app created with callbackType STREAM (cards.md trap 8).
 const cardTopic = "/v1.0/card/instances/callback"
 
-// Bounds on what a tap may carry: Hermes' card ids are 16 characters and
-// its actions a word or a digit; anything longer is not a Hermes button.
-const (
-	maxCardIDLen = 64
-	maxActionLen = 16
-)
-
 // cardCallback is a card callback frame's data (dingtalk-stream-sdk-go
 // card/model.go CardRequest; dingtalk-stream-sdk-python card_callback.py).
 type cardCallback struct {
@@ -76,7 +69,7 @@ func (r *robot) decodeCardCallback(data []byte) (in channels.Inbound, ok bool, e
 		return in, false, fmt.Errorf("%w: card callback corpId %q is not corp_id %q", ErrCorp, cb.CorpID, r.cfg.CorpID)
 	}
 	id, hermes := strings.CutPrefix(cb.OutTrackID, cardTrackPrefix)
-	if !hermes || id == "" || len(id) > maxCardIDLen || (cb.UserIDType != 0 && cb.UserIDType != userIDTypeStaff) {
+	if !hermes || (cb.UserIDType != 0 && cb.UserIDType != userIDTypeStaff) {
 		return in, false, nil
 	}
 	var content cardContent
@@ -87,7 +80,7 @@ func (r *robot) decodeCardCallback(data []byte) (in channels.Inbound, ok bool, e
 	if action == "" && len(content.CardPrivateData.ActionIDs) > 0 {
 		action = content.CardPrivateData.ActionIDs[0]
 	}
-	if action == "" || len(action) > maxActionLen {
+	if !channels.ValidClick(id, action) {
 		return in, false, nil
 	}
 	in = channels.Inbound{

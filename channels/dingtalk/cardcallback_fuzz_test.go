@@ -34,6 +34,9 @@ func FuzzCardCallback(f *testing.F) {
 	long := tap
 	long.Action = "ok-but-far-too-long"
 	f.Add(long.JSON("IM_ROBOT", "zhangsan"))
+	// Found by the fuzzer: invalid UTF-8 in the outTrackId, which
+	// encoding/json turns into U+FFFD.
+	f.Add([]byte("{\"outTrackId\":\"hermes-card-0123`\xe4\xf5\xe5\xb1\x9a456789abcdef\",\"userId\":\"zhangsan\",\"spaceId\":\"zhangsan\",\"spaceType\":\"IM_ROBOT\",\"corpId\":\"dingcorp0001\",\"content\":\"{\\\"cardPrivateData\\\":{\\\"actionIds\\\":[\\\"hermes_button\\\"],\\\"params\\\":{\\\"action\\\":\\\"ok\\\"}}}\"}"))
 	f.Add([]byte(`{"outTrackId":1}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(``))
@@ -56,7 +59,7 @@ func FuzzCardCallback(f *testing.F) {
 		}
 		c := in.Click
 		if c == nil || in.MsgType != channels.TypeClick || c.By == "" || c.By != in.Sender.UserID || in.Sender.CorpID != r.cfg.CorpID ||
-			c.Card == "" || len(c.Card) > maxCardIDLen || c.Action == "" || len(c.Action) > maxActionLen ||
+			!channels.ValidClick(c.Card, c.Action) ||
 			!strings.Contains(string(data), c.Card) || in.MsgID == "" || in.Channel != ChannelName || in.Account != r.cfg.Name {
 			t.Fatalf("taken tap not sane: %+v %+v", in, c)
 		}

@@ -13,14 +13,6 @@ import (
 // and signed like any event).
 const EventCardAction = "card.action.trigger"
 
-// Bounds on what a button may carry back: Hermes' card ids are 16
-// characters and its actions a word or a digit; a longer value is not a
-// Hermes button.
-const (
-	maxCardIDLen = 64
-	maxActionLen = 16
-)
-
 // cardAction is card.action.trigger's event (oapi-sdk-go
 // event/dispatcher/callback/model.go).
 type cardAction struct {
@@ -59,8 +51,7 @@ func (a *App) decodeCardAction(ev eventV2, plain []byte) (in channels.Inbound, o
 		return in, false, fmt.Errorf("%w: %s without operator open_id or event_id", ErrMalformed, EventCardAction)
 	}
 	var v buttonValue
-	if json.Unmarshal(ca.Action.Value, &v) != nil || v.Card == "" || v.Action == "" ||
-		len(v.Card) > maxCardIDLen || len(v.Action) > maxActionLen {
+	if json.Unmarshal(ca.Action.Value, &v) != nil || !channels.ValidClick(v.Card, v.Action) {
 		return in, false, nil
 	}
 	tenant := ev.Header.TenantKey

@@ -40,7 +40,7 @@ func FuzzCardAction(f *testing.F) {
 		}
 		c := in.Click
 		if c == nil || c.By == "" || c.By != in.Sender.UserID || c.Card == "" || c.Action == "" ||
-			len(c.Card) > maxCardIDLen || len(c.Action) > maxActionLen || in.MsgID == "" {
+			!channels.ValidClick(c.Card, c.Action) || in.MsgID == "" {
 			t.Fatalf("accepted tap not sane: %+v %+v", in, c)
 		}
 		ans := &channels.CardAnswer{Outcome: channels.CardClaimed, Toast: c.Action,

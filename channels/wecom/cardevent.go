@@ -16,14 +16,6 @@ import (
 // ResponseCode a code for one update of the clicker's card.
 const EventTemplateCard = "template_card_event"
 
-// Bounds on what a Hermes button carries back: its card ids are 16 hex
-// characters and its actions a word or a digit; a longer key is not a
-// Hermes button.
-const (
-	maxCardIDLen = 64
-	maxActionLen = 16
-)
-
 // decodeCardEvent makes a template_card_event from a Hermes card a click:
 // the clicker is FromUserName of the verified, decrypted callback (never a
 // value the card carries), the card and action are what the button's key
@@ -38,26 +30,12 @@ func decodeCardEvent(f xmlFields, in *channels.Inbound) error {
 		return fmt.Errorf("%w: %s without AgentID", wxbiz.ErrMalformed, EventTemplateCard)
 	}
 	card, action, ok := strings.Cut(f.get("EventKey"), ":")
-	if !ok || !validCardID(card) || action == "" || len(action) > maxActionLen || f.get("TaskId") != taskIDPrefix+card {
+	if !ok || !channels.ValidClick(card, action) || f.get("TaskId") != taskIDPrefix+card {
 		return nil
 	}
 	in.MsgType = channels.TypeClick
 	in.Click = &channels.Click{Card: card, Action: action, By: in.Sender.UserID}
 	return nil
-}
-
-// validCardID reports whether id can be a Hermes card id: 1 to
-// maxCardIDLen letters and digits.
-func validCardID(id string) bool {
-	if id == "" || len(id) > maxCardIDLen {
-		return false
-	}
-	for _, r := range id {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // cdata is a string written as CDATA, as WeCom writes its XML.

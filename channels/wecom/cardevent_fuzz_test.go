@@ -58,7 +58,7 @@ func FuzzTemplateCardEvent(f *testing.F) {
 		f := mustFields(t, plain)
 		c := in.Click
 		if c == nil || c.By == "" || c.By != in.Sender.UserID || c.By != f.get("FromUserName") ||
-			!validCardID(c.Card) || c.Action == "" || len(c.Action) > maxActionLen ||
+			!channels.ValidClick(c.Card, c.Action) ||
 			f.get("TaskId") != taskIDPrefix+c.Card || f.get("AgentID") != a.agentID || in.MsgID == "" {
 			t.Fatalf("accepted click not sane: %+v %+v", in, c)
 		}
