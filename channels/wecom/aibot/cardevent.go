@@ -22,14 +22,11 @@ type templateCardEvent struct {
 	TaskID   string `json:"task_id"`
 }
 
-// What a Hermes button carries back (buttonKey): a card id as the gateway
-// makes them (hex, 16 characters; up to 64 taken) and an action, "ok",
-// "no" or an option's number. A key of another shape is not a Hermes
-// button: a settled card's, or another program's card on the same bot.
-var (
-	cardIDPattern = regexp.MustCompile(`^[0-9A-Za-z]{1,64}$`)
-	actionPattern = regexp.MustCompile(`^(ok|no|[1-9][0-9]?)$`)
-)
+// actionPattern is the action a smart robot's Hermes button carries back
+// (buttonKey): "ok", "no" or an option's number; its card id is checked
+// by channels.ValidClick. A key of another shape is not a Hermes button:
+// a settled card's, or another program's card on the same bot.
+var actionPattern = regexp.MustCompile(`^(ok|no|[1-9][0-9]?)$`)
 
 // clickOf is the tap of a verified template_card_event: the card and
 // action its button carried (untrusted until the gateway finds them) and
@@ -43,7 +40,7 @@ func clickOf(m *botMessage) (click channels.Click, ok bool) {
 	}
 	ev := m.Event.TemplateCard
 	cardID, action, found := strings.Cut(ev.EventKey, ":")
-	if !found || !cardIDPattern.MatchString(cardID) || !actionPattern.MatchString(action) || ev.TaskID != taskID(cardID) {
+	if !found || !channels.ValidClick(cardID, action) || !actionPattern.MatchString(action) || ev.TaskID != taskID(cardID) {
 		return click, false
 	}
 	return channels.Click{Card: cardID, Action: action, By: m.From.UserID}, true
