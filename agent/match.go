@@ -140,27 +140,36 @@ func docFor(spec skills.Spec) *skillDoc {
 
 func docKey(spec skills.Spec) string {
 	var b strings.Builder
-	first := true
-	eachDocPart(spec, func(part string) {
-		if !first {
-			b.WriteByte(0)
-		}
-		first = false
-		b.WriteString(part)
-	})
+	writeDocParts(&b, spec)
 	return b.String()
 }
 
-// eachDocPart calls f with each text of spec that matching reads, in a
-// fixed order: what docKey and catalogKey are made of.
-func eachDocPart(spec skills.Spec, f func(string)) {
-	for _, p := range [...]string{spec.Name, spec.DisplayName, spec.Description, string(spec.Parameters)} {
-		f(p)
+// docWriter is what a spec's texts are written to: a strings.Builder
+// (docKey) or a maphash.Hash (catalogKey).
+type docWriter interface {
+	Write([]byte) (int, error)
+	WriteString(string) (int, error)
+	WriteByte(byte) error
+}
+
+// writeDocParts writes each text of spec that matching reads, in a fixed
+// order, each ended by a 0 byte and each list by a 1: what docKey and
+// catalogKey are made of.
+// The parameters are written as bytes: every run keys its catalog, and
+// making them a string was a copy per skill per run.
+func writeDocParts(w docWriter, spec skills.Spec) {
+	for _, p := range [...]string{spec.Name, spec.DisplayName, spec.Description} {
+		_, _ = w.WriteString(p)
+		_ = w.WriteByte(0)
 	}
+	_, _ = w.Write(spec.Parameters)
+	_ = w.WriteByte(0)
 	for _, list := range [...][]string{spec.Synonyms, spec.Examples, spec.Triggers.IntentContains, spec.Triggers.IntentRegex} {
 		for _, p := range list {
-			f(p)
+			_, _ = w.WriteString(p)
+			_ = w.WriteByte(0)
 		}
+		_ = w.WriteByte(1) // a synonym and an example weigh differently
 	}
 }
 
@@ -228,6 +237,24 @@ type matcher struct {
 	colloquial colloquialTable    // colloquial words expanded in the user's text
 	family     []string           // per skill: its name without the last word (hr_leave_apply → hr_leave)
 	copyOf     []int              // per skill: the first skill with the same texts under another name, else itself
+	// index is the catalog's skill index (skillIndex), made by its first
+	// run: every run offered an index reads it twice, and the matcher is
+	// the catalog's.
+	index struct {
+		once   sync.Once
+		text   string
+		tokens int
+	}
+}
+
+// skillIndex is skillIndex(specs) and its tokens, made once per matcher:
+// specs must be the catalog the matcher was built from.
+func (m *matcher) skillIndex(specs []skills.Spec) (text string, tokens int) {
+	m.index.once.Do(func() {
+		m.index.text = skillIndex(specs)
+		m.index.tokens = countTokens(m.index.text)
+	})
+	return m.index.text, m.index.tokens
 }
 
 func newMatcher(specs []skills.Spec, colloquial colloquialTable) *matcher {

@@ -72,10 +72,7 @@ func catalogKey(specs []skills.Spec) uint64 {
 	var h maphash.Hash
 	h.SetSeed(catalogSeed)
 	for _, s := range specs {
-		eachDocPart(s, func(part string) {
-			h.WriteString(part)
-			h.WriteByte(0)
-		})
+		writeDocParts(&h, s)
 		h.WriteByte(1)
 	}
 	return h.Sum64()

@@ -114,10 +114,11 @@ type offerInput struct {
 // on.
 type offering struct {
 	entries  []*toolEntry
-	index    bool // the skill index and load_skills are on
-	areas    bool // the index lists areas, not skills (index.go)
-	chitchat bool // the text asks for no company data: no skill is offered (a question gets the document search)
-	matcher  *matcher
+	index    bool          // the skill index and load_skills are on
+	areas    bool          // the index lists areas, not skills (index.go)
+	chitchat bool          // the text asks for no company data: no skill is offered (a question gets the document search)
+	specs    []skills.Spec // of the turn's tools, in order
+	matcher  *matcher      // over specs
 }
 
 // Context weights: a clause is ranked with the whole request in view, and
@@ -146,7 +147,7 @@ func offerTools(in offerInput) (offering, error) {
 		// A question asked for an answer (how to, what is) may be one the
 		// company's documents answer: the document search goes with it,
 		// never a skill.
-		out := offering{chitchat: true, matcher: m}
+		out := offering{chitchat: true, specs: specs, matcher: m}
 		for i, s := range specs {
 			if v.asks && s.Documents {
 				out.entries = append(out.entries, newToolEntry(in.tools[i], s))
@@ -157,7 +158,8 @@ func offerTools(in offerInput) (offering, error) {
 	// A skill index that costs more than indexTok gives way to the index
 	// of areas, whose cost does not grow with the catalog; the model then
 	// no longer sees every sibling's name, so offering is wider.
-	areas := countTokens(skillIndex(specs)) > max(in.indexTok, 0)
+	_, indexTokens := m.skillIndex(specs)
+	areas := indexTokens > max(in.indexTok, 0)
 	var picked []int
 	add := func(i int) {
 		if !slices.Contains(picked, i) {
@@ -199,7 +201,7 @@ func offerTools(in offerInput) (offering, error) {
 	capped := len(picked) > in.limit
 	picked = picked[:min(len(picked), in.limit)]
 	slices.Sort(picked)
-	out := offering{entries: make([]*toolEntry, 0, len(picked)), matcher: m}
+	out := offering{entries: make([]*toolEntry, 0, len(picked)), specs: specs, matcher: m}
 	for _, i := range picked {
 		out.entries = append(out.entries, newToolEntry(in.tools[i], specs[i]))
 	}

@@ -169,7 +169,7 @@ func newRun(m Model, turn Turn, opts Options) (*run, error) {
 	if err != nil {
 		return r, err
 	}
-	r.indexOn, r.areas, r.chitchat, r.matcher = off.index, off.areas, off.chitchat, off.matcher
+	r.indexOn, r.areas, r.chitchat, r.specs, r.matcher = off.index, off.areas, off.chitchat, off.specs, off.matcher
 	r.setTools(off.entries)
 	system := buildSystemPrompt(turn.SystemPrompt, r.entries, r.index(), opts.ToolsInText, nil)
 	var note string
@@ -299,14 +299,15 @@ func (r *run) index() string {
 	if !r.indexOn {
 		return ""
 	}
-	specs := make([]skills.Spec, len(r.turn.Tools))
-	for i, t := range r.turn.Tools {
-		specs[i] = t.Spec()
+	specs, m := r.catalog()
+	if m == nil { // the tools were refused (offerTools said why)
+		return ""
 	}
 	if r.areas {
 		return areaIndex(specs, len(r.entries))
 	}
-	return skillIndex(specs)
+	text, _ := m.skillIndex(specs)
+	return text
 }
 
 // goalText is the user's request of the task: the goal message, which a

@@ -89,6 +89,7 @@ func BenchmarkFiveThousandWaiting(b *testing.B) {
 
 func conversations(b *testing.B, sc capacityScenario, replicas int) {
 	h := gatewaytest.New(b)
+	h.Model.ForgetRequests() // the fake's log of thousands of requests is not the gateway's memory
 	var inFlight, overLimit atomic.Int32
 	h.Model.SetHandler(func(req openai.ChatCompletionRequest) openaitest.Reply {
 		if int(inFlight.Add(1)) > sc.modelLimit {
@@ -138,7 +139,7 @@ func conversations(b *testing.B, sc capacityScenario, replicas int) {
 				_ = h.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM inbound_messages WHERE status = 'done'),
   (SELECT count(*) FROM sessions s JOIN inbound_messages m ON m.id = s.lease_inbound_id AND m.status = 'pending' WHERE s.lease_run_id IS NOT NULL)`).Scan(&done, &leases)
 				fmt.Printf("  t=%.0fs model calls %d (in flight %d), answered %d, leases %d, sent %d\n",
-					time.Since(t0).Seconds(), len(h.Model.Requests()), inFlight.Load(), done, leases, len(ch.Sent()))
+					time.Since(t0).Seconds(), h.Model.Received(), inFlight.Load(), done, leases, len(ch.Sent()))
 			}
 		}()
 	}

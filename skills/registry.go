@@ -90,8 +90,12 @@ type Options struct {
 // Registry holds the validated skills and binds them to callers. It is safe
 // for concurrent use. Replace a whole registry to change skills (see Live).
 type Registry struct {
-	skills   []*Skill // sorted by name: the tool list must be byte-stable
-	byName   map[string]*Skill
+	skills []*Skill // sorted by name: the tool list must be byte-stable
+	byName map[string]*Skill
+	// specs are the skills' Specs, made once: every run reads each
+	// bound tool's Spec several times, and making it anew (the description
+	// joined with the usage notes) was 12 KB of garbage per run.
+	specs    map[*Skill]*Spec
 	breakers map[string]*gobreaker.CircuitBreaker[Result]
 	opts     Options
 	ownMCP   bool // opts.MCP was made here and is closed by Close
@@ -178,7 +182,10 @@ func NewRegistry(defs []*Skill, opts Options) (*Registry, error) {
 		return nil, err
 	}
 	slices.SortFunc(r.skills, func(a, b *Skill) int { return cmp.Compare(a.Name, b.Name) })
+	r.specs = make(map[*Skill]*Spec, len(r.skills))
 	for _, s := range r.skills {
+		spec := s.Spec()
+		r.specs[s] = &spec
 		if s.Breaker != nil {
 			r.breakers[s.Name] = r.newBreaker(s)
 		}
@@ -274,7 +281,7 @@ func (r *Registry) Skills() []*Skill { return slices.Clone(r.skills) }
 // before (a confirmation, a report) may find it removed meanwhile.
 func (r *Registry) Spec(name string) Spec {
 	if s, ok := r.byName[name]; ok {
-		return s.Spec()
+		return *r.specs[s]
 	}
 	return Spec{Name: name}
 }
@@ -294,7 +301,7 @@ func (r *Registry) ToolsFor(c Caller) []Tool {
 	var tools []Tool
 	for _, s := range r.skills {
 		if allowed(s, c) {
-			tools = append(tools, &boundTool{reg: r, skill: s, caller: c})
+			tools = append(tools, &boundTool{reg: r, skill: s, spec: r.specs[s], caller: c})
 		}
 	}
 	return tools
@@ -304,10 +311,11 @@ func (r *Registry) ToolsFor(c Caller) []Tool {
 type boundTool struct {
 	reg    *Registry
 	skill  *Skill
+	spec   *Spec // the registry's, made once
 	caller Caller
 }
 
-func (t *boundTool) Spec() Spec { return t.skill.Spec() }
+func (t *boundTool) Spec() Spec { return *t.spec }
 
 // Call runs the skill for the bound caller; see Registry.Call.
 func (t *boundTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {

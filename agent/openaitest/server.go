@@ -63,7 +63,9 @@ type Server struct {
 	handler  func(openai.ChatCompletionRequest) Reply
 	requests []openai.ChatCompletionRequest
 	raw      []json.RawMessage
-	calls    int // tool call ids assigned
+	received int  // chat completion requests received
+	forget   bool // ForgetRequests: count them, keep none
+	calls    int  // tool call ids assigned
 
 	transcribe  func(Transcription) Reply
 	transcribed []Transcription
@@ -115,6 +117,24 @@ func (s *Server) Requests() []openai.ChatCompletionRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.requests)
+}
+
+// ForgetRequests makes the server count the requests it receives and keep
+// none (Requests and RawRequests stay empty). A capacity benchmark calls
+// it: thousands of kept requests are tens of megabytes of the process's
+// heap that are not the gateway's, and its garbage collector would scan
+// them.
+func (s *Server) ForgetRequests() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forget = true
+}
+
+// Received is the number of chat completion requests received.
+func (s *Server) Received() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.received
 }
 
 // RawRequests returns the request bodies as received, for byte-level
@@ -179,8 +199,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 func (s *Server) record(req openai.ChatCompletionRequest, body []byte) Reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, req)
-	s.raw = append(s.raw, json.RawMessage(body))
+	s.received++
+	if !s.forget {
+		s.requests = append(s.requests, req)
+		s.raw = append(s.raw, json.RawMessage(body))
+	}
 	var reply Reply
 	switch {
 	case s.handler != nil:

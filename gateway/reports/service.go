@@ -3,6 +3,7 @@ package reports
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -18,6 +19,8 @@ import (
 type Service struct {
 	gw       gateway.Services
 	attached bool
+	defsOnce sync.Once
+	defs     []toolDef // the management tools (ChatTools), made once
 }
 
 // errAttached: one Service was wired into a second gateway; each gateway

@@ -46,9 +46,15 @@ const createParams = `{"type":"object","properties":{
 
 // reportTool is one management tool bound to the sender of one message.
 type reportTool struct {
-	s    *Service
+	*toolDef
+	s  *Service
+	in channels.Inbound // the message the run answers: who asks, from where
+}
+
+// toolDef is a management tool as every sender gets it: its spec and what
+// a call does. The Service makes them once (every run is offered them).
+type toolDef struct {
 	spec skills.Spec
-	in   channels.Inbound // the message the run answers: who asks, from where
 	call func(t *reportTool, ctx context.Context, args json.RawMessage) (skills.Result, error)
 }
 
@@ -61,12 +67,22 @@ func (t *reportTool) Call(ctx context.Context, args json.RawMessage) (skills.Res
 // ChatTools implements gateway.ChatToolFeature: the management tools for
 // the sender of in.
 func (s *Service) ChatTools(in channels.Inbound) []skills.Tool {
+	s.defsOnce.Do(func() { s.defs = s.toolDefs() })
+	tools := make([]skills.Tool, len(s.defs))
+	for i := range s.defs {
+		tools[i] = &reportTool{toolDef: &s.defs[i], s: s, in: in}
+	}
+	return tools
+}
+
+// toolDefs are the management tools' definitions.
+func (s *Service) toolDefs() []toolDef {
 	mk := func(name, display, desc, params string, readOnly, confirm bool,
-		call func(*reportTool, context.Context, json.RawMessage) (skills.Result, error)) skills.Tool {
-		return &reportTool{s: s, in: in, call: call, spec: skills.Spec{Name: name, DisplayName: display, Description: desc,
+		call func(*reportTool, context.Context, json.RawMessage) (skills.Result, error)) toolDef {
+		return toolDef{call: call, spec: skills.Spec{Name: name, DisplayName: display, Description: desc,
 			Parameters: json.RawMessage(params), ReadOnly: readOnly, Confirm: confirm, Triggers: reportTriggers}}
 	}
-	return []skills.Tool{
+	return []toolDef{
 		mk(toolReportCreate, "创建定时报告", "Create a scheduled report sent to this chat or the user's private chat. "+
 			"Turn the time the user says into a cron expression. Give exactly one of skill or prompt. "+
 			fmt.Sprintf("Two runs must be at least %s apart; a skill that changes data is refused unless it allows reports. ", s.gw.Config.Reports.MinInterval)+
