@@ -501,7 +501,8 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 		if err != nil {
 			return err
 		}
-		if err := store.SetInboundStatus(ctx, tx, row.ID, out.status, now); err != nil {
+		next, nextChannel, handOn, err := store.SetInboundStatusNext(ctx, tx, row.ID, out.status, now)
+		if err != nil {
 			return err
 		}
 		if out.private {
@@ -514,8 +515,10 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 				return err
 			}
 		}
-		if err := rn.leases.handOver(ctx, tx, sessionID, row.ID); err != nil {
-			return err
+		if handOn { // the session's next message (handOver's, read with the status)
+			if err := rn.leases.enqueueProcess(ctx, tx, next, nextChannel); err != nil {
+				return err
+			}
 		}
 		rn.log.Info("answer committed", slog.Int64("inbound_id", row.ID), slog.Int64("session_id", sessionID),
 			slog.String("run_id", runID), slog.Int("parts", parts))

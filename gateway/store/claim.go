@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // InboundClaim is what the run that answers an inbound message starts
@@ -42,18 +45,21 @@ type SessionRead struct {
 }
 
 // ClaimInbound begins the run runID of holder on inbound message id, in
-// one transaction (issue 39: it was six): the message is read; while it
-// is pending, its session is created or marked active at now, the
-// session's lease is taken until expires, the message's status is read
-// again under the lease (a run that held it may have answered it), with
-// whether an older message waits, and what the session waits for is
-// read; and when the run is to answer, the history hq asks for with the
-// session's recent skills (issue 39: a transaction of their own before). Every statement after the lease sees what a run that held it
-// committed: the session's write waits for that run's commit, whose
-// transaction locked the row (HoldSessionLease, EndSessionLease).
+// one transaction (issue 39: it was six): while the message is pending,
+// its session is created or marked active at now and the session's lease
+// is taken until expires, in one statement that reads the message's
+// session key; then the message is read under the lease (a run that held
+// it may have answered it), with whether an older message waits, and what
+// the session waits for is read; and when the run is to answer, the
+// history hq asks for with the session's recent skills (issue 39: a
+// transaction of their own before). Every statement after the lease sees
+// what a run that held it committed: the session's write waits for that
+// run's commit, whose transaction locked the row (HoldSessionLease,
+// EndSessionLease).
 //
-// A busy session writes nothing (the transaction rolls back). It returns
-// ErrNotFound for an unknown id.
+// A busy session writes nothing (the transaction rolls back). A message
+// no longer pending is returned with no session. It returns ErrNotFound
+// for an unknown id.
 func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID string, now, expires time.Time, hq HistoryQuery) (InboundClaim, error) {
 	var c InboundClaim
 	tx, err := db.Begin(ctx)
@@ -61,20 +67,25 @@ func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID stri
 		return c, fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
-	if c.Row, err = GetInbound(ctx, tx, id); err != nil || c.Row.Status != InboundPending {
+	lease := SessionLease{InboundID: id, Holder: holder, RunID: runID}
+	sessionID, key, ok, err := upsertSessionOf(ctx, tx, lease, now, expires)
+	if errors.Is(err, pgx.ErrNoRows) { // unknown, or answered before
+		if c.Row, err = GetInbound(ctx, tx, id); err == nil && c.Row.Status == InboundPending {
+			// The claim read it as not pending in this transaction; it
+			// never becomes pending again. Its job retries.
+			err = fmt.Errorf("store: claim inbound %d: pending, yet not claimable", id)
+		}
 		return c, err
 	}
-	lease := SessionLease{InboundID: id, Holder: holder, RunID: runID}
-	var ok bool
-	c.SessionID, ok, err = upsertSession(ctx, tx, SessionKeyOf(c.Row.In), lease, now, expires)
 	if err != nil {
 		return c, err
 	}
+	c.SessionID = sessionID
 	if !ok {
 		c.Busy = true
 		return c, nil
 	}
-	if c.Row.Status, c.Older, err = StatusInSession(ctx, tx, c.Row); err != nil {
+	if c.Row, c.Older, err = inboundInSession(ctx, tx, id, key); err != nil {
 		return c, err
 	}
 	if c.Pending, c.HasPending, err = GetPending(ctx, tx, c.SessionID); err != nil {

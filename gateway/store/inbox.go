@@ -156,21 +156,31 @@ func InsertInbounds(ctx context.Context, tx Querier, msgs []NewInbound) (ids []i
 // GetInbound loads one inbound message. It returns ErrNotFound if id is unknown.
 func GetInbound(ctx context.Context, q Querier, id int64) (InboundRow, error) {
 	var r InboundRow
-	var replyTo []byte
-	var raw *string
-	var parts, quote []byte
-	err := q.QueryRow(ctx, `
-SELECT id, channel, account, platform_msg_id, msg_type, chat_id, chat_type, sender_id, sender_name,
-       sender_corp, text, mentioned, reply_to, raw::text, status, received_at, parts, quote
-FROM inbound_messages WHERE id = $1`, id).Scan(
-		&r.ID, &r.In.Channel, &r.In.Account, &r.In.MsgID, &r.In.MsgType, &r.In.ChatID, &r.In.ChatType,
-		&r.In.Sender.UserID, &r.In.Sender.Name, &r.In.Sender.CorpID, &r.In.Text, &r.In.Mentioned,
-		&replyTo, &raw, &r.Status, &r.ReceivedAt, &parts, &quote)
+	err := scanInbound(q.QueryRow(ctx, `SELECT `+inboundColumnsSQL+` FROM inbound_messages m WHERE m.id = $1`, id), &r)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, fmt.Errorf("inbound %d: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return r, fmt.Errorf("store: get inbound %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// inboundColumnsSQL are the columns of inbound message m that scanInbound
+// reads, in its order.
+const inboundColumnsSQL = `m.id, m.channel, m.account, m.platform_msg_id, m.msg_type, m.chat_id, m.chat_type, m.sender_id,
+       m.sender_name, m.sender_corp, m.text, m.mentioned, m.reply_to, m.raw::text, m.status, m.received_at, m.parts, m.quote`
+
+// scanInbound scans a row of inboundColumnsSQL, then extra, into r.
+func scanInbound(row pgx.Row, r *InboundRow, extra ...any) error {
+	var replyTo []byte
+	var raw *string
+	var parts, quote []byte
+	dest := append([]any{&r.ID, &r.In.Channel, &r.In.Account, &r.In.MsgID, &r.In.MsgType, &r.In.ChatID, &r.In.ChatType,
+		&r.In.Sender.UserID, &r.In.Sender.Name, &r.In.Sender.CorpID, &r.In.Text, &r.In.Mentioned,
+		&replyTo, &raw, &r.Status, &r.ReceivedAt, &parts, &quote}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return err
 	}
 	r.In.ReplyTo = replyTo
 	if raw != nil {
@@ -178,15 +188,15 @@ FROM inbound_messages WHERE id = $1`, id).Scan(
 	}
 	if len(parts) > 0 {
 		if err := json.Unmarshal(parts, &r.In.Parts); err != nil {
-			return r, fmt.Errorf("store: inbound %d parts: %w", id, err)
+			return fmt.Errorf("parts: %w", err)
 		}
 	}
 	if len(quote) > 0 {
 		if err := json.Unmarshal(quote, &r.In.Quote); err != nil {
-			return r, fmt.Errorf("store: inbound %d quote: %w", id, err)
+			return fmt.Errorf("quote: %w", err)
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // marshalOrNil is v as JSON text for a jsonb column, or NULL when v is
@@ -200,9 +210,9 @@ func marshalOrNil(v any) *string {
 	return &s
 }
 
-// StatusInSession re-reads a message's status and whether an earlier
-// message of the same session still waits for an answer (answers keep the
-// users' order), in one round trip.
+// inboundInSession reads inbound message id, of the session key, with
+// whether an earlier message of that session still waits for an answer
+// (answers keep the users' order), in one round trip.
 //
 // It is planned at each call (QueryExecModeExec), for the table as it is
 // now: until autovacuum first analyzes inbound_messages, the planner
@@ -212,16 +222,16 @@ func marshalOrNil(v any) *string {
 // pending index. That took 5-7 ms a run at 12,000 messages, the largest
 // Postgres cost of a busy replica (BenchmarkAckThroughput); planned per
 // call it is 0.1 ms.
-func StatusInSession(ctx context.Context, q Querier, r InboundRow) (status string, olderPending bool, err error) {
-	err = q.QueryRow(ctx, `
-SELECT m.status, coalesce((SELECT o.id FROM inbound_messages o
+func inboundInSession(ctx context.Context, q Querier, id int64, key SessionKey) (r InboundRow, olderPending bool, err error) {
+	err = scanInbound(q.QueryRow(ctx, `
+SELECT `+inboundColumnsSQL+`, coalesce((SELECT o.id FROM inbound_messages o
   WHERE o.channel = $2 AND o.account = $3 AND o.chat_id = $4 AND o.sender_id = $5 AND o.status = 'pending'
   ORDER BY o.id LIMIT 1) < m.id, false)
-FROM inbound_messages m WHERE m.id = $1`, pgx.QueryExecModeExec, r.ID, r.In.Channel, r.In.Account, r.In.ChatID, r.In.Sender.UserID).Scan(&status, &olderPending)
+FROM inbound_messages m WHERE m.id = $1`, pgx.QueryExecModeExec, id, key.Channel, key.Account, key.ChatID, key.UserID), &r, &olderPending)
 	if err != nil {
-		return "", false, fmt.Errorf("store: inbound status: %w", err)
+		return r, false, fmt.Errorf("store: inbound %d in its session: %w", id, err)
 	}
-	return status, olderPending, nil
+	return r, olderPending, nil
 }
 
 // SetInboundStatus marks an inbound message processed.
@@ -230,6 +240,32 @@ func SetInboundStatus(ctx context.Context, q Querier, id int64, status string, a
 		return fmt.Errorf("store: set inbound status: %w", err)
 	}
 	return nil
+}
+
+// SetInboundStatusNext marks an inbound message processed, as
+// SetInboundStatus, and returns its session's oldest other message still
+// to answer, with its channel (ok false when none waits), in one
+// statement (issue 39: a statement less per answer). It sees the messages
+// a separate read after the update would: the caller's transaction holds
+// the session's row (HoldSessionLease), and a message that found the
+// session busy was stored before it tried. Planned per call, as
+// inboundInSession is, for the same reason.
+func SetInboundStatusNext(ctx context.Context, q Querier, id int64, status string, at time.Time) (next int64, channel string, ok bool, err error) {
+	err = q.QueryRow(ctx, `
+WITH d AS (
+  UPDATE inbound_messages SET status = $2, processed_at = $3, inline_until = NULL WHERE id = $1
+  RETURNING channel, account, chat_id, sender_id)
+SELECT m.id, m.channel FROM d
+  JOIN inbound_messages m ON m.channel = d.channel AND m.account = d.account AND m.chat_id = d.chat_id
+   AND m.sender_id = d.sender_id AND m.status = 'pending' AND m.id <> $1
+ ORDER BY m.id LIMIT 1`, pgx.QueryExecModeExec, id, status, at).Scan(&next, &channel)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	if err != nil {
+		return 0, "", false, fmt.Errorf("store: set inbound status: %w", err)
+	}
+	return next, channel, true, nil
 }
 
 // EmptyInbound drops the content of inbound message id (its text, parts,

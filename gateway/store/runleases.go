@@ -27,14 +27,17 @@ const leaseFreeSQL = `(s.lease_run_id IS NULL OR s.lease_expires_at <= %[1]s
    OR NOT EXISTS (SELECT 1 FROM inbound_messages m WHERE m.id = s.lease_inbound_id AND m.status = 'pending'))`
 
 // upsertSessionSQL creates the session or marks it active, and takes its
-// lease for the run in $8 unless another run holds it, in one row write.
-// Its second result says whether the run got the lease. The lease columns
-// are NULL when no run asks for one; then the lease is left as it is (a
-// lapsed one still names the message the sweep must hand on).
-var upsertSessionSQL = `
+// lease for the run in $3 unless another run holds it, in one row write.
+// The session's key and the lease's message come from %s, a query of at
+// most one row (channel, account, chat_id, user_id, inbound_id) over the
+// parameters from $5 on. It returns the session's id and key, and whether
+// the run got the lease. The lease columns are NULL when no run asks for
+// one; then the lease is left as it is (a lapsed one still names the
+// message the sweep must hand on).
+const upsertSessionSQL = `
 INSERT INTO sessions AS s (channel, account, chat_id, user_id, created_at, last_active_at,
                            lease_inbound_id, lease_holder, lease_run_id, lease_expires_at)
-VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9)
+SELECT k.channel, k.account, k.chat_id, k.user_id, $1, $1, k.inbound_id, $2, $3, $4 FROM (%s) k
 ON CONFLICT (channel, account, chat_id, user_id) DO UPDATE
    SET (last_active_at, lease_inbound_id, lease_holder, lease_run_id, lease_expires_at) = (
        SELECT EXCLUDED.last_active_at,
@@ -42,35 +45,70 @@ ON CONFLICT (channel, account, chat_id, user_id) DO UPDATE
               CASE WHEN f.free THEN EXCLUDED.lease_holder ELSE s.lease_holder END,
               CASE WHEN f.free THEN EXCLUDED.lease_run_id ELSE s.lease_run_id END,
               CASE WHEN f.free THEN EXCLUDED.lease_expires_at ELSE s.lease_expires_at END
-         FROM (SELECT $8::text IS NOT NULL AND ` + fmt.Sprintf(leaseFreeSQL, "$5") + ` AS free) f)
-RETURNING id, coalesce(lease_run_id = $8, false)`
+         FROM (SELECT $3::text IS NOT NULL AND %s AS free) f)
+RETURNING id, coalesce(lease_run_id = $3, false), channel, account, chat_id, user_id`
+
+var (
+	// upsertSessionByKeySQL takes the key as given ($5-$8) and the lease's
+	// message in $9.
+	upsertSessionByKeySQL = fmt.Sprintf(upsertSessionSQL,
+		`SELECT $5::text AS channel, $6::text AS account, $7::text AS chat_id, $8::text AS user_id, $9::bigint AS inbound_id`,
+		fmt.Sprintf(leaseFreeSQL, "$1"))
+	// upsertSessionOfSQL takes the key from message $5, and only while it
+	// is pending: the lease is for it.
+	upsertSessionOfSQL = fmt.Sprintf(upsertSessionSQL,
+		`SELECT channel, account, chat_id, sender_id AS user_id, id AS inbound_id FROM inbound_messages WHERE id = $5 AND status = 'pending'`,
+		fmt.Sprintf(leaseFreeSQL, "$1"))
+)
 
 // upsertSession returns the id of the session for key, created or marked
 // active at now: one row written either way. With a lease (l.RunID set)
 // it also takes the session's lease for l until expires, in that same
 // write, and ok says whether it did: false while another run holds it.
+func upsertSession(ctx context.Context, q Querier, key SessionKey, l SessionLease, now, expires time.Time) (id int64, ok bool, err error) {
+	var inbound any // NULL without a lease
+	if l.RunID != "" {
+		inbound = l.InboundID
+	}
+	id, _, ok, err = upsertSessionFrom(ctx, q, upsertSessionByKeySQL, l, now, expires,
+		key.Channel, key.Account, key.ChatID, key.UserID, inbound)
+	return id, ok, err
+}
+
+// upsertSessionOf is upsertSession for the session of inbound message
+// l.InboundID, read in the same statement, while the message is pending
+// (issue 39: a read less per claim). It returns pgx.ErrNoRows, writing
+// nothing, when the message is unknown or no longer pending.
+func upsertSessionOf(ctx context.Context, q Querier, l SessionLease, now, expires time.Time) (id int64, key SessionKey, ok bool, err error) {
+	return upsertSessionFrom(ctx, q, upsertSessionOfSQL, l, now, expires, l.InboundID)
+}
+
+// upsertSessionFrom runs one form of upsertSessionSQL.
 //
 // Its check of the lease's message reads what was committed when the
 // statement began; if a run committed its answer while this statement
 // waited for the session's row (the answer's transaction locks it), the
 // lease looks held though it ended. So a refusal is checked once more in
 // a statement of its own (ClaimSessionLease), which sees that commit.
-func upsertSession(ctx context.Context, q Querier, key SessionKey, l SessionLease, now, expires time.Time) (id int64, ok bool, err error) {
-	var inbound, holder, run, until any // NULL without a lease
+func upsertSessionFrom(ctx context.Context, q Querier, sql string, l SessionLease, now, expires time.Time, src ...any) (id int64, key SessionKey, ok bool, err error) {
+	var holder, run, until any // NULL without a lease
 	if l.RunID != "" {
-		inbound, holder, run, until = l.InboundID, l.Holder, l.RunID, expires
+		holder, run, until = l.Holder, l.RunID, expires
 	}
-	err = q.QueryRow(ctx, upsertSessionSQL, key.Channel, key.Account, key.ChatID, key.UserID, now,
-		inbound, holder, run, until).Scan(&id, &ok)
+	args := append([]any{now, holder, run, until}, src...)
+	err = q.QueryRow(ctx, sql, args...).Scan(&id, &ok, &key.Channel, &key.Account, &key.ChatID, &key.UserID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, key, false, err
+	}
 	if err != nil {
-		return 0, false, fmt.Errorf("store: session: %w", err)
+		return 0, key, false, fmt.Errorf("store: session: %w", err)
 	}
 	if ok || l.RunID == "" {
-		return id, ok, nil
+		return id, key, ok, nil
 	}
 	l.SessionID = id
 	ok, err = ClaimSessionLease(ctx, q, l, now, expires)
-	return id, ok, err
+	return id, key, ok, err
 }
 
 // ClaimSessionLease takes the session's lease for l until expires, or
@@ -187,7 +225,7 @@ RETURNING lapsed.id, lapsed.lease_inbound_id, lapsed.lease_holder`, now, limit)
 
 // OldestPendingInSession returns the session's oldest message still to
 // answer and its channel; ok is false when none waits. Planned per call,
-// as StatusInSession is, for the same reason.
+// as inboundInSession is, for the same reason.
 func OldestPendingInSession(ctx context.Context, q Querier, sessionID int64) (id int64, channel string, ok bool, err error) {
 	err = q.QueryRow(ctx, `
 SELECT m.id, m.channel FROM sessions s
