@@ -209,7 +209,7 @@ func build(ctx context.Context, cfg *config.Config, deps Deps) (*Gateway, error)
 	g.inbox = &inbox{cfg: cfg, pool: g.pool, live: &g.live, leases: &g.leases, runs: &g.runs, jobs: g.jobs, outbox: g.outbox, tracer: g.tracer,
 		metrics: g.metrics, now: g.now, log: g.log}
 	g.inbox.acks = groupcommit.New(groupcommit.Config{MaxWait: cfg.Database.GroupCommit.MaxWait,
-		MaxBatch: cfg.Database.GroupCommit.MaxBatch, Writers: cfg.Database.GroupCommit.Writers}, g.pool, g.inbox.writeAccepted)
+		MaxBatch: cfg.Database.GroupCommit.MaxBatch, Writers: cfg.Database.GroupCommit.Writers, GenericPlans: true}, g.pool, g.inbox.writeAccepted)
 	g.limiter = modellimit.New(cfg.Model, g.pool)
 
 	g.skillsFS = deps.SkillsFS

@@ -457,7 +457,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 		// lease; then the lease sweep hands what is left to a job.
 		inl.from, inl.until, inl.replies = now, now.Add(rn.leases.term), nil
 	}
-	return store.InTx(ctx, rn.pool, func(tx pgx.Tx) error {
+	return store.InGenericTx(ctx, rn.pool, func(tx pgx.Tx) error {
 		held, err := store.HoldSessionLease(ctx, tx, sessionID, leaseRun)
 		if err != nil {
 			return err
@@ -501,7 +501,7 @@ func (rn *runner) commitAnswer(ctx context.Context, row store.InboundRow, sessio
 		if err != nil {
 			return err
 		}
-		next, nextChannel, handOn, err := store.SetInboundStatusNext(ctx, tx, row.ID, out.status, now)
+		next, nextChannel, handOn, err := store.SetInboundStatusNext(ctx, tx, row.ID, store.SessionKeyOf(row.In), out.status, now)
 		if err != nil {
 			return err
 		}

@@ -38,6 +38,9 @@ type Config struct {
 	Writers int
 	// Timeout bounds one batch's transaction (DefaultTimeout).
 	Timeout time.Duration
+	// GenericPlans runs the write's statements with their generic plans
+	// (store.InGenericTx, whose rule they must follow).
+	GenericPlans bool
 }
 
 // WriteFunc writes items in tx. It records each item's own outcome in the
@@ -50,7 +53,7 @@ type WriteFunc[T any] func(ctx context.Context, tx pgx.Tx, items []*T) error
 // Committer writes the items of concurrent callers in shared transactions.
 type Committer[T any] struct {
 	cfg   Config
-	db    store.Beginner
+	db    store.TxBeginner
 	write WriteFunc[T]
 
 	queue   chan *entry[T]
@@ -68,7 +71,7 @@ type entry[T any] struct {
 
 // New returns a Committer writing with write on db. Its writers start with
 // the first Do and end with Stop.
-func New[T any](cfg Config, db store.Beginner, write WriteFunc[T]) *Committer[T] {
+func New[T any](cfg Config, db store.TxBeginner, write WriteFunc[T]) *Committer[T] {
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
 	}
@@ -193,5 +196,9 @@ func (c *Committer[T]) tx(batch []*entry[T]) error {
 	for i, e := range batch {
 		items[i] = e.item
 	}
-	return store.InTx(ctx, c.db, func(tx pgx.Tx) error { return c.write(ctx, tx, items) })
+	var opts pgx.TxOptions
+	if c.cfg.GenericPlans {
+		opts = store.GenericPlans
+	}
+	return store.InTxWith(ctx, c.db, opts, func(tx pgx.Tx) error { return c.write(ctx, tx, items) })
 }

@@ -57,12 +57,13 @@ type SessionRead struct {
 // run's commit, whose transaction locked the row (HoldSessionLease,
 // EndSessionLease).
 //
-// A busy session writes nothing (the transaction rolls back). A message
+// Its statements run their generic plans (InGenericTx says why). A busy
+// session writes nothing (the transaction rolls back). A message
 // no longer pending is returned with no session. It returns ErrNotFound
 // for an unknown id.
-func ClaimInbound(ctx context.Context, db Beginner, id int64, holder, runID string, now, expires time.Time, hq HistoryQuery) (InboundClaim, error) {
+func ClaimInbound(ctx context.Context, db TxBeginner, id int64, holder, runID string, now, expires time.Time, hq HistoryQuery) (InboundClaim, error) {
 	var c InboundClaim
-	tx, err := db.Begin(ctx)
+	tx, err := db.BeginTx(ctx, GenericPlans)
 	if err != nil {
 		return c, fmt.Errorf("store: begin: %w", err)
 	}

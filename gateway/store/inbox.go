@@ -214,20 +214,17 @@ func marshalOrNil(v any) *string {
 // whether an earlier message of that session still waits for an answer
 // (answers keep the users' order), in one round trip.
 //
-// It is planned at each call (QueryExecModeExec), for the table as it is
-// now: until autovacuum first analyzes inbound_messages, the planner
-// knows nothing of its columns, and a plan cached on a young table (the
-// generic plan pgx's prepared statements get after five calls) walked
-// every message of the account through the unique key instead of the
-// pending index. That took 5-7 ms a run at 12,000 messages, the largest
-// Postgres cost of a busy replica (BenchmarkAckThroughput); planned per
-// call it is 0.1 ms.
+// The session's messages are looked up by the key as parameters, so its
+// plan, generic or not, finds them by the pending index, even one made on
+// an empty or young table. (An earlier form joined the message's own
+// columns: a generic plan cached on a young table walked every message of
+// the account through the unique key, 5-7 ms a run at 12,000 messages.)
 func inboundInSession(ctx context.Context, q Querier, id int64, key SessionKey) (r InboundRow, olderPending bool, err error) {
 	err = scanInbound(q.QueryRow(ctx, `
 SELECT `+inboundColumnsSQL+`, coalesce((SELECT o.id FROM inbound_messages o
   WHERE o.channel = $2 AND o.account = $3 AND o.chat_id = $4 AND o.sender_id = $5 AND o.status = 'pending'
   ORDER BY o.id LIMIT 1) < m.id, false)
-FROM inbound_messages m WHERE m.id = $1`, pgx.QueryExecModeExec, id, key.Channel, key.Account, key.ChatID, key.UserID), &r, &olderPending)
+FROM inbound_messages m WHERE m.id = $1`, id, key.Channel, key.Account, key.ChatID, key.UserID), &r, &olderPending)
 	if err != nil {
 		return r, false, fmt.Errorf("store: inbound %d in its session: %w", id, err)
 	}
@@ -242,23 +239,20 @@ func SetInboundStatus(ctx context.Context, q Querier, id int64, status string, a
 	return nil
 }
 
-// SetInboundStatusNext marks an inbound message processed, as
-// SetInboundStatus, and returns its session's oldest other message still
-// to answer, with its channel (ok false when none waits), in one
-// statement (issue 39: a statement less per answer). It sees the messages
-// a separate read after the update would: the caller's transaction holds
-// the session's row (HoldSessionLease), and a message that found the
-// session busy was stored before it tried. Planned per call, as
-// inboundInSession is, for the same reason.
-func SetInboundStatusNext(ctx context.Context, q Querier, id int64, status string, at time.Time) (next int64, channel string, ok bool, err error) {
+// SetInboundStatusNext marks an inbound message of the session key
+// processed, as SetInboundStatus, and returns the session's oldest other
+// message still to answer, with its channel (ok false when none waits),
+// in one statement (issue 39: a statement less per answer). It sees the
+// messages a separate read after the update would: the caller's
+// transaction holds the session's row (HoldSessionLease), and a message
+// that found the session busy was stored before it tried. Its messages
+// are looked up by the key as parameters, as inboundInSession's are.
+func SetInboundStatusNext(ctx context.Context, q Querier, id int64, key SessionKey, status string, at time.Time) (next int64, channel string, ok bool, err error) {
 	err = q.QueryRow(ctx, `
-WITH d AS (
-  UPDATE inbound_messages SET status = $2, processed_at = $3, inline_until = NULL WHERE id = $1
-  RETURNING channel, account, chat_id, sender_id)
-SELECT m.id, m.channel FROM d
-  JOIN inbound_messages m ON m.channel = d.channel AND m.account = d.account AND m.chat_id = d.chat_id
-   AND m.sender_id = d.sender_id AND m.status = 'pending' AND m.id <> $1
- ORDER BY m.id LIMIT 1`, pgx.QueryExecModeExec, id, status, at).Scan(&next, &channel)
+WITH d AS (UPDATE inbound_messages SET status = $2, processed_at = $3, inline_until = NULL WHERE id = $1)
+SELECT o.id, o.channel FROM inbound_messages o
+ WHERE o.channel = $4 AND o.account = $5 AND o.chat_id = $6 AND o.sender_id = $7 AND o.status = 'pending' AND o.id <> $1
+ ORDER BY o.id LIMIT 1`, id, status, at, key.Channel, key.Account, key.ChatID, key.UserID).Scan(&next, &channel)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, "", false, nil
 	}
