@@ -3,8 +3,10 @@ package ops
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -37,11 +39,22 @@ func withRunTraceID(ctx context.Context, runID string) context.Context {
 	return context.WithValue(ctx, runIDKey{}, runID)
 }
 
-// NewRunID is a new run id: 128 random bits in hex, the run's trace id
-// (StartRunSpan), also sent to skill backends as X-Request-ID.
+// NewRunID is a new run id, 128 bits in hex: the run's trace id
+// (StartRunSpan), also sent to skill backends as X-Request-ID. Its first
+// 48 bits are the Unix time in milliseconds and the other 80 are random
+// (as a UUIDv7's; W3C trace ids need only their right 56 bits random):
+// ids made one after another sort together, so the indexes on run ids
+// (runs' key, run_steps') take each new run on their last page rather
+// than on a random one, which on a large table is a page read and, after
+// each checkpoint, a whole page written to the WAL per run.
 func NewRunID() string {
+	return newRunID(time.Now())
+}
+
+func newRunID(now time.Time) string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)
+	_, _ = rand.Read(b[6:])
 	return hex.EncodeToString(b[:])
 }
 
