@@ -12,13 +12,13 @@ import (
 	"github.com/hermes-gw/hermes/gateway/store/storetest"
 )
 
-// TestClaimPlansOnceButHistoryPerCall: the claim's statements run their
+// TestClaimPlansOnceButHistoryByCost: the claim's statements run their
 // generic plans (made once per connection: no planning per message), but
-// the history it reads is planned for its values at every call (a generic
-// plan made on a young table read a whole session and sorted it).
-// pg_prepared_statements counts the plans each of the connection's
-// statements ran.
-func TestClaimPlansOnceButHistoryPerCall(t *testing.T) {
+// the history it reads is planned as Postgres chooses (a generic plan
+// forced on it, made on a young table, read a whole session and sorted
+// it): for its first five calls, for its values. pg_prepared_statements
+// counts the plans each of the connection's statements ran.
+func TestClaimPlansOnceButHistoryByCost(t *testing.T) {
 	pool := storetest.NewPool(t)
 	ctx := context.Background()
 	conn, err := pool.Acquire(ctx)

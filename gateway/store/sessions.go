@@ -91,14 +91,14 @@ func collectHistory(rows pgx.Rows) ([]HistoryEntry, error) {
 // (issue 39: they were two per answered message), on a pool, a
 // connection or in a transaction.
 //
-// Both are planned at each call, for the limit and the times they are
-// given, even in an InGenericTx (the claim's): a generic plan made while
-// the messages table was young read every message of the session and
-// sorted them (3 ms for a session of 5,000), where the plan for a limit
-// of 10 reads 10 through the session's index.
+// Both are planned as Postgres chooses by their costs (costedPlansSQL),
+// even in an InGenericTx (the claim's): a generic plan forced on them,
+// made while the messages table was young, read every message of the
+// session and sorted it (3 ms for a session of 5,000), where a plan for a
+// limit of 10 reads 10 through the session's index.
 func HistoryAndRecentTools(ctx context.Context, db Batcher, sessionID int64, limit int, since time.Time) ([]HistoryEntry, []string, error) {
 	var b pgx.Batch
-	b.Queue(customPlansSQL)
+	b.Queue(costedPlansSQL)
 	b.Queue(recentHistorySQL, sessionID, limit, since)
 	b.Queue(recentToolsSQL, sessionID, since)
 	br := db.SendBatch(ctx, &b)

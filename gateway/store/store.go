@@ -87,16 +87,17 @@ var GenericPlans = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode =
 // must be one whose generic plan finds its rows by the parameters' index,
 // whatever the table's size or statistics when the plan was made (a
 // message's own key, a session's id, a run's id), or be preceded by
-// customPlansSQL: a read whose best plan depends on its values (a limit,
-// a time range) must see them (HistoryAndRecentTools does).
+// costedPlansSQL: a read whose best plan depends on its values (a limit,
+// a time range) must be planned by its costs (HistoryAndRecentTools is).
 func InGenericTx(ctx context.Context, db TxBeginner, fn func(tx pgx.Tx) error) error {
 	return InTxWith(ctx, db, GenericPlans, fn)
 }
 
-// customPlansSQL makes the statements after it in its transaction (or
-// batch) be planned at each call again, for their values: the reads an
-// InGenericTx runs that range over values.
-const customPlansSQL = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`
+// costedPlansSQL gives the statements after it in its transaction (or
+// batch) Postgres's own choice of plan again (plan_cache_mode auto):
+// plans made for their values until a generic plan costs no more. The
+// reads an InGenericTx runs whose best plan depends on their values.
+const costedPlansSQL = `SELECT set_config('plan_cache_mode', 'auto', true)`
 
 // InTxWith is InTx with the transaction's options.
 func InTxWith(ctx context.Context, db TxBeginner, opts pgx.TxOptions, fn func(tx pgx.Tx) error) error {
