@@ -32,6 +32,14 @@ func newCardRig(t *testing.T, robot string) *cardRig {
 	}
 	r := &cardRig{hermes: startWith(t, robot, skills.FS), skills: skills}
 	r.model.SetHandler(gatewaytest.CardModel)
+	// A company's backend takes longer than the ack of the tap that ran
+	// it, which DingTalk redraws the card with; the card's update with the
+	// result is queued after the call. The fake backend answers at once,
+	// so it first waits for the acks, or a late ack would redraw the card
+	// over the result. (Hermes does not order the two itself: a backend
+	// answering within the ack's own delay leaves the card showing
+	// 已确认 · 执行中.)
+	skills.BeforeReset(func() { _ = r.fake.WaitAnswered(ctxFor(t, 10*time.Second)) })
 	if strings.Contains(robot, "mode: stream") {
 		r.waitLive(t, 1)
 	}
@@ -232,6 +240,9 @@ func TestCardTapRunsOnceAndUpdatesCard(t *testing.T) {
 		t.Fatalf("the skill ran %d times, want once", n)
 	}
 	if st.Params["title"] != "已确认" || !strings.Contains(st.Params["body"], "VPN 密码已重置") || st.Params["status"] != "done" {
+		for _, c := range r.fake.Cards() { // the card's history, to tell an update lost from one overwritten
+			t.Logf("card call %s %s title %q at %s", c.Op, c.OutTrackID, c.Params["title"], c.At.Format("15:04:05.000000"))
+		}
 		t.Fatalf("card now %+v: want 已确认, the result, no buttons", st.Params)
 	}
 	t.Logf("click-to-ack %v, click-to-updated-card %v (fakes, Stream mode)", ack, st.At.Sub(start))

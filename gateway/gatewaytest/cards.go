@@ -35,9 +35,14 @@ var CardTickets = []string{"T-1001 VPN 无法连接", "T-1002 打印机卡纸"}
 // it_ticket_close's backend asks which ticket, with CardTickets as
 // options. CardModel calls them.
 type CardSkills struct {
-	FS    fs.FS
-	calls atomic.Int32
+	FS     fs.FS
+	calls  atomic.Int32
+	before atomic.Pointer[func()]
 }
+
+// BeforeReset makes the reset's backend call f before it answers: a test
+// orders the reset after something the real world does first.
+func (s *CardSkills) BeforeReset(f func()) { s.before.Store(&f) }
 
 // NewCardSkills starts their backend until t ends.
 func NewCardSkills(t testing.TB) *CardSkills {
@@ -49,6 +54,9 @@ func NewCardSkills(t testing.TB) *CardSkills {
 		if req.URL.Path == "/tickets" {
 			_, _ = io.WriteString(w, `{"requires_followup":true,"question":"`+CardTicketQuestion+`","options":["`+strings.Join(CardTickets, `","`)+`"]}`)
 			return
+		}
+		if f := s.before.Load(); f != nil {
+			(*f)()
 		}
 		s.calls.Add(1)
 		_, _ = io.WriteString(w, `{"summary":"`+CardResetSummary+`"}`)

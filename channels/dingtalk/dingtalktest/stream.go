@@ -42,7 +42,10 @@ type streamGateway struct {
 	pending map[string]pushed // messageId → CALLBACK frame not acked yet
 	frames  map[string]pushed // messageId → every CALLBACK frame pushed
 	nextID  int
-	changes chantest.Changes // wakes WaitStream on every ack and connection
+	// callbacks counts the CALLBACK frames written, answered the acks of
+	// them (WaitAnswered).
+	callbacks, answered int
+	changes             chantest.Changes // wakes WaitStream on every ack and connection
 }
 
 // pushed is a CALLBACK frame's topic and data.
@@ -151,6 +154,9 @@ func (g *streamGateway) connect(w http.ResponseWriter, r *http.Request) {
 		}
 		g.mu.Lock()
 		g.acks = append(g.acks, Ack{Code: a.Code, MessageID: id, Data: a.Data, Conn: c.n})
+		if _, ok := g.frames[id]; ok {
+			g.answered++
+		}
 		g.notifyLocked()
 		g.mu.Unlock()
 	}
@@ -203,7 +209,29 @@ func (g *streamGateway) pushOn(ctx context.Context, c *streamConn, typ, topic, i
 		"specVersion": "1.0", "type": typ, "data": data,
 		"headers": map[string]string{"topic": topic, "messageId": id, "contentType": "application/json", "time": "1700000000000"},
 	})
-	return c.ws.Write(ctx, websocket.MessageText, b)
+	if typ == "CALLBACK" { // counted before its ack can arrive
+		g.mu.Lock()
+		g.callbacks++
+		g.mu.Unlock()
+	}
+	err := c.ws.Write(ctx, websocket.MessageText, b)
+	if err != nil && typ == "CALLBACK" {
+		g.mu.Lock()
+		g.callbacks--
+		g.mu.Unlock()
+	}
+	return err
+}
+
+// WaitAnswered waits until every CALLBACK frame written so far has been
+// acked (a frame pushed again is acked again), or ctx ends.
+func (s *Server) WaitAnswered(ctx context.Context) error {
+	g := s.stream
+	return g.changes.Wait(ctx, func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.answered >= g.callbacks
+	})
 }
 
 // PushCallback pushes a robot message (its JSON) on the newest live
